@@ -1,0 +1,6 @@
+/** The built-in plugins, registered before any user plugin. */
+import type { Plugin } from '../src/plugins/define.ts';
+import echo from './echo/index.ts';
+import consoleChannel from './console/index.ts';
+
+export const builtinPlugins: readonly Plugin[] = [echo, consoleChannel];

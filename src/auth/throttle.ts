@@ -1,0 +1,103 @@
+/**
+ * Failed-authentication throttle per client address (SPEC §4.1): more than
+ * `max` failures within `windowMs` of the first one block that address until
+ * the window passes. A success resets the count. Memory is bounded: at most
+ * `maxEntries` addresses are tracked, expired ones are dropped first.
+ */
+export interface ThrottleOptions {
+  max: number;
+  windowMs: number;
+  maxEntries?: number;
+}
+
+interface Entry {
+  count: number;
+  start: number;
+}
+
+export class FailureThrottle {
+  private readonly entries = new Map<string, Entry>();
+  private readonly maxEntries: number;
+  private opts: ThrottleOptions;
+
+  constructor(opts: ThrottleOptions) {
+    this.opts = opts;
+    this.maxEntries = opts.maxEntries ?? 10_000;
+  }
+
+  /** New limits apply to later failures (config reload). */
+  configure(opts: ThrottleOptions): void {
+    this.opts = { ...opts, maxEntries: this.maxEntries };
+  }
+
+  /** Seconds to wait when `client` is blocked now, else undefined. */
+  blocked(client: string, now: number): number | undefined {
+    const e = this.entries.get(client);
+    if (!e) return undefined;
+    if (now - e.start >= this.opts.windowMs) {
+      this.entries.delete(client);
+      return undefined;
+    }
+    return e.count > this.opts.max ? this.retryAfter(e, now) : undefined;
+  }
+
+  /** Records a failure; returns seconds to wait when this failure crosses the limit. */
+  fail(client: string, now: number): number | undefined {
+    let e = this.entries.get(client);
+    if (!e || now - e.start >= this.opts.windowMs) {
+      if (e) this.entries.delete(client);
+      e = { count: 0, start: now };
+      this.entries.set(client, e);
+      if (this.entries.size > this.maxEntries) this.evict(now);
+    }
+    e.count++;
+    return e.count > this.opts.max ? this.retryAfter(e, now) : undefined;
+  }
+
+  succeed(client: string): void {
+    if (this.entries.size) this.entries.delete(client);
+  }
+
+  size(): number {
+    return this.entries.size;
+  }
+
+  private retryAfter(e: Entry, now: number): number {
+    return Math.max(1, Math.ceil((e.start + this.opts.windowMs - now) / 1000));
+  }
+
+  private evict(now: number): void {
+    for (const [k, e] of this.entries) if (now - e.start >= this.opts.windowMs) this.entries.delete(k);
+    // still too many: drop the oldest (Map keeps insertion order)
+    for (const k of this.entries.keys()) {
+      if (this.entries.size <= this.maxEntries) break;
+      this.entries.delete(k);
+    }
+  }
+}
+
+/** Remembers when something was last done per key, at most once per `everyMs` (bounded). */
+export class OncePer {
+  private readonly seen = new Map<string, number>();
+  private readonly everyMs: number;
+  private readonly maxEntries: number;
+  constructor(everyMs: number, maxEntries = 10_000) {
+    this.everyMs = everyMs;
+    this.maxEntries = maxEntries;
+  }
+
+  /** True when `key` has not been seen within `everyMs`; records it. */
+  take(key: string, now: number): boolean {
+    const last = this.seen.get(key);
+    if (last !== undefined && now - last < this.everyMs) return false;
+    this.seen.delete(key);
+    this.seen.set(key, now);
+    if (this.seen.size > this.maxEntries) {
+      for (const k of this.seen.keys()) {
+        this.seen.delete(k);
+        if (this.seen.size <= this.maxEntries) break;
+      }
+    }
+    return true;
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * `hook-intake serve`: load the config, start the service, print
+ * `listening on http://ADDR:PORT` when ready, stop cleanly on SIGTERM/SIGINT.
+ */
+import { resolve } from 'node:path';
+import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import { ConfigError, formatIssue } from '../errors.ts';
+import { createLogger } from '../log.ts';
+import { startService, type Service } from '../service.ts';
+import { commonOptions, parse, resolveDataDir, UsageError } from './args.ts';
+import { dataDirTokens, type TokenStore } from './tokens.ts';
+
+export async function serve(argv: string[]): Promise<number | undefined> {
+  let values;
+  try {
+    ({ values } = parse(argv, { ...commonOptions, port: { type: 'string', short: 'p' }, bind: { type: 'string', short: 'b' } }));
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`hook-intake serve: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      process.stderr.write(`hook-intake serve: --port must be an integer from 0 to 65535\n`);
+      return 1;
+    }
+  }
+  const dataDir = resolve(resolveDataDir(values.data));
+  const tokens = dataDirTokens(dataDir, true);
+
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfig({ file: values.config, dataDir, tokenFallback: tokens.fallback });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`hook-intake: invalid configuration\n${err.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}\n`);
+      return 1;
+    }
+    throw err;
+  }
+
+  const logger = createLogger(loaded.config.logging.level);
+  let service: Service;
+  try {
+    service = await startService({ loaded, logger, port, bind: values.bind });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`hook-intake: invalid configuration\n${err.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}\n`);
+      return 1;
+    }
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
+      process.stderr.write(`hook-intake: cannot listen: ${e.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+
+  process.stdout.write(`listening on ${service.url}\n`);
+  printWelcome(service, loaded, tokens);
+
+  return new Promise<number>((done) => {
+    const onSignal = (sig: NodeJS.Signals) => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      logger.info({ signal: sig }, 'stopping');
+      service.stop().then(
+        () => done(0),
+        (err) => {
+          logger.error({ err }, 'error while stopping');
+          done(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+/** Tells a new user how to reach the service; a generated token is shown only on the start that created it. */
+function printWelcome(service: Service, loaded: LoadedConfig, tokens: TokenStore): void {
+  const cfg = loaded.config;
+  if (!cfg.hooks.enabled) {
+    process.stdout.write('hooks are disabled (hooks.enabled is false); only the read API and health endpoints answer\n');
+    return;
+  }
+  const host = service.host === '0.0.0.0' || service.host === '::' ? '127.0.0.1' : service.host.includes(':') ? `[${service.host}]` : service.host;
+  const base = `http://${host}:${service.port}`;
+  const lines: string[] = [];
+  const hookToken = tokens.generated.get('hooks');
+  const gatewayToken = tokens.generated.get('gateway');
+  const usesFile = (kind: 'hooks' | 'gateway') => loaded.fallbackTokens.includes(kind);
+  const show = (kind: 'hooks' | 'gateway', generated: string | undefined) =>
+    generated ?? (usesFile(kind) ? `$(cat ${tokens.file(kind)})` : kind === 'hooks' ? '<HOOK_TOKEN>' : '<GATEWAY_TOKEN>');
+  if (hookToken) lines.push(`hook token generated and kept in ${tokens.file('hooks')} (shown only this once): ${hookToken}`);
+  if (gatewayToken) lines.push(`read API token generated and kept in ${tokens.file('gateway')} (shown only this once): ${gatewayToken}`);
+  lines.push('try it:');
+  lines.push(
+    `  curl -sS -X POST ${base}${cfg.hooks.path}/wake -H "Authorization: Bearer ${show('hooks', hookToken)}" -H 'Content-Type: application/json' -d '{"text":"hello from curl"}'`,
+  );
+  if (cfg.gateway.auth.token) lines.push(`  curl -sS ${base}/api/main/events -H "Authorization: Bearer ${show('gateway', gatewayToken)}"`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}

@@ -1,0 +1,169 @@
+/**
+ * Loading a config file: find it, parse JSON5 or YAML, resolve `${ENV}` and
+ * `{file}` secrets, validate against the schema (filling defaults), then apply
+ * the rules a schema cannot express. Pure apart from reading files.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, extname, resolve } from 'node:path';
+import JSON5 from 'json5';
+import { parseDocument, type Node as YamlNode } from 'yaml';
+import { ConfigError, type ConfigIssue } from '../errors.ts';
+import { interpolate } from './interpolate.ts';
+import { validateConfig } from './validate.ts';
+import { applyRules } from './rules.ts';
+import type { Config } from './schema.ts';
+
+export const DEFAULT_CONFIG_FILE = 'hook-intake.json5';
+
+export interface LoadOptions {
+  /** Explicit file (`--config`); when absent: env `HOOK_INTAKE_CONFIG`, then `./hook-intake.json5`, then embedded defaults. */
+  file?: string | undefined;
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** Data directory (`--data`), used for the default storage path. */
+  dataDir?: string;
+  /**
+   * Supplies a token the config does not set: `serve` reads or generates one
+   * in the data dir; `check` only reads. Called only when the token is needed.
+   */
+  tokenFallback?: (kind: 'hooks' | 'gateway') => string | undefined;
+}
+
+export interface LoadedConfig {
+  /** Absolute path of the file, or undefined when running on embedded defaults. */
+  file: string | undefined;
+  /** Directory relative paths in the config resolve against. */
+  dir: string;
+  config: Config;
+  /** Non-fatal remarks (weak token, deprecated settings). */
+  warnings: string[];
+  /** Which tokens came from the fallback instead of the file. */
+  fallbackTokens: ('hooks' | 'gateway')[];
+}
+
+/** Locates the config file the way `serve` and `check` do. */
+export function findConfigFile(opts: LoadOptions): string | undefined {
+  const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
+  if (opts.file) return resolve(cwd, opts.file);
+  if (env.HOOK_INTAKE_CONFIG) return resolve(cwd, env.HOOK_INTAKE_CONFIG);
+  const def = resolve(cwd, DEFAULT_CONFIG_FILE);
+  return existsSync(def) ? def : undefined;
+}
+
+/** Parses config text; syntax errors become issues with the line. */
+export function parseConfigText(text: string, file: string): { data?: unknown; issues: ConfigIssue[]; lineOf?: (path: (string | number)[]) => number | undefined } {
+  const ext = extname(file).toLowerCase();
+  if (ext === '.yaml' || ext === '.yml') {
+    const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+    if (doc.errors.length) {
+      return {
+        issues: doc.errors.map((e) => ({ file, path: '', message: `YAML: ${e.message.split('\n')[0]}`, line: e.linePos?.[0]?.line })),
+      };
+    }
+    const starts = lineStarts(text);
+    const lineOf = (path: (string | number)[]) => {
+      const range = (doc.getIn(path, true) as YamlNode | undefined)?.range;
+      return range ? lineAt(starts, range[0]) : undefined;
+    };
+    return { data: doc.toJS(), issues: [], lineOf };
+  }
+  try {
+    return { data: JSON5.parse(text), issues: [] };
+  } catch (err) {
+    const e = err as Error & { lineNumber?: number };
+    return { issues: [{ file, path: '', message: `JSON5: ${e.message.replace(/^JSON5: /, '')}`, line: e.lineNumber }] };
+  }
+}
+
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) starts.push(i + 1);
+  return starts;
+}
+function lineAt(starts: number[], offset: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo + 1;
+}
+
+/** Loads and validates. Throws `ConfigError` listing every problem found. */
+export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
+  const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
+  const file = findConfigFile(opts);
+  let raw: unknown = {};
+  let lineOf: ((path: (string | number)[]) => number | undefined) | undefined;
+  const label = file ?? '(embedded defaults)';
+
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError([{ file, path: '', message: `cannot read config file (${(err as NodeJS.ErrnoException).code ?? err})` }]);
+    }
+    const parsed = parseConfigText(text, file);
+    if (parsed.issues.length) throw new ConfigError(parsed.issues);
+    raw = parsed.data ?? {};
+    lineOf = parsed.lineOf;
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw new ConfigError([{ file, path: '', message: 'the config must be an object at the top level' }]);
+    }
+  }
+
+  const dir = file ? dirname(file) : cwd;
+  const issues: ConfigIssue[] = [];
+  const data = interpolate(raw, { file: label, baseDir: dir, env }, issues) as Record<string, unknown>;
+  if (issues.length) throw new ConfigError(withLines(issues, lineOf));
+
+  const fallbackTokens: ('hooks' | 'gateway')[] = [];
+  fillToken(data, 'hooks', opts, fallbackTokens);
+  fillToken(data, 'gateway', opts, fallbackTokens);
+
+  const { config, issues: schemaIssues } = validateConfig(data, label);
+  if (!config) throw new ConfigError(withLines(schemaIssues, lineOf));
+
+  const warnings: string[] = [];
+  const ruleIssues = applyRules(config, { file: label, dir, cwd, dataDir: resolve(cwd, opts.dataDir ?? 'data'), warnings });
+  if (ruleIssues.length) throw new ConfigError(withLines(ruleIssues, lineOf));
+  return { file, dir, config, warnings, fallbackTokens };
+}
+
+/** Inserts a fallback token only where the config leaves it unset but needs one. */
+function fillToken(data: Record<string, unknown>, kind: 'hooks' | 'gateway', opts: LoadOptions, used: ('hooks' | 'gateway')[]) {
+  if (!opts.tokenFallback) return;
+  const section = (data[kind] ??= {}) as Record<string, unknown>;
+  if (typeof section !== 'object' || section === null) return;
+  if (kind === 'hooks') {
+    if (section.enabled !== true || section.token !== undefined) return;
+    const t = opts.tokenFallback('hooks');
+    if (t) {
+      section.token = t;
+      used.push('hooks');
+    }
+  } else {
+    const auth = (section.auth ??= {}) as Record<string, unknown>;
+    if (typeof auth !== 'object' || auth === null || auth.token !== undefined) return;
+    const t = opts.tokenFallback('gateway');
+    if (t) {
+      auth.token = t;
+      used.push('gateway');
+    }
+  }
+}
+
+function withLines(issues: ConfigIssue[], lineOf: ((path: (string | number)[]) => number | undefined) | undefined): ConfigIssue[] {
+  if (!lineOf) return issues;
+  return issues.map((i) => {
+    if (i.line || !i.path) return i;
+    const segs = i.path.match(/[^.[\]"]+/g)?.map((s) => (/^\d+$/.test(s) ? Number(s) : s)) ?? [];
+    const line = lineOf(segs);
+    return line ? { ...i, line } : i;
+  });
+}

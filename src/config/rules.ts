@@ -1,0 +1,84 @@
+/**
+ * Rules a JSON Schema cannot express: cross-key constraints and
+ * normalisation. Mutates the (already validated, defaults-filled) config and
+ * returns issues.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import type { ConfigIssue } from '../errors.ts';
+import type { Config } from './schema.ts';
+
+const RESERVED_PREFIXES = ['/api', '/healthz', '/readyz', '/metrics'];
+const MIN_TOKEN_LENGTH = 24;
+
+export interface RuleContext {
+  file: string;
+  dir: string;
+  cwd: string;
+  dataDir: string;
+  warnings: string[];
+}
+
+/** `hooks.path` normalised: leading `/` added, trailing `/` removed. Returns undefined when invalid. */
+export function normaliseHooksPath(p: string): string | undefined {
+  let s = p.trim();
+  if (!s.startsWith('/')) s = `/${s}`;
+  s = s.replace(/\/+$/, '');
+  if (!s || !/^(\/[A-Za-z0-9._~-]+)+$/.test(s)) return undefined;
+  return s;
+}
+
+export function splitModel(model: string): { provider: string; model: string } | undefined {
+  const i = model.indexOf('/');
+  if (i <= 0 || i === model.length - 1) return undefined;
+  return { provider: model.slice(0, i), model: model.slice(i + 1) };
+}
+
+export function applyRules(config: Config, ctx: RuleContext): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const issue = (path: string, message: string) => issues.push({ file: ctx.file, path, message });
+  const { hooks, gateway, agents } = config;
+
+  const normalised = normaliseHooksPath(hooks.path);
+  if (!normalised) issue('hooks.path', `"${hooks.path}" is not a usable path prefix (use e.g. "/hooks"; "/" alone is not allowed)`);
+  else if (RESERVED_PREFIXES.some((r) => normalised === r || normalised.startsWith(`${r}/`)))
+    issue('hooks.path', `"${normalised}" collides with a built-in endpoint (${RESERVED_PREFIXES.join(', ')})`);
+  else hooks.path = normalised;
+
+  if (hooks.enabled && !hooks.token) issue('hooks.token', 'required when hooks.enabled is true');
+  if (hooks.token && gateway.auth.token && hooks.token === gateway.auth.token)
+    issue('hooks.token', 'must differ from gateway.auth.token (use a separate secret for hooks)');
+  if (hooks.enabled && hooks.token && hooks.token.length < MIN_TOKEN_LENGTH)
+    ctx.warnings.push(`hooks.token is shorter than ${MIN_TOKEN_LENGTH} characters; use a long random secret`);
+
+  const checkModel = (path: string, model: string) => {
+    const parts = splitModel(model);
+    if (!parts) return issue(path, `"${model}" must have the form provider/model`);
+    if (!Object.hasOwn(agents.providers, parts.provider))
+      issue(path, `provider "${parts.provider}" is not configured under agents.providers`);
+  };
+  checkModel('agents.defaults.model', agents.defaults.model);
+  agents.defaults.models?.forEach((m, i) => checkModel(`agents.defaults.models[${i}]`, m));
+
+  const route = config.session.defaultRoute;
+  if (route && !Object.hasOwn(config.channels, route.channel))
+    issue('session.defaultRoute.channel', `channel "${route.channel}" is not configured under channels`);
+
+  for (const id of Object.keys(config.channels)) {
+    if (id === 'last') issue(`channels.last`, '"last" is reserved (it means the main route)');
+  }
+
+  hooks.transformsDir = resolve(ctx.dir, hooks.transformsDir ?? 'transforms');
+  config.storage.path = config.storage.path
+    ? isAbsolute(config.storage.path)
+      ? config.storage.path
+      : resolve(ctx.dir, config.storage.path)
+    : resolve(ctx.dataDir, 'hook-intake.db');
+
+  const ids = new Set<string>();
+  hooks.mappings.forEach((m, i) => {
+    m.id ??= `mapping-${i + 1}`;
+    if (ids.has(m.id)) issue(`hooks.mappings[${i}].id`, `duplicate mapping id "${m.id}"`);
+    ids.add(m.id);
+  });
+  return issues;
+}

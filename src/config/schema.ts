@@ -1,0 +1,237 @@
+/**
+ * The configuration schema: the single source of truth. ajv validates a config
+ * file against `ConfigSchema` (filling the defaults in place) and TypeScript
+ * derives `Config` from the same object, so the two can never disagree.
+ *
+ * Defaults follow SPEC §3. Keys the SPEC does not name are documented in
+ * docs/configuration.md.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+const strict = { additionalProperties: false } as const;
+
+/** A value that reads an environment variable or a file is resolved before validation. */
+const Secret = (description: string) => Type.String({ minLength: 1, description });
+
+const ThinkingLevels = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+export const Thinking = Type.Union(ThinkingLevels.map((l) => Type.Literal(l)));
+export const WakeMode = Type.Union([Type.Literal('now'), Type.Literal('next-heartbeat')]);
+
+/** A rule over one value (a header or a payload path). Literals compare by equality. */
+export const Rule = Type.Recursive(
+  (Self) =>
+    Type.Union([
+      Type.String(),
+      Type.Number(),
+      Type.Boolean(),
+      Type.Null(),
+      Type.Object({ equals: Type.Unknown() }, strict),
+      Type.Object({ exists: Type.Boolean() }, strict),
+      Type.Object({ in: Type.Array(Type.Unknown(), { minItems: 1 }) }, strict),
+      Type.Object({ regex: Type.String({ minLength: 1 }), flags: Type.Optional(Type.String({ pattern: '^[imsu]*$' })) }, strict),
+      Type.Object({ all: Type.Array(Self, { minItems: 1 }) }, strict),
+      Type.Object({ any: Type.Array(Self, { minItems: 1 }) }, strict),
+      Type.Object({ not: Self }, strict),
+    ]),
+  { $id: 'Rule' },
+);
+
+const RuleRef = Type.Ref(Rule);
+
+/** Schemas referenced by `$ref` from `ConfigSchema`; add them to any validator that compiles it. */
+export const referencedSchemas = [Rule];
+
+/** Which requests a mapping owns. Every part present must pass. */
+export const Match = Type.Recursive(
+  (Self) =>
+    Type.Object(
+      {
+        path: Type.Optional(Type.String({ minLength: 1 })),
+        source: Type.Optional(Type.String({ minLength: 1 })),
+        headers: Type.Optional(Type.Record(Type.String(), RuleRef)),
+        payload: Type.Optional(Type.Record(Type.String(), RuleRef)),
+        all: Type.Optional(Type.Array(Self, { minItems: 1 })),
+        any: Type.Optional(Type.Array(Self, { minItems: 1 })),
+        not: Type.Optional(Self),
+      },
+      strict,
+    ),
+  { $id: 'Match' },
+);
+
+export const VerifyTypes = ['github', 'stripe', 'slack', 'standard-webhooks', 'hmac-sha256'] as const;
+
+export const Mapping = Type.Object(
+  {
+    id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' })),
+    match: Type.Optional(Match),
+    action: Type.Union([Type.Literal('wake'), Type.Literal('agent')], { default: 'agent' }),
+    wakeMode: Type.Optional(WakeMode),
+    name: Type.Optional(Type.String({ minLength: 1 })),
+    sessionKey: Type.Optional(Type.String({ minLength: 1 })),
+    messageTemplate: Type.Optional(Type.String()),
+    textTemplate: Type.Optional(Type.String()),
+    deliver: Type.Optional(Type.Boolean()),
+    channel: Type.Optional(Type.String({ minLength: 1 })),
+    to: Type.Optional(Type.String({ minLength: 1 })),
+    model: Type.Optional(Type.String({ minLength: 1 })),
+    thinking: Type.Optional(Type.String({ minLength: 1 })),
+    timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86400 })),
+    transform: Type.Optional(
+      Type.Object(
+        {
+          module: Type.String({ minLength: 1 }),
+          export: Type.Optional(Type.String({ minLength: 1 })),
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 600000 })),
+        },
+        strict,
+      ),
+    ),
+    forEach: Type.Optional(Type.String({ minLength: 1 })),
+    allowUnsafeExternalContent: Type.Optional(Type.Boolean()),
+    verify: Type.Optional(
+      Type.Object(
+        {
+          type: Type.Union(VerifyTypes.map((t) => Type.Literal(t))),
+          secret: Type.Union([Secret('signing secret'), Type.Array(Secret('signing secret'), { minItems: 1 })]),
+          header: Type.Optional(Type.String({ minLength: 1 })),
+          toleranceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400 })),
+        },
+        strict,
+      ),
+    ),
+    rateLimit: Type.Optional(
+      Type.Object({ max: Type.Integer({ minimum: 1 }), perSeconds: Type.Number({ exclusiveMinimum: 0 }) }, strict),
+    ),
+  },
+  strict,
+);
+
+const Route = Type.Object({ channel: Type.String({ minLength: 1 }), to: Type.Optional(Type.String({ minLength: 1 })) }, strict);
+
+/** A plugin-owned object: `type` names the plugin entry, the rest is that plugin's config. */
+const PluginSlice = (typeRequired: boolean) =>
+  Type.Object(
+    typeRequired ? { type: Type.String({ minLength: 1 }) } : { type: Type.Optional(Type.String({ minLength: 1 })) },
+    { additionalProperties: true },
+  );
+
+export const ConfigSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    gateway: Type.Object(
+      {
+        bind: Type.String({ default: '127.0.0.1', minLength: 1 }),
+        port: Type.Integer({ default: 18789, minimum: 0, maximum: 65535 }),
+        auth: Type.Object({ token: Type.Optional(Secret('token of the read API')) }, { ...strict, default: {} }),
+        trustProxy: Type.Boolean({ default: false, description: 'take the client address from X-Forwarded-For' }),
+        shutdownTimeoutSeconds: Type.Number({ default: 10, minimum: 0 }),
+      },
+      { ...strict, default: {} },
+    ),
+    hooks: Type.Object(
+      {
+        enabled: Type.Boolean({ default: false }),
+        token: Type.Optional(Secret('hook token')),
+        path: Type.String({ default: '/hooks' }),
+        maxBodyBytes: Type.Integer({ default: 262144, minimum: 1, maximum: 64 * 1024 * 1024 }),
+        bodyTimeoutMs: Type.Integer({ default: 30000, minimum: 1 }),
+        allowQueryToken: Type.Boolean({ default: true }),
+        agentStatus: Type.Union([Type.Literal(200), Type.Literal(202)], { default: 202 }),
+        allowRequestSessionKey: Type.Boolean({ default: true }),
+        allowedSessionKeyPrefixes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+        idempotencyTtlSeconds: Type.Integer({ default: 86400, minimum: 1 }),
+        authFailures: Type.Object(
+          {
+            max: Type.Integer({ default: 20, minimum: 1 }),
+            windowSeconds: Type.Integer({ default: 60, minimum: 1 }),
+          },
+          { ...strict, default: {} },
+        ),
+        maxQueuedRuns: Type.Integer({ default: 10000, minimum: 1 }),
+        presets: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+        mappings: Type.Array(Mapping, { default: [] }),
+        transformsDir: Type.Optional(Type.String({ minLength: 1 })),
+        gmail: Type.Optional(
+          Type.Object(
+            {
+              account: Type.Optional(Type.String()),
+              model: Type.Optional(Type.String({ minLength: 1 })),
+              allowUnsafeExternalContent: Type.Optional(Type.Boolean()),
+            },
+            { additionalProperties: true },
+          ),
+        ),
+      },
+      { ...strict, default: {} },
+    ),
+    agents: Type.Object(
+      {
+        defaults: Type.Object(
+          {
+            model: Type.String({ default: 'echo/echo', minLength: 3 }),
+            models: Type.Optional(Type.Array(Type.String({ minLength: 3 }), { minItems: 1 })),
+            timeoutSeconds: Type.Number({ default: 600, exclusiveMinimum: 0, maximum: 86400 }),
+            thinking: Type.Optional(Thinking),
+            maxConcurrent: Type.Integer({ default: 4, minimum: 1, maximum: 256 }),
+            heartbeat: Type.Object(
+              {
+                every: Type.String({ default: '30m', pattern: '^(0|[0-9]+(ms|s|m|h))$' }),
+                prompt: Type.Optional(Type.String({ minLength: 1 })),
+              },
+              { ...strict, default: {} },
+            ),
+          },
+          { ...strict, default: {} },
+        ),
+        providers: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), PluginSlice(true), {
+          default: { echo: { type: 'echo' } },
+        }),
+      },
+      { ...strict, default: {} },
+    ),
+    channels: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), PluginSlice(false), {
+      default: { console: {} },
+    }),
+    session: Type.Object({ defaultRoute: Type.Optional(Route) }, { ...strict, default: {} }),
+    plugins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    storage: Type.Object(
+      {
+        driver: Type.Literal('sqlite', { default: 'sqlite' }),
+        path: Type.Optional(Type.String({ minLength: 1 })),
+        synchronous: Type.Union([Type.Literal('normal'), Type.Literal('full')], { default: 'normal' }),
+      },
+      { ...strict, default: {} },
+    ),
+    logging: Type.Object(
+      {
+        level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
+          default: 'info',
+        }),
+      },
+      { ...strict, default: {} },
+    ),
+  },
+  strict,
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type MappingConfig = Static<typeof Mapping>;
+export type MatchConfig = Static<typeof Match>;
+export type RuleConfig = Static<typeof Rule>;
+export type ThinkingLevel = Static<typeof Thinking>;
+export type WakeModeValue = Static<typeof WakeMode>;
+export const thinkingLevels: readonly string[] = ThinkingLevels;
+
+/** Property names the schema allows under a given key path, for "did you mean" hints. */
+export function knownKeys(schema: TSchema, path: readonly string[]): string[] {
+  let node: TSchema | undefined = schema;
+  for (const seg of path) {
+    if (!node) return [];
+    if (node.type === 'object' && node.properties && seg in node.properties) node = node.properties[seg];
+    else if (node.type === 'array' && /^\d+$/.test(seg)) node = node.items as TSchema;
+    else if (node.type === 'object' && node.patternProperties) node = Object.values(node.patternProperties)[0] as TSchema;
+    else return [];
+  }
+  return node?.type === 'object' && node.properties ? Object.keys(node.properties) : [];
+}

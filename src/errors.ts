@@ -1,0 +1,88 @@
+/**
+ * The one error type of the service. Everything that ends a request early
+ * throws a `HookError`; the error middleware turns it into the JSON body
+ * `{ok:false, error, code}` (plus `field` when a request field is at fault).
+ *
+ * `expose` is false for 5xx: their message goes to the log, never to the client.
+ */
+export class HookError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly expose: boolean;
+  readonly field: string | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    opts: { field?: string; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'HookError';
+    this.status = status;
+    this.code = code;
+    this.expose = status < 500;
+    this.field = opts.field;
+    this.headers = opts.headers;
+  }
+}
+
+export function isHookError(err: unknown): err is HookError {
+  return err instanceof HookError;
+}
+
+/** The catalog of stable codes. Messages here are what clients see. */
+export const errors = {
+  notFound: () => new HookError(404, 'NOT_FOUND', 'not found'),
+  methodNotAllowed: (allow = 'POST') =>
+    new HookError(405, 'METHOD_NOT_ALLOWED', `method not allowed; use ${allow}`, { headers: { Allow: allow } }),
+  unauthorized: () => new HookError(401, 'UNAUTHORIZED', 'missing or invalid token'),
+  queryTokenRefused: () =>
+    new HookError(401, 'UNAUTHORIZED', 'the ?token= query parameter is disabled; send Authorization: Bearer <token>'),
+  rateLimited: (retryAfterSeconds: number, what = 'too many failed authentication attempts') =>
+    new HookError(429, 'RATE_LIMITED', `${what}; retry after ${retryAfterSeconds}s`, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    }),
+  payloadTooLarge: (limit: number) =>
+    new HookError(413, 'PAYLOAD_TOO_LARGE', `request body exceeds ${limit} bytes`, { headers: { Connection: 'close' } }),
+  requestTimeout: (ms: number) =>
+    new HookError(408, 'REQUEST_TIMEOUT', `request body not received within ${ms} ms`, { headers: { Connection: 'close' } }),
+  unsupportedMediaType: (detail: string) => new HookError(415, 'UNSUPPORTED_MEDIA_TYPE', detail),
+  invalidJson: (detail: string) => new HookError(400, 'INVALID_JSON', `invalid JSON body: ${detail}`),
+  invalidPayload: (field: string, reason: string) =>
+    new HookError(400, 'INVALID_PAYLOAD', field ? `${field}: ${reason}` : reason, { field }),
+  modelNotAllowed: (model: string) =>
+    new HookError(400, 'MODEL_NOT_ALLOWED', `model: "${model}" is not in agents.defaults.models`, { field: 'model' }),
+  hookNotFound: (name: string) => new HookError(404, 'HOOK_NOT_FOUND', `no hook mapping matches "${name}"`),
+  transformFailed: () => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed'),
+  invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
+  unavailable: (reason: string, retryAfterSeconds?: number) =>
+    new HookError(503, 'UNAVAILABLE', reason, retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}),
+  internal: (cause?: unknown) => new HookError(500, 'INTERNAL', 'internal error', { cause }),
+} as const;
+
+/** A configuration problem: the file, the key path and the reason. */
+export class ConfigError extends Error {
+  readonly issues: ConfigIssue[];
+  constructor(issues: ConfigIssue[]) {
+    super(issues.map(formatIssue).join('\n'));
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+export interface ConfigIssue {
+  /** The file the problem is in (config file, transform module, plugin). */
+  file: string;
+  /** Dotted key path, e.g. `hooks.mappings[0].match.path`; empty for the whole file. */
+  path: string;
+  message: string;
+  /** 1-based line in `file`, when it is known. */
+  line?: number;
+}
+
+export function formatIssue(i: ConfigIssue): string {
+  const where = i.line ? `${i.file}:${i.line}` : i.file;
+  return i.path ? `${where}: ${i.path}: ${i.message}` : `${where}: ${i.message}`;
+}

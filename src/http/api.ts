@@ -1,0 +1,112 @@
+/**
+ * The read API (SPEC §8), behind the gateway token, and the unauthenticated
+ * health endpoints. Lists are newest first and take `?limit=` (default 100,
+ * at most 10,000).
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { GenerationRef } from '../runtime/generation.ts';
+import type { Store, RunStatus, EventStatus } from '../store/types.ts';
+import type { FailureThrottle } from '../auth/throttle.ts';
+import { errors } from '../errors.ts';
+import { clientAddress } from './hooks.ts';
+import type { RequestState } from './state.ts';
+
+export interface ApiDeps {
+  generations: GenerationRef;
+  store: Store;
+  throttle: FailureThrottle;
+  clock: () => number;
+  /** Runtime figures for `/api/status`. */
+  status: () => Record<string, unknown>;
+  ready: () => boolean;
+}
+
+const RUN_STATUSES = new Set<RunStatus>(['queued', 'running', 'ok', 'error', 'timeout']);
+const EVENT_STATUSES = new Set<EventStatus>(['pending', 'consumed']);
+
+export function parseLimit(raw: unknown): number {
+  if (raw === undefined) return 100;
+  const s = Array.isArray(raw) ? raw[0] : raw;
+  const n = Number(s);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw errors.invalidPayload('limit', 'must be an integer from 1 to 10000');
+  return n;
+}
+
+function oneOf<T extends string>(raw: unknown, allowed: Set<T>, field: string): T | undefined {
+  if (raw === undefined) return undefined;
+  const s = String(Array.isArray(raw) ? raw[0] : raw);
+  if (!allowed.has(s as T)) throw errors.invalidPayload(field, `must be one of ${[...allowed].join(', ')}`);
+  return s as T;
+}
+
+export function apiRouter(deps: ApiDeps): Router<RequestState> {
+  const router = new Router<RequestState>();
+
+  const auth = async (ctx: Context, next: () => Promise<unknown>) => {
+    const gen = deps.generations.current;
+    const client = clientAddress(ctx, gen.config.gateway.trustProxy);
+    const now = deps.clock();
+    const retry = deps.throttle.blocked(client, now);
+    if (retry !== undefined) throw errors.rateLimited(retry);
+    const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
+    if (!m || !gen.gatewayToken || !gen.gatewayToken.matches(m[1]!.trim())) {
+      const blockedFor = deps.throttle.fail(client, now);
+      if (blockedFor !== undefined) throw errors.rateLimited(blockedFor);
+      throw errors.unauthorized();
+    }
+    deps.throttle.succeed(client);
+    return next();
+  };
+
+  router.get('/healthz', (ctx) => {
+    ctx.body = { ok: true };
+  });
+  router.get('/readyz', (ctx) => {
+    const ok = deps.ready();
+    ctx.status = ok ? 200 : 503;
+    ctx.body = ok ? { ok: true } : { ok: false, error: 'not ready', code: 'UNAVAILABLE' };
+  });
+
+  router.get('/api/runs/:id', auth, async (ctx) => {
+    const run = await deps.store.getRun(ctx.params.id!);
+    if (!run) throw errors.notFound();
+    ctx.body = { ok: true, run };
+  });
+  router.get('/api/runs', auth, async (ctx) => {
+    const limit = parseLimit(ctx.query.limit);
+    const status = oneOf(ctx.query.status, RUN_STATUSES, 'status');
+    ctx.body = { ok: true, runs: await deps.store.listRuns({ limit, ...(status ? { status } : {}) }) };
+  });
+  // session keys may contain "/", so the key is everything between the prefix and "/messages"
+  router.get(/^\/api\/sessions\/(.+)\/messages$/, auth, async (ctx) => {
+    const raw = ctx.path.slice('/api/sessions/'.length, -'/messages'.length);
+    let key: string;
+    try {
+      key = decodeURIComponent(raw);
+    } catch {
+      throw errors.invalidPayload('sessionKey', 'is not validly percent-encoded');
+    }
+    const limit = parseLimit(ctx.query.limit);
+    ctx.body = { ok: true, sessionKey: key, messages: await deps.store.listMessages(key, { limit }) };
+  });
+  router.get('/api/main/events', auth, async (ctx) => {
+    const limit = parseLimit(ctx.query.limit);
+    const status = oneOf(ctx.query.status, EVENT_STATUSES, 'status');
+    ctx.body = { ok: true, events: await deps.store.listEvents({ limit, ...(status ? { status } : {}) }) };
+  });
+  router.get('/api/status', auth, async (ctx) => {
+    const gen = deps.generations.current;
+    ctx.body = {
+      ok: true,
+      generation: { id: gen.id, loadedAt: new Date(gen.loadedAt).toISOString(), file: gen.file ?? null, warnings: gen.warnings },
+      lastReloadError: deps.generations.lastReloadError
+        ? { at: new Date(deps.generations.lastReloadError.at).toISOString(), issues: deps.generations.lastReloadError.issues }
+        : null,
+      hooks: { enabled: gen.config.hooks.enabled, path: gen.config.hooks.path, mappings: gen.pipelines.length },
+      counts: await deps.store.counts(),
+      ...deps.status(),
+    };
+  });
+  return router;
+}

@@ -1,0 +1,77 @@
+/**
+ * Idempotency keys (SPEC §4.6): the first of `Idempotency-Key`, `webhook-id`,
+ * `X-GitHub-Delivery`. A repeat within the TTL gets the first answer with
+ * `"duplicate": true` and starts nothing. Keys are scoped by hook name, and
+ * only successful answers are remembered: a refused request did nothing, so
+ * repeating it is safe. Concurrent repeats wait for the first to finish.
+ */
+import type { Store } from '../store/types.ts';
+import { errors } from '../errors.ts';
+
+export const IDEMPOTENCY_HEADERS = ['idempotency-key', 'webhook-id', 'x-github-delivery'] as const;
+export const MAX_KEY_LENGTH = 256;
+
+export function idempotencyKey(headers: Readonly<Record<string, string | string[] | undefined>>): string | undefined {
+  for (const h of IDEMPOTENCY_HEADERS) {
+    const v = headers[h];
+    if (v === undefined) continue;
+    const key = (Array.isArray(v) ? v[0] : v)?.trim();
+    if (!key) continue;
+    if (key.length > MAX_KEY_LENGTH) throw errors.invalidPayload(h, `must be at most ${MAX_KEY_LENGTH} characters`);
+    return key;
+  }
+  return undefined;
+}
+
+export interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export class IdempotencyGuard {
+  private readonly inFlight = new Map<string, Promise<Answer | undefined>>();
+
+  private readonly store: Store;
+  constructor(store: Store) {
+    this.store = store;
+  }
+
+  /**
+   * Runs `work` unless `scoped` was already answered (or is being answered):
+   * then returns the first answer marked as a duplicate. The in-flight entry is
+   * registered before any await, so two concurrent requests cannot both run.
+   */
+  async once(scoped: string, now: number, work: () => Promise<Answer>): Promise<Answer> {
+    for (;;) {
+      const pending = this.inFlight.get(scoped);
+      if (pending) {
+        const first = await pending;
+        if (first) return duplicate(first);
+        continue; // the first failed and did nothing: try again as a fresh request
+      }
+      let settle!: (a: Answer | undefined) => void;
+      const mine = new Promise<Answer | undefined>((r) => (settle = r));
+      this.inFlight.set(scoped, mine);
+      try {
+        const rec = await this.store.getIdempotency(scoped, now);
+        if (rec) {
+          const first = { status: rec.status, body: JSON.parse(rec.body) as Record<string, unknown> };
+          settle(first);
+          return duplicate(first);
+        }
+        const answer = await work();
+        settle(answer);
+        return answer;
+      } catch (err) {
+        settle(undefined);
+        throw err;
+      } finally {
+        if (this.inFlight.get(scoped) === mine) this.inFlight.delete(scoped);
+      }
+    }
+  }
+}
+
+function duplicate(a: Answer): Answer {
+  return { status: a.status, body: { ...a.body, duplicate: true } };
+}

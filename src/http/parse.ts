@@ -1,0 +1,65 @@
+/**
+ * Media type check and body parsing. JSON is parsed with prototype-poisoning
+ * protection (`__proto__`, `constructor.prototype` refused as INVALID_JSON).
+ * `/hooks/wake` and `/hooks/agent` also accept an HTML form post
+ * (`application/x-www-form-urlencoded`); named hooks take JSON only (SPEC §4.2).
+ */
+import { isUtf8 } from 'node:buffer';
+import sjson from 'secure-json-parse';
+import { errors } from '../errors.ts';
+
+export type BodyKind = 'json' | 'form';
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
+
+/** Which parser applies, or a 415. `allowForm` only for the built-in endpoints. */
+export function mediaKind(contentType: string | undefined, allowForm: boolean): BodyKind {
+  if (!contentType) throw errors.unsupportedMediaType('Content-Type is missing; send application/json');
+  const semi = contentType.indexOf(';');
+  const type = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+  if (semi !== -1) {
+    const charset = /charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType.slice(semi))?.[1]?.toLowerCase();
+    if (charset && charset !== 'utf-8' && charset !== 'utf8')
+      throw errors.unsupportedMediaType(`charset "${charset}" is not supported; send UTF-8`);
+  }
+  if (JSON_TYPE.test(type)) return 'json';
+  if (type === 'application/x-www-form-urlencoded') {
+    if (allowForm) return 'form';
+    throw errors.unsupportedMediaType('named hooks take application/json, not form posts');
+  }
+  throw errors.unsupportedMediaType(`Content-Type "${type}" is not supported; send application/json`);
+}
+
+const PARSE_OPTS = { protoAction: 'error', constructorAction: 'error' } as const;
+
+export function parseJson(body: Buffer): unknown {
+  if (body.length === 0) throw errors.invalidJson('the body is empty');
+  if (!isUtf8(body)) throw errors.invalidJson('the body is not valid UTF-8');
+  let text = body.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  try {
+    return sjson.parse(text, null, PARSE_OPTS);
+  } catch (err) {
+    if (err instanceof RangeError) throw errors.invalidJson('nested too deeply');
+    const msg = (err as Error).message;
+    if (/prototype/.test(msg)) throw errors.invalidJson('forbidden key (__proto__ or constructor.prototype)');
+    throw errors.invalidJson(msg.replace(/ in JSON at position \d+.*$/s, '').slice(0, 120));
+  }
+}
+
+/** Fields of a form post that are not strings in JSON. */
+const FORM_BOOLEANS = new Set(['deliver']);
+const FORM_NUMBERS = new Set(['timeoutSeconds']);
+
+export function parseForm(body: Buffer): Record<string, unknown> {
+  if (!isUtf8(body)) throw errors.invalidJson('the body is not valid UTF-8');
+  const out: Record<string, unknown> = Object.create(null);
+  for (const [k, v] of new URLSearchParams(body.toString('utf8'))) {
+    if (k === '__proto__' || k === 'constructor' || k === 'prototype') throw errors.invalidPayload(k, 'forbidden field name');
+    if (Object.hasOwn(out, k)) throw errors.invalidPayload(k, 'appears more than once');
+    if (FORM_BOOLEANS.has(k)) out[k] = v === 'true' ? true : v === 'false' ? false : v;
+    else if (FORM_NUMBERS.has(k) && v.trim() !== '' && Number.isFinite(Number(v))) out[k] = Number(v);
+    else out[k] = v;
+  }
+  return { ...out };
+}

@@ -1,0 +1,110 @@
+/**
+ * The plugin API. A plugin is data plus setup: a name and up to three kinds of
+ * contribution, each keyed by the `type` users put in their config:
+ *
+ * - `agents`: agent providers (`agents.providers.<id>.type`)
+ * - `channels`: delivery channels (`channels.<id>.type`, defaulting to the id)
+ * - `presets`: named mapping lists (`hooks.presets`)
+ *
+ * Factories receive their config slice (validated against `configSchema`
+ * when given), a child logger and an injected `fetch`.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import type { Logger } from 'pino';
+import type { MappingConfig } from '../config/schema.ts';
+
+export interface PluginContext {
+  /** The entry's id in the config (`agents.providers.<id>` / `channels.<id>`). */
+  id: string;
+  logger: Logger;
+  fetch: typeof fetch;
+  env: Record<string, string | undefined>;
+}
+
+export interface AgentMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface AgentRequest {
+  runId: string;
+  sessionKey: string;
+  /** The model name after the `provider/` prefix. */
+  model: string;
+  thinking: string | null;
+  /** The session transcript followed by the new user message. */
+  messages: AgentMessage[];
+  /** Aborted when the run's `timeoutSeconds` pass or the service shuts down. */
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+export interface AgentReply {
+  text: string;
+}
+
+export interface AgentProvider {
+  run(req: AgentRequest): Promise<AgentReply>;
+  close?(): Promise<void> | void;
+}
+
+export interface AgentProviderFactory<C = Record<string, unknown>> {
+  configSchema?: TSchema;
+  create(config: C, ctx: PluginContext): AgentProvider;
+}
+
+export interface ChannelMessage {
+  runId: string;
+  /** Recipient on the channel (chat id, phone number, channel id); null when the channel needs none. */
+  to: string | null;
+  text: string;
+}
+
+export interface ChannelLimits {
+  /** Longest text one message may carry; longer replies are split into chunks in order. */
+  maxTextLength?: number;
+  /** Whether a recipient (`to`) is required. */
+  requiresTo?: boolean;
+}
+
+export interface Channel {
+  readonly limits?: ChannelLimits;
+  send(msg: ChannelMessage): Promise<void>;
+  close?(): Promise<void> | void;
+}
+
+/** Thrown by a channel's `send` to say whether, and when, to retry. */
+export class ChannelError extends Error {
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, opts: { retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'ChannelError';
+    this.retryable = opts.retryable;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+}
+
+export interface ChannelFactory<C = Record<string, unknown>> {
+  configSchema?: TSchema;
+  create(config: C, ctx: PluginContext): Channel;
+}
+
+export interface PresetDefinition {
+  /** Mappings in order; transform modules resolve inside `transformsDir`. */
+  mappings: MappingConfig[];
+  /** Directory of the preset's own transforms (absolute). */
+  transformsDir?: string;
+}
+
+export interface Plugin {
+  name: string;
+  agents?: Record<string, AgentProviderFactory<any>>;
+  channels?: Record<string, ChannelFactory<any>>;
+  presets?: Record<string, PresetDefinition>;
+}
+
+/** Identity with types: `export default definePlugin({...})`. */
+export function definePlugin<P extends Plugin>(plugin: P): P {
+  return plugin;
+}

@@ -1,0 +1,67 @@
+/**
+ * One call of an agent provider with a deadline: used by runs and heartbeats.
+ */
+import type { Generation } from './generation.ts';
+import type { AgentMessage } from '../plugins/define.ts';
+import { splitModel } from '../config/rules.ts';
+
+export type CallResult =
+  | { status: 'ok'; text: string }
+  | { status: 'timeout'; error: string }
+  | { status: 'error'; error: string }
+  | { status: 'aborted' };
+
+export interface CallOptions {
+  runId: string;
+  sessionKey: string;
+  model: string;
+  thinking: string | null;
+  messages: AgentMessage[];
+  timeoutMs: number;
+  /** Aborts the call when the service shuts down (the run is then re-queued). */
+  shutdown: AbortSignal;
+}
+
+class RunTimeout extends Error {}
+
+export async function callAgent(gen: Generation, o: CallOptions): Promise<CallResult> {
+  const parts = splitModel(o.model);
+  const provider = parts && gen.providers.get(parts.provider);
+  if (!parts || !provider) return { status: 'error', error: `model "${o.model}": provider not configured` };
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(new RunTimeout(`timed out after ${o.timeoutMs / 1000}s`)), o.timeoutMs);
+  const onShutdown = () => ac.abort(o.shutdown.reason);
+  o.shutdown.addEventListener('abort', onShutdown, { once: true });
+  try {
+    // race the provider against the signal, so a provider that ignores it cannot hold the run
+    const aborted = new Promise<never>((_, reject) => {
+      if (ac.signal.aborted) reject(ac.signal.reason);
+      ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true });
+    });
+    const reply = await Promise.race([
+      provider.run({ runId: o.runId, sessionKey: o.sessionKey, model: parts.model, thinking: o.thinking, messages: o.messages, signal: ac.signal, timeoutMs: o.timeoutMs }),
+      aborted,
+    ]);
+    if (typeof reply?.text !== 'string') return { status: 'error', error: 'provider returned no text' };
+    return { status: 'ok', text: reply.text };
+  } catch (err) {
+    if (ac.signal.aborted && ac.signal.reason instanceof RunTimeout) return { status: 'timeout', error: ac.signal.reason.message };
+    if (o.shutdown.aborted) return { status: 'aborted' };
+    return { status: 'error', error: oneLine(err instanceof Error ? err.message : String(err), 500) };
+  } finally {
+    clearTimeout(timer);
+    o.shutdown.removeEventListener('abort', onShutdown);
+  }
+}
+
+/** Collapses whitespace and truncates: for summaries and error reasons. */
+export function oneLine(s: string, max: number): string {
+  const flat = s.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+const ACK = /^\s*HEARTBEAT_OK\s*$/i;
+/** A reply that is only a heartbeat acknowledgement (`HEARTBEAT_OK`, any case, surrounding whitespace ignored). */
+export function isHeartbeatAck(text: string): boolean {
+  return ACK.test(text);
+}

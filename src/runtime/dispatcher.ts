@@ -1,0 +1,104 @@
+/**
+ * The dispatcher: the one place where accepted actions become durable state.
+ * Direct requests and mapped hooks both end here. It writes events, runs and
+ * the idempotency record in one commit, and only then tells the runner and the
+ * heartbeat; the HTTP answer is sent after `dispatch` resolves.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AcceptBatch, NewEvent, NewRun, Store } from '../store/types.ts';
+import type { PreparedAction } from './prepare.ts';
+import type { QueuedRef } from './runner.ts';
+import { errors } from '../errors.ts';
+
+export interface DispatchOptions {
+  /** Success status of a single agent action (`hooks.agentStatus`). */
+  agentStatus: 200 | 202;
+  /** Idempotency key scope+key and lifetime; the answer is stored with the actions. */
+  idempotency?: { key: string; ttlSeconds: number };
+  /** Cap on queued runs (`hooks.maxQueuedRuns`). */
+  maxQueuedRuns: number;
+}
+
+export interface DispatchResult {
+  status: number;
+  body: Record<string, unknown>;
+  runIds: string[];
+  eventIds: string[];
+}
+
+export interface DispatcherDeps {
+  store: Store;
+  clock?: () => number;
+  enqueueRuns: (runs: readonly QueuedRef[]) => void;
+  queuedRuns: () => number;
+  requestHeartbeat: () => void;
+}
+
+export interface Dispatcher {
+  dispatch(actions: readonly PreparedAction[], opts: DispatchOptions): Promise<DispatchResult>;
+}
+
+export function createDispatcher(deps: DispatcherDeps): Dispatcher {
+  const clock = deps.clock ?? Date.now;
+  return {
+    async dispatch(actions, opts) {
+      const now = clock();
+      const events: NewEvent[] = [];
+      const runs: NewRun[] = [];
+      let wakeNow = false;
+      for (const a of actions) {
+        if (a.kind === 'wake') {
+          events.push({ id: randomUUID(), source: a.origin, text: a.text, createdAt: now, runId: null });
+          if (a.mode === 'now') wakeNow = true;
+        } else {
+          runs.push({
+            id: randomUUID(),
+            kind: 'hook',
+            hookName: a.name,
+            label: a.label,
+            trusted: a.trusted,
+            sessionKey: a.sessionKey,
+            message: a.message,
+            model: a.model,
+            thinking: a.thinking,
+            timeoutSeconds: a.timeoutSeconds,
+            wakeMode: a.wakeMode,
+            deliver: a.deliver,
+            channel: a.channel,
+            to: a.to,
+            createdAt: now,
+          });
+        }
+      }
+      if (runs.length && deps.queuedRuns() + runs.length > opts.maxQueuedRuns)
+        throw errors.unavailable('too many queued agent runs; try again later', 30);
+
+      const result = answer(actions, events, runs, opts.agentStatus);
+      const batch: AcceptBatch = { events, runs };
+      if (opts.idempotency) {
+        batch.idempotency = {
+          key: opts.idempotency.key,
+          status: result.status,
+          body: JSON.stringify(result.body),
+          createdAt: now,
+          expiresAt: now + opts.idempotency.ttlSeconds * 1000,
+        };
+      }
+      await deps.store.accept(batch);
+      if (runs.length) deps.enqueueRuns(runs.map((r) => ({ id: r.id, sessionKey: r.sessionKey })));
+      if (wakeNow) deps.requestHeartbeat();
+      return result;
+    },
+  };
+}
+
+/** The success answers of SPEC §4.3–§4.5. */
+function answer(actions: readonly PreparedAction[], events: NewEvent[], runs: NewRun[], agentStatus: 200 | 202): DispatchResult {
+  const runIds = runs.map((r) => r.id);
+  const eventIds = events.map((e) => e.id);
+  if (actions.length === 1 && actions[0]!.kind === 'wake')
+    return { status: 200, body: { ok: true, mode: actions[0]!.mode, eventId: eventIds[0] }, runIds, eventIds };
+  if (actions.length === 1 && runs.length === 1)
+    return { status: agentStatus, body: { ok: true, runId: runIds[0], sessionKey: runs[0]!.sessionKey }, runIds, eventIds };
+  return { status: 202, body: { ok: true, runIds, eventIds }, runIds, eventIds };
+}

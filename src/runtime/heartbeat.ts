@@ -1,0 +1,204 @@
+/**
+ * The heartbeat: a run of the main agent over the pending system events of
+ * the main session. Triggered by the periodic timer or by `request()`
+ * (wake `now`); requests within the coalescing window become one heartbeat.
+ * The reply goes to the main route unless it is only `HEARTBEAT_OK`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { GenerationRef } from './generation.ts';
+import type { RunOutcome, Store, SystemEvent } from '../store/types.ts';
+import { callAgent, isHeartbeatAck } from './agent-call.ts';
+import { resolveRoute } from './routes.ts';
+import { MAIN_SESSION } from './actions.ts';
+import { TRANSCRIPT_WINDOW } from './runner.ts';
+
+export const COALESCE_MS = 250;
+export const MAX_EVENTS_PER_HEARTBEAT = 200;
+
+export const DEFAULT_HEARTBEAT_PROMPT =
+  'Heartbeat. The system events below are pending in the main session, oldest first. ' +
+  'Act on what needs attention and report it briefly. If nothing needs attention, reply exactly HEARTBEAT_OK.';
+
+export interface HeartbeatDeps {
+  store: Store;
+  generations: GenerationRef;
+  logger: Logger;
+  clock?: () => number;
+  notifyOutbox: () => void;
+  coalesceMs?: number;
+}
+
+export interface Heartbeat {
+  /** Asks for a heartbeat soon; calls within the coalescing window share one. */
+  request(): void;
+  /** (Re)arms the periodic timer from `agents.defaults.heartbeat.every`. */
+  start(): void;
+  stop(): Promise<void>;
+  /** Runs one heartbeat now (timer and tests). Returns the heartbeat run id, or undefined when nothing was pending. */
+  beat(): Promise<string | undefined>;
+  /** Resolves when no heartbeat is scheduled or running. */
+  idle(): Promise<void>;
+}
+
+export function parseDuration(s: string): number {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(s);
+  if (!m) throw new Error(`invalid duration "${s}"`);
+  const n = Number(m[1]);
+  const unit = m[2] ?? 'ms';
+  return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!;
+}
+
+export function heartbeatPrompt(events: readonly SystemEvent[], instructions: string): string {
+  const lines = events.map((e) => `[${new Date(e.createdAt).toISOString()}] ${e.text}`);
+  return `${instructions}\n\n${lines.join('\n\n')}`;
+}
+
+export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
+  const { store, generations, logger } = deps;
+  const clock = deps.clock ?? Date.now;
+  const coalesceMs = deps.coalesceMs ?? COALESCE_MS;
+  let soon: NodeJS.Timeout | undefined;
+  let periodic: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let again = false;
+  let stopped = false;
+  const shutdown = new AbortController();
+  let idleWaiters: (() => void)[] = [];
+
+  const settle = () => {
+    if (!soon && !running && !again && idleWaiters.length) {
+      const w = idleWaiters;
+      idleWaiters = [];
+      for (const r of w) r();
+    }
+  };
+
+  function request(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    soon ??= setTimeout(fire, coalesceMs);
+  }
+
+  function fire(): void {
+    soon = undefined;
+    running = beat()
+      .catch((err) => logger.error({ err }, 'heartbeat failed'))
+      .finally(() => {
+        running = undefined;
+        if (again && !stopped) {
+          again = false;
+          soon ??= setTimeout(fire, coalesceMs);
+        }
+        again = false;
+        settle();
+      });
+  }
+
+  async function beat(): Promise<string | undefined> {
+    const gen = generations.current;
+    const events = await store.pendingEvents(MAX_EVENTS_PER_HEARTBEAT);
+    if (!events.length) return undefined;
+    const defaults = gen.config.agents.defaults;
+    const id = randomUUID();
+    const startedAt = clock();
+    const prompt = heartbeatPrompt(events, defaults.heartbeat.prompt ?? DEFAULT_HEARTBEAT_PROMPT);
+    await store.insertHeartbeat(
+      {
+        id,
+        kind: 'heartbeat',
+        hookName: 'heartbeat',
+        label: 'heartbeat',
+        trusted: true,
+        sessionKey: MAIN_SESSION,
+        message: prompt,
+        model: defaults.model,
+        thinking: defaults.thinking ?? null,
+        timeoutSeconds: defaults.timeoutSeconds,
+        wakeMode: 'next-heartbeat',
+        deliver: true,
+        channel: 'last',
+        to: null,
+        createdAt: startedAt,
+      },
+      startedAt,
+    );
+    const history = await store.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW);
+    const result = await callAgent(gen, {
+      runId: id,
+      sessionKey: MAIN_SESSION,
+      model: defaults.model,
+      thinking: defaults.thinking ?? null,
+      messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: prompt }],
+      timeoutMs: defaults.timeoutSeconds * 1000,
+      shutdown: shutdown.signal,
+    });
+    const finishedAt = clock();
+    const status = result.status === 'aborted' ? 'error' : result.status;
+    const outcome: RunOutcome = {
+      id,
+      status,
+      finishedAt,
+      reply: result.status === 'ok' ? result.text : null,
+      summary: null,
+      error: result.status === 'ok' ? null : result.status === 'aborted' ? 'interrupted by shutdown' : result.error,
+      messages: [{ sessionKey: MAIN_SESSION, role: 'user', content: prompt, runId: id, createdAt: startedAt }],
+      delivery: { kind: 'skipped', reason: 'heartbeat did not succeed' },
+    };
+    if (result.status === 'ok') {
+      // events are consumed only when the agent has actually seen them
+      outcome.consumedEventIds = events.map((e) => e.id);
+      outcome.messages.push({ sessionKey: MAIN_SESSION, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt });
+      if (isHeartbeatAck(result.text)) outcome.delivery = { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
+      else if (!result.text.trim()) outcome.delivery = { kind: 'skipped', reason: 'empty reply' };
+      else {
+        const d = await resolveRoute(gen, store, 'last', null);
+        outcome.delivery =
+          'skip' in d
+            ? { kind: 'skipped', reason: d.skip }
+            : { kind: 'outbox', entry: { id: randomUUID(), runId: id, channel: d.route.channel, to: d.route.to, text: result.text, createdAt: finishedAt } };
+      }
+    }
+    await store.finishRun(outcome);
+    logger.info({ heartbeatId: id, events: events.length, status, delivery: outcome.delivery.kind }, 'heartbeat');
+    if (outcome.delivery.kind === 'outbox') deps.notifyOutbox();
+    return id;
+  }
+
+  function start(): void {
+    if (periodic) clearInterval(periodic);
+    periodic = undefined;
+    const every = parseDuration(generations.current.config.agents.defaults.heartbeat.every);
+    if (every > 0 && !stopped) {
+      periodic = setInterval(() => {
+        if (!running && !soon) fire();
+        else again = true;
+      }, every);
+      periodic.unref();
+    }
+  }
+
+  return {
+    request,
+    start,
+    beat,
+    async stop() {
+      stopped = true;
+      if (soon) clearTimeout(soon);
+      soon = undefined;
+      if (periodic) clearInterval(periodic);
+      periodic = undefined;
+      if (running) {
+        shutdown.abort(new Error('service shutting down'));
+        await running;
+      }
+    },
+    idle() {
+      if (!soon && !running && !again) return Promise.resolve();
+      return new Promise((r) => idleWaiters.push(r));
+    },
+  };
+}

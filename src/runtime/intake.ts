@@ -1,0 +1,47 @@
+/**
+ * From an authenticated, parsed request to the prepared actions to dispatch.
+ * Shared by the HTTP handler and `hook-intake try`, so a dry run shows exactly
+ * what would be stored.
+ */
+import type { Generation } from './generation.ts';
+import { toAgentAction, toWakeAction } from './actions.ts';
+import { prepare, type PreparedAction } from './prepare.ts';
+import { boundaryId } from './safety.ts';
+import { errors } from '../errors.ts';
+
+export interface HookRequest {
+  /** The hook name after the prefix, without surrounding `/`. */
+  name: string;
+  payload: unknown;
+  /** Lower-case header names. */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  query: Readonly<Record<string, string>>;
+  /** Full request path (without query string) and URL (query string redacted of tokens). */
+  path: string;
+  url: string;
+  rawBody: Buffer;
+  receivedAt: number;
+}
+
+export type Resolution =
+  | { kind: 'actions'; actions: PreparedAction[]; mappingId?: string }
+  | { kind: 'skip'; mappingId?: string };
+
+/** Named-hook resolution (the mapping engine). */
+export type NamedResolver = (gen: Generation, req: HookRequest, boundary: string) => Promise<Resolution>;
+
+export const RESERVED_NAMES = new Set(['wake', 'agent']);
+
+export async function resolveRequest(gen: Generation, req: HookRequest, named?: NamedResolver): Promise<Resolution> {
+  const boundary = boundaryId();
+  if (req.name === 'wake') {
+    const action = toWakeAction(req.payload);
+    return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'wake', trusted: false, boundaryId: boundary })] };
+  }
+  if (req.name === 'agent') {
+    const action = toAgentAction(req.payload, gen, 'request');
+    return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'agent', trusted: false, boundaryId: boundary })] };
+  }
+  if (!named || !gen.pipelines.length) throw errors.hookNotFound(req.name);
+  return named(gen, req, boundary);
+}

@@ -1,0 +1,34 @@
+/**
+ * The last step before dispatch: apply the safety boundary. `hook-intake try`
+ * prints exactly these prepared actions, so what an operator sees in a dry run
+ * is what the dispatcher stores.
+ */
+import type { Action, AgentAction, WakeAction } from './actions.ts';
+import { cleanLabel, wrapExternal } from './safety.ts';
+
+export interface Provenance {
+  /** Shown in the boundary and used as the event source: `Webhook`, `Email`, or the hook name. */
+  label: string;
+  /** Event source id: `wake`, `agent`, or the mapping id. */
+  origin: string;
+  /** True when the mapping opted out of the boundary (allowUnsafeExternalContent). */
+  trusted: boolean;
+  /** Random id shared by the markers of one request. */
+  boundaryId: string;
+}
+
+export interface PreparedWake extends WakeAction {
+  origin: string;
+}
+export interface PreparedAgent extends AgentAction {
+  origin: string;
+  label: string;
+  trusted: boolean;
+}
+export type PreparedAction = PreparedWake | PreparedAgent;
+
+export function prepare(action: Action, p: Provenance): PreparedAction {
+  const wrap = (s: string) => (p.trusted ? s : wrapExternal(s, p.label, p.boundaryId));
+  if (action.kind === 'wake') return { ...action, text: wrap(action.text), origin: p.origin };
+  return { ...action, name: cleanLabel(action.name), message: wrap(action.message), origin: p.origin, label: cleanLabel(p.label), trusted: p.trusted };
+}

@@ -1,0 +1,51 @@
+/**
+ * Where a reply goes. `last` means the main route: the last route a delivery
+ * used, else `session.defaultRoute`, else `whatsapp` when configured, else the
+ * only configured channel when there is exactly one (SPEC §7, plus the last
+ * rule so the embedded defaults deliver to `console`).
+ */
+import type { Generation } from './generation.ts';
+import type { Store } from '../store/types.ts';
+
+export interface Route {
+  channel: string;
+  to: string | null;
+}
+
+export type RouteDecision = { route: Route } | { skip: string; route?: Partial<Route> };
+
+export async function mainRoute(gen: Generation, store: Store): Promise<Route | undefined> {
+  const stored = await store.getMeta('mainRoute');
+  if (stored) {
+    try {
+      const r = JSON.parse(stored) as Route;
+      if (gen.channels.has(r.channel)) return r;
+    } catch {
+      // a damaged value falls through to the configured defaults
+    }
+  }
+  const def = gen.config.session.defaultRoute;
+  if (def && gen.channels.has(def.channel)) return { channel: def.channel, to: def.to ?? null };
+  if (gen.channels.has('whatsapp')) return { channel: 'whatsapp', to: null };
+  if (gen.channels.size === 1) return { channel: [...gen.channels.keys()][0]!, to: null };
+  return undefined;
+}
+
+export async function resolveRoute(gen: Generation, store: Store, channel: string, to: string | null): Promise<RouteDecision> {
+  const main = await mainRoute(gen, store);
+  let route: Route;
+  if (channel === 'last') {
+    if (!main) return { skip: 'no main route is known yet (set session.defaultRoute)' };
+    route = { channel: main.channel, to: to ?? main.to };
+  } else {
+    if (!gen.channels.has(channel)) return { skip: `channel "${channel}" is not configured`, route: { channel, to } };
+    const def = gen.config.session.defaultRoute;
+    route = {
+      channel,
+      to: to ?? (main?.channel === channel ? main.to : null) ?? (def?.channel === channel ? (def.to ?? null) : null),
+    };
+  }
+  const entry = gen.channels.get(route.channel)!;
+  if (entry.channel.limits?.requiresTo && !route.to) return { skip: `no recipient for channel "${route.channel}" (set "to")`, route };
+  return { route };
+}

@@ -1,0 +1,217 @@
+/**
+ * The run executor. Runs of one session key execute one at a time, in the
+ * order they were accepted; different keys run concurrently up to
+ * `agents.defaults.maxConcurrent`. Only ids and session keys are held in
+ * memory; a run's body is read from the store when it starts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { GenerationRef } from './generation.ts';
+import type { NewEvent, Run, RunOutcome, Store } from '../store/types.ts';
+import { callAgent, isHeartbeatAck, oneLine } from './agent-call.ts';
+import { resolveRoute } from './routes.ts';
+import { stripBoundary, wrapExternal } from './safety.ts';
+
+export const TRANSCRIPT_WINDOW = 50;
+const SUMMARY_MAX = 300;
+
+export interface RunnerDeps {
+  store: Store;
+  generations: GenerationRef;
+  logger: Logger;
+  clock?: () => number;
+  /** Asks for a heartbeat (runs with `wakeMode: now`). */
+  requestHeartbeat: () => void;
+  /** Tells the outbox a delivery is waiting. */
+  notifyOutbox: () => void;
+}
+
+export interface QueuedRef {
+  id: string;
+  sessionKey: string;
+}
+
+export interface Runner {
+  enqueue(runs: readonly QueuedRef[]): void;
+  /** Loads queued and interrupted runs after a restart. */
+  recover(): Promise<{ queued: number; requeued: number; failed: number }>;
+  queued(): number;
+  running(): number;
+  /** Stops starting runs; waits for running ones up to `deadlineMs`, then aborts and re-queues them. */
+  stop(deadlineMs: number): Promise<void>;
+  /** Resolves when nothing is queued or running (tests, benchmarks). */
+  idle(): Promise<void>;
+}
+
+export function createRunner(deps: RunnerDeps): Runner {
+  const { store, generations, logger } = deps;
+  const clock = deps.clock ?? Date.now;
+  const bySession = new Map<string, string[]>();
+  const ready: string[] = [];
+  const active = new Map<string, Promise<void>>();
+  const shutdown = new AbortController();
+  let queuedCount = 0;
+  let stopping = false;
+  let idleWaiters: (() => void)[] = [];
+
+  const checkIdle = () => {
+    if (queuedCount === 0 && active.size === 0 && idleWaiters.length) {
+      const w = idleWaiters;
+      idleWaiters = [];
+      for (const r of w) r();
+    }
+  };
+
+  function enqueue(runs: readonly QueuedRef[]): void {
+    for (const { id, sessionKey } of runs) {
+      let q = bySession.get(sessionKey);
+      if (!q) {
+        q = [];
+        bySession.set(sessionKey, q);
+        if (!active.has(sessionKey)) ready.push(sessionKey);
+      }
+      q.push(id);
+      queuedCount++;
+    }
+    pump();
+  }
+
+  function pump(): void {
+    const max = generations.current.config.agents.defaults.maxConcurrent;
+    while (!stopping && active.size < max && ready.length) {
+      const key = ready.shift()!;
+      const q = bySession.get(key)!;
+      const id = q.shift()!;
+      if (!q.length) bySession.delete(key);
+      queuedCount--;
+      const p = execute(id).catch((err) => logger.error({ err, runId: id }, 'run failed unexpectedly'));
+      active.set(
+        key,
+        p.finally(() => {
+          active.delete(key);
+          if (bySession.has(key)) ready.push(key);
+          pump();
+          checkIdle();
+        }),
+      );
+    }
+  }
+
+  async function execute(id: string): Promise<void> {
+    const run = await store.getRun(id);
+    if (!run || run.status !== 'queued') return;
+    const gen = generations.current;
+    const startedAt = clock();
+    await store.startRun(id, startedAt);
+    const log = logger.child({ runId: id, hook: run.hookName });
+    const history = await store.transcript(run.sessionKey, TRANSCRIPT_WINDOW);
+    const result = await callAgent(gen, {
+      runId: id,
+      sessionKey: run.sessionKey,
+      model: run.model,
+      thinking: run.thinking,
+      messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: run.message }],
+      timeoutMs: run.timeoutSeconds * 1000,
+      shutdown: shutdown.signal,
+    });
+    if (result.status === 'aborted') {
+      await store.requeueRun(id, { refundAttempt: true });
+      log.info('run interrupted by shutdown; left queued');
+      return;
+    }
+    const finishedAt = clock();
+    const outcome: RunOutcome = {
+      id,
+      status: result.status,
+      finishedAt,
+      reply: result.status === 'ok' ? result.text : null,
+      summary: null,
+      error: result.status === 'ok' ? null : result.error,
+      messages: [{ sessionKey: run.sessionKey, role: 'user', content: run.message, runId: id, createdAt: startedAt }],
+      delivery: { kind: 'skipped', reason: 'run did not succeed' },
+    };
+    if (result.status === 'ok') {
+      outcome.summary = oneLine(stripBoundary(result.text), SUMMARY_MAX) || '(empty reply)';
+      outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt });
+      outcome.delivery = await deliveryFor(run, result.text, finishedAt);
+    }
+    outcome.event = summaryEvent(run, outcome, finishedAt);
+    await store.finishRun(outcome);
+    log.info({ status: outcome.status, ms: finishedAt - startedAt, delivery: outcome.delivery.kind }, 'run finished');
+    if (outcome.delivery.kind === 'outbox') deps.notifyOutbox();
+    if (run.wakeMode === 'now') deps.requestHeartbeat();
+  }
+
+  async function deliveryFor(run: Run, text: string, at: number): Promise<RunOutcome['delivery']> {
+    if (!run.deliver) return { kind: 'skipped', reason: 'deliver is false' };
+    if (isHeartbeatAck(text)) return { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
+    if (!text.trim()) return { kind: 'skipped', reason: 'empty reply' };
+    const decision = await resolveRoute(generations.current, store, run.channel, run.to);
+    if ('skip' in decision) return { kind: 'skipped', reason: decision.skip, channel: decision.route?.channel ?? null, to: decision.route?.to ?? null };
+    return { kind: 'outbox', entry: { id: randomUUID(), runId: run.id, channel: decision.route.channel, to: decision.route.to, text, createdAt: at } };
+  }
+
+  function summaryEvent(run: Run, o: RunOutcome, at: number): NewEvent {
+    const body = o.status === 'ok' ? o.summary! : oneLine(o.error ?? o.status, SUMMARY_MAX);
+    const shown = run.trusted ? body : wrapExternal(body, run.label);
+    const head = o.status === 'ok' ? `Hook ${run.hookName}:` : `Hook ${run.hookName} (${o.status}):`;
+    return { id: randomUUID(), source: 'run', text: `${head} ${shown}`, createdAt: at, runId: run.id };
+  }
+
+  return {
+    enqueue,
+    async recover() {
+      const runs = await store.unfinishedRuns();
+      let requeued = 0;
+      let failed = 0;
+      const refs: QueuedRef[] = [];
+      for (const run of runs) {
+        if (run.status === 'running') {
+          if (run.attempts >= 2) {
+            const at = clock();
+            const o: RunOutcome = {
+              id: run.id,
+              status: 'error',
+              finishedAt: at,
+              reply: null,
+              summary: null,
+              error: 'interrupted twice by a service restart',
+              messages: [],
+              delivery: { kind: 'skipped', reason: 'run did not succeed' },
+            };
+            o.event = summaryEvent(run, o, at);
+            await store.finishRun(o);
+            failed++;
+            continue;
+          }
+          await store.requeueRun(run.id, { refundAttempt: false });
+          requeued++;
+        }
+        refs.push({ id: run.id, sessionKey: run.sessionKey });
+      }
+      enqueue(refs);
+      return { queued: refs.length - requeued, requeued, failed };
+    },
+    queued: () => queuedCount,
+    running: () => active.size,
+    async stop(deadlineMs) {
+      stopping = true;
+      if (!active.size) return;
+      const all = Promise.allSettled([...active.values()]);
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        all.then(() => false),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), deadlineMs))),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) {
+        shutdown.abort(new Error('service shutting down'));
+        await all;
+      }
+    },
+    idle() {
+      if (queuedCount === 0 && active.size === 0) return Promise.resolve();
+      return new Promise((r) => idleWaiters.push(r));
+    },
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Schema migrations, applied in order; `PRAGMA user_version` records how many
+ * have run. Append new steps; never edit a released one.
+ */
+export const SCHEMA: readonly string[] = [
+  `CREATE TABLE events (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     id TEXT NOT NULL UNIQUE,
+     source TEXT NOT NULL,
+     text TEXT NOT NULL,
+     status TEXT NOT NULL DEFAULT 'pending',
+     created_at INTEGER NOT NULL,
+     consumed_at INTEGER,
+     heartbeat_id TEXT,
+     run_id TEXT
+   );
+   CREATE INDEX events_by_status ON events (status, seq);
+
+   CREATE TABLE runs (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     id TEXT NOT NULL UNIQUE,
+     kind TEXT NOT NULL,
+     hook_name TEXT NOT NULL,
+     label TEXT NOT NULL,
+     trusted INTEGER NOT NULL,
+     session_key TEXT NOT NULL,
+     message TEXT NOT NULL,
+     model TEXT NOT NULL,
+     thinking TEXT,
+     timeout_seconds REAL NOT NULL,
+     wake_mode TEXT NOT NULL,
+     deliver INTEGER NOT NULL,
+     channel TEXT NOT NULL,
+     to_ TEXT,
+     status TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     created_at INTEGER NOT NULL,
+     started_at INTEGER,
+     finished_at INTEGER,
+     reply TEXT,
+     summary TEXT,
+     error TEXT,
+     delivery_status TEXT NOT NULL DEFAULT 'pending',
+     delivery_reason TEXT,
+     delivery_channel TEXT,
+     delivery_to TEXT,
+     delivery_attempts INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX runs_by_status ON runs (status, seq);
+
+   CREATE TABLE messages (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     session_key TEXT NOT NULL,
+     role TEXT NOT NULL,
+     content TEXT NOT NULL,
+     run_id TEXT,
+     created_at INTEGER NOT NULL
+   );
+   CREATE INDEX messages_by_session ON messages (session_key, id);
+
+   CREATE TABLE idempotency (
+     key TEXT PRIMARY KEY,
+     status INTEGER NOT NULL,
+     body TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   ) WITHOUT ROWID;
+   CREATE INDEX idempotency_by_expiry ON idempotency (expires_at);
+
+   CREATE TABLE outbox (
+     id TEXT PRIMARY KEY,
+     run_id TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     to_ TEXT,
+     text TEXT NOT NULL,
+     status TEXT NOT NULL DEFAULT 'pending',
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_attempt_at INTEGER NOT NULL,
+     last_error TEXT,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );
+   CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
+
+   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+];
+
+export const SCHEMA_VERSION = SCHEMA.length;

@@ -1,0 +1,326 @@
+/**
+ * The SQLite store (node:sqlite, WAL). Reads run synchronously on the one
+ * connection; writes go through a group-commit queue so that many requests
+ * share one transaction, and each write's promise resolves after COMMIT.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { SCHEMA, SCHEMA_VERSION } from './sqlite-schema.ts';
+import { WriteQueue } from './write-queue.ts';
+import type {
+  AcceptBatch,
+  Delivery,
+  DeliveryAttempt,
+  EventStatus,
+  IdempotencyRecord,
+  ListOptions,
+  NewRun,
+  Run,
+  RunOutcome,
+  RunStatus,
+  SessionMessage,
+  Store,
+  StoreCounts,
+  SystemEvent,
+} from './types.ts';
+
+export interface SqliteStoreOptions {
+  path: string;
+  /** `normal`: durable against process crashes (WAL); `full`: also against power loss (fsync per commit). */
+  synchronous?: 'normal' | 'full';
+}
+
+type Row = Record<string, unknown>;
+
+const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+function toEvent(r: Row): SystemEvent {
+  return {
+    id: String(r.id),
+    source: String(r.source),
+    text: String(r.text),
+    status: r.status as EventStatus,
+    createdAt: Number(r.created_at),
+    consumedAt: num(r.consumed_at),
+    heartbeatId: str(r.heartbeat_id),
+    runId: str(r.run_id),
+  };
+}
+
+function toRun(r: Row): Run {
+  return {
+    id: String(r.id),
+    kind: r.kind as Run['kind'],
+    hookName: String(r.hook_name),
+    label: String(r.label),
+    trusted: r.trusted === 1,
+    sessionKey: String(r.session_key),
+    message: String(r.message),
+    model: String(r.model),
+    thinking: str(r.thinking),
+    timeoutSeconds: Number(r.timeout_seconds),
+    wakeMode: r.wake_mode as Run['wakeMode'],
+    deliver: r.deliver === 1,
+    channel: String(r.channel),
+    to: str(r.to_),
+    status: r.status as RunStatus,
+    attempts: Number(r.attempts),
+    createdAt: Number(r.created_at),
+    startedAt: num(r.started_at),
+    finishedAt: num(r.finished_at),
+    reply: str(r.reply),
+    summary: str(r.summary),
+    error: str(r.error),
+    delivery: {
+      status: r.delivery_status as Run['delivery']['status'],
+      reason: str(r.delivery_reason),
+      channel: str(r.delivery_channel),
+      to: str(r.delivery_to),
+      attempts: Number(r.delivery_attempts),
+    },
+  };
+}
+
+function toMessage(r: Row): SessionMessage {
+  return {
+    id: Number(r.id),
+    sessionKey: String(r.session_key),
+    role: r.role as SessionMessage['role'],
+    content: String(r.content),
+    runId: str(r.run_id),
+    createdAt: Number(r.created_at),
+  };
+}
+
+function toDelivery(r: Row): Delivery {
+  return {
+    id: String(r.id),
+    runId: String(r.run_id),
+    channel: String(r.channel),
+    to: str(r.to_),
+    text: String(r.text),
+    status: r.status as Delivery['status'],
+    attempts: Number(r.attempts),
+    nextAttemptAt: Number(r.next_attempt_at),
+    lastError: str(r.last_error),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+export class SqliteStore implements Store {
+  readonly driver = 'sqlite';
+  readonly path: string;
+  private readonly db: DatabaseSync;
+  private readonly writes: WriteQueue;
+  private readonly q: Record<string, StatementSync>;
+  private closed = false;
+
+  constructor(opts: SqliteStoreOptions) {
+    this.path = opts.path;
+    if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
+    this.db = new DatabaseSync(opts.path);
+    this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'};
+      PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = OFF;`);
+    this.migrate();
+    const p = (sql: string) => this.db.prepare(sql);
+    this.q = {
+      insertEvent: p('INSERT INTO events (id, source, text, status, created_at, run_id) VALUES (?, ?, ?, \'pending\', ?, ?)'),
+      insertRun: p(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
+        wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      putIdem: p('INSERT OR REPLACE INTO idempotency (key, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
+      getIdem: p('SELECT key, status, body, created_at, expires_at FROM idempotency WHERE key = ? AND expires_at > ?'),
+      pruneIdem: p('DELETE FROM idempotency WHERE expires_at <= ?'),
+      getRun: p('SELECT * FROM runs WHERE id = ?'),
+      listRuns: p('SELECT * FROM runs ORDER BY seq DESC LIMIT ?'),
+      listRunsByStatus: p('SELECT * FROM runs WHERE status = ? ORDER BY seq DESC LIMIT ?'),
+      listMessages: p('SELECT * FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?'),
+      listEvents: p('SELECT * FROM events ORDER BY seq DESC LIMIT ?'),
+      listEventsByStatus: p('SELECT * FROM events WHERE status = ? ORDER BY seq DESC LIMIT ?'),
+      pendingEvents: p("SELECT * FROM events WHERE status = 'pending' ORDER BY seq ASC LIMIT ?"),
+      countEvents: p('SELECT status, count(*) AS n FROM events GROUP BY status'),
+      countRuns: p('SELECT status, count(*) AS n FROM runs GROUP BY status'),
+      countOutbox: p('SELECT status, count(*) AS n FROM outbox GROUP BY status'),
+      countQueued: p("SELECT count(*) AS n FROM runs WHERE status = 'queued'"),
+      unfinished: p("SELECT * FROM runs WHERE kind = 'hook' AND status IN ('queued', 'running') ORDER BY seq ASC"),
+      startRun: p("UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ?"),
+      requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
+      finishRun: p(`UPDATE runs SET status = ?, finished_at = ?, reply = ?, summary = ?, error = ?,
+        delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ? WHERE id = ?`),
+      insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?)'),
+      transcript: p('SELECT * FROM (SELECT * FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?) ORDER BY id ASC'),
+      consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND status = 'pending'"),
+      insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
+      dueOutbox: p("SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?"),
+      nextOutbox: p("SELECT min(next_attempt_at) AS t FROM outbox WHERE status = 'pending'"),
+      updateOutbox: p('UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ?'),
+      runDelivery: p('UPDATE runs SET delivery_status = ?, delivery_reason = ?, delivery_attempts = ? WHERE id = ?'),
+      getMeta: p('SELECT value FROM meta WHERE key = ?'),
+      setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+    };
+    this.writes = new WriteQueue(this.db);
+  }
+
+  private migrate(): void {
+    const row = this.db.prepare('PRAGMA user_version').get() as { user_version: number };
+    if (row.user_version > SCHEMA_VERSION)
+      throw new Error(`database ${this.path} has schema version ${row.user_version}, newer than this build (${SCHEMA_VERSION})`);
+    if (row.user_version < SCHEMA_VERSION) {
+      this.db.exec('BEGIN');
+      try {
+        for (const step of SCHEMA.slice(row.user_version)) this.db.exec(step);
+        this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+        this.db.exec('COMMIT');
+      } catch (err) {
+        this.db.exec('ROLLBACK');
+        throw err;
+      }
+    }
+  }
+
+  accept(batch: AcceptBatch): Promise<void> {
+    return this.writes.run(() => {
+      for (const e of batch.events) this.q.insertEvent!.run(e.id, e.source, e.text, e.createdAt, e.runId);
+      for (const r of batch.runs) this.insertRun(r, 'queued', null);
+      const i = batch.idempotency;
+      if (i) this.q.putIdem!.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
+    });
+  }
+
+  private insertRun(r: NewRun, status: RunStatus, startedAt: number | null): void {
+    this.q.insertRun!.run(
+      r.id, r.kind, r.hookName, r.label, r.trusted ? 1 : 0, r.sessionKey, r.message, r.model, r.thinking, r.timeoutSeconds, r.wakeMode,
+      r.deliver ? 1 : 0, r.channel, r.to, status, startedAt === null ? 0 : 1, r.createdAt, startedAt, 'pending',
+    );
+  }
+
+  async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {
+    const r = this.q.getIdem!.get(key, now) as Row | undefined;
+    return r
+      ? { key: String(r.key), status: Number(r.status), body: String(r.body), createdAt: Number(r.created_at), expiresAt: Number(r.expires_at) }
+      : undefined;
+  }
+
+  pruneIdempotency(now: number): Promise<number> {
+    return this.writes.run(() => Number(this.q.pruneIdem!.run(now).changes));
+  }
+
+  async getRun(id: string): Promise<Run | undefined> {
+    const r = this.q.getRun!.get(id) as Row | undefined;
+    return r ? toRun(r) : undefined;
+  }
+
+  async listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]> {
+    const rows = opts.status ? this.q.listRunsByStatus!.all(opts.status, opts.limit) : this.q.listRuns!.all(opts.limit);
+    return (rows as Row[]).map(toRun);
+  }
+
+  async listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]> {
+    return (this.q.listMessages!.all(sessionKey, opts.limit) as Row[]).map(toMessage);
+  }
+
+  async transcript(sessionKey: string, limit: number): Promise<SessionMessage[]> {
+    return (this.q.transcript!.all(sessionKey, limit) as Row[]).map(toMessage);
+  }
+
+  async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
+    const rows = opts.status ? this.q.listEventsByStatus!.all(opts.status, opts.limit) : this.q.listEvents!.all(opts.limit);
+    return (rows as Row[]).map(toEvent);
+  }
+
+  async pendingEvents(limit: number): Promise<SystemEvent[]> {
+    return (this.q.pendingEvents!.all(limit) as Row[]).map(toEvent);
+  }
+
+  async counts(): Promise<StoreCounts> {
+    const tally = (stmt: StatementSync) =>
+      Object.fromEntries((stmt.all() as { status: string; n: number }[]).map((r) => [r.status, Number(r.n)]));
+    const e = tally(this.q.countEvents!);
+    const r = tally(this.q.countRuns!);
+    const o = tally(this.q.countOutbox!);
+    return {
+      events: { pending: e.pending ?? 0, consumed: e.consumed ?? 0 },
+      runs: { queued: r.queued ?? 0, running: r.running ?? 0, ok: r.ok ?? 0, error: r.error ?? 0, timeout: r.timeout ?? 0 },
+      outbox: { pending: o.pending ?? 0, failed: o.failed ?? 0 },
+    };
+  }
+
+  async countQueuedRuns(): Promise<number> {
+    return Number((this.q.countQueued!.get() as { n: number }).n);
+  }
+
+  async unfinishedRuns(): Promise<Run[]> {
+    return (this.q.unfinished!.all() as Row[]).map(toRun);
+  }
+
+  insertHeartbeat(run: NewRun, startedAt: number): Promise<void> {
+    return this.writes.run(() => this.insertRun(run, 'running', startedAt));
+  }
+
+  startRun(id: string, at: number): Promise<void> {
+    return this.writes.run(() => {
+      this.q.startRun!.run(at, id);
+    });
+  }
+
+  requeueRun(id: string, opts: { refundAttempt: boolean }): Promise<void> {
+    return this.writes.run(() => {
+      this.q.requeueRun!.run(opts.refundAttempt ? 1 : 0, id);
+    });
+  }
+
+  finishRun(o: RunOutcome): Promise<void> {
+    return this.writes.run(() => {
+      const d = o.delivery;
+      const [dStatus, dReason, dChannel, dTo] =
+        d.kind === 'outbox' ? ['pending', null, d.entry.channel, d.entry.to] : ['skipped', d.reason, d.channel ?? null, d.to ?? null];
+      this.q.finishRun!.run(o.status, o.finishedAt, o.reply, o.summary, o.error, dStatus, dReason, dChannel, dTo, o.id);
+      for (const m of o.messages) this.q.insertMessage!.run(m.sessionKey, m.role, m.content, m.runId, m.createdAt);
+      if (o.event) this.q.insertEvent!.run(o.event.id, o.event.source, o.event.text, o.event.createdAt, o.event.runId);
+      if (d.kind === 'outbox') {
+        const e = d.entry;
+        this.q.insertOutbox!.run(e.id, e.runId, e.channel, e.to, e.text, e.createdAt, e.createdAt, e.createdAt);
+      }
+      for (const id of o.consumedEventIds ?? []) this.q.consumeEvent!.run(o.finishedAt, o.id, id);
+    });
+  }
+
+  async dueDeliveries(now: number, limit: number): Promise<Delivery[]> {
+    return (this.q.dueOutbox!.all(now, limit) as Row[]).map(toDelivery);
+  }
+
+  async nextDeliveryAt(): Promise<number | undefined> {
+    const t = (this.q.nextOutbox!.get() as { t: number | null }).t;
+    return t === null ? undefined : Number(t);
+  }
+
+  recordDelivery(a: DeliveryAttempt): Promise<void> {
+    return this.writes.run(() => {
+      this.q.updateOutbox!.run(a.status, a.attempts, a.nextAttemptAt ?? a.at, a.error ?? null, a.at, a.id);
+      this.q.runDelivery!.run(a.status, a.status === 'sent' ? null : (a.error ?? null), a.attempts, a.runId);
+      if (a.status === 'sent' && a.route) this.q.setMeta!.run('mainRoute', JSON.stringify(a.route));
+    });
+  }
+
+  async getMeta(key: string): Promise<string | undefined> {
+    const r = this.q.getMeta!.get(key) as { value: string } | undefined;
+    return r?.value;
+  }
+
+  setMeta(key: string, value: string): Promise<void> {
+    return this.writes.run(() => {
+      this.q.setMeta!.run(key, value);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.writes.drain();
+    this.closed = true;
+    this.db.close();
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The storage contract. Every method is async so that a networked
+ * implementation (Redis, SPEC §10) fits the same interface; the SQLite one
+ * answers reads synchronously and batches writes into group commits.
+ *
+ * Write methods resolve only after their transaction has committed: callers
+ * answer 2xx after `await`, never before.
+ */
+
+export type EventStatus = 'pending' | 'consumed';
+export type RunStatus = 'queued' | 'running' | 'ok' | 'error' | 'timeout';
+export type RunKind = 'hook' | 'heartbeat';
+export type DeliveryStatus = 'pending' | 'sent' | 'skipped' | 'failed';
+
+export interface SystemEvent {
+  id: string;
+  /** Where it came from: `wake`, `run` (a run summary), or a mapping id. */
+  source: string;
+  text: string;
+  status: EventStatus;
+  createdAt: number;
+  consumedAt: number | null;
+  /** The heartbeat run that consumed it. */
+  heartbeatId: string | null;
+  /** The run whose summary this is, for summary events. */
+  runId: string | null;
+}
+
+export interface RunDelivery {
+  status: DeliveryStatus;
+  reason: string | null;
+  channel: string | null;
+  to: string | null;
+  attempts: number;
+}
+
+export interface Run {
+  id: string;
+  kind: RunKind;
+  hookName: string;
+  /** Source label shown in the safety boundary (`Webhook`, `Email`, a hook name). */
+  label: string;
+  /** True when the hook opted out of the safety boundary; the summary is then not wrapped either. */
+  trusted: boolean;
+  sessionKey: string;
+  /** The prompt given to the agent (with the safety boundary applied). */
+  message: string;
+  model: string;
+  thinking: string | null;
+  timeoutSeconds: number;
+  wakeMode: 'now' | 'next-heartbeat';
+  deliver: boolean;
+  channel: string;
+  to: string | null;
+  status: RunStatus;
+  attempts: number;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  reply: string | null;
+  summary: string | null;
+  error: string | null;
+  delivery: RunDelivery;
+}
+
+export type NewRun = Omit<Run, 'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'delivery'>;
+export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'>;
+
+export interface SessionMessage {
+  id: number;
+  sessionKey: string;
+  role: 'user' | 'assistant';
+  content: string;
+  runId: string | null;
+  createdAt: number;
+}
+export type NewMessage = Omit<SessionMessage, 'id'>;
+
+export interface Delivery {
+  id: string;
+  runId: string;
+  channel: string;
+  to: string | null;
+  text: string;
+  status: 'pending' | 'sent' | 'failed';
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+export type NewDelivery = Pick<Delivery, 'id' | 'runId' | 'channel' | 'to' | 'text' | 'createdAt'>;
+
+export interface IdempotencyRecord {
+  key: string;
+  status: number;
+  body: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** Everything one accepted request writes, committed as one unit. */
+export interface AcceptBatch {
+  events: NewEvent[];
+  runs: NewRun[];
+  idempotency?: IdempotencyRecord;
+}
+
+export interface RunOutcome {
+  id: string;
+  status: 'ok' | 'error' | 'timeout';
+  finishedAt: number;
+  reply: string | null;
+  summary: string | null;
+  error: string | null;
+  /** Transcript lines to append to the run's session. */
+  messages: NewMessage[];
+  /** The summary event for the main session, if any. */
+  event?: NewEvent;
+  /** What happens to the reply: an outbox entry, or skipped with a reason. */
+  delivery: { kind: 'outbox'; entry: NewDelivery } | { kind: 'skipped'; reason: string; channel?: string | null; to?: string | null };
+  /** Pending system events this run consumed (heartbeats). */
+  consumedEventIds?: string[];
+}
+
+export interface DeliveryAttempt {
+  id: string;
+  runId: string;
+  attempts: number;
+  at: number;
+  /** `pending` keeps it in the outbox until `nextAttemptAt`. */
+  status: 'pending' | 'sent' | 'failed';
+  nextAttemptAt?: number;
+  error?: string | null;
+  /** On `sent`: the route to remember as the main route (`last`). */
+  route?: { channel: string; to: string | null };
+}
+
+export interface ListOptions {
+  limit: number;
+}
+
+export interface StoreCounts {
+  events: { pending: number; consumed: number };
+  runs: Record<RunStatus, number>;
+  outbox: { pending: number; failed: number };
+}
+
+export interface Store {
+  readonly driver: string;
+  /** Commits an accepted request's events, runs and idempotency record atomically. */
+  accept(batch: AcceptBatch): Promise<void>;
+  getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined>;
+  pruneIdempotency(now: number): Promise<number>;
+
+  getRun(id: string): Promise<Run | undefined>;
+  listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]>;
+  listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]>;
+  /** Oldest first; what an agent sees as its conversation. */
+  transcript(sessionKey: string, limit: number): Promise<SessionMessage[]>;
+  listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]>;
+  /** Oldest first. */
+  pendingEvents(limit: number): Promise<SystemEvent[]>;
+  counts(): Promise<StoreCounts>;
+  countQueuedRuns(): Promise<number>;
+
+  /** Runs of kind `hook` left `queued` or `running`, oldest first (startup recovery). */
+  unfinishedRuns(): Promise<Run[]>;
+  /** Inserts a heartbeat run directly in state `running`. */
+  insertHeartbeat(run: NewRun, startedAt: number): Promise<void>;
+  startRun(id: string, at: number): Promise<void>;
+  /** Back to `queued`. `refundAttempt` for a graceful shutdown, which is not the run's fault. */
+  requeueRun(id: string, opts: { refundAttempt: boolean }): Promise<void>;
+  finishRun(outcome: RunOutcome): Promise<void>;
+
+  dueDeliveries(now: number, limit: number): Promise<Delivery[]>;
+  nextDeliveryAt(): Promise<number | undefined>;
+  recordDelivery(attempt: DeliveryAttempt): Promise<void>;
+
+  getMeta(key: string): Promise<string | undefined>;
+  setMeta(key: string, value: string): Promise<void>;
+  close(): Promise<void>;
+}

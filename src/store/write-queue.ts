@@ -1,0 +1,80 @@
+/**
+ * Group commit for a synchronous SQLite connection. Writes queued during one
+ * turn of the event loop run in a single transaction at the next `setImmediate`;
+ * each caller's promise settles after COMMIT, so "answered" implies "committed".
+ *
+ * If the shared transaction fails, it is rolled back and every write is
+ * retried in a transaction of its own, so one bad write cannot sink the others.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+
+interface Pending {
+  fn: () => unknown;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+export class WriteQueue {
+  private pending: Pending[] = [];
+  private scheduled = false;
+  private idle: (() => void)[] = [];
+
+  private readonly db: DatabaseSync;
+  constructor(db: DatabaseSync) {
+    this.db = db;
+  }
+
+  run<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flush);
+      }
+    });
+  }
+
+  /** Resolves once everything queued so far has been committed. */
+  drain(): Promise<void> {
+    if (!this.scheduled) return Promise.resolve();
+    return new Promise((r) => this.idle.push(r));
+  }
+
+  private readonly flush = (): void => {
+    const batch = this.pending;
+    this.pending = [];
+    this.scheduled = false;
+    const results: unknown[] = [];
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      for (const w of batch) results.push(w.fn());
+      this.db.exec('COMMIT');
+    } catch {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      for (const w of batch) this.runAlone(w);
+      this.settleIdle();
+      return;
+    }
+    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]);
+    this.settleIdle();
+  };
+
+  private runAlone(w: Pending): void {
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      const v = w.fn();
+      this.db.exec('COMMIT');
+      w.resolve(v);
+    } catch (err) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      w.reject(err);
+    }
+  }
+
+  private settleIdle(): void {
+    if (this.scheduled || !this.idle.length) return;
+    const waiters = this.idle;
+    this.idle = [];
+    for (const r of waiters) r();
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * A 2xx answer means the work is on disk: what was answered survives SIGKILL.
+ */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { cleanup, get, post, startCli, tempDir, until } from '../helpers/cli.ts';
+
+const HOOK = `hk_${randomBytes(18).toString('hex')}`;
+const GW = `gw_${randomBytes(18).toString('hex')}`;
+const config = {
+  gateway: { auth: { token: GW } },
+  hooks: { enabled: true, token: HOOK },
+  agents: { defaults: { heartbeat: { every: '0' } } },
+  session: { defaultRoute: { channel: 'console' } },
+};
+const auth = { authorization: `Bearer ${HOOK}` };
+
+describe('durability across SIGKILL', () => {
+  it('keeps a wake answered 200 after the server is killed and restarted on the same data dir', async () => {
+    const dir = tempDir();
+    try {
+      const first = await startCli({ config, dir });
+      const r = await post(`${first.url}/hooks/wake`, { text: 'remember me', mode: 'next-heartbeat' }, auth);
+      expect(r.status).toBe(200);
+      first.proc.kill('SIGKILL');
+      await first.stop();
+
+      const second = await startCli({ config, dir });
+      try {
+        const events = await get(`${second.url}/api/main/events`, GW);
+        const ev = events.body.events.find((e: { id: string }) => e.id === r.body.eventId);
+        expect(ev).toBeDefined();
+        expect(ev.status).toBe('pending');
+        expect(ev.text).toContain('remember me');
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      cleanup(dir);
+    }
+  });
+
+  it('keeps every 2xx answer of a concurrent burst when killed mid-burst, and finishes the runs after restart', async () => {
+    const dir = tempDir();
+    try {
+      const first = await startCli({ config, dir });
+      const accepted: { kind: 'wake' | 'agent'; id: string }[] = [];
+      let killed = false;
+      const fire = async (i: number) => {
+        const isAgent = i % 2 === 0;
+        try {
+          const r = isAgent
+            ? await post(`${first.url}/hooks/agent`, { message: `job ${i}`, sessionKey: `hook:burst:${i % 7}`, deliver: false }, auth)
+            : await post(`${first.url}/hooks/wake`, { text: `event ${i}`, mode: 'next-heartbeat' }, auth);
+          if (r.status === 200 || r.status === 202) accepted.push(isAgent ? { kind: 'agent', id: r.body.runId } : { kind: 'wake', id: r.body.eventId });
+        } catch {
+          // connection cut by the kill: never answered, so nothing was promised
+        }
+      };
+      const burst = Array.from({ length: 300 }, (_, i) => fire(i));
+      await until(() => accepted.length >= 100, 10_000, 2);
+      first.proc.kill('SIGKILL');
+      killed = true;
+      await Promise.all(burst);
+      await first.stop();
+      expect(killed).toBe(true);
+      expect(accepted.length).toBeGreaterThanOrEqual(100);
+
+      const second = await startCli({ config, dir });
+      try {
+        const events = (await get(`${second.url}/api/main/events?limit=10000`, GW)).body.events as { id: string }[];
+        const eventIds = new Set(events.map((e) => e.id));
+        const runIds = accepted.filter((a) => a.kind === 'agent').map((a) => a.id);
+        for (const a of accepted.filter((x) => x.kind === 'wake')) expect(eventIds.has(a.id)).toBe(true);
+        const finals = await until(async () => {
+          const runs = (await get(`${second.url}/api/runs?limit=10000`, GW)).body.runs as { id: string; status: string }[];
+          const byId = new Map(runs.map((r) => [r.id, r.status]));
+          const done = runIds.every((id) => ['ok', 'error', 'timeout'].includes(byId.get(id) ?? ''));
+          return done ? byId : undefined;
+        }, 20_000);
+        for (const id of runIds) expect(finals.get(id)).toBe('ok');
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      cleanup(dir);
+    }
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * A new user's path: the bundled config, a generated token printed once with
+ * a curl line that works, later starts that do not print it again, and
+ * SIGTERM / SIGINT ending with exit code 0.
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cleanup, ROOT, runCli, startCli, tempDir } from '../helpers/cli.ts';
+
+describe('first start on the bundled config', () => {
+  it('generates a token, prints it once with a curl line that works, and keeps it private afterwards', async () => {
+    const dir = tempDir();
+    copyFileSync(join(ROOT, 'hook-intake.json5'), join(dir, 'hook-intake.json5'));
+    try {
+      // no --config: the default ./hook-intake.json5 in the working directory is used
+      const first = await startCli({ dir, cwd: dir });
+      await first.waitFor('/api/main/events');
+      const tokenFile = join(first.dataDir, 'hook-token');
+      const token = readFileSync(tokenFile, 'utf8').trim();
+      expect(token.length).toBeGreaterThanOrEqual(32);
+      expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+      const out = first.output();
+      expect(out.split(token).length - 1).toBe(2); // the notice and the curl line, nothing else
+      const curlLine = out.split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!;
+      expect(curlLine).toContain(first.url.replace('http://', ''));
+
+      const reply = execFileSync('bash', ['-c', curlLine.trim()], { encoding: 'utf8' });
+      expect(JSON.parse(reply)).toMatchObject({ ok: true, mode: 'now' });
+      expect(await first.stop('SIGINT')).toBe(0);
+
+      const second = await startCli({ dir, cwd: dir });
+      await second.waitFor('/api/main/events');
+      expect(second.output()).not.toContain(token);
+      expect(second.output()).toContain(`$(cat ${tokenFile})`);
+      const again = second.output().split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!;
+      expect(JSON.parse(execFileSync('bash', ['-c', again.trim()], { encoding: 'utf8' }))).toMatchObject({ ok: true });
+      expect(await second.stop('SIGTERM')).toBe(0);
+      expect(second.output()).not.toContain(token);
+    } finally {
+      cleanup(dir);
+    }
+  });
+});
+
+describe('hook-intake check', () => {
+  it('refuses the bundled config until serve has generated a token, and says why', async () => {
+    const dir = tempDir();
+    try {
+      const r = await runCli(['check', '--config', join(ROOT, 'hook-intake.json5'), '--data', join(dir, 'data')]);
+      // the bundled config leaves hooks.token to the data dir, which does not exist yet
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('hooks.token: required when hooks.enabled is true');
+      expect(r.stderr).toContain('hook-intake.json5');
+    } finally {
+      cleanup(dir);
+    }
+  });
+
+  it('lists every problem with file, key path and reason, with a did-you-mean, and exits 1', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'bad.yaml');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(file, ['hooks:', '  enabled: true', '  tokn: abc', '  maxBodyBytes: -1', 'agents:', '  defaults:', '    model: nowhere/x', ''].join('\n'));
+    try {
+      const r = await runCli(['check', '--config', file, '--data', join(dir, 'data')]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`${file}:3: hooks.tokn: unknown key (did you mean "token"?)`);
+      expect(r.stderr).toContain(`${file}:4: hooks.maxBodyBytes: must be >= 1`);
+    } finally {
+      cleanup(dir);
+    }
+  });
+
+  it('accepts a valid config and summarises it', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'ok.json5');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(file, "{ hooks: { enabled: true, token: '${HOOK_TOKEN_FOR_TEST}' }, gateway: { auth: { token: { file: 'gw.txt' } } } }");
+    writeFileSync(join(dir, 'gw.txt'), 'a-gateway-token-that-is-long-enough\n');
+    try {
+      const r = await runCli(['check', '--config', file, '--data', join(dir, 'data')], { env: { HOOK_TOKEN_FOR_TEST: 'x'.repeat(32) } });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('hooks: enabled at /hooks');
+      expect(r.stdout).toContain('read API: enabled');
+      expect(r.stdout).not.toContain('x'.repeat(32));
+    } finally {
+      cleanup(dir);
+    }
+  });
+});
