@@ -3,7 +3,8 @@
  * throws a `HookError`; the error middleware turns it into the JSON body
  * `{ok:false, error, code}` (plus `field` when a request field is at fault).
  *
- * `expose` is false for 5xx: their message goes to the log, never to the client.
+ * `expose` is false for 5xx unless the message is a fixed sentence written for
+ * clients: internals go to the log, never to the client.
  */
 export class HookError extends Error {
   readonly status: number;
@@ -16,13 +17,13 @@ export class HookError extends Error {
     status: number,
     code: string,
     message: string,
-    opts: { field?: string; headers?: Record<string, string>; cause?: unknown } = {},
+    opts: { field?: string; headers?: Record<string, string>; cause?: unknown; expose?: boolean } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'HookError';
     this.status = status;
     this.code = code;
-    this.expose = status < 500;
+    this.expose = opts.expose ?? status < 500;
     this.field = opts.field;
     this.headers = opts.headers;
   }
@@ -55,10 +56,10 @@ export const errors = {
   modelNotAllowed: (model: string) =>
     new HookError(400, 'MODEL_NOT_ALLOWED', `model: "${model}" is not in agents.defaults.models`, { field: 'model' }),
   hookNotFound: (name: string) => new HookError(404, 'HOOK_NOT_FOUND', `no hook mapping matches "${name}"`),
-  transformFailed: () => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed'),
+  transformFailed: () => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed', { expose: true }),
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
   unavailable: (reason: string, retryAfterSeconds?: number) =>
-    new HookError(503, 'UNAVAILABLE', reason, retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}),
+    new HookError(503, 'UNAVAILABLE', reason, { expose: true, ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}) }),
   internal: (cause?: unknown) => new HookError(500, 'INTERNAL', 'internal error', { cause }),
 } as const;
 

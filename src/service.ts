@@ -1,5 +1,5 @@
 /**
- * The running service: store, plugin registry, current generation, runtime
+ * The running service: store, current generation (with hot reload), runtime
  * (runner, heartbeat, outbox, dispatcher) and the HTTP server, started and
  * stopped in the right order. `serve` and the end-to-end tests use this.
  */
@@ -7,22 +7,27 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { LoadedConfig } from './config/load.ts';
-import { createRegistry, type Registry } from './plugins/registry.ts';
+import type { Plugin } from './plugins/define.ts';
 import { builtinPlugins } from '../plugins/index.ts';
-import { buildGeneration, GenerationRef, type BuildDeps } from './runtime/generation.ts';
+import { buildGeneration, GenerationRef, type Generation } from './runtime/generation.ts';
 import { SqliteStore } from './store/sqlite.ts';
 import type { Store } from './store/types.ts';
 import { createRunner, type Runner } from './runtime/runner.ts';
 import { createHeartbeat, type Heartbeat } from './runtime/heartbeat.ts';
 import { createOutbox, type Outbox } from './runtime/outbox.ts';
 import { createDispatcher } from './runtime/dispatcher.ts';
+import { createReloader, type Reloader } from './runtime/reload.ts';
 import { createApp } from './http/app.ts';
 import { FailureThrottle } from './auth/throttle.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
-import type { NamedResolver } from './runtime/intake.ts';
+import { createNamedResolver } from './mapping/resolve.ts';
+import { watchSources, type SourceWatcher } from './config/watch.ts';
 
 export interface ServiceOptions {
-  loaded: LoadedConfig;
+  /** Loads (and re-loads, on change) the config. Throws `ConfigError`. */
+  load: () => LoadedConfig;
+  /** The config already loaded for this start (saves loading it twice). */
+  initial?: LoadedConfig;
   logger: Logger;
   /** Overrides of `gateway.port` / `gateway.bind` (`--port`, `--bind`). */
   port?: number | undefined;
@@ -30,10 +35,10 @@ export interface ServiceOptions {
   clock?: () => number;
   fetch?: typeof fetch;
   env?: Record<string, string | undefined>;
-  /** Mapping engine hooks (compile + resolve); absent means named hooks are all 404. */
-  mapping?: { compile: NonNullable<BuildDeps['compilePipelines']>; resolve: NamedResolver };
-  /** Extra plugins to register after the built-ins. */
-  registry?: Registry;
+  /** Watch the config, transforms, presets and plugins and reload on change (default true). */
+  watch?: boolean;
+  builtins?: readonly Plugin[];
+  presetsDir?: string;
 }
 
 export interface Service {
@@ -46,30 +51,42 @@ export interface Service {
   readonly runner: Runner;
   readonly heartbeat: Heartbeat;
   readonly outbox: Outbox;
+  readonly reloader: Reloader;
   stop(): Promise<void>;
 }
 
 const IDEMPOTENCY_PRUNE_MS = 10 * 60 * 1000;
+/** Keys a running service cannot apply without a restart. */
+const RESTART_KEYS = ['gateway.bind', 'gateway.port', 'storage.driver', 'storage.path', 'storage.synchronous'] as const;
+
+function at(config: unknown, path: string): unknown {
+  return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), config);
+}
 
 export async function startService(opts: ServiceOptions): Promise<Service> {
-  const { logger, loaded } = opts;
+  const { logger } = opts;
   const clock = opts.clock ?? Date.now;
-  const cfg = loaded.config;
+  const build = async (loaded: LoadedConfig = opts.load()): Promise<Generation> =>
+    buildGeneration(loaded, {
+      logger,
+      builtins: opts.builtins ?? builtinPlugins,
+      ...(opts.presetsDir ? { presetsDir: opts.presetsDir } : {}),
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+      ...(opts.env ? { env: opts.env } : {}),
+    });
 
-  const registry = opts.registry ?? createRegistry();
-  if (!opts.registry) for (const p of builtinPlugins) registry.register(p);
+  const first = await build(opts.initial);
+  for (const w of first.warnings) logger.warn(w);
+  const generations = new GenerationRef(first);
+  const cfg = first.config;
 
-  const gen = buildGeneration(loaded, {
-    registry,
-    logger,
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
-    ...(opts.env ? { env: opts.env } : {}),
-    ...(opts.mapping ? { compilePipelines: opts.mapping.compile } : {}),
-  });
-  for (const w of gen.warnings) logger.warn(w);
-  const generations = new GenerationRef(gen);
-
-  const store = new SqliteStore({ path: cfg.storage.path!, synchronous: cfg.storage.synchronous });
+  let store: SqliteStore;
+  try {
+    store = new SqliteStore({ path: cfg.storage.path!, synchronous: cfg.storage.synchronous });
+  } catch (err) {
+    await first.dispose();
+    throw err;
+  }
   let outbox: Outbox | undefined;
   let heartbeat: Heartbeat | undefined;
   const runner = createRunner({
@@ -81,13 +98,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     notifyOutbox: () => outbox?.notify(),
   });
   outbox = createOutbox({ store, generations, logger: logger.child({ component: 'outbox' }), clock });
-  heartbeat = createHeartbeat({
-    store,
-    generations,
-    logger: logger.child({ component: 'heartbeat' }),
-    clock,
-    notifyOutbox: () => outbox.notify(),
-  });
+  heartbeat = createHeartbeat({ store, generations, logger: logger.child({ component: 'heartbeat' }), clock, notifyOutbox: () => outbox.notify() });
   const dispatcher = createDispatcher({
     store,
     clock,
@@ -100,6 +111,23 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   if (recovered.queued || recovered.requeued || recovered.failed) logger.info(recovered, 'recovered unfinished runs');
 
   const throttle = new FailureThrottle({ max: cfg.hooks.authFailures.max, windowMs: cfg.hooks.authFailures.windowSeconds * 1000 });
+  let watcher: SourceWatcher | undefined;
+  const reloader = createReloader({
+    generations,
+    build: () => build(),
+    logger: logger.child({ component: 'reload' }),
+    clock,
+    onSwap: (prev, next) => {
+      const c = next.config;
+      throttle.configure({ max: c.hooks.authFailures.max, windowMs: c.hooks.authFailures.windowSeconds * 1000 });
+      if (c.agents.defaults.heartbeat.every !== prev.config.agents.defaults.heartbeat.every) heartbeat.start();
+      for (const k of RESTART_KEYS)
+        if (JSON.stringify(at(c, k)) !== JSON.stringify(at(cfg, k))) logger.warn({ key: k }, 'this setting changes only after a restart');
+      for (const w of next.warnings) logger.warn(w);
+      watcher?.update(next.sources);
+    },
+  });
+
   let stopping = false;
   let listening = false;
   const startedAt = clock();
@@ -110,12 +138,13 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     throttle,
     logger,
     clock,
-    ...(opts.mapping ? { named: opts.mapping.resolve } : {}),
+    named: createNamedResolver({ logger }),
     store,
     ready: () => listening && !stopping,
     status: () => ({
       uptimeSeconds: Math.round((clock() - startedAt) / 1000),
       runner: { queued: runner.queued(), running: runner.running() },
+      transforms: generations.current.transforms?.stats() ?? null,
       storage: { driver: store.driver },
     }),
   });
@@ -124,19 +153,28 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   server.requestTimeout = cfg.hooks.bodyTimeoutMs + 5000; // our own 408 answers first
   server.headersTimeout = Math.min(60_000, server.requestTimeout);
   const host = opts.bind ?? cfg.gateway.bind;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? cfg.gateway.port, host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port ?? cfg.gateway.port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    await store.close();
+    await generations.disposeAll();
+    throw err;
+  }
   listening = true;
   const addr = server.address() as AddressInfo;
   const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
 
   heartbeat.start();
   outbox.start();
+  if (opts.watch !== false) {
+    watcher = watchSources(first.sources, (paths) => void reloader.reload(`changed: ${paths.slice(0, 3).join(', ')}${paths.length > 3 ? ', …' : ''}`), cfg.hooks.reloadDebounceMs);
+  }
   const prune = setInterval(() => {
     store.pruneIdempotency(clock()).catch((err) => logger.warn({ err }, 'idempotency prune failed'));
   }, IDEMPOTENCY_PRUNE_MS);
@@ -146,8 +184,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const stop = () =>
     (stopped ??= (async () => {
       stopping = true;
-      const deadline = cfg.gateway.shutdownTimeoutSeconds * 1000;
+      const deadline = generations.current.config.gateway.shutdownTimeoutSeconds * 1000;
       clearInterval(prune);
+      await watcher?.close();
       // stop intake: no new connections; idle keep-alive ones close now, busy ones after their answer
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
@@ -159,19 +198,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       await heartbeat.stop();
       await outbox.stop(Math.min(deadline, 2000));
       await store.close();
+      await generations.disposeAll();
       logger.info('stopped');
     })());
 
-  return {
-    url: `http://${shownHost}:${addr.port}`,
-    port: addr.port,
-    host: addr.address,
-    server,
-    store,
-    generations,
-    runner,
-    heartbeat,
-    outbox,
-    stop,
-  };
+  return { url: `http://${shownHost}:${addr.port}`, port: addr.port, host: addr.address, server, store, generations, runner, heartbeat, outbox, reloader, stop };
 }

@@ -1,17 +1,13 @@
 /**
  * `hook-intake check`: validate the config, build a generation (plugins,
- * mappings, transforms) without starting anything, print a summary. Exit 1
- * with `file: key.path: reason` lines when something is wrong.
+ * presets, mappings, every transform loaded in its worker) without starting
+ * anything, print a summary. Exit 1 with `file: key.path: reason` lines when
+ * something is wrong.
  */
-import { resolve } from 'node:path';
-import { loadConfig } from '../config/load.ts';
 import { ConfigError, formatIssue } from '../errors.ts';
-import { createLogger } from '../log.ts';
-import { createRegistry } from '../plugins/registry.ts';
-import { builtinPlugins } from '../../plugins/index.ts';
-import { buildGeneration, type Generation } from '../runtime/generation.ts';
-import { commonOptions, parse, resolveDataDir, UsageError } from './args.ts';
-import { dataDirTokens } from './tokens.ts';
+import type { Generation } from '../runtime/generation.ts';
+import { commonOptions, parse, UsageError } from './args.ts';
+import { offlineGeneration } from './generation.ts';
 
 export async function check(argv: string[]): Promise<number> {
   let values;
@@ -24,13 +20,13 @@ export async function check(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  const dataDir = resolve(resolveDataDir(values.data));
   try {
-    const loaded = loadConfig({ file: values.config, dataDir, tokenFallback: dataDirTokens(dataDir, false).fallback });
-    const registry = createRegistry();
-    for (const p of builtinPlugins) registry.register(p);
-    const gen = buildGeneration(loaded, { registry, logger: createLogger('silent') });
-    process.stdout.write(summary(gen, loaded.fallbackTokens));
+    const { gen, loaded } = await offlineGeneration(values.config, values.data);
+    try {
+      process.stdout.write(summary(gen, loaded.fallbackTokens));
+    } finally {
+      await gen.dispose();
+    }
     return 0;
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -48,7 +44,20 @@ export function summary(gen: Generation, fallbackTokens: readonly string[]): str
     const token = fallbackTokens.includes('hooks') ? 'from the data dir' : 'set';
     lines.push(`hooks: enabled at ${c.hooks.path} (token ${token}; max body ${c.hooks.maxBodyBytes} bytes; query token ${c.hooks.allowQueryToken ? 'accepted, deprecated' : 'refused'})`);
   } else lines.push('hooks: disabled');
-  lines.push(`mappings: ${c.hooks.mappings.length}; presets: ${c.hooks.presets.length ? c.hooks.presets.join(', ') : 'none'}`);
+  lines.push(`presets: ${c.hooks.presets.length ? c.hooks.presets.join(', ') : 'none'}`);
+  lines.push(`named hooks (in match order): ${gen.pipelines.length}`);
+  for (const p of gen.pipelines) {
+    const bits = [p.action, p.path ? `path "${p.path}"` : 'matched by payload/headers'];
+    if (p.forEach) bits.push(`forEach ${p.forEach.field}`);
+    if (p.transform) bits.push(`transform ${p.transform.file}`);
+    if (p.verify) bits.push('signature required');
+    lines.push(`  - ${p.id} (${p.origin}): ${bits.join(', ')}`);
+  }
+  if (gen.transforms) lines.push(`transforms: every module loaded (${gen.transforms.stats().workers} workers)`);
+  if (gen.unsafeHooks.length) {
+    lines.push(`WARNING: the safety boundary is OFF for ${gen.unsafeHooks.length} hook(s) (allowUnsafeExternalContent):`);
+    for (const h of gen.unsafeHooks) lines.push(`  - ${h}`);
+  } else lines.push('safety boundary: on for every hook');
   lines.push(`read API: ${c.gateway.auth.token ? 'enabled' : 'disabled (gateway.auth.token not set)'} on ${c.gateway.bind}:${c.gateway.port}`);
   lines.push(`agents: default model ${c.agents.defaults.model}; allowlist ${c.agents.defaults.models ? c.agents.defaults.models.join(', ') : 'not set (any configured provider)'}`);
   lines.push(`providers: ${Object.entries(c.agents.providers).map(([id, p]) => `${id} (${p.type})`).join(', ')}`);

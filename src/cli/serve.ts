@@ -3,7 +3,7 @@
  * `listening on http://ADDR:PORT` when ready, stop cleanly on SIGTERM/SIGINT.
  */
 import { resolve } from 'node:path';
-import { loadConfig, type LoadedConfig } from '../config/load.ts';
+import { findConfigFile, loadConfig, type LoadedConfig } from '../config/load.ts';
 import { ConfigError, formatIssue } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { startService, type Service } from '../service.ts';
@@ -32,9 +32,12 @@ export async function serve(argv: string[]): Promise<number | undefined> {
   const dataDir = resolve(resolveDataDir(values.data));
   const tokens = dataDirTokens(dataDir, true);
 
+  // the file is located once; reloads read the same file again
+  const file = findConfigFile({ file: values.config });
+  const load = () => loadConfig({ file, dataDir, tokenFallback: tokens.fallback });
   let loaded: LoadedConfig;
   try {
-    loaded = loadConfig({ file: values.config, dataDir, tokenFallback: tokens.fallback });
+    loaded = load();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`hook-intake: invalid configuration\n${err.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}\n`);
@@ -46,7 +49,7 @@ export async function serve(argv: string[]): Promise<number | undefined> {
   const logger = createLogger(loaded.config.logging.level);
   let service: Service;
   try {
-    service = await startService({ loaded, logger, port, bind: values.bind });
+    service = await startService({ load, initial: loaded, logger, port, bind: values.bind });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`hook-intake: invalid configuration\n${err.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}\n`);

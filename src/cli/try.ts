@@ -1,28 +1,33 @@
 /**
  * `hook-intake try <wake|agent|NAME>`: a dry run. Builds the request as the
- * server would (payload from a file or stdin, headers from -H), resolves it to
- * prepared actions (safety boundary included) and prints them. Dispatches nothing.
+ * server would (payload from a file or stdin, headers from -H), shows which
+ * mapping matched and why the earlier ones did not, runs templates and the
+ * transform, and prints the actions exactly as they would be dispatched
+ * (safety boundary included). Dispatches nothing, writes nothing.
  */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { loadConfig } from '../config/load.ts';
 import { ConfigError, formatIssue, isHookError } from '../errors.ts';
 import { createLogger } from '../log.ts';
-import { createRegistry } from '../plugins/registry.ts';
-import { builtinPlugins } from '../../plugins/index.ts';
-import { buildGeneration } from '../runtime/generation.ts';
-import { resolveRequest, type HookRequest } from '../runtime/intake.ts';
+import { resolveRequest, type HookRequest, type Resolution } from '../runtime/intake.ts';
 import { parseJson } from '../http/parse.ts';
-import { commonOptions, parse, resolveDataDir, UsageError } from './args.ts';
-import { dataDirTokens } from './tokens.ts';
+import { createNamedResolver, explainMatch, type MatchExplanation } from '../mapping/resolve.ts';
+import type { PreparedAction } from '../runtime/prepare.ts';
+import { commonOptions, parse, UsageError } from './args.ts';
+import { offlineGeneration } from './generation.ts';
+
+const USAGE = 'usage: hook-intake try <wake|agent|NAME> [--config FILE] [--payload FILE|-] [-H "name: value"] [--json]\n';
 
 export async function tryHook(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parse(argv, { ...commonOptions, payload: { type: 'string', short: 'p' }, header: { type: 'string', short: 'H', multiple: true } }, true);
+    parsed = parse(
+      argv,
+      { ...commonOptions, payload: { type: 'string', short: 'p' }, header: { type: 'string', short: 'H', multiple: true }, json: { type: 'boolean' } },
+      true,
+    );
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`hook-intake try: ${err.message}\n`);
+      process.stderr.write(`hook-intake try: ${err.message}\n${USAGE}`);
       return 1;
     }
     throw err;
@@ -30,7 +35,7 @@ export async function tryHook(argv: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const name = positionals[0]?.replace(/^\/+|\/+$/g, '');
   if (!name || positionals.length > 1) {
-    process.stderr.write('usage: hook-intake try <wake|agent|NAME> [--config FILE] [--payload FILE|-] [-H "name: value"]\n');
+    process.stderr.write(USAGE);
     return 1;
   }
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -49,27 +54,73 @@ export async function tryHook(argv: string[]): Promise<number> {
     process.stderr.write(`hook-intake try: cannot read payload ${values.payload}: ${(err as NodeJS.ErrnoException).code ?? err}\n`);
     return 1;
   }
-  const dataDir = resolve(resolveDataDir(values.data));
+
+  let gen;
   try {
-    const loaded = loadConfig({ file: values.config, dataDir, tokenFallback: dataDirTokens(dataDir, false).fallback });
-    const registry = createRegistry();
-    for (const p of builtinPlugins) registry.register(p);
-    const gen = buildGeneration(loaded, { registry, logger: createLogger('silent') });
-    const path = `${gen.config.hooks.path}/${name}`;
-    const req: HookRequest = { name, payload: parseJson(raw), headers, query: {}, path, url: path, rawBody: raw, receivedAt: Date.now() };
-    const res = await resolveRequest(gen, req);
-    const out = res.kind === 'skip' ? { result: 'skip (204: the transform returned null)' } : { actions: res.actions };
-    process.stdout.write(`${JSON.stringify({ hook: name, ...(res.mappingId ? { mapping: res.mappingId } : {}), ...out }, null, 2)}\n`);
-    return 0;
+    ({ gen } = await offlineGeneration(values.config, values.data));
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`configuration is invalid:\n${err.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}\n`);
       return 1;
     }
+    throw err;
+  }
+
+  const log = createLogger('silent');
+  const path = `${gen.config.hooks.path}/${name}`;
+  let explanation: MatchExplanation[] = [];
+  try {
+    const payload = parseJson(raw);
+    const req: HookRequest = { name, payload, headers, query: {}, path, url: path, rawBody: raw, receivedAt: Date.now() };
+    if (name !== 'wake' && name !== 'agent') explanation = explainMatch(gen, req);
+    const res = await resolveRequest(gen, req, createNamedResolver({ logger: log }));
+    const status = answerStatus(res, gen.config.hooks.agentStatus);
+    if (values.json) process.stdout.write(`${JSON.stringify({ hook: name, matching: explanation, status, ...(res.kind === 'actions' ? { actions: res.actions } : {}) }, null, 2)}\n`);
+    else process.stdout.write(render(name, explanation, res, status));
+    return 0;
+  } catch (err) {
     if (isHookError(err)) {
-      process.stdout.write(`${JSON.stringify({ hook: name, status: err.status, code: err.code, error: err.message }, null, 2)}\n`);
+      if (values.json) process.stdout.write(`${JSON.stringify({ hook: name, matching: explanation, status: err.status, code: err.code, error: err.message }, null, 2)}\n`);
+      else process.stdout.write(`${render(name, explanation, undefined, err.status)}would answer ${err.status} ${err.code}: ${err.message}\n`);
       return 2;
     }
     throw err;
+  } finally {
+    await gen.dispose();
   }
+}
+
+function answerStatus(res: Resolution, agentStatus: number): number {
+  if (res.kind === 'skip') return 204;
+  if (res.actions.length > 1) return 202;
+  return res.actions[0]!.kind === 'wake' ? 200 : agentStatus;
+}
+
+function render(name: string, explanation: MatchExplanation[], res: Resolution | undefined, status: number): string {
+  const out: string[] = [`hook: ${name}`];
+  if (name === 'wake' || name === 'agent') out.push(`built-in endpoint /${name}`);
+  else if (!explanation.length) out.push('no mappings are configured');
+  for (const e of explanation) out.push(e.matched ? `  match    ${e.id} (${e.origin})` : `  no match ${e.id} (${e.origin}): ${e.reason}`);
+  if (!res) return `${out.join('\n')}\n`;
+  if (res.kind === 'skip') out.push(`would answer 204: the mapping produced no action (the transform returned null, or forEach found no items)`);
+  else {
+    out.push(`would answer ${status} and dispatch ${res.actions.length} action(s):`);
+    res.actions.forEach((a, i) => out.push(...describe(a, i + 1)));
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function describe(a: PreparedAction, n: number): string[] {
+  if (a.kind === 'wake') return [``, `--- action ${n}: wake (mode ${a.mode}) ---`, a.text];
+  return [
+    ``,
+    `--- action ${n}: agent ---`,
+    `name: ${a.name}`,
+    `sessionKey: ${a.sessionKey}`,
+    `model: ${a.model}${a.thinking ? ` (thinking ${a.thinking})` : ''}, timeout ${a.timeoutSeconds}s, wakeMode ${a.wakeMode}`,
+    `deliver: ${a.deliver ? `yes, to ${a.channel}${a.to ? ` / ${a.to}` : ''}` : 'no'}`,
+    `safety boundary: ${a.trusted ? 'OFF (allowUnsafeExternalContent)' : `on (source "${a.label}")`}`,
+    `message:`,
+    a.message,
+  ];
 }

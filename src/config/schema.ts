@@ -89,6 +89,7 @@ export const Mapping = Type.Object(
     ),
     forEach: Type.Optional(Type.String({ minLength: 1 })),
     allowUnsafeExternalContent: Type.Optional(Type.Boolean()),
+    label: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'source shown in the safety boundary' })),
     verify: Type.Optional(
       Type.Object(
         {
@@ -149,6 +150,8 @@ export const ConfigSchema = Type.Object(
           { ...strict, default: {} },
         ),
         maxQueuedRuns: Type.Integer({ default: 10000, minimum: 1 }),
+        transformWorkers: Type.Integer({ default: 2, minimum: 1, maximum: 32 }),
+        reloadDebounceMs: Type.Integer({ default: 50, minimum: 0, maximum: 10000 }),
         presets: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
         mappings: Type.Array(Mapping, { default: [] }),
         transformsDir: Type.Optional(Type.String({ minLength: 1 })),

@@ -82,11 +82,22 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
   }
 
   return async function hooks(ctx, next) {
-    const gen = deps.generations.current;
-    const hc = gen.config.hooks;
+    const hc = deps.generations.current.config.hooks;
     if (!hc.enabled) return next();
     const path = ctx.path;
     if (!path.startsWith(hc.path) || (path.length > hc.path.length && path.charCodeAt(hc.path.length) !== 47 /* / */)) return next();
+    // same tick as the check above: this is the generation the request runs on to the end
+    const gen = deps.generations.acquire();
+    try {
+      await handle(ctx, gen);
+    } finally {
+      deps.generations.release(gen);
+    }
+  };
+
+  async function handle(ctx: Parameters<Middleware<RequestState>>[0], gen: Generation): Promise<void> {
+    const hc = gen.config.hooks;
+    const path = ctx.path;
     const state = ctx.state;
     const now = deps.clock();
     if (ctx.method !== 'POST') throw errors.methodNotAllowed();
@@ -120,14 +131,12 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
       const resolution = await resolveRequest(gen, req, deps.named);
       if (resolution.mappingId) state.mapping = resolution.mappingId;
       if (resolution.kind === 'skip') return { status: 204, body: {} };
-      const result = await deps.dispatcher.dispatch(resolution.actions, {
+      return deps.dispatcher.dispatch(resolution.actions, {
         agentStatus: hc.agentStatus,
         maxQueuedRuns: hc.maxQueuedRuns,
         ...(idemKey ? { idempotency: { key: scoped, ttlSeconds: hc.idempotencyTtlSeconds } } : {}),
       });
-      return result;
     };
-
     const answer = idemKey ? await deps.idempotency.once(scoped, now, work) : await work();
 
     const b = answer.body;
@@ -136,7 +145,7 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
     if (typeof b.eventId === 'string') state.eventId = b.eventId;
     ctx.status = answer.status;
     if (answer.status !== 204) ctx.body = b;
-  };
+  }
 }
 
 function queryWithoutToken(q: Record<string, string | string[] | undefined>): Record<string, string> {

@@ -1,7 +1,47 @@
 /**
- * A compiled mapping: everything resolved at load, so a request only runs
- * prepared closures. Filled in by the mapping engine (compile.ts).
+ * A compiled mapping: everything resolved at load (match predicates, parsed
+ * templates, the confined transform file), frozen, so a request only runs
+ * prepared closures: match → templates → transform → action(s) → dispatcher.
  */
+import type { Matcher } from './match.ts';
+import type { Template } from './template.ts';
+import type { Segment } from './path.ts';
+
+/** Fields a mapping may template (SPEC §5.3). */
+export const TEMPLATED_FIELDS = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to', 'model', 'thinking'] as const;
+export type TemplatedField = (typeof TEMPLATED_FIELDS)[number];
+
+export interface PipelineTransform {
+  /** Key of the (file, export) pair in the generation's transform pool. */
+  key: string;
+  file: string;
+  timeoutMs: number;
+}
+
 export interface Pipeline {
   readonly id: string;
+  /** Where it was defined, for messages: `hooks.mappings[2]` or `preset gmail (mappings[0])`. */
+  readonly origin: string;
+  /** `match.path` when the mapping names one (used to find signature-verified paths). */
+  readonly path: string | undefined;
+  readonly matcher: Matcher;
+  readonly action: 'wake' | 'agent';
+  readonly forEach: { field: string; segs: readonly Segment[] } | undefined;
+  readonly templates: Readonly<Partial<Record<TemplatedField, Template>>>;
+  /** Non-templated settings copied from the mapping. */
+  readonly statics: Readonly<{
+    wakeMode?: 'now' | 'next-heartbeat';
+    deliver?: boolean;
+    channel?: string;
+    timeoutSeconds?: number;
+  }>;
+  readonly transform: PipelineTransform | undefined;
+  /** Source shown in the safety boundary; undefined means the rendered name, else the hook name. */
+  readonly label: string | undefined;
+  /** True when the mapping turns the safety boundary off (allowUnsafeExternalContent). */
+  readonly trusted: boolean;
+  readonly rateLimit: Readonly<{ max: number; perSeconds: number }> | undefined;
+  readonly verify: unknown;
 }
+
+export const MAX_FAN_OUT = 200;

@@ -95,6 +95,8 @@ export interface PresetDefinition {
   mappings: MappingConfig[];
   /** Directory of the preset's own transforms (absolute). */
   transformsDir?: string;
+  /** File the preset was read from (error messages, hot reload). */
+  file?: string;
 }
 
 export interface Plugin {

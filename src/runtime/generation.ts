@@ -1,20 +1,24 @@
 /**
  * A generation: the immutable snapshot a request reads — validated config,
- * token matchers, plugin instances and compiled pipelines. A reload builds a
- * new one beside the current and swaps one reference; requests in flight keep
- * the generation they started with.
+ * token matchers, plugin instances, compiled pipelines and the transform
+ * workers. A reload builds a new one beside the current and swaps one
+ * reference; requests in flight keep the generation they started with, and a
+ * retired generation is disposed once its last request is done.
  */
 import type { Logger } from 'pino';
-import { Ajv } from 'ajv';
 import type { LoadedConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { ConfigError, type ConfigIssue } from '../errors.ts';
 import { createTokenMatcher, type TokenMatcher } from '../auth/token.ts';
-import type { AgentProvider, Channel, PluginContext } from '../plugins/define.ts';
-import type { Registry } from '../plugins/registry.ts';
-import { translateAjvErrors } from '../config/validate.ts';
+import type { AgentProvider, Channel, Plugin } from '../plugins/define.ts';
+import { createRegistry } from '../plugins/registry.ts';
+import { loadPluginModule, pluginPath } from '../plugins/load.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
+import { compilePipelines, type PresetSource } from '../mapping/compile.ts';
+import { BUILTIN_PRESETS_DIR, loadPresetsDir } from '../presets/load.ts';
+import { createTransformPool, TransformLoadError, type TransformPool } from '../transforms/pool.ts';
+import { instantiatePlugins } from './instances.ts';
 
 export interface ChannelEntry {
   id: string;
@@ -34,105 +38,99 @@ export interface Generation {
   readonly providers: ReadonlyMap<string, AgentProvider>;
   readonly channels: ReadonlyMap<string, ChannelEntry>;
   readonly pipelines: readonly Pipeline[];
+  /** Workers running this generation's transforms; absent when no mapping has one. */
+  readonly transforms: TransformPool | undefined;
   readonly warnings: readonly string[];
+  /** Files and directories whose changes should trigger a reload. */
+  readonly sources: { readonly files: readonly string[]; readonly dirs: readonly string[] };
+  /** Mappings that turn the safety boundary off (reported by `check`). */
+  readonly unsafeHooks: readonly string[];
+  /** Releases what the generation holds (transform workers). */
+  dispose(): Promise<void>;
 }
 
 export interface BuildDeps {
-  registry: Registry;
   logger: Logger;
   fetch?: typeof fetch;
   env?: Record<string, string | undefined>;
-  /** Compiles mappings and presets into pipelines (the mapping engine); none when absent. */
-  compilePipelines?: (loaded: LoadedConfig) => Pipeline[];
-}
-
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
-const validators = new WeakMap<object, ReturnType<typeof ajv.compile>>();
-
-/** Validates a plugin's config slice against the schema it declares (defaults filled in place). */
-function validateSlice(schema: object | undefined, slice: unknown, file: string, path: string): ConfigIssue[] {
-  if (!schema) return [];
-  let v = validators.get(schema);
-  if (!v) {
-    v = ajv.compile(schema);
-    validators.set(schema, v);
-  }
-  if (v(slice)) return [];
-  return translateAjvErrors(v.errors ?? [], file, schema as never).map((i) => ({
-    ...i,
-    path: i.path ? `${path}.${i.path}` : path,
-  }));
+  /** Plugins registered before user plugins (the built-ins). */
+  builtins: readonly Plugin[];
+  /** Where built-in presets live (`presets/`). */
+  presetsDir?: string;
 }
 
 let nextId = 1;
 
-export function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Generation {
+/** Builds a generation; throws `ConfigError` listing every problem, leaving nothing running. */
+export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Promise<Generation> {
   const { config } = loaded;
   const file = loaded.file ?? '(embedded defaults)';
   const issues: ConfigIssue[] = [];
-  const env = deps.env ?? process.env;
-  const fetchImpl = deps.fetch ?? globalThis.fetch;
-  const ctx = (id: string, kind: string): PluginContext => ({
-    id,
-    logger: deps.logger.child({ [kind]: id }),
-    fetch: fetchImpl,
-    env,
+  const sourceFiles = loaded.file ? [loaded.file] : [];
+  const sourceDirs = [config.hooks.transformsDir!];
+
+  const registry = createRegistry();
+  for (const p of deps.builtins) registry.register(p);
+  const presetsDir = deps.presetsDir ?? BUILTIN_PRESETS_DIR;
+  const builtinPresets = loadPresetsDir(presetsDir);
+  issues.push(...builtinPresets.issues);
+  sourceDirs.push(presetsDir);
+  registry.register({ name: 'presets', presets: Object.fromEntries(builtinPresets.presets) }, presetsDir);
+
+  for (const [i, entry] of config.plugins.entries()) {
+    const path = pluginPath(loaded.dir, entry);
+    sourceFiles.push(path);
+    try {
+      const plugin = await loadPluginModule(path);
+      registry.register(plugin, path);
+      for (const preset of Object.values(plugin.presets ?? {})) if (preset.transformsDir) sourceDirs.push(preset.transformsDir);
+    } catch (err) {
+      issues.push({ file, path: `plugins[${i}]`, message: `${entry}: ${(err as Error).message}` });
+    }
+  }
+
+  const { providers, channels } = instantiatePlugins(config, registry, file, issues, {
+    logger: deps.logger,
+    fetch: deps.fetch ?? globalThis.fetch,
+    env: deps.env ?? process.env,
   });
 
-  const providers = new Map<string, AgentProvider>();
-  for (const [id, slice] of Object.entries(config.agents.providers)) {
-    const path = `agents.providers.${id}`;
-    const factory = deps.registry.agent(slice.type);
-    if (!factory) {
-      const hint = didYouMean(slice.type, deps.registry.agentTypes());
-      issues.push({ file, path: `${path}.type`, message: `unknown agent provider type "${slice.type}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${deps.registry.agentTypes().join(', ')}` });
-      continue;
+  const presets: PresetSource[] = [];
+  config.hooks.presets.forEach((name, i) => {
+    const def = registry.preset(name);
+    if (!def) {
+      const hint = didYouMean(name, registry.presetNames());
+      issues.push({ file, path: `hooks.presets[${i}]`, message: `unknown preset "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${registry.presetNames().join(', ') || 'none'}` });
+      return;
     }
-    const sliceIssues = validateSlice(factory.configSchema, slice, file, path);
-    if (sliceIssues.length) {
-      issues.push(...sliceIssues);
-      continue;
-    }
-    try {
-      providers.set(id, factory.create(slice, ctx(id, 'provider')));
-    } catch (err) {
-      issues.push({ file, path, message: (err as Error).message });
-    }
-  }
+    presets.push({ name, mappings: def.mappings, ...(def.transformsDir ? { transformsDir: def.transformsDir } : {}), ...(def.file ? { file: def.file } : {}) });
+  });
 
-  const channels = new Map<string, ChannelEntry>();
-  for (const [id, slice] of Object.entries(config.channels)) {
-    const path = `channels.${id}`;
-    const type = slice.type ?? id;
-    const factory = deps.registry.channel(type);
-    if (!factory) {
-      const hint = didYouMean(type, deps.registry.channelTypes());
-      issues.push({ file, path: slice.type ? `${path}.type` : path, message: `unknown channel type "${type}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${deps.registry.channelTypes().join(', ')}` });
-      continue;
-    }
-    const sliceIssues = validateSlice(factory.configSchema, slice, file, path);
-    if (sliceIssues.length) {
-      issues.push(...sliceIssues);
-      continue;
-    }
-    try {
-      channels.set(id, { id, type, channel: factory.create(slice, ctx(id, 'channel')) });
-    } catch (err) {
-      issues.push({ file, path, message: (err as Error).message });
-    }
-  }
-
-  let pipelines: Pipeline[] = [];
-  if (deps.compilePipelines) {
-    try {
-      pipelines = deps.compilePipelines(loaded);
-    } catch (err) {
-      if (err instanceof ConfigError) issues.push(...err.issues);
-      else throw err;
-    }
-  }
+  const compiled = compilePipelines({ config, file, presets });
+  issues.push(...compiled.issues);
   if (issues.length) throw new ConfigError(issues);
 
+  let transforms: TransformPool | undefined;
+  if (compiled.transforms.length) {
+    try {
+      transforms = await createTransformPool(compiled.transforms, config.hooks.transformWorkers, (err) =>
+        deps.logger.error({ err: { message: err.message } }, 'transform worker error'),
+      );
+    } catch (err) {
+      if (!(err instanceof TransformLoadError)) throw err;
+      const origins = new Map<string, string[]>();
+      for (const p of compiled.pipelines) if (p.transform) origins.set(p.transform.key, [...(origins.get(p.transform.key) ?? []), p.origin]);
+      throw new ConfigError(
+        err.errors.map((e) => ({
+          file: e.key.split('#')[0] ?? file,
+          path: (origins.get(e.key) ?? []).map((o) => `${o}.transform`).join(', '),
+          message: e.message,
+        })),
+      );
+    }
+  }
+
+  const unsafe = compiled.pipelines.filter((p) => p.trusted).map((p) => `${p.id} (${p.origin})`);
   return Object.freeze({
     id: nextId++,
     loadedAt: Date.now(),
@@ -143,25 +141,63 @@ export function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Generati
     models: config.agents.defaults.models ? new Set(config.agents.defaults.models) : undefined,
     providers,
     channels,
-    pipelines: Object.freeze(pipelines),
+    pipelines: Object.freeze(compiled.pipelines),
+    transforms,
     warnings: loaded.warnings,
+    sources: { files: [...new Set(sourceFiles)], dirs: [...new Set(sourceDirs)] },
+    unsafeHooks: unsafe,
+    dispose: async () => {
+      await transforms?.close();
+    },
   });
 }
 
-/** Holds the current generation; `swap` replaces it in one assignment. */
+/**
+ * Holds the current generation. Requests `acquire` it and `release` it when
+ * done; `swap` installs a new one and disposes the old once it is unused.
+ */
 export class GenerationRef {
   private gen: Generation;
+  private readonly users = new Map<Generation, number>();
+  private readonly retired = new Set<Generation>();
   lastReloadError: { at: number; issues: ConfigIssue[] } | undefined;
+
   constructor(initial: Generation) {
     this.gen = initial;
   }
+
   get current(): Generation {
     return this.gen;
   }
+
+  acquire(): Generation {
+    const g = this.gen;
+    this.users.set(g, (this.users.get(g) ?? 0) + 1);
+    return g;
+  }
+
+  release(g: Generation): void {
+    const n = (this.users.get(g) ?? 1) - 1;
+    if (n > 0) this.users.set(g, n);
+    else {
+      this.users.delete(g);
+      if (this.retired.delete(g)) void g.dispose();
+    }
+  }
+
   swap(next: Generation): Generation {
     const prev = this.gen;
     this.gen = next;
     this.lastReloadError = undefined;
+    if (this.users.has(prev)) this.retired.add(prev);
+    else void prev.dispose();
     return prev;
+  }
+
+  /** Disposes the current generation and any retired ones (shutdown). */
+  async disposeAll(): Promise<void> {
+    const all = [this.gen, ...this.retired];
+    this.retired.clear();
+    await Promise.all(all.map((g) => g.dispose()));
   }
 }

@@ -24,7 +24,8 @@ export function errorsAndLog(logger: Logger): Middleware<RequestState> {
       ctx.body = e.field !== undefined && e.field !== ''
         ? { ok: false, error: e.expose ? e.message : 'internal error', code: e.code, field: e.field }
         : { ok: false, error: e.expose ? e.message : 'internal error', code: e.code };
-      if (e.status >= 500) logger.error({ err: e.cause ?? e, code: e.code, path: ctx.path, hook: ctx.state.hook, mapping: ctx.state.mapping }, 'request failed');
+      // unexpected failures are logged here; the expected 5xx (transform failed, queue full) were logged where they happened
+      if (e.status >= 500 && !e.expose) logger.error({ err: e.cause ?? e, code: e.code, path: ctx.path, hook: ctx.state.hook, mapping: ctx.state.mapping }, 'request failed');
     } finally {
       const s = ctx.state;
       const line = {

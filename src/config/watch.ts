@@ -1,0 +1,80 @@
+/**
+ * Watches the files a generation was built from (config file, transforms
+ * directory, preset and plugin files) and calls `onChange` once per burst of
+ * changes (debounced). The set of watched paths is replaced after each reload,
+ * since a new config may point somewhere else.
+ *
+ * Single files are watched through their directory (depth 0) so editors that
+ * save by writing a new file and renaming it over the old one are still seen.
+ */
+import { watch, type FSWatcher } from 'chokidar';
+import { dirname, resolve, sep } from 'node:path';
+
+export interface WatchSet {
+  files: readonly string[];
+  dirs: readonly string[];
+}
+
+export interface SourceWatcher {
+  update(set: WatchSet): void;
+  close(): Promise<void>;
+}
+
+const IGNORED = /(^|[\\/])(node_modules|\.git)([\\/]|$)|(^|[\\/])\.[^\\/]*\.sw[a-p]$|~$/;
+
+export function watchSources(initial: WatchSet, onChange: (paths: string[]) => void, debounceMs: number): SourceWatcher {
+  let watchers: FSWatcher[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let changed = new Set<string>();
+  let closed = false;
+
+  const fire = () => {
+    timer = undefined;
+    const paths = [...changed];
+    changed = new Set();
+    if (!closed) onChange(paths);
+  };
+  const note = (path: string) => {
+    changed.add(path);
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(fire, debounceMs);
+  };
+
+  const start = (set: WatchSet) => {
+    const files = new Set(set.files.map((f) => resolve(f)));
+    const dirs = [...new Set(set.dirs.map((d) => resolve(d)))];
+    const inDir = (p: string) => dirs.some((d) => p === d || p.startsWith(d + sep));
+    const fileDirs = [...new Set([...files].map((f) => dirname(f)))].filter((d) => !inDir(d));
+    const next: FSWatcher[] = [];
+    if (dirs.length) {
+      const w = watch(dirs, { ignoreInitial: true, ignored: IGNORED, depth: 8, atomic: true });
+      w.on('all', (_event, path) => note(resolve(path)));
+      w.on('error', () => undefined);
+      next.push(w);
+    }
+    if (fileDirs.length) {
+      const w = watch(fileDirs, { ignoreInitial: true, depth: 0, atomic: true });
+      w.on('all', (_event, path) => {
+        const p = resolve(path);
+        if (files.has(p)) note(p);
+      });
+      w.on('error', () => undefined);
+      next.push(w);
+    }
+    return next;
+  };
+
+  watchers = start(initial);
+  return {
+    update(set) {
+      const old = watchers;
+      watchers = start(set);
+      for (const w of old) void w.close();
+    },
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      await Promise.all(watchers.map((w) => w.close()));
+    },
+  };
+}

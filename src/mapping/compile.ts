@@ -1,0 +1,178 @@
+/**
+ * The compile step: config mappings and enabled presets → frozen pipelines.
+ * Pure apart from resolving transform paths on disk. Order: user mappings,
+ * then presets in `hooks.presets` order; the first whose match passes owns a
+ * request. Every problem is reported with the file and the key path.
+ */
+import type { Config, MappingConfig } from '../config/schema.ts';
+import { thinkingLevels } from '../config/schema.ts';
+import { splitModel } from '../config/rules.ts';
+import type { ConfigIssue } from '../errors.ts';
+import { compileMatch, MatchError, trimSlashes } from './match.ts';
+import { compileTemplate, TemplateError, type Template } from './template.ts';
+import { parsePath, PathError } from './path.ts';
+import { TEMPLATED_FIELDS, type Pipeline, type TemplatedField } from './pipeline.ts';
+import { resolveTransformModule } from '../transforms/resolve.ts';
+import type { TransformSpec } from '../transforms/pool.ts';
+import { RESERVED_NAMES } from '../runtime/intake.ts';
+
+export const DEFAULT_TRANSFORM_TIMEOUT_MS = 5000;
+
+export interface PresetSource {
+  name: string;
+  mappings: readonly MappingConfig[];
+  /** Directory the preset's transform modules resolve in. */
+  transformsDir?: string;
+  /** File the preset was read from, for error messages. */
+  file?: string;
+}
+
+export interface CompileInput {
+  config: Config;
+  /** The config file (or a label), for error messages. */
+  file: string;
+  /** Enabled presets, in `hooks.presets` order. */
+  presets: readonly PresetSource[];
+}
+
+export interface CompileResult {
+  pipelines: Pipeline[];
+  transforms: TransformSpec[];
+  issues: ConfigIssue[];
+}
+
+/** `hooks.<preset>.model` / `.allowUnsafeExternalContent` apply to that preset's mappings (e.g. `hooks.gmail`). */
+function presetOverrides(config: Config, name: string): Partial<MappingConfig> {
+  const section = (config.hooks as Record<string, unknown>)[name];
+  if (!section || typeof section !== 'object') return {};
+  const s = section as { model?: unknown; allowUnsafeExternalContent?: unknown };
+  const out: Partial<MappingConfig> = {};
+  if (typeof s.model === 'string') out.model = s.model;
+  if (typeof s.allowUnsafeExternalContent === 'boolean') out.allowUnsafeExternalContent = s.allowUnsafeExternalContent;
+  return out;
+}
+
+export function compilePipelines(input: CompileInput): CompileResult {
+  const { config } = input;
+  const issues: ConfigIssue[] = [];
+  const pipelines: Pipeline[] = [];
+  const transforms = new Map<string, TransformSpec>();
+  const sources: { mapping: MappingConfig; base: string; file: string; dir: string; origin: string; fallbackId: string }[] = [];
+
+  config.hooks.mappings.forEach((m, i) =>
+    sources.push({ mapping: m, base: `hooks.mappings[${i}]`, file: input.file, dir: config.hooks.transformsDir!, origin: `hooks.mappings[${i}]`, fallbackId: `mapping-${i + 1}` }),
+  );
+  for (const preset of input.presets) {
+    const overrides = presetOverrides(config, preset.name);
+    preset.mappings.forEach((m, i) =>
+      sources.push({
+        mapping: { ...m, ...overrides },
+        base: `mappings[${i}]`,
+        file: preset.file ?? `preset ${preset.name}`,
+        dir: preset.transformsDir ?? config.hooks.transformsDir!,
+        origin: `preset ${preset.name} (mappings[${i}])`,
+        fallbackId: `${preset.name}-${i + 1}`,
+      }),
+    );
+  }
+
+  const channels = new Set(['last', ...Object.keys(config.channels)]);
+  for (const src of sources) {
+    const before = issues.length;
+    const p = compileOne(src, config, channels, transforms, (path, message) => issues.push({ file: src.file, path: `${src.base}.${path}`.replace(/\.$/, ''), message }));
+    if (p && issues.length === before) pipelines.push(p);
+  }
+  return { pipelines, transforms: [...transforms.values()], issues };
+}
+
+function compileOne(
+  src: { mapping: MappingConfig; dir: string; origin: string; fallbackId: string },
+  config: Config,
+  channels: Set<string>,
+  transforms: Map<string, TransformSpec>,
+  issue: (path: string, message: string) => void,
+): Pipeline | undefined {
+  const m = src.mapping;
+  const id = m.id ?? src.fallbackId;
+
+  let matcher;
+  try {
+    matcher = compileMatch(m.match);
+  } catch (err) {
+    if (err instanceof MatchError) issue(err.path, `${err.message} (mapping "${id}")`);
+    else throw err;
+    return undefined;
+  }
+  const path = m.match?.path !== undefined ? trimSlashes(m.match.path) : undefined;
+  if (path !== undefined && RESERVED_NAMES.has(path)) issue('match.path', `"${path}" is reserved for the built-in endpoint (mapping "${id}")`);
+
+  const templates: Partial<Record<TemplatedField, Template>> = {};
+  for (const field of TEMPLATED_FIELDS) {
+    const source = m[field];
+    if (source === undefined) continue;
+    try {
+      templates[field] = compileTemplate(source);
+    } catch (err) {
+      if (err instanceof TemplateError) issue(field, `${err.message} (mapping "${id}")`);
+      else throw err;
+    }
+  }
+
+  let forEach: Pipeline['forEach'];
+  if (m.forEach !== undefined) {
+    try {
+      const segs = parsePath(m.forEach);
+      if (segs.length !== 1) issue('forEach', `must name a top-level field of the payload, not a path (mapping "${id}")`);
+      else forEach = { field: String(segs[0]), segs };
+    } catch (err) {
+      issue('forEach', `${(err as PathError).message} (mapping "${id}")`);
+    }
+  }
+
+  if (m.channel !== undefined && !channels.has(m.channel))
+    issue('channel', `"${m.channel}" is not "last" or a configured channel (mapping "${id}")`);
+  const staticModel = templates.model?.isStatic ? m.model : undefined;
+  if (staticModel !== undefined) {
+    const parts = splitModel(staticModel);
+    if (config.agents.defaults.models && !config.agents.defaults.models.includes(staticModel))
+      issue('model', `"${staticModel}" is not in agents.defaults.models (mapping "${id}")`);
+    else if (!parts) issue('model', `"${staticModel}" must have the form provider/model (mapping "${id}")`);
+    else if (!Object.hasOwn(config.agents.providers, parts.provider))
+      issue('model', `provider "${parts.provider}" is not configured under agents.providers (mapping "${id}")`);
+  }
+  if (templates.thinking?.isStatic && m.thinking !== undefined && !thinkingLevels.includes(m.thinking))
+    issue('thinking', `"${m.thinking}" is not one of ${thinkingLevels.join(', ')} (mapping "${id}")`);
+
+  let transform: Pipeline['transform'];
+  if (m.transform) {
+    const r = resolveTransformModule(src.dir, m.transform.module);
+    if ('error' in r) issue('transform.module', `${r.error} (mapping "${id}")`);
+    else {
+      const key = `${r.file}#${m.transform.export ?? ''}`;
+      if (!transforms.has(key)) transforms.set(key, { key, file: r.file, ...(m.transform.export ? { exportName: m.transform.export } : {}) });
+      transform = { key, file: r.file, timeoutMs: m.transform.timeoutMs ?? DEFAULT_TRANSFORM_TIMEOUT_MS };
+    }
+  }
+
+  const statics: { -readonly [K in keyof Pipeline['statics']]: Pipeline['statics'][K] } = {};
+  if (m.wakeMode !== undefined) statics.wakeMode = m.wakeMode;
+  if (m.deliver !== undefined) statics.deliver = m.deliver;
+  if (m.channel !== undefined) statics.channel = m.channel;
+  if (m.timeoutSeconds !== undefined) statics.timeoutSeconds = m.timeoutSeconds;
+
+  return Object.freeze({
+    id,
+    origin: src.origin,
+    path,
+    matcher,
+    action: m.action,
+    forEach,
+    templates: Object.freeze(templates),
+    statics: Object.freeze(statics),
+    transform,
+    label: m.label,
+    trusted: m.allowUnsafeExternalContent === true,
+    rateLimit: m.rateLimit ? Object.freeze({ ...m.rateLimit }) : undefined,
+    verify: m.verify,
+  });
+}

@@ -1,0 +1,159 @@
+/**
+ * Running a compiled pipeline for one request: templates → transform (in the
+ * generation's worker pool) → actions validated exactly like direct requests →
+ * safety boundary. Returns prepared actions, or a skip (204).
+ */
+import type { Logger } from 'pino';
+import type { Generation } from '../runtime/generation.ts';
+import type { HookRequest, Resolution } from '../runtime/intake.ts';
+import { agentFields, toAgentAction, toWakeAction, wakeFields, type Action } from '../runtime/actions.ts';
+import { prepare } from '../runtime/prepare.ts';
+import { errors, HookError } from '../errors.ts';
+import { getPath } from './path.ts';
+import type { TemplateScope } from './template.ts';
+import { MAX_FAN_OUT, type Pipeline } from './pipeline.ts';
+import { TransformCallError } from '../transforms/pool.ts';
+
+/** Headers a template or transform never sees: credentials. */
+const HIDDEN_HEADERS = new Set(['authorization', 'x-gateway-token', 'cookie', 'proxy-authorization']);
+const ACTION_KEYS = new Set(['kind', ...wakeFields, ...agentFields]);
+
+export function visibleHeaders(h: HookRequest['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of Object.keys(h)) {
+    if (HIDDEN_HEADERS.has(k)) continue;
+    const v = h[k];
+    if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+type Partial = Record<string, unknown>;
+
+/** The action the templates describe for one scope (SPEC §5.1 defaults). */
+export function renderTemplates(p: Pipeline, scope: TemplateScope): Partial {
+  const t = p.templates;
+  const body = scope.item !== undefined ? scope.item : scope.payload;
+  const out: Partial = { kind: p.action };
+  out.message = t.messageTemplate ? t.messageTemplate(scope) : JSON.stringify(body);
+  out.text = t.textTemplate ? t.textTemplate(scope) : (t.messageTemplate ? out.message : JSON.stringify(body));
+  for (const f of ['name', 'sessionKey', 'to', 'model', 'thinking'] as const) {
+    const tpl = t[f];
+    if (!tpl) continue;
+    const v = tpl(scope);
+    if (v !== '') out[f] = v; // a template that renders empty falls back to the default
+  }
+  const s = p.statics;
+  if (s.wakeMode !== undefined) out.wakeMode = s.wakeMode;
+  if (s.deliver !== undefined) out.deliver = s.deliver;
+  if (s.channel !== undefined) out.channel = s.channel;
+  if (s.timeoutSeconds !== undefined) out.timeoutSeconds = s.timeoutSeconds;
+  return out;
+}
+
+/** Turns a merged partial into a validated action (400 on failure, as for direct requests). */
+export function toAction(partial: Partial, hookName: string, gen: Generation, overrides: Partial | undefined): Action {
+  if (overrides) {
+    for (const k of Object.keys(overrides)) {
+      if (!ACTION_KEYS.has(k)) throw errors.invalidPayload(k, 'unknown field in the action a transform returned');
+    }
+  }
+  const kind = partial.kind;
+  if (kind !== 'wake' && kind !== 'agent') throw errors.invalidPayload('kind', 'must be "wake" or "agent"');
+  if (kind === 'wake') {
+    const input: Partial = { text: partial.text };
+    const mode = partial.mode ?? partial.wakeMode;
+    if (mode !== undefined) input.mode = mode;
+    return toWakeAction(input);
+  }
+  const input: Partial = {};
+  for (const f of agentFields) if (partial[f] !== undefined) input[f] = partial[f];
+  if (input.name === undefined) input.name = hookName;
+  return toAgentAction(input, gen, 'mapping');
+}
+
+export interface RunDeps {
+  logger: Logger;
+}
+
+export async function runPipeline(p: Pipeline, req: HookRequest, gen: Generation, boundary: string, deps: RunDeps): Promise<Resolution> {
+  const headers = visibleHeaders(req.headers);
+  const base: TemplateScope = { name: req.name, now: new Date(req.receivedAt).toISOString(), headers, query: req.query, payload: req.payload };
+
+  let scopes: TemplateScope[];
+  if (p.forEach) {
+    const list = getPath(req.payload, p.forEach.segs);
+    if (!Array.isArray(list)) throw errors.invalidPayload(p.forEach.field, `must be an array (mapping "${p.id}" has forEach: "${p.forEach.field}")`);
+    if (list.length > MAX_FAN_OUT) throw errors.invalidPayload(p.forEach.field, `must have at most ${MAX_FAN_OUT} items`);
+    scopes = list.map((item, index) => ({ ...base, item, index }));
+  } else scopes = [base];
+  if (!scopes.length) return { kind: 'skip', mappingId: p.id };
+
+  const rendered = scopes.map((s) => renderTemplates(p, s));
+  let merged: { partial: Partial; overrides?: Partial }[];
+
+  if (p.transform) {
+    if (!gen.transforms) throw errors.internal(new Error('transform pool missing'));
+    const contexts = scopes.map((s, i) => ({
+      payload: s.payload,
+      headers,
+      query: s.query,
+      path: s.name,
+      url: req.url,
+      now: s.now,
+      ...(p.forEach ? { item: s.item, index: s.index } : {}),
+      action: rendered[i],
+    }));
+    let results: unknown[];
+    try {
+      results = await gen.transforms.call(p.transform.key, contexts, p.transform.timeoutMs);
+    } catch (err) {
+      const e = err as TransformCallError;
+      deps.logger.error({ mapping: p.id, transform: p.transform.file, timedOut: e.timedOut ?? false, reason: e.detail ?? String(err), stack: e.stack }, 'transform failed');
+      throw errors.transformFailed();
+    }
+    merged = [];
+    results.forEach((r, i) => {
+      const tpl = rendered[i]!;
+      if (r === undefined) merged.push({ partial: tpl });
+      else if (r === null) return;
+      else if (Array.isArray(r)) {
+        for (const el of r) {
+          if (el === null || el === undefined) continue;
+          if (typeof el !== 'object' || Array.isArray(el)) throw badResult(p, deps, 'an array element that is not an object or null');
+          merged.push({ partial: { ...tpl, ...(el as Partial) }, overrides: el as Partial });
+        }
+      } else if (typeof r === 'object') merged.push({ partial: { ...tpl, ...(r as Partial) }, overrides: r as Partial });
+      else throw badResult(p, deps, `a ${typeof r}`);
+    });
+    if (merged.length > MAX_FAN_OUT) throw badResult(p, deps, `${merged.length} actions (at most ${MAX_FAN_OUT})`);
+  } else merged = rendered.map((partial) => ({ partial }));
+
+  if (!merged.length) return { kind: 'skip', mappingId: p.id };
+
+  const actions = merged.map(({ partial, overrides }) => {
+    try {
+      return toAction(partial, req.name, gen, overrides);
+    } catch (err) {
+      if (err instanceof HookError) deps.logger.info({ mapping: p.id, code: err.code, field: err.field }, 'mapped action refused');
+      throw err;
+    }
+  });
+  return {
+    kind: 'actions',
+    mappingId: p.id,
+    actions: actions.map((a) =>
+      prepare(a, {
+        label: p.label ?? (a.kind === 'agent' ? a.name : req.name),
+        origin: p.id,
+        trusted: p.trusted,
+        boundaryId: boundary,
+      }),
+    ),
+  };
+}
+
+function badResult(p: Pipeline, deps: RunDeps, what: string): HookError {
+  deps.logger.error({ mapping: p.id, transform: p.transform?.file }, `transform returned ${what}`);
+  return errors.transformFailed();
+}

@@ -1,0 +1,82 @@
+/**
+ * Creates the agent provider and channel instances a config names, each from
+ * its plugin factory, after validating the config slice against the schema the
+ * plugin declares (defaults filled in place).
+ */
+import type { Logger } from 'pino';
+import { Ajv } from 'ajv';
+import type { Config } from '../config/schema.ts';
+import type { ConfigIssue } from '../errors.ts';
+import type { AgentProvider, PluginContext } from '../plugins/define.ts';
+import type { Registry } from '../plugins/registry.ts';
+import { translateAjvErrors } from '../config/validate.ts';
+import { didYouMean } from '../util/did-you-mean.ts';
+import type { ChannelEntry } from './generation.ts';
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+const validators = new WeakMap<object, ReturnType<typeof ajv.compile>>();
+
+function validateSlice(schema: object | undefined, slice: unknown, file: string, path: string): ConfigIssue[] {
+  if (!schema) return [];
+  let v = validators.get(schema);
+  if (!v) {
+    v = ajv.compile(schema);
+    validators.set(schema, v);
+  }
+  if (v(slice)) return [];
+  return translateAjvErrors(v.errors ?? [], file, schema as never).map((i) => ({ ...i, path: i.path ? `${path}.${i.path}` : path }));
+}
+
+export interface InstanceDeps {
+  logger: Logger;
+  fetch: typeof fetch;
+  env: Record<string, string | undefined>;
+}
+
+export function instantiatePlugins(config: Config, registry: Registry, file: string, issues: ConfigIssue[], deps: InstanceDeps) {
+  const ctx = (id: string, kind: string): PluginContext => ({ id, logger: deps.logger.child({ [kind]: id }), fetch: deps.fetch, env: deps.env });
+
+  const providers = new Map<string, AgentProvider>();
+  for (const [id, slice] of Object.entries(config.agents.providers)) {
+    const path = `agents.providers.${id}`;
+    const factory = registry.agent(slice.type);
+    if (!factory) {
+      const hint = didYouMean(slice.type, registry.agentTypes());
+      issues.push({ file, path: `${path}.type`, message: `unknown agent provider type "${slice.type}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${registry.agentTypes().join(', ')}` });
+      continue;
+    }
+    const sliceIssues = validateSlice(factory.configSchema, slice, file, path);
+    if (sliceIssues.length) {
+      issues.push(...sliceIssues);
+      continue;
+    }
+    try {
+      providers.set(id, factory.create(slice, ctx(id, 'provider')));
+    } catch (err) {
+      issues.push({ file, path, message: (err as Error).message });
+    }
+  }
+
+  const channels = new Map<string, ChannelEntry>();
+  for (const [id, slice] of Object.entries(config.channels)) {
+    const path = `channels.${id}`;
+    const type = slice.type ?? id;
+    const factory = registry.channel(type);
+    if (!factory) {
+      const hint = didYouMean(type, registry.channelTypes());
+      issues.push({ file, path: slice.type ? `${path}.type` : path, message: `unknown channel type "${type}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${registry.channelTypes().join(', ')}` });
+      continue;
+    }
+    const sliceIssues = validateSlice(factory.configSchema, slice, file, path);
+    if (sliceIssues.length) {
+      issues.push(...sliceIssues);
+      continue;
+    }
+    try {
+      channels.set(id, { id, type, channel: factory.create(slice, ctx(id, 'channel')) });
+    } catch (err) {
+      issues.push({ file, path, message: (err as Error).message });
+    }
+  }
+  return { providers, channels };
+}

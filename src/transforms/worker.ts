@@ -1,0 +1,69 @@
+/**
+ * A transform worker: loads the generation's transform modules with jiti (TS
+ * and ESM/CJS, no build step) and runs calls one at a time. The main thread
+ * terminates a worker whose call passes its deadline, which is the only way to
+ * stop a transform stuck in a synchronous loop without freezing the server.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { createJiti } from 'jiti';
+
+interface Spec {
+  key: string;
+  file: string;
+  exportName?: string;
+}
+type Fn = (ctx: unknown) => unknown;
+
+const port = parentPort!;
+// A fresh jiti per worker and no module cache: a reload (new workers) always evaluates the files again.
+const jiti = createJiti(import.meta.url, { moduleCache: false, requireCache: false, interopDefault: false });
+const fns = new Map<string, Fn>();
+
+function pick(mod: Record<string, unknown> | Fn, exportName: string | undefined): Fn | string {
+  if (exportName) {
+    const f = (mod as Record<string, unknown>)[exportName];
+    return typeof f === 'function' ? (f as Fn) : `has no function export "${exportName}"`;
+  }
+  if (typeof mod === 'function') return mod;
+  const d = mod.default;
+  if (typeof d === 'function') return d as Fn;
+  // CJS `module.exports = { transform }` arrives as default
+  if (d && typeof d === 'object' && typeof (d as Record<string, unknown>).transform === 'function') return (d as Record<string, Fn>).transform!;
+  if (typeof mod.transform === 'function') return mod.transform as Fn;
+  return 'exports neither a default function nor a function named "transform"';
+}
+
+async function init(specs: Spec[]): Promise<{ key: string; message: string }[]> {
+  const errors: { key: string; message: string }[] = [];
+  for (const s of specs) {
+    try {
+      const mod = (await jiti.import(s.file)) as Record<string, unknown> | Fn;
+      const fn = pick(mod, s.exportName);
+      if (typeof fn === 'string') errors.push({ key: s.key, message: fn });
+      else fns.set(s.key, fn);
+    } catch (err) {
+      errors.push({ key: s.key, message: `cannot load: ${(err as Error)?.message ?? String(err)}`.slice(0, 2000) });
+    }
+  }
+  return errors;
+}
+
+port.on('message', async (m: { type: 'call'; id: number; key: string; calls: unknown[] }) => {
+  const fn = fns.get(m.key);
+  try {
+    if (!fn) throw new Error(`transform ${m.key} is not loaded`);
+    const results: unknown[] = [];
+    for (const ctx of m.calls) results.push(await fn(ctx));
+    try {
+      port.postMessage({ type: 'result', id: m.id, results });
+    } catch (err) {
+      port.postMessage({ type: 'error', id: m.id, message: `the transform returned a value that is not plain data: ${(err as Error).message}` });
+    }
+  } catch (err) {
+    const e = err as Error;
+    port.postMessage({ type: 'error', id: m.id, message: String(e?.message ?? err).slice(0, 2000), stack: e?.stack?.split('\n').slice(0, 8).join('\n') });
+  }
+});
+
+const errors = await init((workerData as { specs: Spec[] }).specs);
+port.postMessage(errors.length ? { type: 'init-error', errors } : { type: 'ready' });

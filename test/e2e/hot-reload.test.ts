@@ -1,0 +1,120 @@
+/**
+ * Hot reload while the server runs: an edited config or transform is live
+ * within 1 s; a broken edit leaves the last good generation serving and is
+ * reported in /api/status; fixing it goes live again.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, get, post, startCli, tempDir, type Running } from '../helpers/cli.ts';
+
+const HOOK = `hk_${randomBytes(18).toString('hex')}`;
+const GW = `gw_${randomBytes(18).toString('hex')}`;
+const auth = { authorization: `Bearer ${HOOK}` };
+const LIVE_WITHIN_MS = 1000;
+
+const baseConfig = (mappings: unknown[]) => ({
+  gateway: { auth: { token: GW } },
+  hooks: { enabled: true, token: HOOK, mappings },
+  agents: { defaults: { heartbeat: { every: '0' } } },
+  session: { defaultRoute: { channel: 'console' } },
+});
+
+/** Polls until `check` passes; returns how long it took after `since`, failing past the limit. */
+async function liveWithin(since: number, check: () => Promise<boolean>): Promise<number> {
+  for (;;) {
+    if (await check()) return Date.now() - since;
+    if (Date.now() - since > LIVE_WITHIN_MS) throw new Error(`not live within ${LIVE_WITHIN_MS} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('hot reload', () => {
+  let srv: Running;
+  let dir: string;
+  const writeConfig = (mappings: unknown[]) => writeFileSync(join(dir, 'hook-intake.json'), JSON.stringify(baseConfig(mappings)));
+  const writeTransform = (name: string, src: string) => writeFileSync(join(dir, 'transforms', name), src);
+  const status = () => get(`${srv.url}/api/status`, GW).then((r) => r.body);
+  const messageOf = async (path: string) => {
+    const r = await post(`${srv.url}/hooks/${path}`, { n: 1 }, auth);
+    if (r.status !== 200) return `status ${r.status}`;
+    const ev = (await get(`${srv.url}/api/main/events?limit=5`, GW)).body.events.find((e: { id: string }) => e.id === r.body.eventId);
+    return ev.text as string;
+  };
+
+  beforeAll(async () => {
+    dir = tempDir();
+    mkdirSync(join(dir, 'transforms'));
+    writeTransform('shape.ts', `export default (ctx: { payload: { n: number } }) => ({ text: 'version one ' + ctx.payload.n });`);
+    srv = await startCli({ dir, config: baseConfig([{ id: 'shaped', match: { path: 'shaped' }, action: 'wake', transform: { module: 'shape.ts' } }]) });
+  });
+  afterAll(async () => {
+    await srv.stop();
+    cleanup(dir);
+  });
+
+  it('serves a mapping added to the config within 1 s', async () => {
+    expect((await post(`${srv.url}/hooks/added`, { n: 1 }, auth)).status).toBe(404);
+    const gen = (await status()).generation.id;
+    const t0 = Date.now();
+    writeConfig([
+      { id: 'shaped', match: { path: 'shaped' }, action: 'wake', transform: { module: 'shape.ts' } },
+      { id: 'added', match: { path: 'added' }, action: 'wake', textTemplate: 'added {{n}}' },
+    ]);
+    await liveWithin(t0, async () => (await post(`${srv.url}/hooks/added`, { n: 1 }, auth)).status === 200);
+    expect((await status()).generation.id).toBeGreaterThan(gen);
+  });
+
+  it('re-evaluates an edited transform within 1 s (no stale module cache)', async () => {
+    expect(await messageOf('shaped')).toContain('version one 1');
+    const t0 = Date.now();
+    writeTransform('shape.ts', `export default (ctx: { payload: { n: number } }) => ({ text: 'version two ' + ctx.payload.n });`);
+    await liveWithin(t0, async () => (await messageOf('shaped')).includes('version two 1'));
+  });
+
+  it('keeps the last good generation serving after a broken config edit, and reports the error', async () => {
+    const before = (await status()).generation.id;
+    writeFileSync(join(dir, 'hook-intake.json'), '{ "hooks": { "enabled": true, "token": ');
+    await srv.waitFor('reload failed', 5000, srv.output().length);
+    const s = await status();
+    expect(s.generation.id).toBe(before);
+    expect(s.lastReloadError.issues[0].file).toBe(join(dir, 'hook-intake.json'));
+    expect(s.lastReloadError.issues[0].message).toMatch(/JSON5/);
+    expect(await messageOf('shaped')).toContain('version two 1');
+  });
+
+  it('keeps serving after a config edit that fails validation, naming the key path', async () => {
+    const mark = srv.output().length;
+    writeConfig([{ id: 'shaped', match: { path: 'shaped' }, action: 'wake', transform: { module: 'shape.ts' }, messageTemplat: 'typo' }]);
+    await srv.waitFor('reload failed', 5000, mark);
+    const s = await status();
+    expect(s.lastReloadError.issues[0].path).toBe('hooks.mappings[0].messageTemplat');
+    expect(s.lastReloadError.issues[0].message).toContain('did you mean "messageTemplate"');
+    expect(await messageOf('shaped')).toContain('version two 1');
+  });
+
+  it('keeps serving after a transform edit with a syntax error, then goes live when it is fixed', async () => {
+    const fixed = srv.output().length;
+    writeConfig([{ id: 'shaped', match: { path: 'shaped' }, action: 'wake', transform: { module: 'shape.ts' } }]);
+    await srv.waitFor('configuration reloaded', 5000, fixed);
+    expect((await status()).lastReloadError).toBeNull();
+    const mark = srv.output().length;
+    writeTransform('shape.ts', `export default (ctx => ({ text: 'broken' `);
+    await srv.waitFor('reload failed', 5000, mark);
+    expect((await status()).lastReloadError.issues[0].file).toBe(join(dir, 'transforms', 'shape.ts'));
+    expect(await messageOf('shaped')).toContain('version two 1');
+    const t0 = Date.now();
+    writeTransform('shape.ts', `export default () => ({ text: 'version three' });`);
+    await liveWithin(t0, async () => (await messageOf('shaped')).includes('version three'));
+    expect((await status()).lastReloadError).toBeNull();
+  });
+
+  it('notices a deleted transform: the reload fails and the old generation keeps serving', async () => {
+    const mark = srv.output().length;
+    rmSync(join(dir, 'transforms', 'shape.ts'));
+    await srv.waitFor('reload failed', 5000, mark);
+    expect((await status()).lastReloadError.issues[0].message).toContain('not found');
+    expect(await messageOf('shaped')).toContain('version three');
+  });
+});
