@@ -22,6 +22,7 @@ import { FailureThrottle } from './auth/throttle.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import { createNamedResolver } from './mapping/resolve.ts';
 import { watchSources, type SourceWatcher } from './config/watch.ts';
+import { createWorkerSource } from './transforms/pool.ts';
 
 export interface ServiceOptions {
   /** Loads (and re-loads, on change) the config. Throws `ConfigError`. */
@@ -66,8 +67,11 @@ function at(config: unknown, path: string): unknown {
 export async function startService(opts: ServiceOptions): Promise<Service> {
   const { logger } = opts;
   const clock = opts.clock ?? Date.now;
+  // warm transform workers make reloads fast; only worth keeping when reloads can happen
+  const workers = opts.watch !== false ? createWorkerSource(1) : undefined;
   const build = async (loaded: LoadedConfig = opts.load()): Promise<Generation> =>
     buildGeneration(loaded, {
+      ...(workers ? { workers } : {}),
       logger,
       builtins: opts.builtins ?? builtinPlugins,
       ...(opts.presetsDir ? { presetsDir: opts.presetsDir } : {}),
@@ -75,7 +79,13 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       ...(opts.env ? { env: opts.env } : {}),
     });
 
-  const first = await build(opts.initial);
+  let first: Generation;
+  try {
+    first = await build(opts.initial);
+  } catch (err) {
+    await workers?.close();
+    throw err;
+  }
   for (const w of first.warnings) logger.warn(w);
   const generations = new GenerationRef(first);
   const cfg = first.config;
@@ -85,6 +95,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     store = new SqliteStore({ path: cfg.storage.path!, synchronous: cfg.storage.synchronous });
   } catch (err) {
     await first.dispose();
+    await workers?.close();
     throw err;
   }
   let outbox: Outbox | undefined;
@@ -164,6 +175,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   } catch (err) {
     await store.close();
     await generations.disposeAll();
+    await workers?.close();
     throw err;
   }
   listening = true;
@@ -199,6 +211,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       await outbox.stop(Math.min(deadline, 2000));
       await store.close();
       await generations.disposeAll();
+      await workers?.close();
       logger.info('stopped');
     })());
 

@@ -150,7 +150,7 @@ export const ConfigSchema = Type.Object(
           { ...strict, default: {} },
         ),
         maxQueuedRuns: Type.Integer({ default: 10000, minimum: 1 }),
-        transformWorkers: Type.Integer({ default: 2, minimum: 1, maximum: 32 }),
+        transformWorkers: Type.Integer({ default: 4, minimum: 1, maximum: 32, description: 'most transform workers; the pool grows from one only when calls wait' }),
         reloadDebounceMs: Type.Integer({ default: 50, minimum: 0, maximum: 10000 }),
         presets: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
         mappings: Type.Array(Mapping, { default: [] }),

@@ -6,12 +6,13 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createJiti } from 'jiti';
 import type { Plugin } from './define.ts';
 
 export async function loadPluginModule(file: string): Promise<Plugin> {
   if (!existsSync(file)) throw new Error(`file not found: ${file}`);
-  // a fresh instance without module cache: reloads see the current file
+  // loaded only when a plugin is configured (jiti is large); a fresh instance
+  // without module cache, so reloads see the current file
+  const { createJiti } = await import('jiti');
   const jiti = createJiti(import.meta.url, { moduleCache: false, requireCache: false });
   const mod = (await jiti.import(file)) as { default?: unknown; plugin?: unknown };
   const p = (mod.default ?? mod.plugin ?? mod) as Partial<Plugin>;

@@ -17,7 +17,7 @@ import { didYouMean } from '../util/did-you-mean.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import { compilePipelines, type PresetSource } from '../mapping/compile.ts';
 import { BUILTIN_PRESETS_DIR, loadPresetsDir } from '../presets/load.ts';
-import { createTransformPool, TransformLoadError, type TransformPool } from '../transforms/pool.ts';
+import { createTransformPool, TransformLoadError, type TransformPool, type WorkerSource } from '../transforms/pool.ts';
 import { instantiatePlugins } from './instances.ts';
 
 export interface ChannelEntry {
@@ -57,6 +57,8 @@ export interface BuildDeps {
   builtins: readonly Plugin[];
   /** Where built-in presets live (`presets/`). */
   presetsDir?: string;
+  /** Warm transform workers (serve keeps some for fast reloads). */
+  workers?: WorkerSource;
 }
 
 let nextId = 1;
@@ -113,9 +115,11 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
   let transforms: TransformPool | undefined;
   if (compiled.transforms.length) {
     try {
-      transforms = await createTransformPool(compiled.transforms, config.hooks.transformWorkers, (err) =>
-        deps.logger.error({ err: { message: err.message } }, 'transform worker error'),
-      );
+      transforms = await createTransformPool(compiled.transforms, {
+        max: config.hooks.transformWorkers,
+        ...(deps.workers ? { source: deps.workers } : {}),
+        onWorkerError: (err) => deps.logger.error({ err: { message: err.message } }, 'transform worker error'),
+      });
     } catch (err) {
       if (!(err instanceof TransformLoadError)) throw err;
       const origins = new Map<string, string[]>();

@@ -1,18 +1,23 @@
 /**
- * A pool of transform workers for one generation. Each worker loads every
- * transform module of the generation at start (so a broken module fails the
+ * The transform workers of one generation. Each worker loads every transform
+ * module of the generation when it starts (so a broken module fails the
  * generation build, not a request) and runs one call at a time.
  *
  * Deadlines: a call fails after `timeoutMs` counted from when it was queued.
  * If it was running, its worker is terminated (this stops even a synchronous
- * infinite loop) and a fresh one is started in its place, so the main thread
- * never waits on a transform and other requests keep being answered.
+ * infinite loop) and replaced, so the main thread never waits on a transform
+ * and other requests keep being answered.
  *
- * Cost (measured on a 2-core machine): one round trip with a 2 KiB payload
- * costs ~10 µs CPU under concurrency, ~24 µs when calls are serial. Memory:
- * each worker is a V8 isolate of ~10–15 MB.
+ * Size: the pool starts with `min` workers and grows, up to `max`, only when a
+ * call has waited `scaleAfterMs` for a free worker (a slow or stuck
+ * transform); extra workers retire after `idleMs` without work. A worker costs
+ * ~20–30 MB, so a steady pool of one keeps memory low; one round trip costs
+ * ~10 µs CPU under concurrency (~24 µs when calls are serial, 2 KiB payload).
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { createWorkerSource, initWorker, type WorkerSource } from './workers.ts';
+
+export { createWorkerSource, type WorkerSource } from './workers.ts';
 
 export interface TransformSpec {
   key: string;
@@ -43,73 +48,60 @@ export interface TransformPool {
   /** Runs `key` once per context (one round trip) and returns the results in order. */
   call(key: string, contexts: unknown[], timeoutMs: number): Promise<unknown[]>;
   close(): Promise<void>;
-  stats(): { workers: number; busy: number; queued: number; restarts: number };
+  stats(): { workers: number; busy: number; queued: number; restarts: number; scaledUp: number };
+}
+
+export interface PoolOptions {
+  min?: number;
+  max: number;
+  /** Workers to draw from (default: start each on demand). */
+  source?: WorkerSource;
+  scaleAfterMs?: number;
+  idleMs?: number;
+  onWorkerError?: (err: Error) => void;
 }
 
 interface Job {
   key: string;
   contexts: unknown[];
+  queuedAt: number;
   resolve: (r: unknown[]) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
-  worker?: Slot;
+  slot?: Slot;
 }
 
 interface Slot {
   worker: Worker;
   job?: Job;
-  ready: boolean;
+  live: boolean;
+  idleTimer?: NodeJS.Timeout;
 }
 
-const WORKER_URL = new URL('./worker.ts', import.meta.url);
-const MEMORY_LIMIT_MB = 256;
-
-function spawn(specs: TransformSpec[]): Promise<Worker> {
-  return new Promise((resolve, reject) => {
-    const w = new Worker(WORKER_URL, {
-      workerData: { specs },
-      resourceLimits: { maxOldGenerationSizeMb: MEMORY_LIMIT_MB },
-      stdout: false,
-      stderr: false,
-    });
-    const onMessage = (m: { type: string; errors?: { key: string; message: string }[] }) => {
-      cleanup();
-      if (m.type === 'ready') resolve(w);
-      else {
-        void w.terminate();
-        reject(new TransformLoadError(m.errors ?? [{ key: '?', message: 'worker failed to start' }]));
-      }
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      void w.terminate();
-      reject(new TransformLoadError([{ key: '?', message: `worker failed to start: ${err.message}` }]));
-    };
-    const onExit = (code: number) => {
-      cleanup();
-      reject(new TransformLoadError([{ key: '?', message: `worker exited during start (code ${code})` }]));
-    };
-    const cleanup = () => {
-      w.off('message', onMessage);
-      w.off('error', onError);
-      w.off('exit', onExit);
-    };
-    w.on('message', onMessage);
-    w.on('error', onError);
-    w.on('exit', onExit);
-  });
+async function startWorker(source: WorkerSource, specs: TransformSpec[]): Promise<Worker> {
+  const result = await initWorker(await source.take(), specs);
+  if ('errors' in result) throw new TransformLoadError(result.errors);
+  return result.worker;
 }
 
-export async function createTransformPool(specs: TransformSpec[], size: number, onWorkerError?: (err: Error) => void): Promise<TransformPool> {
+export async function createTransformPool(specs: TransformSpec[], opts: PoolOptions): Promise<TransformPool> {
+  const min = Math.max(1, opts.min ?? 1);
+  const max = Math.max(min, opts.max);
+  const scaleAfterMs = opts.scaleAfterMs ?? 25;
+  const idleMs = opts.idleMs ?? 10_000;
+  const source = opts.source ?? createWorkerSource(0);
   const slots: Slot[] = [];
   const queue: Job[] = [];
   const calls = new Map<number, Job>();
+  let starting = 0;
   let nextId = 1;
   let closed = false;
   let restarts = 0;
+  let scaledUp = 0;
+  let scaleTimer: NodeJS.Timeout | undefined;
 
   const attach = (w: Worker): Slot => {
-    const slot: Slot = { worker: w, ready: true };
+    const slot: Slot = { worker: w, live: true };
     w.on('message', (m: { type: string; id: number; results?: unknown[]; message?: string; stack?: string }) => {
       const job = calls.get(m.id);
       if (!job) return;
@@ -120,58 +112,91 @@ export async function createTransformPool(specs: TransformSpec[], size: number, 
       else job.reject(new TransformCallError(m.message ?? 'transform failed', false, m.stack));
       pump();
     });
+    // an uncaught error inside the worker (e.g. thrown from a timer the transform set)
     w.on('error', (err) => {
-      // an uncaught error inside the worker (e.g. thrown from a timer the transform set)
-      onWorkerError?.(err);
-      replace(slot, new TransformCallError(`transform worker crashed: ${err.message}`, false));
+      opts.onWorkerError?.(err);
+      drop(slot, new TransformCallError(`transform worker crashed: ${err.message}`, false));
     });
-    w.on('exit', () => {
-      if (!closed && slot.ready) replace(slot, new TransformCallError('transform worker exited', false));
-    });
+    w.on('exit', () => drop(slot, new TransformCallError('transform worker exited', false)));
     return slot;
   };
 
-  const replace = (slot: Slot, reason: TransformCallError) => {
-    if (!slot.ready) return;
-    slot.ready = false;
+  /** Removes a worker (failing its call), and starts another if the pool fell below `min`. */
+  const drop = (slot: Slot, reason?: TransformCallError) => {
+    if (!slot.live) return;
+    slot.live = false;
+    clearTimeout(slot.idleTimer);
     const job = slot.job;
     slot.job = undefined;
     if (job) {
       clearTimeout(job.timer);
       for (const [id, j] of calls) if (j === job) calls.delete(id);
-      job.reject(reason);
+      job.reject(reason ?? new TransformCallError('transform worker stopped', false));
     }
     void slot.worker.terminate();
-    const i = slots.indexOf(slot);
-    if (i !== -1) slots.splice(i, 1);
-    if (closed) return;
-    restarts++;
-    spawn(specs).then(
+    const at = slots.indexOf(slot);
+    if (at !== -1) slots.splice(at, 1);
+    if (!closed && slots.length + starting < min) {
+      restarts++;
+      grow();
+    }
+  };
+
+  const grow = () => {
+    starting++;
+    startWorker(source, specs).then(
       (w) => {
+        starting--;
         if (closed) void w.terminate();
         else {
           slots.push(attach(w));
           pump();
         }
       },
-      (err) => onWorkerError?.(err as Error),
+      (err: Error) => {
+        starting--;
+        opts.onWorkerError?.(err);
+      },
     );
+  };
+
+  const checkScale = () => {
+    scaleTimer = undefined;
+    if (closed || !queue.length) return;
+    if (Date.now() - queue[0]!.queuedAt >= scaleAfterMs && slots.length + starting < max) {
+      scaledUp++;
+      grow();
+    }
+    if (queue.length) scaleTimer = setTimeout(checkScale, scaleAfterMs);
   };
 
   function pump(): void {
     for (const slot of slots) {
-      if (!queue.length) return;
-      if (!slot.ready || slot.job) continue;
+      if (!queue.length) break;
+      if (slot.job || !slot.live) continue;
+      clearTimeout(slot.idleTimer);
+      slot.idleTimer = undefined;
       const job = queue.shift()!;
       const id = nextId++;
       slot.job = job;
-      job.worker = slot;
+      job.slot = slot;
       calls.set(id, job);
       slot.worker.postMessage({ type: 'call', id, key: job.key, calls: job.contexts });
     }
+    if (queue.length && !scaleTimer) scaleTimer = setTimeout(checkScale, scaleAfterMs);
+    // extra workers without work retire after a while
+    if (slots.length > min) {
+      for (const slot of slots) {
+        if (slot.job || slot.idleTimer) continue;
+        slot.idleTimer = setTimeout(() => {
+          if (!slot.job && slots.length > min) drop(slot);
+        }, idleMs);
+        slot.idleTimer.unref();
+      }
+    }
   }
 
-  const started = await Promise.allSettled(Array.from({ length: Math.max(1, size) }, () => spawn(specs)));
+  const started = await Promise.allSettled(Array.from({ length: min }, () => startWorker(source, specs)));
   const failure = started.find((r) => r.status === 'rejected');
   if (failure) {
     for (const r of started) if (r.status === 'fulfilled') void r.value.terminate();
@@ -186,13 +211,13 @@ export async function createTransformPool(specs: TransformSpec[], size: number, 
         const job: Job = {
           key,
           contexts,
+          queuedAt: Date.now(),
           resolve,
           reject,
           timer: setTimeout(() => {
-            if (job.worker) replace(job.worker, new TransformCallError(`timed out after ${timeoutMs} ms`, true));
+            if (job.slot) drop(job.slot, new TransformCallError(`timed out after ${timeoutMs} ms`, true));
             else {
-              const i = queue.indexOf(job);
-              if (i !== -1) queue.splice(i, 1);
+              queue.splice(queue.indexOf(job), 1);
               reject(new TransformCallError(`timed out after ${timeoutMs} ms waiting for a free worker`, true));
             }
           }, timeoutMs),
@@ -203,12 +228,19 @@ export async function createTransformPool(specs: TransformSpec[], size: number, 
     },
     async close() {
       closed = true;
+      clearTimeout(scaleTimer);
       for (const job of queue.splice(0)) {
         clearTimeout(job.timer);
         job.reject(new TransformCallError('the transform pool is closed', false));
       }
-      await Promise.all(slots.splice(0).map((s) => s.worker.terminate()));
+      await Promise.all(
+        slots.splice(0).map((s) => {
+          s.live = false;
+          clearTimeout(s.idleTimer);
+          return s.worker.terminate();
+        }),
+      );
     },
-    stats: () => ({ workers: slots.length, busy: slots.filter((s) => s.job).length, queued: queue.length, restarts }),
+    stats: () => ({ workers: slots.length, busy: slots.filter((s) => s.job).length, queued: queue.length, restarts, scaledUp }),
   };
 }

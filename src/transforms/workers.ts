@@ -1,0 +1,97 @@
+/**
+ * Starting transform workers. A worker first becomes idle (its TypeScript
+ * loader and jiti ready), then `initWorker` hands it a generation's modules.
+ * A `WorkerSource` can keep idle spares so that a reload only pays for loading
+ * the modules (a few ms) instead of starting a worker (~50 ms, more when the
+ * machine is busy).
+ */
+import { Worker } from 'node:worker_threads';
+
+const WORKER_URL = new URL('./worker.ts', import.meta.url);
+const MEMORY_LIMIT_MB = 256;
+
+export interface InitError {
+  key: string;
+  message: string;
+}
+
+/** Starts a worker and resolves once it waits for `init`. */
+export function spawnIdle(): Promise<Worker> {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: MEMORY_LIMIT_MB }, stdout: false, stderr: false });
+    const done = (err?: Error) => {
+      w.off('message', onMessage);
+      w.off('error', done);
+      w.off('exit', onExit);
+      if (err) {
+        void w.terminate();
+        reject(new Error(`transform worker failed to start: ${err.message}`));
+      } else resolve(w);
+    };
+    const onMessage = (m: { type: string }) => done(m.type === 'idle' ? undefined : new Error(`unexpected message ${m.type}`));
+    const onExit = (code: number) => done(new Error(`exited with code ${code}`));
+    w.on('message', onMessage);
+    w.on('error', done);
+    w.on('exit', onExit);
+  });
+}
+
+/** Hands an idle worker the modules to load; resolves with the worker, or with the modules that failed. */
+export function initWorker(w: Worker, specs: { key: string; file: string; exportName?: string }[]): Promise<{ worker: Worker } | { errors: InitError[] }> {
+  return new Promise((resolve) => {
+    const done = (m: { type: string; errors?: InitError[] } | undefined, err?: Error) => {
+      w.off('message', done);
+      w.off('error', onError);
+      if (m?.type === 'ready') return resolve({ worker: w });
+      void w.terminate();
+      resolve({ errors: m?.errors ?? [{ key: '?', message: `transform worker failed: ${err?.message ?? 'unknown'}` }] });
+    };
+    const onError = (err: Error) => done(undefined, err);
+    w.on('message', done);
+    w.on('error', onError);
+    w.postMessage({ type: 'init', specs });
+  });
+}
+
+export interface WorkerSource {
+  take(): Promise<Worker>;
+  close(): Promise<void>;
+}
+
+/**
+ * Keeps `spares` idle workers. Spares are started only after the first
+ * `take`, so a config without transforms costs nothing; they do not keep the
+ * process alive.
+ */
+export function createWorkerSource(spares: number): WorkerSource {
+  const idle: Promise<Worker>[] = [];
+  let closed = false;
+  const refill = () => {
+    while (!closed && idle.length < spares) {
+      const p = spawnIdle();
+      p.then((w) => w.unref(), () => undefined);
+      idle.push(p);
+    }
+  };
+  return {
+    async take() {
+      const next = idle.shift();
+      refill();
+      if (next) {
+        try {
+          const w = await next;
+          w.ref();
+          return w;
+        } catch {
+          // a spare that failed to start: start one now instead
+        }
+      }
+      return spawnIdle();
+    },
+    async close() {
+      closed = true;
+      const all = await Promise.allSettled(idle.splice(0));
+      await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value.terminate() : undefined)));
+    },
+  };
+}
