@@ -56,12 +56,13 @@ export function parseConfigText(text: string, file: string): { data?: unknown; i
   const ext = extname(file).toLowerCase();
   if (ext === '.yaml' || ext === '.yml') {
     const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+    const starts = lineStarts(text);
     if (doc.errors.length) {
+      // without prettyErrors the parser leaves linePos unset; the offset is always there
       return {
-        issues: doc.errors.map((e) => ({ file, path: '', message: `YAML: ${e.message.split('\n')[0]}`, line: e.linePos?.[0]?.line })),
+        issues: doc.errors.map((e) => ({ file, path: '', message: `YAML: ${e.message.split('\n')[0]}`, line: lineAt(starts, e.pos[0]) })),
       };
     }
-    const starts = lineStarts(text);
     const lineOf = (path: (string | number)[]) => {
       const range = (doc.getIn(path, true) as YamlNode | undefined)?.range;
       return range ? lineAt(starts, range[0]) : undefined;
