@@ -176,6 +176,12 @@ describe('loadConfig() tokenFallback', () => {
     expect(loaded.fallbackTokens).toEqual(['hooks', 'gateway']);
   });
 
+  it('does not turn a null section into an empty one', () => {
+    const file = write('c.json', JSON.stringify({ hooks: null, gateway: { auth: null } }));
+    const issues = issuesOf(() => loadConfig({ file, cwd: root, env: {}, tokenFallback: () => TOKEN }));
+    expect(issues.map((i) => `${i.path}: ${i.message}`).sort()).toEqual(['gateway.auth: must be object', 'hooks: must be object']);
+  });
+
   it('leaves hooks.token required when the fallback has none', () => {
     const file = write('c.json', JSON.stringify({ hooks: { enabled: true } }));
     const issues = issuesOf(() => loadConfig({ file, cwd: root, env: {}, tokenFallback: () => undefined }));

@@ -8,17 +8,17 @@ import type { IdempotencyRecord, Store } from '../../src/store/types.ts';
 
 describe('idempotencyKey()', () => {
   it.each([
-    [{}, undefined],
-    [{ 'idempotency-key': 'a' }, 'a'],
-    [{ 'webhook-id': 'msg_1' }, 'msg_1'],
-    [{ 'x-github-delivery': '72d3162e' }, '72d3162e'],
-    [{ 'idempotency-key': 'a', 'webhook-id': 'b', 'x-github-delivery': 'c' }, 'a'],
-    [{ 'webhook-id': 'b', 'x-github-delivery': 'c' }, 'b'],
-    [{ 'idempotency-key': '  ', 'webhook-id': 'b' }, 'b'],
-    [{ 'idempotency-key': '  padded  ' }, 'padded'],
-    [{ 'idempotency-key': ['first', 'second'] }, 'first'],
-    [{ 'idempotency-key': 'k'.repeat(256) }, 'k'.repeat(256)],
-  ])('%j → %j', (headers, key) => {
+    ['no header', {}, undefined],
+    ['Idempotency-Key', { 'idempotency-key': 'a' }, 'a'],
+    ['webhook-id', { 'webhook-id': 'msg_1' }, 'msg_1'],
+    ['X-GitHub-Delivery', { 'x-github-delivery': '72d3162e' }, '72d3162e'],
+    ['Idempotency-Key before the others', { 'idempotency-key': 'a', 'webhook-id': 'b', 'x-github-delivery': 'c' }, 'a'],
+    ['webhook-id before X-GitHub-Delivery', { 'webhook-id': 'b', 'x-github-delivery': 'c' }, 'b'],
+    ['the next header when one is blank', { 'idempotency-key': '  ', 'webhook-id': 'b' }, 'b'],
+    ['a trimmed value', { 'idempotency-key': '  padded  ' }, 'padded'],
+    ['the first of repeated headers', { 'idempotency-key': ['first', 'second'] }, 'first'],
+    ['a key of exactly 256 characters', { 'idempotency-key': 'k'.repeat(256) }, 'k'.repeat(256)],
+  ])('takes %s', (_what, headers, key) => {
     expect(idempotencyKey(headers)).toBe(key);
   });
 
