@@ -67,10 +67,12 @@ export class FailureThrottle {
   }
 
   private evict(now: number): void {
-    for (const [k, e] of this.entries) if (now - e.start >= this.opts.windowMs) this.entries.delete(k);
-    // still too many: drop the oldest (Map keeps insertion order)
-    for (const k of this.entries.keys()) {
-      if (this.entries.size <= this.maxEntries) break;
+    // An entry is (re)inserted when its window starts, so Map order is window
+    // order: expired entries come first. Drop from the front while an entry has
+    // expired or there are still too many, and stop at the first live one, so a
+    // full map costs O(1) per failure instead of a scan of every entry.
+    for (const [k, e] of this.entries) {
+      if (this.entries.size <= this.maxEntries && now - e.start < this.opts.windowMs) break;
       this.entries.delete(k);
     }
   }

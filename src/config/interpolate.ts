@@ -39,7 +39,9 @@ export function interpolate(value: unknown, opts: InterpolateOptions, issues: Co
     if (v && typeof v === 'object') {
       const keys = Object.keys(v);
       if (keys.length === 1 && keys[0] === 'file' && typeof (v as { file: unknown }).file === 'string' && !isDataSubtree(path)) {
-        return readSecret((v as { file: string }).file, path);
+        const file = (v as { file: string }).file;
+        // the path is a string value like any other: `{file: "${CREDENTIALS_DIRECTORY}/token"}`
+        return readSecret(file.includes('$') ? substitute(file, [...path, 'file']) : file, path);
       }
       const out: Record<string, unknown> = {};
       for (const k of keys) out[k] = walk((v as Record<string, unknown>)[k], [...path, k]);

@@ -56,12 +56,13 @@ export function parseConfigText(text: string, file: string): { data?: unknown; i
   const ext = extname(file).toLowerCase();
   if (ext === '.yaml' || ext === '.yml') {
     const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+    const starts = lineStarts(text);
     if (doc.errors.length) {
+      // without prettyErrors the parser leaves linePos unset; the offset is always there
       return {
-        issues: doc.errors.map((e) => ({ file, path: '', message: `YAML: ${e.message.split('\n')[0]}`, line: e.linePos?.[0]?.line })),
+        issues: doc.errors.map((e) => ({ file, path: '', message: `YAML: ${e.message.split('\n')[0]}`, line: lineAt(starts, e.pos[0]) })),
       };
     }
-    const starts = lineStarts(text);
     const lineOf = (path: (string | number)[]) => {
       const range = (doc.getIn(path, true) as YamlNode | undefined)?.range;
       return range ? lineAt(starts, range[0]) : undefined;
@@ -138,7 +139,9 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
 /** Inserts a fallback token only where the config leaves it unset but needs one. */
 function fillToken(data: Record<string, unknown>, kind: 'hooks' | 'gateway', opts: LoadOptions, used: ('hooks' | 'gateway')[]) {
   if (!opts.tokenFallback) return;
-  const section = (data[kind] ??= {}) as Record<string, unknown>;
+  // only an absent section is created; a null or mistyped one is left for the schema to report
+  if (data[kind] === undefined) data[kind] = {};
+  const section = data[kind] as Record<string, unknown>;
   if (typeof section !== 'object' || section === null) return;
   if (kind === 'hooks') {
     if (section.enabled !== true || section.token !== undefined) return;
@@ -148,7 +151,8 @@ function fillToken(data: Record<string, unknown>, kind: 'hooks' | 'gateway', opt
       used.push('hooks');
     }
   } else {
-    const auth = (section.auth ??= {}) as Record<string, unknown>;
+    if (section.auth === undefined) section.auth = {};
+    const auth = section.auth as Record<string, unknown>;
     if (typeof auth !== 'object' || auth === null || auth.token !== undefined) return;
     const t = opts.tokenFallback('gateway');
     if (t) {

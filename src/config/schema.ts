@@ -187,14 +187,17 @@ export const ConfigSchema = Type.Object(
           },
           { ...strict, default: {} },
         ),
+        // additionalProperties: false makes the id pattern binding (a record alone only validates matching keys)
         providers: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), PluginSlice(true), {
           default: { echo: { type: 'echo' } },
+          additionalProperties: false,
         }),
       },
       { ...strict, default: {} },
     ),
     channels: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), PluginSlice(false), {
       default: { console: {} },
+      additionalProperties: false,
     }),
     session: Type.Object({ defaultRoute: Type.Optional(Route) }, { ...strict, default: {} }),
     plugins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
@@ -226,15 +229,26 @@ export type ThinkingLevel = Static<typeof Thinking>;
 export type WakeModeValue = Static<typeof WakeMode>;
 export const thinkingLevels: readonly string[] = ThinkingLevels;
 
-/** Property names the schema allows under a given key path, for "did you mean" hints. */
-export function knownKeys(schema: TSchema, path: readonly string[]): string[] {
+function schemaAt(schema: TSchema, path: readonly string[]): TSchema | undefined {
   let node: TSchema | undefined = schema;
   for (const seg of path) {
-    if (!node) return [];
+    if (!node) return undefined;
     if (node.type === 'object' && node.properties && seg in node.properties) node = node.properties[seg];
     else if (node.type === 'array' && /^\d+$/.test(seg)) node = node.items as TSchema;
     else if (node.type === 'object' && node.patternProperties) node = Object.values(node.patternProperties)[0] as TSchema;
-    else return [];
+    else return undefined;
   }
+  return node;
+}
+
+/** Property names the schema allows under a given key path, for "did you mean" hints. */
+export function knownKeys(schema: TSchema, path: readonly string[]): string[] {
+  const node = schemaAt(schema, path);
   return node?.type === 'object' && node.properties ? Object.keys(node.properties) : [];
+}
+
+/** The pattern keys must match under a given key path (records of ids), if any. */
+export function keyPattern(schema: TSchema, path: readonly string[]): string | undefined {
+  const node = schemaAt(schema, path);
+  return node?.type === 'object' && node.patternProperties ? Object.keys(node.patternProperties)[0] : undefined;
 }

@@ -6,7 +6,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { TSchema } from '@sinclair/typebox';
 import type { ConfigIssue } from '../errors.ts';
-import { ConfigSchema, knownKeys, referencedSchemas, type Config } from './schema.ts';
+import { ConfigSchema, keyPattern, knownKeys, referencedSchemas, type Config } from './schema.ts';
 import { formatPath } from './interpolate.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 
@@ -82,6 +82,8 @@ function describe(e: ErrorObject, schema: TSchema): string {
     case 'additionalProperties': {
       const key = String(p.additionalProperty);
       const segs = pointerToPath(e.instancePath).map(String);
+      const pattern = keyPattern(schema, segs);
+      if (pattern) return `is not a valid id (must match ${pattern})`;
       const hint = didYouMean(key, knownKeys(schema, segs));
       return `unknown key${hint ? ` (did you mean "${hint}"?)` : ''}`;
     }

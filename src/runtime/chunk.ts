@@ -14,7 +14,8 @@ export function chunkText(text: string, max: number | undefined): string[] {
     if (cut < max / 2) {
       cut = max;
       const code = rest.charCodeAt(cut - 1);
-      if (code >= 0xd800 && code <= 0xdbff) cut--; // keep the pair together
+      // keep the pair together; with a limit of 1 the pair goes whole (cutting before it would never advance)
+      if (code >= 0xd800 && code <= 0xdbff) cut = cut > 1 ? cut - 1 : cut + 1;
     }
     out.push(rest.slice(0, cut).trimEnd());
     rest = rest.slice(cut).replace(/^\s+/, '');

@@ -5,7 +5,7 @@
  */
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { HookError, isHookError } from '../../errors.ts';
+import { errors, HookError, isHookError } from '../../errors.ts';
 import type { RequestState } from '../state.ts';
 
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -16,6 +16,8 @@ export function errorsAndLog(logger: Logger): Middleware<RequestState> {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new HookError(404, 'NOT_FOUND', 'not found');
+      // the router answers a known path with a wrong method by status and Allow header alone
+      if (ctx.status === 405 && ctx.body === undefined) throw errors.methodNotAllowed(ctx.response.get('Allow') || 'GET, HEAD');
     } catch (err) {
       const e = isHookError(err) ? err : fromUnknown(err);
       ctx.status = e.status;

@@ -1,0 +1,125 @@
+/**
+ * Reading a request body under a size limit and a deadline. The request is a
+ * stream stand-in and the deadline runs on fake timers: no sockets, no sleeps.
+ */
+import type { IncomingMessage } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { readBody } from '../../src/http/body.ts';
+import { HookError } from '../../src/errors.ts';
+
+const LIMITS = { maxBytes: 10, timeoutMs: 30_000 };
+
+function request(headers: Record<string, string> = {}) {
+  const stream = new PassThrough();
+  const req = Object.assign(stream, { headers }) as unknown as IncomingMessage & PassThrough;
+  return req;
+}
+
+/** The settled state of a promise after pending callbacks have run. */
+async function state<T>(p: Promise<T>): Promise<'pending' | 'resolved' | 'rejected'> {
+  let s: 'pending' | 'resolved' | 'rejected' = 'pending';
+  p.then(
+    () => (s = 'resolved'),
+    () => (s = 'rejected'),
+  );
+  await new Promise((r) => setImmediate(r));
+  return s;
+}
+
+async function rejection(p: Promise<unknown>): Promise<HookError> {
+  const err = await p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(HookError);
+  return err as HookError;
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('readBody()', () => {
+  it('collects the chunks of a body', async () => {
+    const req = request();
+    const body = readBody(req, LIMITS);
+    req.write('{"a"');
+    req.end(':1}');
+    expect((await body).toString()).toBe('{"a":1}');
+  });
+
+  it('accepts a body of exactly the limit', async () => {
+    const req = request({ 'content-length': '10' });
+    const body = readBody(req, LIMITS);
+    req.end('0123456789');
+    expect((await body).length).toBe(10);
+  });
+
+  it('refuses a declared Content-Length over the limit without reading a byte', async () => {
+    const req = request({ 'content-length': '11' });
+    const read = vi.spyOn(req, 'read');
+    const err = await rejection(readBody(req, LIMITS));
+    expect(err).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE', headers: { Connection: 'close' } });
+    expect(read).not.toHaveBeenCalled();
+    expect(req.listenerCount('data')).toBe(0);
+  });
+
+  it('refuses a body that grows past the limit while streaming, and stops reading', async () => {
+    const req = request(); // chunked: no Content-Length
+    const body = readBody(req, LIMITS);
+    req.write('012345');
+    expect(await state(body)).toBe('pending');
+    req.write('6789X');
+    expect(await rejection(body)).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    expect(req.isPaused()).toBe(true);
+    expect(req.listenerCount('data')).toBe(0);
+  });
+
+  it('refuses a body longer than a Content-Length that understated it', async () => {
+    const req = request({ 'content-length': '2' });
+    const body = readBody(req, LIMITS);
+    req.write('0123456789ABC');
+    expect((await rejection(body)).code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers 408 when the whole body has not arrived within the deadline', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const req = request({ 'content-length': '10' });
+    const body = readBody(req, LIMITS);
+    req.write('01234');
+    vi.advanceTimersByTime(29_999);
+    expect(await state(body)).toBe('pending');
+    vi.advanceTimersByTime(1);
+    expect(await rejection(body)).toMatchObject({ status: 408, code: 'REQUEST_TIMEOUT', headers: { Connection: 'close' } });
+  });
+
+  it('clears its deadline once the body is complete', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const req = request();
+    const body = readBody(req, LIMITS);
+    req.end('{}');
+    await body;
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it.each([
+    ['aborted', () => undefined],
+    ['error', () => new Error('socket hang up')],
+  ])('answers 400 BAD_REQUEST when the request emits %s', async (event, arg) => {
+    const req = request();
+    const body = readBody(req, LIMITS);
+    req.emit(event, arg());
+    expect(await rejection(body)).toMatchObject({ status: 400, code: 'BAD_REQUEST' });
+  });
+
+  it('returns an empty buffer for a request that has already ended', async () => {
+    const req = request();
+    req.end();
+    req.resume();
+    await new Promise((r) => req.on('end', r));
+    expect((await readBody(req, LIMITS)).length).toBe(0);
+  });
+});

@@ -1,0 +1,154 @@
+/**
+ * Media types and body parsing (SPEC §4.2): JSON only (plus form posts on the
+ * built-in endpoints), UTF-8 only, and no prototype poisoning.
+ */
+import { describe, expect, it } from 'vitest';
+import { mediaKind, parseForm, parseJson } from '../../src/http/parse.ts';
+import { HookError } from '../../src/errors.ts';
+
+function thrown(fn: () => unknown): HookError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(HookError);
+    return err as HookError;
+  }
+  throw new Error('expected a HookError');
+}
+
+describe('mediaKind()', () => {
+  it.each([
+    ['application/json', false, 'json'],
+    ['application/json; charset=utf-8', false, 'json'],
+    ['application/json;charset="UTF-8"', false, 'json'],
+    ['application/json; charset=utf8', false, 'json'],
+    ['Application/JSON', false, 'json'],
+    ['application/vnd.github+json', false, 'json'],
+    ['application/cloudevents+json; charset=utf-8', false, 'json'],
+    ['application/x-www-form-urlencoded', true, 'form'],
+    ['application/x-www-form-urlencoded; charset=UTF-8', true, 'form'],
+  ])('%s (form allowed: %s) → %s', (type, allowForm, kind) => {
+    expect(mediaKind(type, allowForm)).toBe(kind);
+  });
+
+  it.each([
+    [undefined, true, 'Content-Type is missing'],
+    ['', true, 'Content-Type is missing'],
+    ['text/plain', true, 'Content-Type "text/plain" is not supported'],
+    ['text/json', true, 'Content-Type "text/json" is not supported'],
+    ['application/jsonp', true, 'Content-Type "application/jsonp" is not supported'],
+    ['multipart/form-data; boundary=x', true, 'Content-Type "multipart/form-data" is not supported'],
+    ['application/xml', true, 'Content-Type "application/xml" is not supported'],
+    ['application/json; charset=latin1', true, 'charset "latin1" is not supported'],
+    ['application/json; charset=utf-16', true, 'charset "utf-16" is not supported'],
+    ['application/x-www-form-urlencoded', false, 'named hooks take application/json, not form posts'],
+  ])('%j (form allowed: %s) → 415 UNSUPPORTED_MEDIA_TYPE', (type, allowForm, message) => {
+    const err = thrown(() => mediaKind(type, allowForm));
+    expect(err).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+    expect(err.message).toContain(message);
+  });
+});
+
+describe('parseJson()', () => {
+  it('parses an object, and values that validation refuses later', () => {
+    expect(parseJson(Buffer.from('{"text":"hi","n":[1,2]}'))).toEqual({ text: 'hi', n: [1, 2] });
+    expect(parseJson(Buffer.from('null'))).toBeNull();
+    expect(parseJson(Buffer.from('"x"'))).toBe('x');
+  });
+
+  it('skips a UTF-8 byte order mark', () => {
+    expect(parseJson(Buffer.from('\uFEFF{"a":1}'))).toEqual({ a: 1 });
+  });
+
+  it('keeps non-ASCII text intact', () => {
+    expect(parseJson(Buffer.from('{"t":"Grüße ✓ 🎉"}'))).toEqual({ t: 'Grüße ✓ 🎉' });
+  });
+
+  it.each([
+    ['an empty body', Buffer.alloc(0), 'invalid JSON body: the body is empty'],
+    ['invalid UTF-8', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]), 'invalid JSON body: the body is not valid UTF-8'],
+    ['a truncated UTF-8 sequence', Buffer.from([0x22, 0xe2, 0x9c, 0x22]), 'invalid JSON body: the body is not valid UTF-8'],
+  ])('refuses %s with 400 INVALID_JSON', (_what, body, message) => {
+    expect(thrown(() => parseJson(body))).toMatchObject({ status: 400, code: 'INVALID_JSON', message });
+  });
+
+  it.each(['{"text": "x",}', '{text: "x"}', "{'a': 1}", '{"a": 1', '{"a": 1} trailing', '   ', `{"a": "${'x'.repeat(500)}" x}`])(
+    'refuses %j with 400 INVALID_JSON and a short reason',
+    (text) => {
+      const err = thrown(() => parseJson(Buffer.from(text)));
+      expect(err).toMatchObject({ status: 400, code: 'INVALID_JSON' });
+      expect(err.message).toMatch(/^invalid JSON body: \S/);
+      expect(err.message.length).toBeLessThanOrEqual('invalid JSON body: '.length + 120);
+    },
+  );
+
+  it.each([
+    ['__proto__ at the top', '{"__proto__": {"admin": true}}'],
+    ['__proto__ deep inside', '{"a": {"b": [{"c": {"__proto__": {"admin": true}}}]}}'],
+    ['__proto__ with escaped characters', '{"\\u005f_proto__": {"admin": true}}'],
+    ['constructor.prototype', '{"constructor": {"prototype": {"admin": true}}}'],
+    ['constructor.prototype deep inside', '{"x": [[{"constructor": {"prototype": {}}}]]}'],
+  ])('refuses prototype poisoning (%s) with 400 INVALID_JSON', (_what, text) => {
+    const err = thrown(() => parseJson(Buffer.from(text)));
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_JSON' });
+    expect(err.message).toContain('forbidden key');
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
+  it('accepts an ordinary "constructor" key', () => {
+    expect(parseJson(Buffer.from('{"constructor": {"name": "x"}}'))).toEqual({ constructor: { name: 'x' } });
+  });
+
+  it.each([
+    ['arrays', (d: number) => `${'['.repeat(d)}${']'.repeat(d)}`],
+    ['objects with a key that triggers the poisoning scan', (d: number) => `${'{"a":'.repeat(d)}{"constructor":1}${'}'.repeat(d)}`],
+  ])('survives 100,000 levels of nested %s: parsed, or refused as INVALID_JSON', (_what, make) => {
+    const body = Buffer.from(make(100_000));
+    try {
+      expect(parseJson(body)).toBeTypeOf('object');
+    } catch (err) {
+      // a stack overflow must not escape as a 500
+      expect(err).toBeInstanceOf(HookError);
+      expect((err as HookError).code).toBe('INVALID_JSON');
+    }
+  });
+});
+
+describe('parseForm()', () => {
+  const form = (s: string) => parseForm(Buffer.from(s));
+
+  it('decodes fields as strings', () => {
+    expect(form('message=Hello+world&name=CI%20bot&to=%2B4915')).toEqual({ message: 'Hello world', name: 'CI bot', to: '+4915' });
+    expect(form('text=Gr%C3%BC%C3%9Fe')).toEqual({ text: 'Grüße' });
+    expect(form('')).toEqual({});
+  });
+
+  it.each([
+    ['deliver=true', { deliver: true }],
+    ['deliver=false', { deliver: false }],
+    ['deliver=yes', { deliver: 'yes' }],
+    ['timeoutSeconds=30', { timeoutSeconds: 30 }],
+    ['timeoutSeconds=2.5', { timeoutSeconds: 2.5 }],
+    ['timeoutSeconds=', { timeoutSeconds: '' }],
+    ['timeoutSeconds=soon', { timeoutSeconds: 'soon' }],
+    ['mode=now', { mode: 'now' }],
+  ])('converts %s to %j', (text, expected) => {
+    expect(form(text)).toEqual(expected);
+  });
+
+  it('returns a plain object', () => {
+    expect(Object.getPrototypeOf(form('a=1'))).toBe(Object.prototype);
+  });
+
+  it.each(['__proto__', 'constructor', 'prototype'])('refuses the field name %s with 400 INVALID_PAYLOAD', (name) => {
+    expect(thrown(() => form(`text=x&${name}=y`))).toMatchObject({ status: 400, code: 'INVALID_PAYLOAD', field: name });
+  });
+
+  it('refuses a repeated field with 400 INVALID_PAYLOAD naming it', () => {
+    expect(thrown(() => form('text=a&text=b'))).toMatchObject({ status: 400, code: 'INVALID_PAYLOAD', field: 'text', message: 'text: appears more than once' });
+  });
+
+  it('refuses a body that is not UTF-8', () => {
+    expect(thrown(() => parseForm(Buffer.from([0x74, 0x3d, 0xff])))).toMatchObject({ status: 400, code: 'INVALID_JSON' });
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * The dispatcher's answers (SPEC §4.3–§4.6): what each combination of actions
+ * answers, what it stores before answering, and the queue cap.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createDispatcher, type DispatcherDeps, type DispatchOptions } from '../../src/runtime/dispatcher.ts';
+import type { PreparedAgent, PreparedWake } from '../../src/runtime/prepare.ts';
+import { SqliteStore } from '../../src/store/sqlite.ts';
+
+type QueuedRef = Parameters<DispatcherDeps['enqueueRuns']>[0][number];
+
+const NOW = 1_700_000_000_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const wake = (over: Partial<PreparedWake> = {}): PreparedWake => ({ kind: 'wake', text: 'wrapped text', mode: 'now', origin: 'wake', ...over });
+const agent = (over: Partial<PreparedAgent> = {}): PreparedAgent => ({
+  kind: 'agent',
+  message: 'wrapped message',
+  name: 'CI',
+  sessionKey: 'hook:ci',
+  wakeMode: 'now',
+  deliver: true,
+  channel: 'last',
+  to: null,
+  model: 'echo/echo',
+  thinking: null,
+  timeoutSeconds: 600,
+  origin: 'agent',
+  label: 'Webhook',
+  trusted: false,
+  ...over,
+});
+
+const OPTS: DispatchOptions = { agentStatus: 202, maxQueuedRuns: 100 };
+
+let store: SqliteStore;
+let queued: number;
+let enqueued: QueuedRef[][];
+let heartbeats: number;
+let dispatcher: ReturnType<typeof createDispatcher>;
+beforeEach(() => {
+  store = new SqliteStore({ path: ':memory:' });
+  queued = 0;
+  enqueued = [];
+  heartbeats = 0;
+  dispatcher = createDispatcher({
+    store,
+    clock: () => NOW,
+    enqueueRuns: (runs) => enqueued.push([...runs]),
+    queuedRuns: () => queued,
+    requestHeartbeat: () => heartbeats++,
+  });
+});
+afterEach(() => store.close());
+
+describe('dispatcher.dispatch()', () => {
+  it('answers a single wake with 200, its mode and the stored event id', async () => {
+    const r = await dispatcher.dispatch([wake({ mode: 'next-heartbeat' })], OPTS);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ ok: true, mode: 'next-heartbeat', eventId: expect.stringMatching(UUID) });
+    expect(await store.pendingEvents(10)).toEqual([
+      { id: r.body.eventId, source: 'wake', text: 'wrapped text', status: 'pending', createdAt: NOW, consumedAt: null, heartbeatId: null, runId: null },
+    ]);
+  });
+
+  it('requests a heartbeat for mode now only', async () => {
+    await dispatcher.dispatch([wake({ mode: 'next-heartbeat' })], OPTS);
+    expect(heartbeats).toBe(0);
+    await dispatcher.dispatch([wake({ mode: 'now' })], OPTS);
+    expect(heartbeats).toBe(1);
+  });
+
+  it.each([202, 200] as const)('answers a single agent action with agentStatus %i, runId and sessionKey', async (agentStatus) => {
+    const r = await dispatcher.dispatch([agent()], { ...OPTS, agentStatus });
+    expect(r.status).toBe(agentStatus);
+    expect(r.body).toEqual({ ok: true, runId: expect.stringMatching(UUID), sessionKey: 'hook:ci' });
+    expect(heartbeats).toBe(0); // an agent's wakeMode applies when the run finishes
+  });
+
+  it('stores the run as queued before handing it to the runner', async () => {
+    let storedAtEnqueue: unknown;
+    const d = createDispatcher({
+      store,
+      clock: () => NOW,
+      enqueueRuns: (runs) => {
+        storedAtEnqueue = store.getRun(runs[0]!.id);
+      },
+      queuedRuns: () => 0,
+      requestHeartbeat: () => {},
+    });
+    const r = await d.dispatch([agent({ to: 'ops', thinking: 'high', trusted: true })], OPTS);
+    expect(await storedAtEnqueue).toMatchObject({
+      id: r.body.runId,
+      status: 'queued',
+      kind: 'hook',
+      hookName: 'CI',
+      label: 'Webhook',
+      trusted: true,
+      sessionKey: 'hook:ci',
+      message: 'wrapped message',
+      to: 'ops',
+      thinking: 'high',
+      createdAt: NOW,
+    });
+  });
+
+  it('answers several actions with 202, runIds and eventIds, all stored', async () => {
+    const r = await dispatcher.dispatch([agent({ sessionKey: 'hook:a' }), wake({ mode: 'next-heartbeat' }), agent({ sessionKey: 'hook:b' }), wake()], { ...OPTS, agentStatus: 200 });
+    expect(r.status).toBe(202);
+    expect(r.body).toEqual({ ok: true, runIds: r.runIds, eventIds: r.eventIds });
+    expect(r.runIds).toHaveLength(2);
+    expect(r.eventIds).toHaveLength(2);
+    expect((await store.listRuns({ limit: 10 })).map((x) => x.id).sort()).toEqual([...r.runIds].sort());
+    expect(enqueued).toEqual([[{ id: r.runIds[0], sessionKey: 'hook:a' }, { id: r.runIds[1], sessionKey: 'hook:b' }]]);
+    expect(heartbeats).toBe(1);
+  });
+
+  it('answers two wakes as a fan-out too', async () => {
+    const r = await dispatcher.dispatch([wake(), wake()], OPTS);
+    expect(r.status).toBe(202);
+    expect(r.body).toMatchObject({ runIds: [], eventIds: [expect.any(String), expect.any(String)] });
+  });
+
+  describe('queue cap', () => {
+    it('refuses agent runs beyond maxQueuedRuns with 503 and Retry-After, storing nothing', async () => {
+      queued = 99;
+      await expect(dispatcher.dispatch([agent(), agent(), wake()], OPTS)).rejects.toMatchObject({
+        status: 503,
+        code: 'UNAVAILABLE',
+        headers: { 'Retry-After': '30' },
+      });
+      expect(await store.counts()).toMatchObject({ events: { pending: 0 }, runs: { queued: 0 } });
+      expect(enqueued).toEqual([]);
+      expect(heartbeats).toBe(0);
+    });
+
+    it('accepts runs up to the cap exactly, and wakes whatever the queue holds', async () => {
+      queued = 99;
+      expect((await dispatcher.dispatch([agent()], OPTS)).status).toBe(202);
+      queued = 1_000;
+      expect((await dispatcher.dispatch([wake()], OPTS)).status).toBe(200);
+    });
+  });
+
+  describe('idempotency', () => {
+    it('stores the answer under the key, in the same commit as the actions', async () => {
+      const r = await dispatcher.dispatch([agent()], { ...OPTS, idempotency: { key: 'agent\nk1', ttlSeconds: 86_400 } });
+      expect(await store.getIdempotency('agent\nk1', NOW)).toEqual({
+        key: 'agent\nk1',
+        status: 202,
+        body: JSON.stringify(r.body),
+        createdAt: NOW,
+        expiresAt: NOW + 86_400_000,
+      });
+      expect(await store.getIdempotency('agent\nk1', NOW + 86_400_000)).toBeUndefined();
+    });
+
+    it('stores nothing without a key', async () => {
+      await dispatcher.dispatch([wake()], OPTS);
+      expect(await store.pruneIdempotency(Number.MAX_SAFE_INTEGER)).toBe(0);
+    });
+  });
+
+  it('tells neither the runner nor the heartbeat when the store refuses the write', async () => {
+    vi.spyOn(store, 'accept').mockRejectedValueOnce(new Error('disk full'));
+    await expect(dispatcher.dispatch([agent(), wake()], OPTS)).rejects.toThrow('disk full');
+    expect(enqueued).toEqual([]);
+    expect(heartbeats).toBe(0);
+  });
+});

@@ -1,0 +1,71 @@
+/**
+ * From a parsed request to prepared actions: the built-in endpoints, and the
+ * hand-off of named hooks to the mapping engine.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { resolveRequest, type HookRequest, type Resolution } from '../../src/runtime/intake.ts';
+import { testGeneration } from '../helpers/generation.ts';
+import type { Pipeline } from '../../src/mapping/pipeline.ts';
+import type { Generation } from '../../src/runtime/generation.ts';
+
+const request = (name: string, payload: unknown): HookRequest => ({
+  name,
+  payload,
+  headers: {},
+  query: {},
+  path: `/hooks/${name}`,
+  url: `/hooks/${name}`,
+  rawBody: Buffer.from(JSON.stringify(payload)),
+  receivedAt: 0,
+});
+
+const boundaryOf = (text: string) => /id="([0-9a-f]+)"/.exec(text)?.[1];
+
+const gen = await testGeneration();
+
+describe('resolveRequest()', () => {
+
+  it('turns /wake into one wrapped wake from the "wake" origin', async () => {
+    const res = await resolveRequest(gen, request('wake', { text: 'ping' }));
+    expect(res.kind).toBe('actions');
+    const [action] = (res as Extract<Resolution, { kind: 'actions' }>).actions;
+    expect(action).toMatchObject({ kind: 'wake', mode: 'now', origin: 'wake' });
+    expect(action!.kind === 'wake' && action!.text).toContain('source="Webhook"');
+  });
+
+  it('turns /agent into one wrapped agent action labelled Webhook', async () => {
+    const res = (await resolveRequest(gen, request('agent', { message: 'hi', name: 'CI' }))) as Extract<Resolution, { kind: 'actions' }>;
+    expect(res.actions).toHaveLength(1);
+    expect(res.actions[0]).toMatchObject({ kind: 'agent', name: 'CI', origin: 'agent', label: 'Webhook', trusted: false });
+  });
+
+  it('applies the request session-key policy to /agent', async () => {
+    const closed = await testGeneration({ hooks: { allowRequestSessionKey: false } });
+    await expect(resolveRequest(closed, request('agent', { message: 'hi', sessionKey: 'hook:x' }))).rejects.toMatchObject({ status: 400, field: 'sessionKey' });
+  });
+
+  it('uses a fresh boundary id per request', async () => {
+    const texts = await Promise.all(
+      [1, 2].map(async () => ((await resolveRequest(gen, request('wake', { text: 'x' }))) as Extract<Resolution, { kind: 'actions' }>).actions[0]!),
+    );
+    const ids = texts.map((a) => boundaryOf(a.kind === 'wake' ? a.text : ''));
+    expect(ids[0]).toMatch(/^[0-9a-f]{16}$/);
+    expect(ids[0]).not.toBe(ids[1]);
+  });
+
+  it('answers 404 HOOK_NOT_FOUND for a named hook when no mapping is configured', async () => {
+    const named = vi.fn();
+    await expect(resolveRequest(gen, request('github', {}), named)).rejects.toMatchObject({ status: 404, code: 'HOOK_NOT_FOUND' });
+    await expect(resolveRequest(gen, request('github', {}))).rejects.toMatchObject({ code: 'HOOK_NOT_FOUND' });
+    expect(named).not.toHaveBeenCalled();
+  });
+
+  it('hands a named hook to the mapping engine with the request and a boundary id', async () => {
+    const withPipelines: Generation = { ...gen, pipelines: [{ id: 'github' } as unknown as Pipeline] };
+    const resolution: Resolution = { kind: 'skip', mappingId: 'github' };
+    const named = vi.fn(async () => resolution);
+    const req = request('github', { action: 'opened' });
+    expect(await resolveRequest(withPipelines, req, named)).toBe(resolution);
+    expect(named).toHaveBeenCalledWith(withPipelines, req, expect.stringMatching(/^[0-9a-f]{16}$/));
+  });
+});

@@ -1,0 +1,336 @@
+/**
+ * The SQLite store on a temporary file: what each write commits, how lists
+ * are ordered and filtered, and that reopening the file keeps everything.
+ */
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts';
+import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
+import { cleanup, tempDir } from '../helpers/cli.ts';
+
+const dir = tempDir('hook-intake-store-');
+afterAll(() => cleanup(dir));
+
+let n = 0;
+let file: string;
+let store: SqliteStore;
+beforeEach(() => {
+  file = join(dir, String(++n), 'hook-intake.db'); // the directory is created by the store
+  store = new SqliteStore({ path: file });
+});
+afterEach(() => store.close());
+
+/** Counts rows through a separate connection: only committed data is visible. */
+function committedRows(table: string): number {
+  const db = new DatabaseSync(file, { readOnly: true });
+  try {
+    return Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+  } finally {
+    db.close();
+  }
+}
+
+describe('SqliteStore', () => {
+  describe('accept()', () => {
+    it('commits the events, runs and idempotency record before resolving', async () => {
+      const run = newRun({ to: '42', thinking: 'low', trusted: true, deliver: false });
+      const event = newEvent({ text: 'disk full' });
+      await store.accept({ events: [event], runs: [run], idempotency: { key: 'k', status: 202, body: '{"ok":true}', createdAt: 1, expiresAt: 10 } });
+      expect([committedRows('events'), committedRows('runs'), committedRows('idempotency')]).toEqual([1, 1, 1]);
+      expect(await store.getRun(run.id)).toEqual({
+        ...run,
+        status: 'queued',
+        attempts: 0,
+        startedAt: null,
+        finishedAt: null,
+        reply: null,
+        summary: null,
+        error: null,
+        delivery: { status: 'pending', reason: null, channel: null, to: null, attempts: 0 },
+      });
+      expect(await store.listEvents({ limit: 10 })).toEqual([
+        { ...event, status: 'pending', consumedAt: null, heartbeatId: null },
+      ]);
+    });
+
+    it('commits nothing of a batch when any part of it fails', async () => {
+      const taken = newEvent();
+      await store.accept({ events: [taken], runs: [] });
+      const batch = { events: [newEvent(), taken], runs: [newRun()], idempotency: { key: 'k', status: 200, body: '{}', createdAt: 1, expiresAt: 10 } };
+      await expect(store.accept(batch)).rejects.toThrow(/UNIQUE/);
+      expect([committedRows('events'), committedRows('runs'), committedRows('idempotency')]).toEqual([1, 0, 0]);
+    });
+
+    it('lets a failing request fail alone when many are accepted at once', async () => {
+      const taken = newEvent();
+      await store.accept({ events: [taken], runs: [] });
+      const results = await Promise.allSettled([
+        store.accept({ events: [newEvent()], runs: [newRun()] }),
+        store.accept({ events: [taken], runs: [newRun()] }),
+        store.accept({ events: [newEvent()], runs: [] }),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect([committedRows('events'), committedRows('runs')]).toEqual([3, 1]);
+    });
+  });
+
+  describe('lists', () => {
+    it('lists runs newest first, with a limit and a status filter', async () => {
+      const runs = [newRun(), newRun(), newRun()];
+      for (const r of runs) await store.accept({ events: [], runs: [r] });
+      await store.startRun(runs[1]!.id, 5);
+      expect((await store.listRuns({ limit: 10 })).map((r) => r.id)).toEqual([runs[2]!.id, runs[1]!.id, runs[0]!.id]);
+      expect((await store.listRuns({ limit: 2 })).map((r) => r.id)).toEqual([runs[2]!.id, runs[1]!.id]);
+      expect((await store.listRuns({ limit: 10, status: 'queued' })).map((r) => r.id)).toEqual([runs[2]!.id, runs[0]!.id]);
+      expect((await store.listRuns({ limit: 10, status: 'running' })).map((r) => r.id)).toEqual([runs[1]!.id]);
+      expect(await store.listRuns({ limit: 10, status: 'ok' })).toEqual([]);
+    });
+
+    it('lists events newest first with a status filter, and pending events oldest first', async () => {
+      const [a, b, c] = [newEvent({ text: 'a' }), newEvent({ text: 'b' }), newEvent({ text: 'c' })];
+      await store.accept({ events: [a!, b!, c!], runs: [] });
+      const hb = newRun({ kind: 'heartbeat' });
+      await store.insertHeartbeat(hb, 3);
+      await store.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: [b!.id] }));
+      expect((await store.listEvents({ limit: 10 })).map((e) => e.text)).toEqual(['c', 'b', 'a']);
+      expect((await store.listEvents({ limit: 1 })).map((e) => e.text)).toEqual(['c']);
+      expect((await store.listEvents({ limit: 10, status: 'pending' })).map((e) => e.text)).toEqual(['c', 'a']);
+      expect((await store.listEvents({ limit: 10, status: 'consumed' })).map((e) => e.text)).toEqual(['b']);
+      expect((await store.pendingEvents(10)).map((e) => e.text)).toEqual(['a', 'c']);
+      expect((await store.pendingEvents(1)).map((e) => e.text)).toEqual(['a']);
+    });
+
+    it('lists a session\'s messages newest first; transcript() gives the latest ones oldest first', async () => {
+      const run = newRun({ sessionKey: 'hook:s' });
+      await store.accept({ events: [], runs: [run] });
+      const lines = ['one', 'two', 'three', 'four'].map((content, i) =>
+        newMessage({ sessionKey: 'hook:s', role: i % 2 ? 'assistant' : 'user', content, runId: run.id }),
+      );
+      await store.finishRun(okOutcome(run.id, { messages: lines }));
+      await store.finishRun(okOutcome(newRun().id, { messages: [newMessage({ sessionKey: 'other', content: 'elsewhere' })] }));
+      expect((await store.listMessages('hook:s', { limit: 10 })).map((m) => m.content)).toEqual(['four', 'three', 'two', 'one']);
+      expect((await store.listMessages('hook:s', { limit: 2 })).map((m) => m.content)).toEqual(['four', 'three']);
+      expect((await store.transcript('hook:s', 3)).map((m) => `${m.role}:${m.content}`)).toEqual(['assistant:two', 'user:three', 'assistant:four']);
+      expect(await store.listMessages('nobody', { limit: 10 })).toEqual([]);
+    });
+  });
+
+  describe('run lifecycle', () => {
+    it('counts attempts: startRun adds one, requeueRun gives it back only when asked', async () => {
+      const run = newRun();
+      await store.accept({ events: [], runs: [run] });
+      await store.startRun(run.id, 5);
+      expect(await store.getRun(run.id)).toMatchObject({ status: 'running', startedAt: 5, attempts: 1 });
+      await store.requeueRun(run.id, { refundAttempt: true });
+      expect(await store.getRun(run.id)).toMatchObject({ status: 'queued', attempts: 0 });
+      await store.startRun(run.id, 6);
+      await store.requeueRun(run.id, { refundAttempt: false });
+      expect(await store.getRun(run.id)).toMatchObject({ status: 'queued', attempts: 1 });
+    });
+
+    it('requeues only running runs', async () => {
+      const run = newRun();
+      await store.accept({ events: [], runs: [run] });
+      await store.startRun(run.id, 5);
+      await store.finishRun(okOutcome(run.id));
+      await store.requeueRun(run.id, { refundAttempt: true });
+      expect(await store.getRun(run.id)).toMatchObject({ status: 'ok', attempts: 1 });
+    });
+
+    it('reports unfinished hook runs oldest first, without heartbeats', async () => {
+      const [a, b, c] = [newRun(), newRun(), newRun()];
+      await store.accept({ events: [], runs: [a!, b!, c!] });
+      await store.startRun(a!.id, 5);
+      await store.finishRun(okOutcome(b!.id));
+      await store.insertHeartbeat(newRun({ kind: 'heartbeat', sessionKey: 'main' }), 5);
+      expect((await store.unfinishedRuns()).map((r) => [r.id, r.status])).toEqual([
+        [a!.id, 'running'],
+        [c!.id, 'queued'],
+      ]);
+      expect(await store.countQueuedRuns()).toBe(1);
+    });
+
+    it('inserts a heartbeat already running, with one attempt', async () => {
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 7);
+      expect(await store.getRun(hb.id)).toMatchObject({ kind: 'heartbeat', status: 'running', startedAt: 7, attempts: 1 });
+    });
+  });
+
+  describe('finishRun()', () => {
+    it('writes status, reply, transcript, summary event and an outbox entry in one commit', async () => {
+      const run = newRun({ sessionKey: 'hook:x' });
+      await store.accept({ events: [], runs: [run] });
+      const entry = newDelivery(run.id, { channel: 'console', to: 'ops', text: 'the reply', createdAt: 3_000 });
+      const summary = newEvent({ source: 'run', text: 'Hook Hook: the reply', runId: run.id, createdAt: 3_000 });
+      await store.finishRun(
+        okOutcome(run.id, {
+          finishedAt: 3_000,
+          reply: 'the reply',
+          summary: 'the reply',
+          messages: [newMessage({ sessionKey: 'hook:x', content: 'q', runId: run.id }), newMessage({ sessionKey: 'hook:x', role: 'assistant', content: 'the reply', runId: run.id })],
+          event: summary,
+          delivery: { kind: 'outbox', entry },
+        }),
+      );
+      expect(await store.getRun(run.id)).toMatchObject({
+        status: 'ok',
+        finishedAt: 3_000,
+        reply: 'the reply',
+        summary: 'the reply',
+        error: null,
+        delivery: { status: 'pending', reason: null, channel: 'console', to: 'ops', attempts: 0 },
+      });
+      expect((await store.transcript('hook:x', 10)).map((m) => m.content)).toEqual(['q', 'the reply']);
+      expect(await store.pendingEvents(10)).toEqual([{ ...summary, status: 'pending', consumedAt: null, heartbeatId: null }]);
+      expect(await store.dueDeliveries(2_999, 10)).toEqual([]);
+      expect(await store.dueDeliveries(3_000, 10)).toEqual([
+        { ...entry, status: 'pending', attempts: 0, nextAttemptAt: 3_000, lastError: null, updatedAt: 3_000 },
+      ]);
+      expect(await store.nextDeliveryAt()).toBe(3_000);
+    });
+
+    it('records a skipped delivery with its reason and no outbox entry', async () => {
+      const run = newRun();
+      await store.accept({ events: [], runs: [run] });
+      await store.finishRun({
+        ...okOutcome(run.id),
+        status: 'error',
+        reply: null,
+        summary: null,
+        error: 'provider failed',
+        delivery: { kind: 'skipped', reason: 'the run failed', channel: 'console', to: null },
+      });
+      expect(await store.getRun(run.id)).toMatchObject({
+        status: 'error',
+        error: 'provider failed',
+        delivery: { status: 'skipped', reason: 'the run failed', channel: 'console', to: null },
+      });
+      expect(await store.nextDeliveryAt()).toBeUndefined();
+      expect((await store.counts()).outbox).toEqual({ pending: 0, failed: 0 });
+    });
+
+    it('consumes the pending events a heartbeat saw, and only those', async () => {
+      const [seen, later] = [newEvent(), newEvent()];
+      await store.accept({ events: [seen!, later!], runs: [] });
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      await store.finishRun(okOutcome(hb.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'acknowledgement only' }, consumedEventIds: [seen!.id] }));
+      const [l, s] = await store.listEvents({ limit: 10 });
+      expect(s).toMatchObject({ id: seen!.id, status: 'consumed', consumedAt: 9, heartbeatId: hb.id });
+      expect(l).toMatchObject({ id: later!.id, status: 'pending', consumedAt: null });
+    });
+  });
+
+  describe('recordDelivery()', () => {
+    async function delivered() {
+      const run = newRun();
+      await store.accept({ events: [], runs: [run] });
+      const entry = newDelivery(run.id, { channel: 'console', to: 'ops' });
+      await store.finishRun(okOutcome(run.id, { delivery: { kind: 'outbox', entry } }));
+      return { run, entry };
+    }
+
+    it('keeps a retry pending until its next attempt and records the error on the run', async () => {
+      const { run, entry } = await delivered();
+      await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 1, at: 2_100, status: 'pending', nextAttemptAt: 5_000, error: 'HTTP 503' });
+      expect(await store.dueDeliveries(4_999, 10)).toEqual([]);
+      expect(await store.dueDeliveries(5_000, 10)).toMatchObject([{ id: entry.id, attempts: 1, lastError: 'HTTP 503', updatedAt: 2_100 }]);
+      expect((await store.getRun(run.id))!.delivery).toMatchObject({ status: 'pending', reason: 'HTTP 503', attempts: 1 });
+    });
+
+    it('marks a send as sent on the outbox and the run, and remembers the main route', async () => {
+      const { run, entry } = await delivered();
+      expect(await store.getMeta('mainRoute')).toBeUndefined();
+      await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 2, at: 2_200, status: 'sent', error: 'stale', route: { channel: 'console', to: 'ops' } });
+      expect((await store.getRun(run.id))!.delivery).toMatchObject({ status: 'sent', reason: null, attempts: 2 });
+      expect(JSON.parse((await store.getMeta('mainRoute'))!)).toEqual({ channel: 'console', to: 'ops' });
+      expect(await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+    });
+
+    it('does not touch the main route when a delivery fails for good', async () => {
+      const { run, entry } = await delivered();
+      await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 5, at: 2_300, status: 'failed', error: 'HTTP 400', route: { channel: 'console', to: 'ops' } });
+      expect((await store.getRun(run.id))!.delivery).toMatchObject({ status: 'failed', reason: 'HTTP 400', attempts: 5 });
+      expect(await store.getMeta('mainRoute')).toBeUndefined();
+      expect((await store.counts()).outbox).toEqual({ pending: 0, failed: 1 });
+    });
+  });
+
+  describe('idempotency records', () => {
+    const rec = (key: string, expiresAt: number) => ({ key, status: 200, body: '{"ok":true}', createdAt: 0, expiresAt });
+
+    it('are found until they expire', async () => {
+      await store.accept({ events: [], runs: [], idempotency: rec('k', 100) });
+      expect(await store.getIdempotency('k', 99)).toEqual(rec('k', 100));
+      expect(await store.getIdempotency('k', 100)).toBeUndefined();
+      expect(await store.getIdempotency('other', 0)).toBeUndefined();
+    });
+
+    it('are pruned once expired, and only then', async () => {
+      for (const [k, exp] of [['a', 100], ['b', 200], ['c', 300]] as const) await store.accept({ events: [], runs: [], idempotency: rec(k, exp) });
+      expect(await store.pruneIdempotency(200)).toBe(2);
+      expect(await store.pruneIdempotency(200)).toBe(0);
+      expect(committedRows('idempotency')).toBe(1);
+      expect(await store.getIdempotency('c', 200)).toBeDefined();
+    });
+  });
+
+  it('counts events, runs and outbox entries by status', async () => {
+    const [a, b] = [newRun(), newRun()];
+    await store.accept({ events: [newEvent()], runs: [a!, b!] });
+    await store.startRun(a!.id, 1);
+    expect(await store.counts()).toEqual({
+      events: { pending: 1, consumed: 0 },
+      runs: { queued: 1, running: 1, ok: 0, error: 0, timeout: 0 },
+      outbox: { pending: 0, failed: 0 },
+    });
+  });
+
+  it('keeps meta values and overwrites them', async () => {
+    await store.setMeta('k', 'v1');
+    await store.setMeta('k', 'v2');
+    expect(await store.getMeta('k')).toBe('v2');
+  });
+
+  describe('reopening the file', () => {
+    it('keeps everything, including writes still queued at close()', async () => {
+      const run = newRun();
+      await store.accept({ events: [newEvent({ text: 'kept' })], runs: [run] });
+      void store.setMeta('last', 'queued-at-close');
+      await store.close();
+      store = new SqliteStore({ path: file });
+      expect((await store.getRun(run.id))!.status).toBe('queued');
+      expect((await store.pendingEvents(10)).map((e) => e.text)).toEqual(['kept']);
+      expect(await store.getMeta('last')).toBe('queued-at-close');
+    });
+
+    it('records the schema version and refuses a database from a newer build', async () => {
+      await store.close();
+      const db = new DatabaseSync(file);
+      expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
+      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
+      db.close();
+      expect(() => new SqliteStore({ path: file })).toThrow(/newer than this build/);
+      store = new SqliteStore({ path: join(dir, 'fresh.db') });
+    });
+
+    it('migrates an empty file to the current schema', async () => {
+      const path = join(dir, 'empty.db');
+      new DatabaseSync(path).close();
+      const s = new SqliteStore({ path });
+      await s.setMeta('x', 'y');
+      await s.close();
+      const db = new DatabaseSync(path, { readOnly: true });
+      expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
+      db.close();
+    });
+
+    it('allows close() twice', async () => {
+      await store.close();
+      await expect(store.close()).resolves.toBeUndefined();
+    });
+  });
+});

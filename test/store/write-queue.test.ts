@@ -1,0 +1,104 @@
+/**
+ * Group commit: writes queued in one turn of the event loop share one
+ * transaction, each caller learns the outcome only after COMMIT, and a bad
+ * write fails alone.
+ */
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WriteQueue } from '../../src/store/write-queue.ts';
+import { cleanup, tempDir } from '../helpers/cli.ts';
+
+const dir = tempDir('hook-intake-wq-');
+afterAll(() => cleanup(dir));
+
+let n = 0;
+let db: DatabaseSync;
+let reader: DatabaseSync;
+let queue: WriteQueue;
+let begins: number;
+
+beforeEach(() => {
+  const file = join(dir, `${++n}.db`);
+  db = new DatabaseSync(file);
+  db.exec('PRAGMA journal_mode = WAL; CREATE TABLE t (v TEXT PRIMARY KEY)');
+  // a second connection sees only what has been committed
+  reader = new DatabaseSync(file, { readOnly: true });
+  begins = 0;
+  const exec = db.exec.bind(db);
+  vi.spyOn(db, 'exec').mockImplementation((sql: string) => {
+    if (sql.startsWith('BEGIN')) begins++;
+    return exec(sql);
+  });
+  queue = new WriteQueue(db);
+});
+afterEach(() => {
+  reader.close();
+  db.close();
+});
+
+const insert = (v: string) => () => db.prepare('INSERT INTO t (v) VALUES (?)').run(v).changes;
+const committed = () => (reader.prepare('SELECT v FROM t ORDER BY v').all() as { v: string }[]).map((r) => r.v);
+
+describe('WriteQueue.run()', () => {
+  it('runs every write queued in one tick in a single transaction', async () => {
+    const values = Array.from({ length: 50 }, (_, i) => `v${String(i).padStart(2, '0')}`);
+    const results = await Promise.all(values.map((v) => queue.run(insert(v))));
+    expect(results).toEqual(values.map(() => 1));
+    expect(begins).toBe(1);
+    expect(committed()).toEqual(values);
+  });
+
+  it('starts a new transaction for writes queued after the first batch was flushed', async () => {
+    await queue.run(insert('a'));
+    await queue.run(insert('b'));
+    expect(begins).toBe(2);
+  });
+
+  it('runs each write inside a transaction and settles its promise only after COMMIT', async () => {
+    const seen: { inTx: boolean; visibleAtResolve: string[] }[] = [];
+    const writes = ['a', 'b', 'c'].map((v) =>
+      queue
+        .run(() => {
+          const inTx = db.isTransaction;
+          insert(v)();
+          return inTx;
+        })
+        .then((inTx) => seen.push({ inTx, visibleAtResolve: committed() })),
+    );
+    expect(committed()).toEqual([]); // nothing runs synchronously
+    await Promise.all(writes);
+    expect(seen).toEqual([0, 1, 2].map(() => ({ inTx: true, visibleAtResolve: ['a', 'b', 'c'] })));
+  });
+
+  it('rejects only the write that fails; the others in its batch commit', async () => {
+    const boom = new Error('boom');
+    const results = await Promise.allSettled([
+      queue.run(insert('a')),
+      queue.run(() => {
+        insert('half-done')();
+        throw boom;
+      }),
+      queue.run(insert('a')), // duplicate key: SQLite refuses it
+      queue.run(insert('c')),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toBe(boom);
+    expect(String((results[2] as PromiseRejectedResult).reason)).toMatch(/UNIQUE/);
+    expect(committed()).toEqual(['a', 'c']); // the failed write's partial insert was rolled back
+    expect(db.isTransaction).toBe(false);
+  });
+});
+
+describe('WriteQueue.drain()', () => {
+  it('resolves at once when nothing is queued', async () => {
+    await expect(queue.drain()).resolves.toBeUndefined();
+  });
+
+  it('resolves after everything queued so far has committed', async () => {
+    void queue.run(insert('a'));
+    void queue.run(insert('b'));
+    await queue.drain();
+    expect(committed()).toEqual(['a', 'b']);
+  });
+});
