@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { macEquals, macFromBase64, macFromHex } from '../../src/auth/signature-parts.ts';
@@ -402,6 +404,31 @@ describe('verifySpecIssues() and compile-time errors', () => {
       expect(err).toBeInstanceOf(SignatureConfigError);
       expect((err as SignatureConfigError).issues.map((i) => i.path)).toEqual(['secret[0]', 'header', 'toleranceSeconds']);
     }
+  });
+});
+
+describe('compileVerifier() on a real Node request', () => {
+  /** Posts `body` with `headers` to a throwaway server and verifies what Node hands over. */
+  async function roundTrip(spec: VerifySpec, body: Buffer, headers: Record<string, string>, nowMs: number) {
+    const verify = compileVerifier(spec);
+    const server = createServer((req: IncomingMessage, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => res.end(JSON.stringify(verify(req.headers, Buffer.concat(chunks), nowMs))));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/hooks/x`, { method: 'POST', headers, body });
+      return (await res.json()) as unknown;
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  }
+
+  it.each(VECTORS.map((v) => [v.name, v] as const))('%s, with headers as Node parses them', async (_name, v) => {
+    const mixedCase = Object.fromEntries(Object.entries(v.headers).map(([k, value]) => [k.replace(/(^|-)([a-z])/g, (m) => m.toUpperCase()), value]));
+    expect(await roundTrip(v.spec, buf(v.body), { ...mixedCase, 'content-type': 'application/json' }, v.nowMs)).toEqual({ ok: true, secretIndex: 0 });
   });
 });
 
