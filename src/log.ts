@@ -7,12 +7,18 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
+// Provider signature headers (the defaults of src/auth/signature-schemes.ts):
+// not secrets, but a valid signature lets anyone replay its request while the
+// timestamp window lasts, so they are kept out of logs like tokens.
+const SIGNATURE_HEADERS = ['x-hub-signature-256', 'x-hub-signature', 'stripe-signature', 'x-slack-signature', 'webhook-signature', 'x-signature'];
+
 export const REDACT_PATHS = [
   'headers.authorization',
   'headers["x-gateway-token"]',
   'headers.cookie',
   '*.headers.authorization',
   '*.headers["x-gateway-token"]',
+  ...SIGNATURE_HEADERS.flatMap((h) => [`headers["${h}"]`, `*.headers["${h}"]`]),
   'token',
   '*.token',
   'secret',

@@ -21,13 +21,13 @@ const agent: AgentAction = {
   thinking: null,
   timeoutSeconds: 600,
 };
-const untrusted: Provenance = { label: 'Webhook', origin: 'agent', trusted: false, boundaryId: 'b0undary1d' };
+const untrusted: Provenance = { label: 'Webhook', origin: 'agent', trusted: false, boundaryId: 'b0da0e1d' };
 
 describe('prepare()', () => {
   it('wraps a wake text in the boundary and records its origin', () => {
     expect(prepare(wake, { ...untrusted, origin: 'wake' })).toEqual({
       kind: 'wake',
-      text: wrapExternal('disk almost full', 'Webhook', 'b0undary1d'),
+      text: wrapExternal('disk almost full', 'Webhook', 'b0da0e1d'),
       mode: 'next-heartbeat',
       origin: 'wake',
     });
@@ -35,7 +35,7 @@ describe('prepare()', () => {
 
   it('wraps an agent message and keeps every other field', () => {
     const p = prepare(agent, { ...untrusted, label: 'Email', origin: 'gmail' });
-    expect(p).toEqual({ ...agent, message: wrapExternal(agent.message, 'Email', 'b0undary1d'), origin: 'gmail', label: 'Email', trusted: false });
+    expect(p).toEqual({ ...agent, message: wrapExternal(agent.message, 'Email', 'b0da0e1d'), origin: 'gmail', label: 'Email', trusted: false });
     expect(p.kind === 'agent' && p.message).toContain(agent.message);
   });
 
@@ -46,8 +46,8 @@ describe('prepare()', () => {
 
   it('gives every action of one request the same boundary id', () => {
     const [a, b] = [prepare(wake, untrusted), prepare(agent, untrusted)];
-    expect(a.kind === 'wake' && a.text).toContain('id="b0undary1d"');
-    expect(b.kind === 'agent' && b.message).toContain('id="b0undary1d"');
+    expect(a.kind === 'wake' && a.text).toContain('id="b0da0e1d"');
+    expect(b.kind === 'agent' && b.message).toContain('id="b0da0e1d"');
   });
 
   it('cleans the name and label so they cannot break a summary line or a marker', () => {
