@@ -119,7 +119,8 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
     });
 
     it('401 UNAUTHORIZED without a token, with a wrong one, and with a non-Bearer scheme', async () => {
-      for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: `Basic ${HOOK}` }, { 'x-gateway-token': `${HOOK}x` }]) {
+      const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer nope' }, { authorization: `Basic ${HOOK}` }, { 'x-gateway-token': `${HOOK}x` }];
+      for (const headers of attempts) {
         const r = await call('/hooks/wake', { text: 'x' }, headers);
         expect(r.status).toBe(401);
         expect(r.body).toEqual({ ok: false, error: expect.any(String), code: 'UNAUTHORIZED' });
@@ -178,7 +179,7 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
       ['text/plain', 'text/plain'],
       ['application/xml', 'xml'],
       ['application/json; charset=latin1', 'non-UTF-8 charset'],
-    ])('415 UNSUPPORTED_MEDIA_TYPE for Content-Type %s (%s)', async (type) => {
+    ])('415 UNSUPPORTED_MEDIA_TYPE for Content-Type %s (%s)', async (type: string | undefined, _label: string) => {
       const headers: Record<string, string> = { ...auth };
       const res = await fetch(`${srv.url}/hooks/wake`, {
         method: 'POST',
