@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { LoadedConfig } from './config/load.ts';
 import { createRegistry, type Registry } from './plugins/registry.ts';
 import { builtinPlugins } from '../plugins/index.ts';
-import { buildGeneration, GenerationRef, type BuildDeps } from './runtime/generation.ts';
+import { buildGeneration, closeGeneration, GenerationRef, type BuildDeps } from './runtime/generation.ts';
 import { SqliteStore } from './store/sqlite.ts';
 import type { Store } from './store/types.ts';
 import { createRunner, type Runner } from './runtime/runner.ts';
@@ -65,6 +65,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
     ...(opts.env ? { env: opts.env } : {}),
     ...(opts.mapping ? { compilePipelines: opts.mapping.compile } : {}),
+    clock,
   });
   for (const w of gen.warnings) logger.warn(w);
   const generations = new GenerationRef(gen);
@@ -97,7 +98,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   });
 
   const recovered = await runner.recover();
-  if (recovered.queued || recovered.requeued || recovered.failed) logger.info(recovered, 'recovered unfinished runs');
+  if (recovered.queued || recovered.requeued || recovered.failed || recovered.heartbeats) logger.info(recovered, 'recovered unfinished runs');
 
   const throttle = new FailureThrottle({ max: cfg.hooks.authFailures.max, windowMs: cfg.hooks.authFailures.windowSeconds * 1000 });
   let stopping = false;
@@ -146,18 +147,23 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const stop = () =>
     (stopped ??= (async () => {
       stopping = true;
-      const deadline = cfg.gateway.shutdownTimeoutSeconds * 1000;
+      // one budget for the whole shutdown (wall time: the injected clock may be a test's)
+      const deadline = Date.now() + generations.current.config.gateway.shutdownTimeoutSeconds * 1000;
+      const left = () => Math.max(0, deadline - Date.now());
       clearInterval(prune);
       // stop intake: no new connections; idle keep-alive ones close now, busy ones after their answer
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       let t: NodeJS.Timeout | undefined;
-      await Promise.race([closed, new Promise((r) => (t = setTimeout(r, deadline)))]);
-      clearTimeout(t);
-      server.closeAllConnections();
-      await runner.stop(deadline);
-      await heartbeat.stop();
-      await outbox.stop(Math.min(deadline, 2000));
+      const intake = Promise.race([closed, new Promise((r) => (t = setTimeout(r, left())))]).then(() => {
+        clearTimeout(t);
+        server.closeAllConnections();
+      });
+      // meanwhile no run or heartbeat starts; the ones running may finish within the budget
+      await Promise.all([intake, runner.stop(left()), heartbeat.stop(left())]);
+      // replies of runs that just finished go out if there is time left; the rest stays in the outbox
+      await outbox.stop(left());
+      await closeGeneration(generations.current, logger);
       await store.close();
       logger.info('stopped');
     })());

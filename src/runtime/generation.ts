@@ -10,7 +10,7 @@ import type { LoadedConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { ConfigError, type ConfigIssue } from '../errors.ts';
 import { createTokenMatcher, type TokenMatcher } from '../auth/token.ts';
-import type { AgentProvider, Channel, PluginContext } from '../plugins/define.ts';
+import { PluginConfigError, type AgentProvider, type Channel, type PluginContext } from '../plugins/define.ts';
 import type { Registry } from '../plugins/registry.ts';
 import { translateAjvErrors } from '../config/validate.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
@@ -42,6 +42,7 @@ export interface BuildDeps {
   logger: Logger;
   fetch?: typeof fetch;
   env?: Record<string, string | undefined>;
+  clock?: () => number;
   /** Compiles mappings and presets into pipelines (the mapping engine); none when absent. */
   compilePipelines?: (loaded: LoadedConfig) => Pipeline[];
 }
@@ -72,12 +73,19 @@ export function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Generati
   const issues: ConfigIssue[] = [];
   const env = deps.env ?? process.env;
   const fetchImpl = deps.fetch ?? globalThis.fetch;
+  const clock = deps.clock ?? Date.now;
   const ctx = (id: string, kind: string): PluginContext => ({
     id,
     logger: deps.logger.child({ [kind]: id }),
     fetch: fetchImpl,
     env,
+    clock,
   });
+  /** A factory's own complaint, with the key it names appended to the entry's path. */
+  const factoryIssue = (path: string, err: unknown): ConfigIssue =>
+    err instanceof PluginConfigError
+      ? { file, path: err.key ? `${path}.${err.key}` : path, message: err.message }
+      : { file, path, message: (err as Error).message };
 
   const providers = new Map<string, AgentProvider>();
   for (const [id, slice] of Object.entries(config.agents.providers)) {
@@ -96,7 +104,7 @@ export function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Generati
     try {
       providers.set(id, factory.create(slice, ctx(id, 'provider')));
     } catch (err) {
-      issues.push({ file, path, message: (err as Error).message });
+      issues.push(factoryIssue(path, err));
     }
   }
 
@@ -118,7 +126,7 @@ export function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Generati
     try {
       channels.set(id, { id, type, channel: factory.create(slice, ctx(id, 'channel')) });
     } catch (err) {
-      issues.push({ file, path, message: (err as Error).message });
+      issues.push(factoryIssue(path, err));
     }
   }
 
@@ -131,7 +139,11 @@ export function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Generati
       else throw err;
     }
   }
-  if (issues.length) throw new ConfigError(issues);
+  if (issues.length) {
+    // the instances already made belong to a generation that will never run
+    void closePlugins(providers.values(), channels.values(), deps.logger);
+    throw new ConfigError(issues);
+  }
 
   return Object.freeze({
     id: nextId++,
@@ -146,6 +158,28 @@ export function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Generati
     pipelines: Object.freeze(pipelines),
     warnings: loaded.warnings,
   });
+}
+
+async function closePlugins(providers: Iterable<AgentProvider>, channels: Iterable<ChannelEntry>, logger: Logger): Promise<void> {
+  const all: { close?(): Promise<void> | void }[] = [...providers, ...[...channels].map((c) => c.channel)];
+  await Promise.all(
+    all.map(async (p) => {
+      try {
+        await p.close?.();
+      } catch (err) {
+        logger.warn({ err }, 'closing a plugin instance failed');
+      }
+    }),
+  );
+}
+
+/**
+ * Releases what a generation's plugin instances hold (child processes,
+ * sockets). Call it for a generation no request or run uses any more: at
+ * shutdown, or after a swap once the old one has drained.
+ */
+export function closeGeneration(gen: Generation, logger: Logger): Promise<void> {
+  return closePlugins(gen.providers.values(), gen.channels.values(), logger);
 }
 
 /** Holds the current generation; `swap` replaces it in one assignment. */
