@@ -1,6 +1,7 @@
 /** The built-in plugins, registered before any user plugin. */
 import type { Plugin } from '../src/plugins/define.ts';
 import echo from './echo/index.ts';
+import openai from './openai/index.ts';
 import consoleChannel from './console/index.ts';
 
-export const builtinPlugins: readonly Plugin[] = [echo, consoleChannel];
+export const builtinPlugins: readonly Plugin[] = [echo, openai, consoleChannel];

@@ -1,0 +1,68 @@
+/**
+ * Building blocks for unit tests of the runtime and the plugins: a validated
+ * config from a plain object, a generation with the built-in plugins (plus any
+ * test plugins), and a logger whose output the test can read.
+ */
+import { tmpdir } from 'node:os';
+import type { Logger } from 'pino';
+import { validateConfig } from '../../src/config/validate.ts';
+import { applyRules } from '../../src/config/rules.ts';
+import type { LoadedConfig } from '../../src/config/load.ts';
+import { ConfigError } from '../../src/errors.ts';
+import { createLogger } from '../../src/log.ts';
+import type { Plugin } from '../../src/plugins/define.ts';
+import { createRegistry } from '../../src/plugins/registry.ts';
+import { buildGeneration, type Generation } from '../../src/runtime/generation.ts';
+import { builtinPlugins } from '../../plugins/index.ts';
+
+/** Validates `raw` like a config file (defaults filled, rules applied). Throws `ConfigError`. */
+export function testConfig(raw: Record<string, unknown>, dir = tmpdir()): LoadedConfig {
+  const data = structuredClone(raw);
+  const { config, issues } = validateConfig(data, 'test-config.json');
+  if (!config) throw new ConfigError(issues);
+  const warnings: string[] = [];
+  const ruleIssues = applyRules(config, { file: 'test-config.json', dir, cwd: dir, dataDir: dir, warnings });
+  if (ruleIssues.length) throw new ConfigError(ruleIssues);
+  return { file: undefined, dir, config, warnings, fallbackTokens: [] };
+}
+
+export interface GenerationOptions {
+  plugins?: Plugin[];
+  fetch?: typeof fetch;
+  env?: Record<string, string | undefined>;
+  clock?: () => number;
+  logger?: Logger;
+}
+
+export function testGeneration(raw: Record<string, unknown>, opts: GenerationOptions = {}): Generation {
+  const registry = createRegistry();
+  for (const p of [...builtinPlugins, ...(opts.plugins ?? [])]) registry.register(p);
+  return buildGeneration(testConfig(raw), {
+    registry,
+    logger: opts.logger ?? createLogger('silent'),
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    env: opts.env ?? {},
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
+}
+
+/** A logger at `level` that writes into memory. */
+export function captureLogger(level = 'trace'): { logger: Logger; text(): string } {
+  let out = '';
+  const logger = createLogger(level, { write: (s: string) => void (out += s) });
+  return { logger, text: () => out };
+}
+
+/** An AgentRequest-shaped object with defaults, for calling a provider directly. */
+export function agentRequest(over: Partial<import('../../src/plugins/define.ts').AgentRequest> = {}) {
+  return {
+    runId: 'run-1',
+    sessionKey: 'hook:test',
+    model: 'default',
+    thinking: null,
+    messages: [{ role: 'user' as const, content: 'hello' }],
+    signal: new AbortController().signal,
+    timeoutMs: 10_000,
+    ...over,
+  };
+}
