@@ -2,6 +2,7 @@
 import type { Plugin } from '../src/plugins/define.ts';
 import echo from './echo/index.ts';
 import openai from './openai/index.ts';
+import command from './command/index.ts';
 import consoleChannel from './console/index.ts';
 
-export const builtinPlugins: readonly Plugin[] = [echo, openai, consoleChannel];
+export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel];

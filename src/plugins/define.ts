@@ -21,6 +21,8 @@ export interface PluginContext {
   logger: Logger;
   fetch: typeof fetch;
   env: Record<string, string | undefined>;
+  /** Directory of the config file (the working directory without one): relative paths in plugin config resolve against it. */
+  configDir: string;
   /** Milliseconds since the epoch (Retry-After dates, timestamps); injected so tests can control time. */
   clock: () => number;
 }

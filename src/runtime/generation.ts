@@ -80,6 +80,7 @@ export function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Generati
     fetch: fetchImpl,
     env,
     clock,
+    configDir: loaded.dir,
   });
   /** A factory's own complaint, with the key it names appended to the entry's path. */
   const factoryIssue = (path: string, err: unknown): ConfigIssue =>
