@@ -4,5 +4,6 @@ import echo from './echo/index.ts';
 import openai from './openai/index.ts';
 import command from './command/index.ts';
 import consoleChannel from './console/index.ts';
+import webhook from './webhook/index.ts';
 
-export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel];
+export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel, webhook];

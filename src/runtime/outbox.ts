@@ -94,9 +94,11 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     }
     pumping = true;
     try {
+      let now: number;
       do {
         pumpAgain = false;
-        const due = await store.dueDeliveries(clock(), BATCH);
+        now = clock();
+        const due = await store.dueDeliveries(now, BATCH);
         for (const d of due) {
           const route = routeKey(d);
           if (inFlight.has(d.id) || busyRoutes.has(route)) continue;
@@ -110,15 +112,18 @@ export function createOutbox(deps: OutboxDeps): Outbox {
           inFlight.set(d.id, p);
         }
       } while (pumpAgain && !stopped);
-      // entries due now are in flight or wait for their route; a finished send pumps again
-      const next = await store.nextDeliveryAt(clock());
+      // entries due by `now` are in flight or wait for their route, and a finished send pumps again;
+      // the same `now` as the due query, so an entry due in between is not missed by both
+      const next = await store.nextDeliveryAt(now);
       if (next !== undefined) schedule(next);
     } catch (err) {
       logger.error({ err }, 'outbox pump failed');
       schedule(clock() + 1000);
     } finally {
       pumping = false;
-      void settle();
+      // a wake-up that arrived after the last look at the due entries must not be lost
+      if (pumpAgain && !stopped) void pump();
+      else void settle();
     }
   }
 

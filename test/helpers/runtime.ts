@@ -66,3 +66,49 @@ export function agentRequest(over: Partial<import('../../src/plugins/define.ts')
     ...over,
   };
 }
+
+let runSeq = 0;
+/** A queued hook run with defaults, for writing straight into a store. */
+export function newRun(over: Partial<import('../../src/store/types.ts').NewRun> = {}): import('../../src/store/types.ts').NewRun {
+  runSeq++;
+  return {
+    id: `run-${runSeq}-${Math.random().toString(36).slice(2, 8)}`,
+    kind: 'hook',
+    hookName: 'Test',
+    label: 'Webhook',
+    trusted: true,
+    sessionKey: `hook:test-${runSeq}`,
+    message: `message ${runSeq}`,
+    model: 'echo/echo',
+    thinking: null,
+    timeoutSeconds: 30,
+    wakeMode: 'next-heartbeat',
+    deliver: true,
+    channel: 'last',
+    to: null,
+    createdAt: Date.now(),
+    ...over,
+  };
+}
+
+/** Stores a run finished `ok` whose reply waits in the outbox for `channel`/`to`. */
+export async function runAwaitingDelivery(
+  store: import('../../src/store/types.ts').Store,
+  d: { channel: string; to?: string | null; text: string },
+): Promise<{ runId: string; deliveryId: string }> {
+  const run = newRun();
+  await store.accept({ events: [], runs: [run] });
+  await store.startRun(run.id, Date.now());
+  const deliveryId = `delivery-${run.id}`;
+  await store.finishRun({
+    id: run.id,
+    status: 'ok',
+    finishedAt: Date.now(),
+    reply: d.text,
+    summary: d.text,
+    error: null,
+    messages: [],
+    delivery: { kind: 'outbox', entry: { id: deliveryId, runId: run.id, channel: d.channel, to: d.to ?? null, text: d.text, createdAt: Date.now() } },
+  });
+  return { runId: run.id, deliveryId };
+}
