@@ -112,3 +112,71 @@ export async function runAwaitingDelivery(
   });
   return { runId: run.id, deliveryId };
 }
+
+export interface ScriptedCall {
+  req: import('../../src/plugins/define.ts').AgentRequest;
+  reply(text: string): void;
+  fail(err: Error): void;
+}
+
+/**
+ * A provider (type `scripted`) whose calls wait until the test answers them,
+ * so tests decide exactly when each run finishes. `auto` answers at once.
+ */
+export function scriptedProvider(auto?: (req: import('../../src/plugins/define.ts').AgentRequest) => string) {
+  const calls: ScriptedCall[] = [];
+  let active = 0;
+  let maxActive = 0;
+  const waiters: (() => void)[] = [];
+  const plugin: Plugin = {
+    name: 'scripted-test',
+    agents: {
+      scripted: {
+        create: () => ({
+          run: (req) =>
+            new Promise((resolve, reject) => {
+              active++;
+              maxActive = Math.max(maxActive, active);
+              let ended = false;
+              const end = () => {
+                if (ended) return;
+                ended = true;
+                active--;
+              };
+              calls.push({
+                req,
+                reply: (text) => {
+                  end();
+                  resolve({ text });
+                },
+                fail: (err) => {
+                  end();
+                  reject(err);
+                },
+              });
+              req.signal.addEventListener('abort', end, { once: true });
+              for (const w of waiters.splice(0)) w();
+              if (auto) calls.at(-1)!.reply(auto(req));
+            }),
+        }),
+      },
+    },
+  };
+  return {
+    plugin,
+    calls,
+    active: () => active,
+    maxActive: () => maxActive,
+    /** Resolves once at least `n` calls have been made. */
+    async waitForCalls(n: number, timeoutMs = 5000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (calls.length < n) {
+        if (Date.now() > deadline) throw new Error(`expected ${n} provider calls, got ${calls.length}`);
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 50);
+        });
+      }
+    },
+  };
+}

@@ -1,0 +1,313 @@
+/**
+ * The run executor (SPEC §7): states and timestamps, order within a session
+ * key, concurrency across keys, deadlines, transcripts, summaries, the
+ * heartbeat request, delivery decisions, restart recovery and shutdown.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { GenerationRef } from '../../src/runtime/generation.ts';
+import { createRunner, type Runner } from '../../src/runtime/runner.ts';
+import { SqliteStore } from '../../src/store/sqlite.ts';
+import type { NewRun } from '../../src/store/types.ts';
+import { until } from '../helpers/cli.ts';
+import { captureLogger, newRun, scriptedProvider, testGeneration } from '../helpers/runtime.ts';
+
+type Scripted = ReturnType<typeof scriptedProvider>;
+
+interface Setup {
+  store: SqliteStore;
+  runner: Runner;
+  provider: Scripted;
+  heartbeats: ReturnType<typeof vi.fn>;
+  outbox: ReturnType<typeof vi.fn>;
+  add(over?: Partial<NewRun>): Promise<NewRun>;
+}
+
+let open: Setup[] = [];
+afterEach(async () => {
+  for (const s of open) {
+    await s.runner.stop(0);
+    await s.store.close();
+  }
+  open = [];
+});
+
+function setup(opts: { maxConcurrent?: number; channels?: Record<string, unknown>; defaultRoute?: unknown; provider?: Scripted; store?: SqliteStore } = {}): Setup {
+  const provider = opts.provider ?? scriptedProvider();
+  const gen = testGeneration(
+    {
+      agents: { defaults: { model: 'sp/m', maxConcurrent: opts.maxConcurrent ?? 4 }, providers: { sp: { type: 'scripted' } } },
+      channels: opts.channels ?? { console: {} },
+      ...(opts.defaultRoute ? { session: { defaultRoute: opts.defaultRoute } } : {}),
+    },
+    { plugins: [provider.plugin] },
+  );
+  const store = opts.store ?? new SqliteStore({ path: ':memory:' });
+  const heartbeats = vi.fn();
+  const outbox = vi.fn();
+  const runner = createRunner({ store, generations: new GenerationRef(gen), logger: captureLogger('silent').logger, requestHeartbeat: heartbeats, notifyOutbox: outbox });
+  const s: Setup = {
+    store,
+    runner,
+    provider,
+    heartbeats,
+    outbox,
+    async add(over = {}) {
+      const run = newRun({ model: 'sp/m', ...over });
+      await store.accept({ events: [], runs: [run] });
+      runner.enqueue([{ id: run.id, sessionKey: run.sessionKey }]);
+      return run;
+    },
+  };
+  open.push(s);
+  return s;
+}
+
+const finished = async (s: Setup, id: string) =>
+  until(async () => {
+    const r = await s.store.getRun(id);
+    return r && ['ok', 'error', 'timeout'].includes(r.status) ? r : undefined;
+  });
+
+describe('createRunner()', () => {
+  describe('states', () => {
+    it('moves a run queued → running → ok with timestamps, attempts, reply and summary', async () => {
+      const s = setup();
+      const run = newRun({ model: 'sp/m', hookName: 'CI', message: 'build failed' });
+      await s.store.accept({ events: [], runs: [run] });
+      expect((await s.store.getRun(run.id))!).toMatchObject({ status: 'queued', startedAt: null, finishedAt: null, attempts: 0 });
+      s.runner.enqueue([{ id: run.id, sessionKey: run.sessionKey }]);
+      await s.provider.waitForCalls(1);
+      const running = (await s.store.getRun(run.id))!;
+      expect(running).toMatchObject({ status: 'running', attempts: 1 });
+      expect(running.startedAt).toBeGreaterThanOrEqual(run.createdAt);
+      s.provider.calls[0]!.reply('  The build failed in\n  step 3.  ');
+      const done = await finished(s, run.id);
+      expect(done).toMatchObject({ status: 'ok', reply: '  The build failed in\n  step 3.  ', summary: 'The build failed in step 3.', error: null });
+      expect(done.finishedAt).toBeGreaterThanOrEqual(done.startedAt!);
+    });
+
+    it('passes the model after provider/ and the thinking level to the provider', async () => {
+      const s = setup();
+      await s.add({ model: 'sp/big-model', thinking: 'high' });
+      await s.provider.waitForCalls(1);
+      expect(s.provider.calls[0]!.req).toMatchObject({ model: 'big-model', thinking: 'high' });
+    });
+
+    it('ends a run that passes timeoutSeconds as timeout and aborts the provider call', async () => {
+      const s = setup();
+      const run = await s.add({ hookName: 'Slow', timeoutSeconds: 0.2 });
+      await s.provider.waitForCalls(1);
+      const done = await finished(s, run.id);
+      expect(done).toMatchObject({ status: 'timeout', error: 'timed out after 0.2s', reply: null });
+      expect(s.provider.calls[0]!.req.signal.aborted).toBe(true);
+      const [ev] = await s.store.pendingEvents(10);
+      expect(ev!.text).toBe('Hook Slow (timeout): timed out after 0.2s');
+    });
+
+    it('ends a run whose provider fails as error, with the reason in the summary event', async () => {
+      const s = setup();
+      const run = await s.add({ hookName: 'Mail' });
+      await s.provider.waitForCalls(1);
+      s.provider.calls[0]!.fail(new Error('HTTP 500 from endpoint:\n overloaded'));
+      const done = await finished(s, run.id);
+      expect(done).toMatchObject({ status: 'error', error: 'HTTP 500 from endpoint: overloaded' });
+      expect((await s.store.pendingEvents(10))[0]!.text).toBe('Hook Mail (error): HTTP 500 from endpoint: overloaded');
+    });
+
+    it('ends a run whose model names an unconfigured provider as error', async () => {
+      const s = setup();
+      const run = await s.add({ model: 'gone/m' });
+      expect(await finished(s, run.id)).toMatchObject({ status: 'error', error: 'model "gone/m": provider not configured' });
+    });
+  });
+
+  describe('ordering and concurrency', () => {
+    it('runs one session key one run at a time, in the order accepted', async () => {
+      const s = setup({ maxConcurrent: 4 });
+      const runs = [];
+      for (let i = 0; i < 4; i++) runs.push(await s.add({ sessionKey: 'hook:same', message: `m${i}` }));
+      for (let i = 0; i < 4; i++) {
+        await s.provider.waitForCalls(i + 1);
+        // the next run of the key has not started while this one runs
+        await new Promise((r) => setTimeout(r, 30));
+        expect(s.provider.calls).toHaveLength(i + 1);
+        s.provider.calls[i]!.reply(`r${i}`);
+      }
+      for (const r of runs) await finished(s, r.id);
+      expect(s.provider.calls.map((c) => c.req.messages.at(-1)!.content)).toEqual(['m0', 'm1', 'm2', 'm3']);
+      expect(s.provider.maxActive()).toBe(1);
+    });
+
+    it('runs different keys concurrently, never more than maxConcurrent at once', async () => {
+      const s = setup({ maxConcurrent: 3 });
+      const runs = [];
+      for (let i = 0; i < 7; i++) runs.push(await s.add({ sessionKey: `hook:k${i}` }));
+      await s.provider.waitForCalls(3);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(s.provider.calls).toHaveLength(3);
+      expect(s.runner.running()).toBe(3);
+      expect(s.runner.queued()).toBe(4);
+      s.provider.calls[1]!.reply('x');
+      await s.provider.waitForCalls(4);
+      // answer the rest in call order; each answer frees the slot the next run takes
+      for (let i = 0; i < 7; i++) {
+        await s.provider.waitForCalls(i + 1);
+        if (i !== 1) s.provider.calls[i]!.reply('x');
+      }
+      for (const r of runs) expect((await finished(s, r.id)).status).toBe('ok');
+      expect(s.provider.maxActive()).toBe(3);
+    });
+
+    it('lets other keys pass a key whose run is busy', async () => {
+      const s = setup({ maxConcurrent: 2 });
+      await s.add({ sessionKey: 'hook:a', message: 'a1' });
+      await s.add({ sessionKey: 'hook:a', message: 'a2' });
+      await s.add({ sessionKey: 'hook:b', message: 'b1' });
+      await s.provider.waitForCalls(2);
+      expect(s.provider.calls.map((c) => c.req.messages.at(-1)!.content)).toEqual(['a1', 'b1']);
+    });
+  });
+
+  describe('sessions and summaries', () => {
+    it('continues the conversation of a stable session key', async () => {
+      const s = setup();
+      const first = await s.add({ sessionKey: 'hook:thread-1', message: 'Q1' });
+      await s.provider.waitForCalls(1);
+      s.provider.calls[0]!.reply('A1');
+      await finished(s, first.id);
+      await s.add({ sessionKey: 'hook:thread-1', message: 'Q2' });
+      await s.add({ sessionKey: 'hook:other', message: 'Z' });
+      await s.provider.waitForCalls(3);
+      const byLast = new Map(s.provider.calls.map((c) => [c.req.messages.at(-1)!.content, c.req.messages]));
+      expect(byLast.get('Q2')).toEqual([
+        { role: 'user', content: 'Q1' },
+        { role: 'assistant', content: 'A1' },
+        { role: 'user', content: 'Q2' },
+      ]);
+      expect(byLast.get('Z')).toEqual([{ role: 'user', content: 'Z' }]);
+    });
+
+    it('queues "Hook <name>: <summary>" in the main session, inside the boundary for untrusted hooks', async () => {
+      const s = setup();
+      const trusted = await s.add({ hookName: 'Cron', trusted: true, sessionKey: 'hook:t' });
+      const untrusted = await s.add({ hookName: 'GitHub', trusted: false, label: 'GitHub', sessionKey: 'hook:u' });
+      await s.provider.waitForCalls(2);
+      for (const c of s.provider.calls) c.reply('All green.');
+      await finished(s, trusted.id);
+      await finished(s, untrusted.id);
+      const events = await s.store.pendingEvents(10);
+      const text = (id: string) => events.find((e) => e.runId === id)!.text;
+      expect(text(trusted.id)).toBe('Hook Cron: All green.');
+      expect(text(untrusted.id)).toMatch(/^Hook GitHub: SECURITY NOTICE.*\n<<<EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+" source="GitHub">>>\nAll green\.\n<<<END_EXTERNAL_UNTRUSTED_CONTENT/s);
+      expect(events.every((e) => e.source === 'run')).toBe(true);
+    });
+
+    it('asks for a heartbeat after a run with wakeMode now, whatever its outcome, and not with next-heartbeat', async () => {
+      const s = setup();
+      const a = await s.add({ wakeMode: 'now', sessionKey: 'hook:1' });
+      const b = await s.add({ wakeMode: 'next-heartbeat', sessionKey: 'hook:2' });
+      const c = await s.add({ wakeMode: 'now', sessionKey: 'hook:3' });
+      await s.provider.waitForCalls(3);
+      s.provider.calls[0]!.reply('ok');
+      s.provider.calls[1]!.reply('ok');
+      s.provider.calls[2]!.fail(new Error('boom'));
+      for (const r of [a, b, c]) await finished(s, r.id);
+      expect(s.heartbeats).toHaveBeenCalledTimes(2);
+    });
+  });
+
+  describe('delivery decision', () => {
+    const deliveryOf = async (s: Setup, reply: string, over: Partial<NewRun>) => {
+      const run = await s.add(over);
+      await s.provider.waitForCalls(s.provider.calls.length + 1);
+      s.provider.calls.at(-1)!.reply(reply);
+      return (await finished(s, run.id)).delivery;
+    };
+
+    it('puts the reply in the outbox for the main route and tells the outbox', async () => {
+      const s = setup();
+      expect(await deliveryOf(s, 'hello', { channel: 'last' })).toEqual({ status: 'pending', reason: null, channel: 'console', to: null, attempts: 0 });
+      expect(s.outbox).toHaveBeenCalledTimes(1);
+      expect(await s.store.dueDeliveries(Date.now() + 1, 10)).toMatchObject([{ channel: 'console', text: 'hello', status: 'pending' }]);
+    });
+
+    it('uses the channel and recipient asked for', async () => {
+      const s = setup({ channels: { console: {}, ops: { type: 'console' } }, defaultRoute: { channel: 'console' } });
+      expect(await deliveryOf(s, 'hi', { channel: 'ops', to: 'room-7' })).toMatchObject({ status: 'pending', channel: 'ops', to: 'room-7' });
+    });
+
+    it.each([
+      ['deliver is false', 'hello', { deliver: false }],
+      ['heartbeat acknowledgement only', '  heartbeat_ok \n', {}],
+      ['empty reply', '   ', {}],
+    ])('skips delivery when %s', async (reason, reply, over) => {
+      const s = setup();
+      expect(await deliveryOf(s, reply, over)).toMatchObject({ status: 'skipped', reason });
+      expect(s.outbox).not.toHaveBeenCalled();
+    });
+
+    it('skips delivery with a reason when no main route is known', async () => {
+      const s = setup({ channels: { a: { type: 'console' }, b: { type: 'console' } } });
+      expect(await deliveryOf(s, 'hello', { channel: 'last' })).toMatchObject({ status: 'skipped', reason: 'no main route is known yet (set session.defaultRoute)' });
+    });
+
+    it('skips a run that did not succeed', async () => {
+      const s = setup();
+      const run = await s.add({});
+      await s.provider.waitForCalls(1);
+      s.provider.calls[0]!.fail(new Error('x'));
+      expect((await finished(s, run.id)).delivery).toMatchObject({ status: 'skipped', reason: 'run did not succeed' });
+    });
+  });
+
+  describe('recover()', () => {
+    it('queues runs found queued, re-queues runs found running once, and marks them error the second time', async () => {
+      const store = new SqliteStore({ path: ':memory:' });
+      const queued = newRun({ model: 'sp/m', wakeMode: 'next-heartbeat' });
+      const once = newRun({ model: 'sp/m', wakeMode: 'next-heartbeat' });
+      const twice = newRun({ model: 'sp/m', hookName: 'Twice', wakeMode: 'now' });
+      const heartbeat = newRun({ kind: 'heartbeat', sessionKey: 'main', model: 'sp/m' });
+      await store.accept({ events: [], runs: [queued, once, twice] });
+      await store.startRun(once.id, Date.now()); // attempts 1: interrupted once
+      await store.startRun(twice.id, Date.now());
+      await store.requeueRun(twice.id, { refundAttempt: false });
+      await store.startRun(twice.id, Date.now()); // attempts 2: interrupted again
+      await store.insertHeartbeat(heartbeat, Date.now());
+
+      const s = setup({ store, provider: scriptedProvider(() => 'done') });
+      expect(await s.runner.recover()).toEqual({ queued: 1, requeued: 1, failed: 1, heartbeats: 1 });
+      expect(await finished(s, queued.id)).toMatchObject({ status: 'ok', attempts: 1 });
+      expect(await finished(s, once.id)).toMatchObject({ status: 'ok', attempts: 2 });
+      expect(await s.store.getRun(twice.id)).toMatchObject({ status: 'error', error: 'interrupted twice by a service restart' });
+      expect(await s.store.getRun(heartbeat.id)).toMatchObject({ status: 'error', error: 'interrupted by a service restart' });
+      expect((await s.store.pendingEvents(10)).map((e) => e.text)).toContain('Hook Twice (error): interrupted twice by a service restart');
+      expect(s.heartbeats).toHaveBeenCalledTimes(1); // Twice asked for wakeMode now
+      expect(s.provider.calls.map((c) => c.req.runId).sort()).toEqual([queued.id, once.id].sort());
+    });
+  });
+
+  describe('stop()', () => {
+    it('lets a running run finish within the deadline and leaves queued runs queued', async () => {
+      const s = setup({ maxConcurrent: 1 });
+      const a = await s.add({ sessionKey: 'hook:a' });
+      const b = await s.add({ sessionKey: 'hook:b' });
+      await s.provider.waitForCalls(1);
+      const stopping = s.runner.stop(5000);
+      setTimeout(() => s.provider.calls[0]!.reply('done'), 100);
+      await stopping;
+      expect(await s.store.getRun(a.id)).toMatchObject({ status: 'ok', reply: 'done' });
+      expect(await s.store.getRun(b.id)).toMatchObject({ status: 'queued', attempts: 0 });
+      expect(s.provider.calls).toHaveLength(1);
+    });
+
+    it('aborts a run still going at the deadline and puts it back in the queue without counting the attempt', async () => {
+      const s = setup();
+      const a = await s.add({});
+      await s.provider.waitForCalls(1);
+      await s.runner.stop(100);
+      expect(s.provider.calls[0]!.req.signal.aborted).toBe(true);
+      expect(await s.store.getRun(a.id)).toMatchObject({ status: 'queued', attempts: 0 });
+      expect(await s.store.pendingEvents(10)).toEqual([]);
+    });
+  });
+});
