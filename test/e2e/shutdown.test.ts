@@ -25,10 +25,10 @@ function runsOnDisk(dataDir: string): Map<string, { status: string; attempts: nu
   }
 }
 
-function eventsOnDisk(dataDir: string): string[] {
+function eventsOnDisk(dataDir: string): { id: string; text: string }[] {
   const db = new DatabaseSync(join(dataDir, 'hook-intake.db'), { readOnly: true });
   try {
-    return (db.prepare('SELECT text FROM events').all() as { text: string }[]).map((r) => r.text);
+    return db.prepare('SELECT id, text FROM events').all() as { id: string; text: string }[];
   } finally {
     db.close();
   }
@@ -38,12 +38,15 @@ describe('SIGTERM with the real CLI', () => {
   let llm: HttpStub;
   /** Milliseconds the stand-in model waits before answering; Infinity never answers. */
   let delayMs = 0;
+  /** Model calls answered so far. */
+  let answered = 0;
 
   beforeAll(async () => {
     llm = await startStub(async (req, res) => {
       if (delayMs === Infinity) return;
       await new Promise((r) => setTimeout(r, delayMs));
       json(res, 200, completion(`answer ${req.json.messages.length}`));
+      answered++;
     });
   });
   afterAll(() => llm.close());
@@ -58,6 +61,7 @@ describe('SIGTERM with the real CLI', () => {
 
   it('lets the running run finish, keeps the queued ones for the next start, refuses new requests, and exits 0', async () => {
     llm.requests.length = 0;
+    answered = 0;
     delayMs = 1500;
     const dir = tempDir();
     try {
@@ -70,15 +74,21 @@ describe('SIGTERM with the real CLI', () => {
       }
       await until(() => llm.requests.length === 1); // maxConcurrent 1: only the first has started
       const exited = first.stop('SIGTERM');
-      // intake stops at once, while the run is still going
+      // intake stops as soon as the signal is handled, while the run is still going;
+      // a request that got in before that was answered, and is kept like any other
+      const lateIds: string[] = [];
+      let refusedWhileRunning = false;
       await until(async () => {
         try {
-          await post(`${first.url}/hooks/wake`, { text: 'too late' }, auth);
+          const late = await post(`${first.url}/hooks/wake`, { text: 'too late', mode: 'next-heartbeat' }, auth);
+          if (late.status === 200) lateIds.push(late.body.eventId);
           return false;
         } catch {
+          refusedWhileRunning = answered === 0;
           return true;
         }
       });
+      expect(refusedWhileRunning).toBe(true);
       expect(await exited).toBe(0);
 
       const disk = runsOnDisk(first.dataDir);
@@ -86,7 +96,7 @@ describe('SIGTERM with the real CLI', () => {
       expect(disk.get(ids[1]!)).toEqual({ status: 'queued', attempts: 0 });
       expect(disk.get(ids[2]!)).toEqual({ status: 'queued', attempts: 0 });
       expect(llm.requests).toHaveLength(1);
-      expect(eventsOnDisk(first.dataDir).filter((t) => t.includes('too late'))).toEqual([]);
+      expect(eventsOnDisk(first.dataDir).filter((e) => e.text.includes('too late')).map((e) => e.id).sort()).toEqual(lateIds.sort());
 
       delayMs = 0;
       const second = await startCli({ config: config(10), dir });
