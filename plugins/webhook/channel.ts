@@ -46,7 +46,10 @@ export function createWebhookChannel(config: WebhookConfigValue, ctx: PluginCont
       'x-hook-intake-delivery': `${msg.deliveryId}/${msg.part}`,
     };
     for (const [k, v] of Object.entries(config.headers ?? {})) headers[k.toLowerCase()] = v;
-    if (config.secret) headers[config.signatureHeader.toLowerCase()] = sign(config.secret, body);
+    const signature = config.secret ? sign(config.secret, body) : undefined;
+    if (signature) headers[config.signatureHeader.toLowerCase()] = signature;
+    // a receiver may echo what it got; none of it may reach logs or the run's record
+    const hidden = [...secrets, signature, signature?.slice('sha256='.length), msg.text];
     const timeout = AbortSignal.timeout(config.timeoutMs);
     const signal = AbortSignal.any([msg.signal, timeout]);
     let res: Response;
@@ -55,7 +58,7 @@ export function createWebhookChannel(config: WebhookConfigValue, ctx: PluginCont
     } catch (err) {
       if (msg.signal.aborted) throw msg.signal.reason;
       if (timeout.aborted) throw new ChannelError(`no answer from ${shown} within ${config.timeoutMs} ms`, { retryable: true });
-      throw new ChannelError(`POST ${shown} failed: ${redact(networkReason(err), secrets)}`, { retryable: true });
+      throw new ChannelError(`POST ${shown} failed: ${redact(networkReason(err), hidden)}`, { retryable: true });
     }
     if (res.ok) {
       // the body carries nothing we need; cancelling frees the connection
@@ -64,7 +67,7 @@ export function createWebhookChannel(config: WebhookConfigValue, ctx: PluginCont
     }
     let detail = '';
     try {
-      detail = shorten(redact(errorDetail((await readCapped(res, ERROR_BODY_BYTES)).text), secrets), DETAIL_CHARS);
+      detail = shorten(redact(errorDetail((await readCapped(res, ERROR_BODY_BYTES)).text), hidden), DETAIL_CHARS);
     } catch {
       // the status alone decides what happens next
     }

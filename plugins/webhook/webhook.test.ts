@@ -141,6 +141,7 @@ describe('webhook channel', () => {
   describe('through the outbox', () => {
     let store: SqliteStore;
     let outbox: Outbox | undefined;
+    let log: ReturnType<typeof captureLogger>;
     afterEach(async () => {
       await outbox?.stop(0);
       outbox = undefined;
@@ -149,7 +150,8 @@ describe('webhook channel', () => {
     const start = (slice: Record<string, unknown>, delivery: Record<string, unknown> = { initialBackoffMs: 10 }) => {
       store = new SqliteStore({ path: ':memory:' });
       const g = testGeneration({ channels: { hooks: { type: 'webhook', url: `${stub.url}/in`, secret: SECRET, ...slice } }, delivery });
-      outbox = createOutbox({ store, generations: new GenerationRef(g), logger: captureLogger('silent').logger });
+      log = captureLogger('trace');
+      outbox = createOutbox({ store, generations: new GenerationRef(g), logger: log.logger });
       return outbox;
     };
     const deliveryOf = async (runId: string) => (await store.getRun(runId))!.delivery;
@@ -202,6 +204,18 @@ describe('webhook channel', () => {
       });
       expect(d).toMatchObject({ status: 'failed', reason: 'HTTP 422: unknown recipient', attempts: 1 });
       expect(stub.requests).toHaveLength(1);
+    });
+
+    it('keeps the secret, the signature and the reply out of the log, even when the receiver echoes the secret', async () => {
+      stub.handler = (req, res) =>
+        json(res, 400, { message: `wrong secret ${SECRET}, got ${String(req.headers['x-hook-intake-signature'])} for ${String(req.json.text)}` });
+      const ob = start({});
+      const { runId } = await runAwaitingDelivery(store, { channel: 'hooks', text: 'CONFIDENTIAL-REPLY' });
+      ob.start();
+      await until(async () => (await deliveryOf(runId)).status === 'failed');
+      const signature = String(stub.requests[0]!.headers['x-hook-intake-signature']);
+      expect(log.text()).toContain('delivery failed');
+      for (const s of [SECRET, signature, 'CONFIDENTIAL-REPLY']) expect(log.text()).not.toContain(s);
     });
 
     it('splits a long reply at maxTextLength and resumes a failed delivery after the parts already accepted', async () => {
