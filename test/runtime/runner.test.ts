@@ -1,72 +1,14 @@
 /**
  * The run executor (SPEC §7): states and timestamps, order within a session
  * key, concurrency across keys, deadlines, transcripts, summaries, the
- * heartbeat request, delivery decisions, restart recovery and shutdown.
+ * heartbeat request and delivery decisions.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { GenerationRef } from '../../src/runtime/generation.ts';
-import { createRunner, type Runner } from '../../src/runtime/runner.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { NewRun } from '../../src/store/types.ts';
-import { until } from '../helpers/cli.ts';
-import { captureLogger, newRun, scriptedProvider, testGeneration } from '../helpers/runtime.ts';
+import { closeAll, finished, setup, type Setup } from '../helpers/runner.ts';
+import { newRun } from '../helpers/runtime.ts';
 
-type Scripted = ReturnType<typeof scriptedProvider>;
-
-interface Setup {
-  store: SqliteStore;
-  runner: Runner;
-  provider: Scripted;
-  heartbeats: ReturnType<typeof vi.fn>;
-  outbox: ReturnType<typeof vi.fn>;
-  add(over?: Partial<NewRun>): Promise<NewRun>;
-}
-
-let open: Setup[] = [];
-afterEach(async () => {
-  for (const s of open) {
-    await s.runner.stop(0);
-    await s.store.close();
-  }
-  open = [];
-});
-
-function setup(opts: { maxConcurrent?: number; channels?: Record<string, unknown>; defaultRoute?: unknown; provider?: Scripted; store?: SqliteStore } = {}): Setup {
-  const provider = opts.provider ?? scriptedProvider();
-  const gen = testGeneration(
-    {
-      agents: { defaults: { model: 'sp/m', maxConcurrent: opts.maxConcurrent ?? 4 }, providers: { sp: { type: 'scripted' } } },
-      channels: opts.channels ?? { console: {} },
-      ...(opts.defaultRoute ? { session: { defaultRoute: opts.defaultRoute } } : {}),
-    },
-    { plugins: [provider.plugin] },
-  );
-  const store = opts.store ?? new SqliteStore({ path: ':memory:' });
-  const heartbeats = vi.fn();
-  const outbox = vi.fn();
-  const runner = createRunner({ store, generations: new GenerationRef(gen), logger: captureLogger('silent').logger, requestHeartbeat: heartbeats, notifyOutbox: outbox });
-  const s: Setup = {
-    store,
-    runner,
-    provider,
-    heartbeats,
-    outbox,
-    async add(over = {}) {
-      const run = newRun({ model: 'sp/m', ...over });
-      await store.accept({ events: [], runs: [run] });
-      runner.enqueue([{ id: run.id, sessionKey: run.sessionKey }]);
-      return run;
-    },
-  };
-  open.push(s);
-  return s;
-}
-
-const finished = async (s: Setup, id: string) =>
-  until(async () => {
-    const r = await s.store.getRun(id);
-    return r && ['ok', 'error', 'timeout'].includes(r.status) ? r : undefined;
-  });
+afterEach(closeAll);
 
 describe('createRunner()', () => {
   describe('states', () => {
@@ -257,57 +199,6 @@ describe('createRunner()', () => {
       await s.provider.waitForCalls(1);
       s.provider.calls[0]!.fail(new Error('x'));
       expect((await finished(s, run.id)).delivery).toMatchObject({ status: 'skipped', reason: 'run did not succeed' });
-    });
-  });
-
-  describe('recover()', () => {
-    it('queues runs found queued, re-queues runs found running once, and marks them error the second time', async () => {
-      const store = new SqliteStore({ path: ':memory:' });
-      const queued = newRun({ model: 'sp/m', wakeMode: 'next-heartbeat' });
-      const once = newRun({ model: 'sp/m', wakeMode: 'next-heartbeat' });
-      const twice = newRun({ model: 'sp/m', hookName: 'Twice', wakeMode: 'now' });
-      const heartbeat = newRun({ kind: 'heartbeat', sessionKey: 'main', model: 'sp/m' });
-      await store.accept({ events: [], runs: [queued, once, twice] });
-      await store.startRun(once.id, Date.now()); // attempts 1: interrupted once
-      await store.startRun(twice.id, Date.now());
-      await store.requeueRun(twice.id, { refundAttempt: false });
-      await store.startRun(twice.id, Date.now()); // attempts 2: interrupted again
-      await store.insertHeartbeat(heartbeat, Date.now());
-
-      const s = setup({ store, provider: scriptedProvider(() => 'done') });
-      expect(await s.runner.recover()).toEqual({ queued: 1, requeued: 1, failed: 1, heartbeats: 1 });
-      expect(await finished(s, queued.id)).toMatchObject({ status: 'ok', attempts: 1 });
-      expect(await finished(s, once.id)).toMatchObject({ status: 'ok', attempts: 2 });
-      expect(await s.store.getRun(twice.id)).toMatchObject({ status: 'error', error: 'interrupted twice by a service restart' });
-      expect(await s.store.getRun(heartbeat.id)).toMatchObject({ status: 'error', error: 'interrupted by a service restart' });
-      expect((await s.store.pendingEvents(10)).map((e) => e.text)).toContain('Hook Twice (error): interrupted twice by a service restart');
-      expect(s.heartbeats).toHaveBeenCalledTimes(1); // Twice asked for wakeMode now
-      expect(s.provider.calls.map((c) => c.req.runId).sort()).toEqual([queued.id, once.id].sort());
-    });
-  });
-
-  describe('stop()', () => {
-    it('lets a running run finish within the deadline and leaves queued runs queued', async () => {
-      const s = setup({ maxConcurrent: 1 });
-      const a = await s.add({ sessionKey: 'hook:a' });
-      const b = await s.add({ sessionKey: 'hook:b' });
-      await s.provider.waitForCalls(1);
-      const stopping = s.runner.stop(5000);
-      setTimeout(() => s.provider.calls[0]!.reply('done'), 100);
-      await stopping;
-      expect(await s.store.getRun(a.id)).toMatchObject({ status: 'ok', reply: 'done' });
-      expect(await s.store.getRun(b.id)).toMatchObject({ status: 'queued', attempts: 0 });
-      expect(s.provider.calls).toHaveLength(1);
-    });
-
-    it('aborts a run still going at the deadline and puts it back in the queue without counting the attempt', async () => {
-      const s = setup();
-      const a = await s.add({});
-      await s.provider.waitForCalls(1);
-      await s.runner.stop(100);
-      expect(s.provider.calls[0]!.req.signal.aborted).toBe(true);
-      expect(await s.store.getRun(a.id)).toMatchObject({ status: 'queued', attempts: 0 });
-      expect(await s.store.pendingEvents(10)).toEqual([]);
     });
   });
 });
