@@ -106,6 +106,20 @@ describe('openai provider', () => {
       expect(stub.requests[0]!.headers.authorization).toBeUndefined();
     });
 
+    it('goes through the injected fetch', async () => {
+      const seen: { url: string; body: unknown }[] = [];
+      const fakeFetch = (async (url: string | URL | Request, init?: RequestInit) => {
+        seen.push({ url: String(url), body: JSON.parse(String(init?.body)) });
+        return new Response(JSON.stringify(completion('from the injected fetch')), { status: 200 });
+      }) as typeof fetch;
+      const g = testGeneration(
+        { agents: { defaults: { model: 'llm/m' }, providers: { llm: { type: 'openai', baseUrl: 'http://model.invalid/v1/' } } } },
+        { fetch: fakeFetch },
+      );
+      expect(await provider(g).run(agentRequest({ model: 'm' }))).toEqual({ text: 'from the injected fetch' });
+      expect(seen).toMatchObject([{ url: 'http://model.invalid/v1/chat/completions', body: { model: 'm' } }]);
+    });
+
     it('joins the text parts of a content array', async () => {
       stub.handler = (_req, res) =>
         json(res, 200, { choices: [{ message: { role: 'assistant', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] } }] });

@@ -71,6 +71,8 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
   if (!value) return undefined;
   const v = value.trim();
   if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  // an HTTP date names its month; bare numbers like "-5" are not dates here
+  if (!/[A-Za-z]{3}/.test(v)) return undefined;
   const at = Date.parse(v);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
