@@ -62,7 +62,7 @@ describe('SIGTERM with the real CLI', () => {
   it('lets the running run finish, keeps the queued ones for the next start, refuses new requests, and exits 0', async () => {
     llm.requests.length = 0;
     answered = 0;
-    delayMs = 1500;
+    delayMs = 2500;
     const dir = tempDir();
     try {
       const first = await startCli({ config: config(10), dir });
