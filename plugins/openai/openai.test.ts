@@ -100,6 +100,14 @@ describe('openai provider', () => {
       expect(stub.requests.map((r) => 'reasoning_effort' in r.json)).toEqual([false, false]);
     });
 
+    it('keeps a query in baseUrl (Azure api-version) and sends header overrides such as api-key', async () => {
+      stub.handler = (_req, res) => json(res, 200, completion('ok'));
+      const g = gen({ baseUrl: `${stub.url}/openai/deployments/d1/?api-version=2024-10-21`, headers: { 'api-key': 'azure-key-123456' } });
+      await provider(g).run(agentRequest());
+      expect(stub.requests[0]!.url).toBe('/openai/deployments/d1/chat/completions?api-version=2024-10-21');
+      expect(stub.requests[0]!.headers['api-key']).toBe('azure-key-123456');
+    });
+
     it('sends no Authorization header without a key (local servers)', async () => {
       stub.handler = (_req, res) => json(res, 200, completion('ok'));
       await provider(gen({})).run(agentRequest());

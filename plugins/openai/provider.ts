@@ -16,7 +16,11 @@ interface ChatCompletion {
   choices?: { message?: { content?: unknown; refusal?: unknown } }[];
 }
 
-/** The endpoint without credentials or query, safe to show in errors. */
+/**
+ * The request URL (`/chat/completions` appended to the path; a query such as
+ * Azure's `api-version` is kept) and the form shown in errors, without
+ * credentials or query.
+ */
 function endpointOf(baseUrl: string): { url: string; shown: string } {
   let u: URL;
   try {
@@ -25,8 +29,9 @@ function endpointOf(baseUrl: string): { url: string; shown: string } {
     throw new PluginConfigError('baseUrl', `"${baseUrl}" is not a URL`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new PluginConfigError('baseUrl', 'must be an http:// or https:// URL');
-  const url = `${u.href.replace(/[?#].*$/, '').replace(/\/+$/, '')}/chat/completions`;
-  return { url, shown: `${u.origin}${u.pathname.replace(/\/+$/, '')}/chat/completions` };
+  u.hash = '';
+  u.pathname = `${u.pathname.replace(/\/+$/, '')}/chat/completions`;
+  return { url: u.href, shown: `${u.origin}${u.pathname}` };
 }
 
 function resolveKey(config: OpenAIConfigValue, ctx: PluginContext): string | undefined {
