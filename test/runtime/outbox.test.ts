@@ -22,11 +22,14 @@ afterEach(async () => {
   cleanups = [];
 });
 
-function setup(send: Send, opts: { backoffMs?: (n: number) => number; channels?: Record<string, unknown> } = {}) {
+function setup(send: Send, opts: { delivery?: Record<string, number>; channels?: Record<string, unknown> } = {}) {
   const store = new SqliteStore({ path: ':memory:' });
   const log = captureLogger('trace');
-  const gen = testGeneration({ channels: opts.channels ?? { mem: { type: 'memory' } } }, { plugins: [memoryChannel(send)] });
-  const outbox: Outbox = createOutbox({ store, generations: new GenerationRef(gen), logger: log.logger, backoffMs: opts.backoffMs ?? (() => 5) });
+  const gen = testGeneration(
+    { channels: opts.channels ?? { mem: { type: 'memory' } }, delivery: opts.delivery ?? { initialBackoffMs: 5 } },
+    { plugins: [memoryChannel(send)] },
+  );
+  const outbox: Outbox = createOutbox({ store, generations: new GenerationRef(gen), logger: log.logger });
   cleanups.push(async () => {
     await outbox.stop(0);
     await store.close();
@@ -75,6 +78,24 @@ describe('createOutbox()', () => {
     await outbox.idle();
     expect((await store.getRun(runId))!.delivery).toMatchObject({ status: 'failed', reason: `HTTP 503 (try ${MAX_ATTEMPTS})`, attempts: MAX_ATTEMPTS });
     expect(calls).toBe(MAX_ATTEMPTS);
+  });
+
+  it('waits delivery.initialBackoffMs (±20 %) before the second attempt', async () => {
+    let failedAt = 0;
+    const { store, outbox } = setup(
+      async () => {
+        failedAt = Date.now();
+        throw new Error('connection reset');
+      },
+      { delivery: { initialBackoffMs: 60_000 } },
+    );
+    await runAwaitingDelivery(store, { channel: 'mem', text: 'x' });
+    outbox.start();
+    await until(async () => (await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]?.attempts === 1);
+    const [d] = await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10);
+    expect(d!.nextAttemptAt - failedAt).toBeGreaterThanOrEqual(48_000);
+    expect(d!.nextAttemptAt - failedAt).toBeLessThanOrEqual(72_000 + 1000);
+    expect(d!.lastError).toBe('connection reset');
   });
 
   it('waits for a Retry-After longer than the backoff, but no longer than the cap', async () => {
