@@ -10,7 +10,7 @@ import { ConfigError } from '../../src/errors.ts';
 import { callAgent } from '../../src/runtime/agent-call.ts';
 import type { Generation } from '../../src/runtime/generation.ts';
 import { until } from '../../test/helpers/cli.ts';
-import { agentRequest, testGeneration } from '../../test/helpers/runtime.ts';
+import { agentRequest, captureLogger, testGeneration } from '../../test/helpers/runtime.ts';
 import { renderInput } from './input.ts';
 import { tailOf } from './provider.ts';
 
@@ -91,6 +91,18 @@ describe('command provider', () => {
         { role: 'user' as const, content: 'Q2' },
       ];
       expect(renderInput(mode as 'message' | 'json', agentRequest({ messages })).trimEnd()).toBe(expected);
+    });
+
+    it('logs run id and timing, never the prompt or the reply', async () => {
+      const { logger, text } = captureLogger('trace');
+      const g = testGeneration(
+        { agents: { defaults: { model: 'cli/default' }, providers: { cli: { type: 'command', command: [NODE, '-e', ECHO_STDIN] } } } },
+        { logger },
+      );
+      const reply = await provider(g).run(agentRequest({ runId: 'run-logged', messages: [{ role: 'user', content: 'PRIVATE-PROMPT' }] }));
+      expect(reply.text).toBe('PRIVATE-PROMPT');
+      expect(text()).toContain('run-logged');
+      expect(text()).not.toContain('PRIVATE-PROMPT');
     });
 
     it('does not fail when the program ignores its input', async () => {
