@@ -72,6 +72,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const build = async (loaded: LoadedConfig = opts.load()): Promise<Generation> =>
     buildGeneration(loaded, {
       ...(workers ? { workers } : {}),
+      clock,
       logger,
       builtins: opts.builtins ?? builtinPlugins,
       ...(opts.presetsDir ? { presetsDir: opts.presetsDir } : {}),
@@ -119,7 +120,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   });
 
   const recovered = await runner.recover();
-  if (recovered.queued || recovered.requeued || recovered.failed) logger.info(recovered, 'recovered unfinished runs');
+  if (recovered.queued || recovered.requeued || recovered.failed || recovered.heartbeats) logger.info(recovered, 'recovered unfinished runs');
 
   const throttle = new FailureThrottle({ max: cfg.hooks.authFailures.max, windowMs: cfg.hooks.authFailures.windowSeconds * 1000 });
   let watcher: SourceWatcher | undefined;
@@ -196,19 +197,23 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const stop = () =>
     (stopped ??= (async () => {
       stopping = true;
-      const deadline = generations.current.config.gateway.shutdownTimeoutSeconds * 1000;
+      // one budget for the whole shutdown (wall time: the injected clock may be a test's)
+      const deadline = Date.now() + generations.current.config.gateway.shutdownTimeoutSeconds * 1000;
+      const left = () => Math.max(0, deadline - Date.now());
       clearInterval(prune);
       await watcher?.close();
       // stop intake: no new connections; idle keep-alive ones close now, busy ones after their answer
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       let t: NodeJS.Timeout | undefined;
-      await Promise.race([closed, new Promise((r) => (t = setTimeout(r, deadline)))]);
-      clearTimeout(t);
-      server.closeAllConnections();
-      await runner.stop(deadline);
-      await heartbeat.stop();
-      await outbox.stop(Math.min(deadline, 2000));
+      const intake = Promise.race([closed, new Promise((r) => (t = setTimeout(r, left())))]).then(() => {
+        clearTimeout(t);
+        server.closeAllConnections();
+      });
+      // meanwhile no run or heartbeat starts; the ones running may finish within the budget
+      await Promise.all([intake, runner.stop(left()), heartbeat.stop(left())]);
+      // replies of runs that just finished go out if there is time left; the rest stays in the outbox
+      await outbox.stop(left());
       await store.close();
       await generations.disposeAll();
       await workers?.close();

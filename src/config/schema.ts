@@ -200,6 +200,13 @@ export const ConfigSchema = Type.Object(
       additionalProperties: false,
     }),
     session: Type.Object({ defaultRoute: Type.Optional(Route) }, { ...strict, default: {} }),
+    delivery: Type.Object(
+      {
+        initialBackoffMs: Type.Integer({ default: 1000, minimum: 1, maximum: 3_600_000, description: 'delay before the 2nd attempt; doubles per failure' }),
+        maxBackoffMs: Type.Integer({ default: 300_000, minimum: 1, maximum: 86_400_000, description: 'longest computed delay between attempts' }),
+      },
+      { ...strict, default: {} },
+    ),
     plugins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
     storage: Type.Object(
       {

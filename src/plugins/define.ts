@@ -7,7 +7,9 @@
  * - `presets`: named mapping lists (`hooks.presets`)
  *
  * Factories receive their config slice (validated against `configSchema`
- * when given), a child logger and an injected `fetch`.
+ * when given), a child logger, an injected `fetch` and a clock. A factory that
+ * finds a problem the schema cannot express throws `PluginConfigError` naming
+ * the key, so the operator sees `agents.providers.<id>.<key>: reason`.
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
@@ -19,6 +21,20 @@ export interface PluginContext {
   logger: Logger;
   fetch: typeof fetch;
   env: Record<string, string | undefined>;
+  /** Directory of the config file (the working directory without one): relative paths in plugin config resolve against it. */
+  configDir: string;
+  /** Milliseconds since the epoch (Retry-After dates, timestamps); injected so tests can control time. */
+  clock: () => number;
+}
+
+/** A config problem found by a plugin factory; `key` is the path inside the plugin's slice. */
+export class PluginConfigError extends Error {
+  readonly key: string;
+  constructor(key: string, message: string) {
+    super(message);
+    this.name = 'PluginConfigError';
+    this.key = key;
+  }
 }
 
 export interface AgentMessage {
@@ -58,17 +74,36 @@ export interface ChannelMessage {
   /** Recipient on the channel (chat id, phone number, channel id); null when the channel needs none. */
   to: string | null;
   text: string;
+  /**
+   * The outbox entry this message belongs to. With `part`, a stable key for
+   * receivers that deduplicate: a retried delivery sends the same pair again.
+   */
+  deliveryId: string;
+  /** 1-based index of this chunk, and how many chunks the reply was split into (1 when it fits). */
+  part: number;
+  parts: number;
+  /** Aborted when the service shuts down; the chunk is then sent again on the next start. */
+  signal: AbortSignal;
 }
 
 export interface ChannelLimits {
-  /** Longest text one message may carry; longer replies are split into chunks in order. */
+  /**
+   * Longest text one message may carry, in UTF-16 code units (JavaScript
+   * string length); longer replies are split into chunks sent in order.
+   */
   maxTextLength?: number;
-  /** Whether a recipient (`to`) is required. */
+  /** Whether a recipient (`to`) is required; without one the delivery is skipped with a reason. */
   requiresTo?: boolean;
 }
 
 export interface Channel {
   readonly limits?: ChannelLimits;
+  /**
+   * Sends one message (one chunk of a reply). Resolve when the service has
+   * accepted it; throw `ChannelError` to say whether and when to retry (a
+   * rate-limit answer's Retry-After goes in `retryAfterMs`). Any other error
+   * is treated as retryable.
+   */
   send(msg: ChannelMessage): Promise<void>;
   close?(): Promise<void> | void;
 }

@@ -11,14 +11,14 @@ import type { Config } from '../config/schema.ts';
 import { ConfigError, type ConfigIssue } from '../errors.ts';
 import { createTokenMatcher, type TokenMatcher } from '../auth/token.ts';
 import type { AgentProvider, Channel, Plugin } from '../plugins/define.ts';
-import { createRegistry } from '../plugins/registry.ts';
+import { createRegistry, type Registry } from '../plugins/registry.ts';
 import { loadPluginModule, pluginPath } from '../plugins/load.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import { compilePipelines, type PresetSource } from '../mapping/compile.ts';
 import { BUILTIN_PRESETS_DIR, loadPresetsDir } from '../presets/load.ts';
 import { createTransformPool, TransformLoadError, type TransformPool, type WorkerSource } from '../transforms/pool.ts';
-import { instantiatePlugins } from './instances.ts';
+import { closePlugins, instantiatePlugins } from './instances.ts';
 
 export interface ChannelEntry {
   id: string;
@@ -45,7 +45,7 @@ export interface Generation {
   readonly sources: { readonly files: readonly string[]; readonly dirs: readonly string[] };
   /** Mappings that turn the safety boundary off (reported by `check`). */
   readonly unsafeHooks: readonly string[];
-  /** Releases what the generation holds (transform workers). */
+  /** Releases what the generation holds: transform workers, plugin instances (child processes, sockets). */
   dispose(): Promise<void>;
 }
 
@@ -59,6 +59,7 @@ export interface BuildDeps {
   presetsDir?: string;
   /** Warm transform workers (serve keeps some for fast reloads). */
   workers?: WorkerSource;
+  clock?: () => number;
 }
 
 let nextId = 1;
@@ -91,12 +92,6 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
     }
   }
 
-  const { providers, channels } = instantiatePlugins(config, registry, file, issues, {
-    logger: deps.logger,
-    fetch: deps.fetch ?? globalThis.fetch,
-    env: deps.env ?? process.env,
-  });
-
   const presets: PresetSource[] = [];
   config.hooks.presets.forEach((name, i) => {
     const def = registry.preset(name);
@@ -110,10 +105,9 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
 
   const compiled = compilePipelines({ config, file, presets });
   issues.push(...compiled.issues);
-  if (issues.length) throw new ConfigError(issues);
 
   let transforms: TransformPool | undefined;
-  if (compiled.transforms.length) {
+  if (!issues.length && compiled.transforms.length) {
     try {
       transforms = await createTransformPool(compiled.transforms, {
         max: config.hooks.transformWorkers,
@@ -134,7 +128,53 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
     }
   }
 
-  const unsafe = compiled.pipelines.filter((p) => p.trusted).map((p) => `${p.id} (${p.origin})`);
+  return assembleGeneration(
+    loaded,
+    {
+      registry,
+      pipelines: compiled.pipelines,
+      transforms,
+      sources: { files: [...new Set(sourceFiles)], dirs: [...new Set(sourceDirs)] },
+      issues,
+    },
+    deps,
+  );
+}
+
+export interface GenerationParts {
+  registry: Registry;
+  pipelines: readonly Pipeline[];
+  transforms?: TransformPool | undefined;
+  sources: Generation['sources'];
+  /** Problems found so far; any (with those of the plugin instances) fail the build. */
+  issues?: ConfigIssue[];
+}
+
+/**
+ * The last, synchronous step of a build: create the provider and channel
+ * instances, then freeze everything into a generation. Throws `ConfigError`
+ * with every problem (those passed in and its own), releasing what it made.
+ */
+export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts, deps: Pick<BuildDeps, 'logger' | 'fetch' | 'env' | 'clock'>): Generation {
+  const { config } = loaded;
+  const file = loaded.file ?? '(embedded defaults)';
+  const issues = [...(parts.issues ?? [])];
+  const { providers, channels } = instantiatePlugins(config, parts.registry, file, issues, {
+    logger: deps.logger,
+    fetch: deps.fetch ?? globalThis.fetch,
+    env: deps.env ?? process.env,
+    clock: deps.clock ?? Date.now,
+    configDir: loaded.dir,
+  });
+  const transforms = parts.transforms;
+  const dispose = async () => {
+    await Promise.all([transforms?.close(), closePlugins(providers.values(), channels.values(), deps.logger)]);
+  };
+  if (issues.length) {
+    // what was made belongs to a generation that will never run
+    void dispose();
+    throw new ConfigError(issues);
+  }
   return Object.freeze({
     id: nextId++,
     loadedAt: Date.now(),
@@ -145,14 +185,12 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
     models: config.agents.defaults.models ? new Set(config.agents.defaults.models) : undefined,
     providers,
     channels,
-    pipelines: Object.freeze(compiled.pipelines),
+    pipelines: Object.freeze([...parts.pipelines]),
     transforms,
     warnings: loaded.warnings,
-    sources: { files: [...new Set(sourceFiles)], dirs: [...new Set(sourceDirs)] },
-    unsafeHooks: unsafe,
-    dispose: async () => {
-      await transforms?.close();
-    },
+    sources: parts.sources,
+    unsafeHooks: parts.pipelines.filter((p) => p.trusted).map((p) => `${p.id} (${p.origin})`),
+    dispose,
   });
 }
 
@@ -178,6 +216,16 @@ export class GenerationRef {
     const g = this.gen;
     this.users.set(g, (this.users.get(g) ?? 0) + 1);
     return g;
+  }
+
+  /** Runs `fn` with the current generation held, so it is not disposed while `fn` runs. */
+  async use<T>(fn: (g: Generation) => Promise<T>): Promise<T> {
+    const g = this.acquire();
+    try {
+      return await fn(g);
+    } finally {
+      this.release(g);
+    }
   }
 
   release(g: Generation): void {

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { GenerationRef } from './generation.ts';
+import type { Generation, GenerationRef } from './generation.ts';
 import type { RunOutcome, Store, SystemEvent } from '../store/types.ts';
 import { callAgent, isHeartbeatAck } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
@@ -34,7 +34,8 @@ export interface Heartbeat {
   request(): void;
   /** (Re)arms the periodic timer from `agents.defaults.heartbeat.every`. */
   start(): void;
-  stop(): Promise<void>;
+  /** Stops the timer and ignores new requests; a heartbeat in progress may finish within `deadlineMs`, then it is aborted. */
+  stop(deadlineMs?: number): Promise<void>;
   /** Runs one heartbeat now (timer and tests). Returns the heartbeat run id, or undefined when nothing was pending. */
   beat(): Promise<string | undefined>;
   /** Resolves when no heartbeat is scheduled or running. */
@@ -98,8 +99,12 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       });
   }
 
-  async function beat(): Promise<string | undefined> {
-    const gen = generations.current;
+  /** Holds its generation while it runs: a reload does not dispose what it is using. */
+  function beat(): Promise<string | undefined> {
+    return generations.use((gen) => beatOn(gen));
+  }
+
+  async function beatOn(gen: Generation): Promise<string | undefined> {
     const events = await store.pendingEvents(MAX_EVENTS_PER_HEARTBEAT);
     if (!events.length) return undefined;
     const defaults = gen.config.agents.defaults;
@@ -185,15 +190,21 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
     request,
     start,
     beat,
-    async stop() {
+    async stop(deadlineMs = 0) {
       stopped = true;
+      again = false;
       if (soon) clearTimeout(soon);
       soon = undefined;
       if (periodic) clearInterval(periodic);
       periodic = undefined;
-      if (running) {
+      if (!running) return settle();
+      const current = running;
+      let t: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([current.then(() => false), new Promise<boolean>((r) => (t = setTimeout(() => r(true), deadlineMs)))]);
+      clearTimeout(t);
+      if (timedOut) {
         shutdown.abort(new Error('service shutting down'));
-        await running;
+        await current;
       }
     },
     idle() {

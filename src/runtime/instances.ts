@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { Ajv } from 'ajv';
 import type { Config } from '../config/schema.ts';
 import type { ConfigIssue } from '../errors.ts';
-import type { AgentProvider, PluginContext } from '../plugins/define.ts';
+import { PluginConfigError, type AgentProvider, type PluginContext } from '../plugins/define.ts';
 import type { Registry } from '../plugins/registry.ts';
 import { translateAjvErrors } from '../config/validate.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
@@ -31,10 +31,41 @@ export interface InstanceDeps {
   logger: Logger;
   fetch: typeof fetch;
   env: Record<string, string | undefined>;
+  clock: () => number;
+  /** Directory relative paths in plugin config resolve against (the config file's). */
+  configDir: string;
+}
+
+/** A factory's own complaint, with the key it names appended to the entry's path. */
+function factoryIssue(file: string, path: string, err: unknown): ConfigIssue {
+  return err instanceof PluginConfigError
+    ? { file, path: err.key ? `${path}.${err.key}` : path, message: err.message }
+    : { file, path, message: (err as Error).message };
+}
+
+/** Closes provider and channel instances (child processes, sockets); failures are only logged. */
+export async function closePlugins(providers: Iterable<AgentProvider>, channels: Iterable<ChannelEntry>, logger: Logger): Promise<void> {
+  const all: { close?(): Promise<void> | void }[] = [...providers, ...[...channels].map((c) => c.channel)];
+  await Promise.all(
+    all.map(async (p) => {
+      try {
+        await p.close?.();
+      } catch (err) {
+        logger.warn({ err }, 'closing a plugin instance failed');
+      }
+    }),
+  );
 }
 
 export function instantiatePlugins(config: Config, registry: Registry, file: string, issues: ConfigIssue[], deps: InstanceDeps) {
-  const ctx = (id: string, kind: string): PluginContext => ({ id, logger: deps.logger.child({ [kind]: id }), fetch: deps.fetch, env: deps.env });
+  const ctx = (id: string, kind: string): PluginContext => ({
+    id,
+    logger: deps.logger.child({ [kind]: id }),
+    fetch: deps.fetch,
+    env: deps.env,
+    clock: deps.clock,
+    configDir: deps.configDir,
+  });
 
   const providers = new Map<string, AgentProvider>();
   for (const [id, slice] of Object.entries(config.agents.providers)) {
@@ -53,7 +84,7 @@ export function instantiatePlugins(config: Config, registry: Registry, file: str
     try {
       providers.set(id, factory.create(slice, ctx(id, 'provider')));
     } catch (err) {
-      issues.push({ file, path, message: (err as Error).message });
+      issues.push(factoryIssue(file, path, err));
     }
   }
 
@@ -75,7 +106,7 @@ export function instantiatePlugins(config: Config, registry: Registry, file: str
     try {
       channels.set(id, { id, type, channel: factory.create(slice, ctx(id, 'channel')) });
     } catch (err) {
-      issues.push({ file, path, message: (err as Error).message });
+      issues.push(factoryIssue(file, path, err));
     }
   }
   return { providers, channels };

@@ -1,47 +1,64 @@
 /**
  * The delivery outbox. Entries are written in the same transaction that
  * finishes a run, so a reply is never lost between "run done" and "sent".
- * A failed send is retried with exponential backoff (honouring a channel's
- * Retry-After), at most `MAX_ATTEMPTS` times; the outcome is recorded on the run.
+ * A failed send is retried with exponential backoff (`delivery.*` config,
+ * honouring a channel's Retry-After), at most `MAX_ATTEMPTS` times; the
+ * outcome is recorded on the run.
+ *
+ * Sends to one route (channel + recipient) go one at a time, so the chunks
+ * and replies a chat receives arrive in order. A reply split into chunks
+ * remembers how many were accepted, and a retry resumes after them.
  */
 import type { Logger } from 'pino';
-import type { GenerationRef } from './generation.ts';
+import type { Generation, GenerationRef } from './generation.ts';
 import type { Delivery, Store } from '../store/types.ts';
 import { ChannelError } from '../plugins/define.ts';
 import { oneLine } from './agent-call.ts';
 import { chunkText } from './chunk.ts';
 
 export const MAX_ATTEMPTS = 5;
-const BATCH = 50;
-const MAX_BACKOFF_MS = 5 * 60_000;
+/** A Retry-After longer than this is treated as this long. */
+export const MAX_RETRY_AFTER_MS = 60 * 60_000;
+const BATCH = 100;
 
 export interface OutboxDeps {
   store: Store;
   generations: GenerationRef;
   logger: Logger;
   clock?: () => number;
-  /** Delay before attempt n+1 after n failures (n ≥ 1). Default 1 s, 2 s, 4 s, 8 s with ±20 % jitter. */
+  /** Delay before attempt n+1 after n failures (n ≥ 1); default from `delivery.*` with ±20 % jitter. */
   backoffMs?: (failures: number) => number;
 }
 
 export interface Outbox {
   notify(): void;
   start(): void;
+  /** Stops starting sends; waits for those in flight up to `deadlineMs`, then aborts them (they are sent again on the next start). */
   stop(deadlineMs: number): Promise<void>;
   /** Resolves when nothing is due or in flight (tests). */
   idle(): Promise<void>;
 }
 
-export function defaultBackoff(failures: number): number {
-  const base = Math.min(1000 * 2 ** (failures - 1), MAX_BACKOFF_MS);
-  return Math.round(base * (0.8 + Math.random() * 0.4));
+/** Exponential backoff from `delivery.initialBackoffMs`, capped at `delivery.maxBackoffMs`, with ±20 % jitter. */
+export function backoffFor(failures: number, initialMs: number, maxMs: number, random: () => number = Math.random): number {
+  const base = Math.min(initialMs * 2 ** (failures - 1), maxMs);
+  return Math.max(1, Math.round(base * (0.8 + random() * 0.4)));
 }
+
+const routeKey = (d: Delivery) => `${d.channel}\u0000${d.to ?? ''}`;
 
 export function createOutbox(deps: OutboxDeps): Outbox {
   const { store, generations, logger } = deps;
   const clock = deps.clock ?? Date.now;
-  const backoff = deps.backoffMs ?? defaultBackoff;
+  const backoff =
+    deps.backoffMs ??
+    ((n: number) => {
+      const d = generations.current.config.delivery;
+      return backoffFor(n, d.initialBackoffMs, d.maxBackoffMs);
+    });
   const inFlight = new Map<string, Promise<void>>();
+  const busyRoutes = new Set<string>();
+  const shutdown = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let timerAt = Infinity;
   let pumping = false;
@@ -77,31 +94,45 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     }
     pumping = true;
     try {
+      let now: number;
       do {
         pumpAgain = false;
-        const due = await store.dueDeliveries(clock(), BATCH);
+        now = clock();
+        const due = await store.dueDeliveries(now, BATCH);
         for (const d of due) {
-          if (inFlight.has(d.id)) continue;
+          const route = routeKey(d);
+          if (inFlight.has(d.id) || busyRoutes.has(route)) continue;
+          busyRoutes.add(route);
           const p = attempt(d).finally(() => {
             inFlight.delete(d.id);
-            void settle();
+            busyRoutes.delete(route);
+            // the route is free again, and what waited behind this send may be due
+            void pump();
           });
           inFlight.set(d.id, p);
         }
       } while (pumpAgain && !stopped);
-      const next = await store.nextDeliveryAt();
-      if (next !== undefined) schedule(Math.max(next, clock() + 10));
+      // entries due by `now` are in flight or wait for their route, and a finished send pumps again;
+      // the same `now` as the due query, so an entry due in between is not missed by both
+      const next = await store.nextDeliveryAt(now);
+      if (next !== undefined) schedule(next);
     } catch (err) {
       logger.error({ err }, 'outbox pump failed');
       schedule(clock() + 1000);
     } finally {
       pumping = false;
-      void settle();
+      // a wake-up that arrived after the last look at the due entries must not be lost
+      if (pumpAgain && !stopped) void pump();
+      else void settle();
     }
   }
 
-  async function attempt(d: Delivery): Promise<void> {
-    const gen = generations.current;
+  /** Holds its generation while it runs: a reload does not dispose what it is using. */
+  function attempt(d: Delivery): Promise<void> {
+    return generations.use((gen) => attemptOn(gen, d));
+  }
+
+  async function attemptOn(gen: Generation, d: Delivery): Promise<void> {
     const entry = gen.channels.get(d.channel);
     const attempts = d.attempts + 1;
     const log = logger.child({ runId: d.runId, channel: d.channel, attempt: attempts });
@@ -110,24 +141,43 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       log.warn('delivery failed: channel not configured');
       return;
     }
+    const chunks = chunkText(d.text, entry.channel.limits?.maxTextLength);
+    let sent = Math.min(d.sentParts, chunks.length);
     try {
-      for (const text of chunkText(d.text, entry.channel.limits?.maxTextLength)) {
-        await entry.channel.send({ runId: d.runId, to: d.to, text });
+      for (; sent < chunks.length; sent++) {
+        shutdown.signal.throwIfAborted();
+        await entry.channel.send({
+          runId: d.runId,
+          to: d.to,
+          text: chunks[sent]!,
+          deliveryId: d.id,
+          part: sent + 1,
+          parts: chunks.length,
+          signal: shutdown.signal,
+        });
       }
-      await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'sent', route: { channel: d.channel, to: d.to } });
-      log.info('delivered');
+      await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'sent', route: { channel: d.channel, to: d.to }, sentParts: sent });
+      log.info({ parts: chunks.length }, 'delivered');
     } catch (err) {
+      if (shutdown.signal.aborted) {
+        // not the channel's fault: keep the attempt count, remember the progress, send the rest next start
+        if (sent > d.sentParts)
+          await store.recordDelivery({ id: d.id, runId: d.runId, attempts: d.attempts, at: clock(), status: 'pending', nextAttemptAt: clock(), error: d.lastError, sentParts: sent });
+        log.info('delivery interrupted by shutdown; left pending');
+        return;
+      }
       const retryable = err instanceof ChannelError ? err.retryable : true;
       const reason = oneLine(err instanceof Error ? err.message : String(err), 300);
       if (retryable && attempts < MAX_ATTEMPTS) {
-        const hinted = err instanceof ChannelError ? (err.retryAfterMs ?? 0) : 0;
-        const next = clock() + Math.min(Math.max(backoff(attempts), hinted), MAX_BACKOFF_MS);
-        await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'pending', nextAttemptAt: next, error: reason });
-        log.warn({ reason, retryInMs: next - clock() }, 'delivery failed; will retry');
+        const hinted = err instanceof ChannelError ? Math.min(err.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS) : 0;
+        const delay = Math.max(backoff(attempts), hinted);
+        const next = clock() + delay;
+        await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'pending', nextAttemptAt: next, error: reason, sentParts: sent });
+        log.warn({ reason, retryInMs: delay }, 'delivery failed; will retry');
         schedule(next);
       } else {
-        await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: reason });
-        log.error({ reason }, 'delivery failed');
+        await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: reason, sentParts: sent });
+        log.error({ reason, retryable }, 'delivery failed');
       }
     }
   }
@@ -138,10 +188,16 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     async stop(deadlineMs) {
       stopped = true;
       if (timer) clearTimeout(timer);
+      timer = undefined;
       if (!inFlight.size) return;
+      const all = Promise.allSettled([...inFlight.values()]);
       let t: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...inFlight.values()]), new Promise((r) => (t = setTimeout(r, deadlineMs)))]);
+      const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (t = setTimeout(() => r(true), deadlineMs)))]);
       clearTimeout(t);
+      if (timedOut) {
+        shutdown.abort(new Error('service shutting down'));
+        await all;
+      }
     },
     idle() {
       return new Promise((r) => {

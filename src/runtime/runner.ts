@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { GenerationRef } from './generation.ts';
+import type { Generation, GenerationRef } from './generation.ts';
 import type { NewEvent, Run, RunOutcome, Store } from '../store/types.ts';
 import { callAgent, isHeartbeatAck, oneLine } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
@@ -33,8 +33,12 @@ export interface QueuedRef {
 
 export interface Runner {
   enqueue(runs: readonly QueuedRef[]): void;
-  /** Loads queued and interrupted runs after a restart. */
-  recover(): Promise<{ queued: number; requeued: number; failed: number }>;
+  /**
+   * Loads queued and interrupted runs after a restart: `queued` ones are
+   * queued again, `running` ones are re-queued once and marked `error` the
+   * second time; heartbeats caught running are marked `error`.
+   */
+  recover(): Promise<{ queued: number; requeued: number; failed: number; heartbeats: number }>;
   queued(): number;
   running(): number;
   /** Stops starting runs; waits for running ones up to `deadlineMs`, then aborts and re-queues them. */
@@ -97,10 +101,14 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
   }
 
-  async function execute(id: string): Promise<void> {
+  /** Holds its generation while it runs: a reload does not dispose what it is using. */
+  function execute(id: string): Promise<void> {
+    return generations.use((gen) => executeOn(gen, id));
+  }
+
+  async function executeOn(gen: Generation, id: string): Promise<void> {
     const run = await store.getRun(id);
     if (!run || run.status !== 'queued') return;
-    const gen = generations.current;
     const startedAt = clock();
     await store.startRun(id, startedAt);
     const log = logger.child({ runId: id, hook: run.hookName });
@@ -161,9 +169,11 @@ export function createRunner(deps: RunnerDeps): Runner {
   return {
     enqueue,
     async recover() {
+      const heartbeats = await store.failInterruptedHeartbeats(clock(), 'interrupted by a service restart');
       const runs = await store.unfinishedRuns();
       let requeued = 0;
       let failed = 0;
+      let wake = false;
       const refs: QueuedRef[] = [];
       for (const run of runs) {
         if (run.status === 'running') {
@@ -181,7 +191,9 @@ export function createRunner(deps: RunnerDeps): Runner {
             };
             o.event = summaryEvent(run, o, at);
             await store.finishRun(o);
+            logger.warn({ runId: run.id, hook: run.hookName }, 'run interrupted by a restart twice; marked error');
             failed++;
+            if (run.wakeMode === 'now') wake = true;
             continue;
           }
           await store.requeueRun(run.id, { refundAttempt: false });
@@ -190,7 +202,8 @@ export function createRunner(deps: RunnerDeps): Runner {
         refs.push({ id: run.id, sessionKey: run.sessionKey });
       }
       enqueue(refs);
-      return { queued: refs.length - requeued, requeued, failed };
+      if (wake) deps.requestHeartbeat();
+      return { queued: refs.length - requeued, requeued, failed, heartbeats };
     },
     queued: () => queuedCount,
     running: () => active.size,

@@ -83,6 +83,8 @@ export const SCHEMA: readonly string[] = [
    CREATE INDEX outbox_due ON outbox (status, next_attempt_at);
 
    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+  // how many chunks of a split reply were sent, so a retry resumes after them instead of repeating them
+  `ALTER TABLE outbox ADD COLUMN sent_parts INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 export const SCHEMA_VERSION = SCHEMA.length;

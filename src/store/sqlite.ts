@@ -105,6 +105,7 @@ function toDelivery(r: Row): Delivery {
     attempts: Number(r.attempts),
     nextAttemptAt: Number(r.next_attempt_at),
     lastError: str(r.last_error),
+    sentParts: Number(r.sent_parts ?? 0),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
@@ -156,8 +157,11 @@ export class SqliteStore implements Store {
       insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, created_at, updated_at)
         VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
       dueOutbox: p("SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?"),
-      nextOutbox: p("SELECT min(next_attempt_at) AS t FROM outbox WHERE status = 'pending'"),
-      updateOutbox: p('UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ?'),
+      nextOutbox: p("SELECT min(next_attempt_at) AS t FROM outbox WHERE status = 'pending' AND next_attempt_at > ?"),
+      updateOutbox: p(`UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?,
+        sent_parts = coalesce(?, sent_parts) WHERE id = ?`),
+      failHeartbeats: p(`UPDATE runs SET status = 'error', finished_at = ?, error = ?, delivery_status = 'skipped',
+        delivery_reason = 'heartbeat did not succeed' WHERE kind = 'heartbeat' AND status IN ('queued', 'running')`),
       runDelivery: p('UPDATE runs SET delivery_status = ?, delivery_reason = ?, delivery_attempts = ? WHERE id = ?'),
       getMeta: p('SELECT value FROM meta WHERE key = ?'),
       setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
@@ -293,14 +297,18 @@ export class SqliteStore implements Store {
     return (this.q.dueOutbox!.all(now, limit) as Row[]).map(toDelivery);
   }
 
-  async nextDeliveryAt(): Promise<number | undefined> {
-    const t = (this.q.nextOutbox!.get() as { t: number | null }).t;
+  failInterruptedHeartbeats(at: number, reason: string): Promise<number> {
+    return this.writes.run(() => Number(this.q.failHeartbeats!.run(at, reason).changes));
+  }
+
+  async nextDeliveryAt(after?: number): Promise<number | undefined> {
+    const t = (this.q.nextOutbox!.get(after ?? Number.MIN_SAFE_INTEGER) as { t: number | null }).t;
     return t === null ? undefined : Number(t);
   }
 
   recordDelivery(a: DeliveryAttempt): Promise<void> {
     return this.writes.run(() => {
-      this.q.updateOutbox!.run(a.status, a.attempts, a.nextAttemptAt ?? a.at, a.error ?? null, a.at, a.id);
+      this.q.updateOutbox!.run(a.status, a.attempts, a.nextAttemptAt ?? a.at, a.error ?? null, a.at, a.sentParts ?? null, a.id);
       this.q.runDelivery!.run(a.status, a.status === 'sent' ? null : (a.error ?? null), a.attempts, a.runId);
       if (a.status === 'sent' && a.route) this.q.setMeta!.run('mainRoute', JSON.stringify(a.route));
     });

@@ -86,6 +86,8 @@ export interface Delivery {
   attempts: number;
   nextAttemptAt: number;
   lastError: string | null;
+  /** Chunks of the reply already accepted by the channel; a retry starts after them. */
+  sentParts: number;
   createdAt: number;
   updatedAt: number;
 }
@@ -134,6 +136,8 @@ export interface DeliveryAttempt {
   error?: string | null;
   /** On `sent`: the route to remember as the main route (`last`). */
   route?: { channel: string; to: string | null };
+  /** Chunks accepted so far (kept when absent). */
+  sentParts?: number;
 }
 
 export interface ListOptions {
@@ -172,9 +176,15 @@ export interface Store {
   /** Back to `queued`. `refundAttempt` for a graceful shutdown, which is not the run's fault. */
   requeueRun(id: string, opts: { refundAttempt: boolean }): Promise<void>;
   finishRun(outcome: RunOutcome): Promise<void>;
+  /**
+   * Marks heartbeat runs left `running` by a crash as `error` with `reason`
+   * (their events were not consumed, so the next heartbeat sees them again).
+   */
+  failInterruptedHeartbeats(at: number, reason: string): Promise<number>;
 
   dueDeliveries(now: number, limit: number): Promise<Delivery[]>;
-  nextDeliveryAt(): Promise<number | undefined>;
+  /** When the earliest pending delivery is due; with `after`, the earliest due strictly later than it. */
+  nextDeliveryAt(after?: number): Promise<number | undefined>;
   recordDelivery(attempt: DeliveryAttempt): Promise<void>;
 
   getMeta(key: string): Promise<string | undefined>;

@@ -4,13 +4,9 @@
  * registers `needs-to`, a channel that requires a recipient and splits long
  * texts, and `recording`, a channel without limits.
  */
-import { ConfigError } from '../../src/errors.ts';
-import { validateConfig } from '../../src/config/validate.ts';
-import { applyRules } from '../../src/config/rules.ts';
-import { buildGeneration, type Generation } from '../../src/runtime/generation.ts';
+import type { Generation } from '../../src/runtime/generation.ts';
+import { testGeneration as buildTestGeneration } from './runtime.ts';
 import { definePlugin } from '../../src/plugins/define.ts';
-import { createLogger } from '../../src/log.ts';
-import { builtinPlugins } from '../../plugins/index.ts';
 
 export const testChannels = definePlugin({
   name: 'test-channels',
@@ -23,13 +19,7 @@ export const testChannels = definePlugin({
 export const HOOK_TOKEN = 'hook-token-0123456789abcdef0123';
 export const GATEWAY_TOKEN = 'gateway-token-0123456789abcdef01';
 
-/** Validates `data` (defaults filled, rules applied) and builds a generation from it. */
+/** Validates `data` (defaults filled, rules applied) and builds a generation with the test channels. */
 export async function testGeneration(data: Record<string, unknown> = {}): Promise<Generation> {
-  const file = 'test-config.json';
-  const { config, issues } = validateConfig(structuredClone(data), file);
-  if (!config) throw new ConfigError(issues);
-  const warnings: string[] = [];
-  const ruleIssues = applyRules(config, { file, dir: '/nonexistent', cwd: '/nonexistent', dataDir: '/nonexistent/data', warnings });
-  if (ruleIssues.length) throw new ConfigError(ruleIssues);
-  return buildGeneration({ file: undefined, dir: '/nonexistent', config, warnings, fallbackTokens: [] }, { builtins: [...builtinPlugins, testChannels], logger: createLogger('silent') });
+  return buildTestGeneration(data, { plugins: [testChannels] });
 }

@@ -187,7 +187,7 @@ describe('SqliteStore', () => {
       expect(await store.pendingEvents(10)).toEqual([{ ...summary, status: 'pending', consumedAt: null, heartbeatId: null }]);
       expect(await store.dueDeliveries(2_999, 10)).toEqual([]);
       expect(await store.dueDeliveries(3_000, 10)).toEqual([
-        { ...entry, status: 'pending', attempts: 0, nextAttemptAt: 3_000, lastError: null, updatedAt: 3_000 },
+        { ...entry, status: 'pending', attempts: 0, nextAttemptAt: 3_000, lastError: null, sentParts: 0, updatedAt: 3_000 },
       ]);
       expect(await store.nextDeliveryAt()).toBe(3_000);
     });

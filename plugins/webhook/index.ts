@@ -1,0 +1,17 @@
+/**
+ * `webhook`: a channel that POSTs each reply as JSON to a URL, optionally
+ * HMAC-signed. See docs/runtime.md for its config keys.
+ */
+import { definePlugin } from '../../src/plugins/define.ts';
+import { WebhookConfig, type WebhookConfigValue } from './config.ts';
+import { createWebhookChannel } from './channel.ts';
+
+export default definePlugin({
+  name: 'webhook',
+  channels: {
+    webhook: {
+      configSchema: WebhookConfig,
+      create: (config: WebhookConfigValue, ctx) => createWebhookChannel(config, ctx),
+    },
+  },
+});

@@ -1,0 +1,171 @@
+/**
+ * Crash safety under load (SPEC §7): the real CLI, an OpenAI-compatible
+ * stand-in that takes a while to answer (so runs are in flight) and a webhook
+ * receiver. SIGKILL mid-burst, restart on the same data dir: every 2xx'd wake
+ * and run is there, every run reaches a final state, every reply is delivered.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, get, post, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
+import { completion, json, startStub, type HttpStub } from '../helpers/http-stub.ts';
+
+const HOOK = `hk_${randomBytes(18).toString('hex')}`;
+const GW = `gw_${randomBytes(18).toString('hex')}`;
+const SECRET = `whsec_${randomBytes(16).toString('hex')}`;
+const auth = { authorization: `Bearer ${HOOK}` };
+const FINAL = ['ok', 'error', 'timeout'];
+
+interface RunView {
+  id: string;
+  status: string;
+  attempts: number;
+  error: string | null;
+  delivery: { status: string; reason: string | null };
+}
+
+describe('crash recovery with the real CLI', () => {
+  let llm: HttpStub;
+  let receiver: HttpStub;
+  const delivered = new Set<string>();
+
+  beforeAll(async () => {
+    llm = await startStub();
+    receiver = await startStub((req, res) => {
+      const want = `sha256=${createHmac('sha256', SECRET).update(req.raw).digest('hex')}`;
+      if (req.headers['x-hook-intake-signature'] !== want) return json(res, 401, { error: 'bad signature' });
+      delivered.add(req.json.runId);
+      json(res, 200, { ok: true });
+    });
+  });
+  afterAll(async () => {
+    await llm.close();
+    await receiver.close();
+  });
+
+  const config = () => ({
+    gateway: { auth: { token: GW } },
+    hooks: { enabled: true, token: HOOK },
+    agents: {
+      defaults: { model: 'llm/stand-in', maxConcurrent: 4, heartbeat: { every: '0' } },
+      providers: { llm: { type: 'openai', baseUrl: `${llm.url}/v1`, models: { 'stand-in': 'local-model' } } },
+    },
+    channels: { out: { type: 'webhook', url: `${receiver.url}/deliver`, secret: SECRET } },
+    session: { defaultRoute: { channel: 'out' } },
+    delivery: { initialBackoffMs: 50 },
+    logging: { level: 'warn' },
+  });
+
+  const runs = async (srv: Running): Promise<Map<string, RunView>> =>
+    new Map(((await get(`${srv.url}/api/runs?limit=10000`, GW)).body.runs as RunView[]).map((r) => [r.id, r]));
+
+  it('keeps every 2xx of hundreds of concurrent wakes and runs across SIGKILL, and finishes and delivers every run after restart', async () => {
+    // a slow-ish model: 30–90 ms per answer, so with maxConcurrent 4 most runs are queued or in flight at the kill
+    let answered = 0;
+    llm.handler = async (req, res) => {
+      const last = String(req.json.messages.at(-1).content);
+      await new Promise((r) => setTimeout(r, 30 + Math.random() * 60));
+      json(res, 200, completion(last.startsWith('Heartbeat.') ? 'HEARTBEAT_OK' : `done: ${/job \d+/.exec(last)?.[0] ?? '?'}`));
+      answered++;
+    };
+    const dir = tempDir();
+    try {
+      const first = await startCli({ config: config(), dir });
+      const accepted: { kind: 'wake' | 'agent'; id: string }[] = [];
+      const fire = async (i: number) => {
+        const isAgent = i % 2 === 0;
+        try {
+          const r = isAgent
+            ? await post(`${first.url}/hooks/agent`, { message: `job ${i}`, sessionKey: `hook:load:${i % 25}`, wakeMode: i % 4 === 0 ? 'now' : 'next-heartbeat' }, auth)
+            : await post(`${first.url}/hooks/wake`, { text: `event ${i}`, mode: i % 3 === 0 ? 'now' : 'next-heartbeat' }, auth);
+          if (r.status === 200 || r.status === 202) accepted.push(isAgent ? { kind: 'agent', id: r.body.runId } : { kind: 'wake', id: r.body.eventId });
+        } catch {
+          // the kill cut the connection before an answer: nothing was promised
+        }
+      };
+      // 800 requests in waves of 10 every 20 ms, so the kill usually lands mid-burst
+      const TOTAL = 800;
+      const burst = Array.from({ length: TOTAL }, (_, i) => new Promise((r) => setTimeout(r, Math.floor(i / 10) * 20)).then(() => fire(i)));
+      // kill once plenty was accepted and model calls have started, so runs are in flight
+      await until(() => accepted.length >= 200 && llm.requests.length >= 6, 20_000, 2);
+      const modelCallsAtKill = llm.requests.length;
+      const inFlightAtKill = modelCallsAtKill - answered;
+      first.proc.kill('SIGKILL');
+      await Promise.all(burst);
+      await first.stop();
+
+      const wakeIds = accepted.filter((a) => a.kind === 'wake').map((a) => a.id);
+      const runIds = accepted.filter((a) => a.kind === 'agent').map((a) => a.id);
+      expect(runIds.length).toBeGreaterThan(50);
+      expect(wakeIds.length).toBeGreaterThan(50);
+
+      const restartedAt = Date.now();
+      const second = await startCli({ config: config(), dir });
+      try {
+        const events = (await get(`${second.url}/api/main/events?limit=10000`, GW)).body.events as { id: string }[];
+        const eventIds = new Set(events.map((e) => e.id));
+        expect(wakeIds.filter((id) => !eventIds.has(id))).toEqual([]);
+
+        const before = await runs(second);
+        expect(runIds.filter((id) => !before.has(id))).toEqual([]);
+
+        const final = await until(async () => {
+          const now = await runs(second);
+          return runIds.every((id) => FINAL.includes(now.get(id)!.status)) ? now : undefined;
+        }, 60_000, 100);
+        const drainMs = Date.now() - restartedAt;
+        expect(runIds.map((id) => final.get(id)!.status).filter((s) => s !== 'ok')).toEqual([]);
+        // a run is started at most twice: once before the kill, once after
+        expect(runIds.filter((id) => final.get(id)!.attempts > 2)).toEqual([]);
+
+        await until(async () => {
+          const now = await runs(second);
+          return runIds.every((id) => now.get(id)!.delivery.status === 'sent');
+        }, 30_000, 100);
+        expect(runIds.filter((id) => !delivered.has(id))).toEqual([]);
+        console.info(
+          `crash-recovery: ${accepted.length} of ${TOTAL} requests answered 2xx before SIGKILL (${runIds.length} runs, ${wakeIds.length} wakes); ` +
+            `${modelCallsAtKill} model calls made, ${inFlightAtKill} in flight at the kill; all runs final ${drainMs} ms after restart, all delivered`,
+        );
+      } finally {
+        expect(await second.stop()).toBe(0);
+      }
+    } finally {
+      cleanup(dir);
+    }
+  }, 120_000);
+
+  it('re-queues a run found running once, and marks it error when it is found running again', async () => {
+    // the model never answers this run; each start is visible as one request at the stand-in
+    llm.handler = () => undefined;
+    llm.requests.length = 0;
+    const dir = tempDir();
+    try {
+      const first = await startCli({ config: config(), dir });
+      const r = await post(`${first.url}/hooks/agent`, { message: 'stuck job', name: 'Stuck', wakeMode: 'next-heartbeat' }, auth);
+      expect(r.status).toBe(202);
+      await until(() => llm.requests.length === 1);
+      first.proc.kill('SIGKILL');
+      await first.stop();
+
+      const second = await startCli({ config: config(), dir });
+      await until(() => llm.requests.length === 2); // re-queued and started again
+      expect((await get(`${second.url}/api/runs/${r.body.runId}`, GW)).body.run).toMatchObject({ status: 'running', attempts: 2 });
+      second.proc.kill('SIGKILL');
+      await second.stop();
+
+      const third = await startCli({ config: config(), dir });
+      try {
+        const run = (await get(`${third.url}/api/runs/${r.body.runId}`, GW)).body.run;
+        expect(run).toMatchObject({ status: 'error', error: 'interrupted twice by a service restart', attempts: 2 });
+        expect(run.finishedAt).toBeGreaterThan(0);
+        const events = (await get(`${third.url}/api/main/events?status=pending`, GW)).body.events as { text: string; runId: string }[];
+        expect(events.find((e) => e.runId === r.body.runId)?.text).toMatch(/^Hook Stuck \(error\): /);
+        expect(llm.requests).toHaveLength(2);
+      } finally {
+        expect(await third.stop()).toBe(0);
+      }
+    } finally {
+      cleanup(dir);
+    }
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * The heartbeat (SPEC §7): coalescing of `now` requests, the periodic timer,
+ * consumption of pending events, and what happens to the reply.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { GenerationRef } from '../../src/runtime/generation.ts';
+import { createHeartbeat, type Heartbeat } from '../../src/runtime/heartbeat.ts';
+import { SqliteStore } from '../../src/store/sqlite.ts';
+import { captureLogger, scriptedProvider, testGeneration } from '../helpers/runtime.ts';
+
+interface Setup {
+  store: SqliteStore;
+  heartbeat: Heartbeat;
+  provider: ReturnType<typeof scriptedProvider>;
+  outbox: ReturnType<typeof vi.fn>;
+  wake(text: string): Promise<string>;
+  heartbeatRuns(): Promise<import('../../src/store/types.ts').Run[]>;
+}
+
+let open: Setup[] = [];
+afterEach(async () => {
+  vi.useRealTimers();
+  for (const s of open) {
+    await s.heartbeat.stop();
+    await s.store.close();
+  }
+  open = [];
+});
+
+let seq = 0;
+function setup(opts: { every?: string; reply?: string; provider?: ReturnType<typeof scriptedProvider> } = {}): Setup {
+  const provider = opts.provider ?? scriptedProvider(() => opts.reply ?? 'HEARTBEAT_OK');
+  const gen = testGeneration(
+    { agents: { defaults: { model: 'sp/main', heartbeat: { every: opts.every ?? '0' } }, providers: { sp: { type: 'scripted' } } } },
+    { plugins: [provider.plugin] },
+  );
+  const store = new SqliteStore({ path: ':memory:' });
+  const outbox = vi.fn();
+  const heartbeat = createHeartbeat({ store, generations: new GenerationRef(gen), logger: captureLogger('silent').logger, notifyOutbox: outbox });
+  const s: Setup = {
+    store,
+    heartbeat,
+    provider,
+    outbox,
+    async wake(text) {
+      const id = `ev-${++seq}`;
+      await store.accept({ events: [{ id, source: 'wake', text, createdAt: Date.now(), runId: null }], runs: [] });
+      return id;
+    },
+    heartbeatRuns: async () => (await store.listRuns({ limit: 1000 })).filter((r) => r.kind === 'heartbeat'),
+  };
+  open.push(s);
+  return s;
+}
+
+describe('createHeartbeat()', () => {
+  it('turns a burst of now requests into exactly one heartbeat over all pending events', async () => {
+    const s = setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      ids.push(await s.wake(`event ${i}`));
+      s.heartbeat.request();
+    }
+    await s.heartbeat.idle();
+    const runs = await s.heartbeatRuns();
+    expect(runs).toHaveLength(1);
+    expect(s.provider.calls).toHaveLength(1);
+    const prompt = s.provider.calls[0]!.req.messages.at(-1)!.content;
+    for (let i = 0; i < 25; i++) expect(prompt).toContain(`event ${i}`);
+    const events = await s.store.listEvents({ limit: 100 });
+    expect(events.map((e) => [e.status, e.heartbeatId])).toEqual(ids.map(() => ['consumed', runs[0]!.id]));
+  });
+
+  it('runs one more heartbeat for requests that arrive while one is running', async () => {
+    const provider = scriptedProvider();
+    const s = setup({ provider });
+    await s.wake('event-alpha');
+    s.heartbeat.request();
+    await provider.waitForCalls(1);
+    await s.wake('event-beta');
+    s.heartbeat.request();
+    s.heartbeat.request();
+    provider.calls[0]!.reply('HEARTBEAT_OK');
+    await provider.waitForCalls(2);
+    provider.calls[1]!.reply('HEARTBEAT_OK');
+    await s.heartbeat.idle();
+    expect(await s.heartbeatRuns()).toHaveLength(2);
+    expect(provider.calls[1]!.req.messages.at(-1)!.content).toContain('event-beta');
+    expect(provider.calls[1]!.req.messages.at(-1)!.content).not.toContain('event-alpha');
+  });
+
+  it('leaves next-heartbeat events pending until the periodic timer fires', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    const s = setup({ every: '30m' });
+    const id = await s.wake('disk at 91%');
+    s.heartbeat.start();
+    await vi.advanceTimersByTimeAsync(30 * 60_000 - 1000);
+    expect(s.provider.calls).toHaveLength(0);
+    expect((await s.store.listEvents({ limit: 10 }))[0]).toMatchObject({ id, status: 'pending' });
+    await vi.advanceTimersByTimeAsync(1000);
+    for (let i = 0; i < 100 && (await s.store.listEvents({ limit: 10 }))[0]!.status === 'pending'; i++) {
+      await new Promise((r) => setImmediate(r));
+      await vi.advanceTimersByTimeAsync(1);
+    }
+    expect(s.provider.calls).toHaveLength(1);
+    expect((await s.store.listEvents({ limit: 10 }))[0]).toMatchObject({ id, status: 'consumed' });
+  });
+
+  it('does not deliver a HEARTBEAT_OK reply (any case, surrounding whitespace ignored)', async () => {
+    const s = setup({ reply: '\n  heartbeat_ok  \n' });
+    await s.wake('nothing to see');
+    s.heartbeat.request();
+    await s.heartbeat.idle();
+    const [run] = await s.heartbeatRuns();
+    expect(run).toMatchObject({ status: 'ok', delivery: { status: 'skipped', reason: 'heartbeat acknowledgement only' } });
+    expect(await s.store.dueDeliveries(Date.now() + 1000, 10)).toEqual([]);
+    expect(s.outbox).not.toHaveBeenCalled();
+    expect((await s.store.listEvents({ limit: 10 }))[0]!.status).toBe('consumed');
+  });
+
+  it('delivers any other reply to the main route', async () => {
+    const s = setup({ reply: 'The disk is nearly full; I opened a ticket.' });
+    await s.wake('disk at 99%');
+    s.heartbeat.request();
+    await s.heartbeat.idle();
+    const [run] = await s.heartbeatRuns();
+    expect(run!.delivery).toMatchObject({ status: 'pending', channel: 'console' });
+    expect(await s.store.dueDeliveries(Date.now() + 1000, 10)).toMatchObject([{ runId: run!.id, channel: 'console', text: 'The disk is nearly full; I opened a ticket.' }]);
+    expect(s.outbox).toHaveBeenCalledTimes(1);
+  });
+
+  it('runs nothing when no event is pending', async () => {
+    const s = setup();
+    expect(await s.heartbeat.beat()).toBeUndefined();
+    expect(await s.heartbeatRuns()).toEqual([]);
+  });
+
+  it('keeps the events pending when the heartbeat fails, so the next one sees them', async () => {
+    const provider = scriptedProvider();
+    const s = setup({ provider });
+    await s.wake('important');
+    s.heartbeat.request();
+    await provider.waitForCalls(1);
+    provider.calls[0]!.fail(new Error('endpoint down'));
+    await s.heartbeat.idle();
+    expect((await s.heartbeatRuns())[0]).toMatchObject({ status: 'error', error: 'endpoint down' });
+    expect((await s.store.listEvents({ limit: 10 }))[0]!.status).toBe('pending');
+  });
+
+  it('lets a running heartbeat finish within the stop deadline, and ignores requests after stop', async () => {
+    const provider = scriptedProvider();
+    const s = setup({ provider });
+    await s.wake('x');
+    s.heartbeat.request();
+    await provider.waitForCalls(1);
+    const stopping = s.heartbeat.stop(5000);
+    setTimeout(() => provider.calls[0]!.reply('HEARTBEAT_OK'), 50);
+    await stopping;
+    expect((await s.heartbeatRuns())[0]!.status).toBe('ok');
+    await s.wake('after stop');
+    s.heartbeat.request();
+    await new Promise((r) => setTimeout(r, 400)); // longer than the coalescing window
+    expect(provider.calls).toHaveLength(1);
+  });
+});

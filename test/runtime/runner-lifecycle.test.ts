@@ -1,0 +1,63 @@
+/**
+ * The run executor across restarts and shutdowns (SPEC §7): recovery of
+ * queued and interrupted runs, and stop() with a deadline.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/sqlite.ts';
+import { closeAll, finished, setup } from '../helpers/runner.ts';
+import { newRun, scriptedProvider } from '../helpers/runtime.ts';
+
+afterEach(closeAll);
+
+describe('createRunner() across restarts and shutdowns', () => {
+  describe('recover()', () => {
+    it('queues runs found queued, re-queues runs found running once, and marks them error the second time', async () => {
+      const store = new SqliteStore({ path: ':memory:' });
+      const queued = newRun({ model: 'sp/m', wakeMode: 'next-heartbeat' });
+      const once = newRun({ model: 'sp/m', wakeMode: 'next-heartbeat' });
+      const twice = newRun({ model: 'sp/m', hookName: 'Twice', wakeMode: 'now' });
+      const heartbeat = newRun({ kind: 'heartbeat', sessionKey: 'main', model: 'sp/m' });
+      await store.accept({ events: [], runs: [queued, once, twice] });
+      await store.startRun(once.id, Date.now()); // attempts 1: interrupted once
+      await store.startRun(twice.id, Date.now());
+      await store.requeueRun(twice.id, { refundAttempt: false });
+      await store.startRun(twice.id, Date.now()); // attempts 2: interrupted again
+      await store.insertHeartbeat(heartbeat, Date.now());
+
+      const s = setup({ store, provider: scriptedProvider(() => 'done') });
+      expect(await s.runner.recover()).toEqual({ queued: 1, requeued: 1, failed: 1, heartbeats: 1 });
+      expect(await finished(s, queued.id)).toMatchObject({ status: 'ok', attempts: 1 });
+      expect(await finished(s, once.id)).toMatchObject({ status: 'ok', attempts: 2 });
+      expect(await s.store.getRun(twice.id)).toMatchObject({ status: 'error', error: 'interrupted twice by a service restart' });
+      expect(await s.store.getRun(heartbeat.id)).toMatchObject({ status: 'error', error: 'interrupted by a service restart' });
+      expect((await s.store.pendingEvents(10)).map((e) => e.text)).toContain('Hook Twice (error): interrupted twice by a service restart');
+      expect(s.heartbeats).toHaveBeenCalledTimes(1); // Twice asked for wakeMode now
+      expect(s.provider.calls.map((c) => c.req.runId).sort()).toEqual([queued.id, once.id].sort());
+    });
+  });
+
+  describe('stop()', () => {
+    it('lets a running run finish within the deadline and leaves queued runs queued', async () => {
+      const s = setup({ maxConcurrent: 1 });
+      const a = await s.add({ sessionKey: 'hook:a' });
+      const b = await s.add({ sessionKey: 'hook:b' });
+      await s.provider.waitForCalls(1);
+      const stopping = s.runner.stop(5000);
+      setTimeout(() => s.provider.calls[0]!.reply('done'), 100);
+      await stopping;
+      expect(await s.store.getRun(a.id)).toMatchObject({ status: 'ok', reply: 'done' });
+      expect(await s.store.getRun(b.id)).toMatchObject({ status: 'queued', attempts: 0 });
+      expect(s.provider.calls).toHaveLength(1);
+    });
+
+    it('aborts a run still going at the deadline and puts it back in the queue without counting the attempt', async () => {
+      const s = setup();
+      const a = await s.add({});
+      await s.provider.waitForCalls(1);
+      await s.runner.stop(100);
+      expect(s.provider.calls[0]!.req.signal.aborted).toBe(true);
+      expect(await s.store.getRun(a.id)).toMatchObject({ status: 'queued', attempts: 0 });
+      expect(await s.store.pendingEvents(10)).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,204 @@
+/**
+ * The run executor (SPEC §7): states and timestamps, order within a session
+ * key, concurrency across keys, deadlines, transcripts, summaries, the
+ * heartbeat request and delivery decisions.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { NewRun } from '../../src/store/types.ts';
+import { closeAll, finished, setup, type Setup } from '../helpers/runner.ts';
+import { newRun } from '../helpers/runtime.ts';
+
+afterEach(closeAll);
+
+describe('createRunner()', () => {
+  describe('states', () => {
+    it('moves a run queued → running → ok with timestamps, attempts, reply and summary', async () => {
+      const s = setup();
+      const run = newRun({ model: 'sp/m', hookName: 'CI', message: 'build failed' });
+      await s.store.accept({ events: [], runs: [run] });
+      expect((await s.store.getRun(run.id))!).toMatchObject({ status: 'queued', startedAt: null, finishedAt: null, attempts: 0 });
+      s.runner.enqueue([{ id: run.id, sessionKey: run.sessionKey }]);
+      await s.provider.waitForCalls(1);
+      const running = (await s.store.getRun(run.id))!;
+      expect(running).toMatchObject({ status: 'running', attempts: 1 });
+      expect(running.startedAt).toBeGreaterThanOrEqual(run.createdAt);
+      s.provider.calls[0]!.reply('  The build failed in\n  step 3.  ');
+      const done = await finished(s, run.id);
+      expect(done).toMatchObject({ status: 'ok', reply: '  The build failed in\n  step 3.  ', summary: 'The build failed in step 3.', error: null });
+      expect(done.finishedAt).toBeGreaterThanOrEqual(done.startedAt!);
+    });
+
+    it('passes the model after provider/ and the thinking level to the provider', async () => {
+      const s = setup();
+      await s.add({ model: 'sp/big-model', thinking: 'high' });
+      await s.provider.waitForCalls(1);
+      expect(s.provider.calls[0]!.req).toMatchObject({ model: 'big-model', thinking: 'high' });
+    });
+
+    it('ends a run that passes timeoutSeconds as timeout and aborts the provider call', async () => {
+      const s = setup();
+      const run = await s.add({ hookName: 'Slow', timeoutSeconds: 0.2 });
+      await s.provider.waitForCalls(1);
+      const done = await finished(s, run.id);
+      expect(done).toMatchObject({ status: 'timeout', error: 'timed out after 0.2s', reply: null });
+      expect(s.provider.calls[0]!.req.signal.aborted).toBe(true);
+      const [ev] = await s.store.pendingEvents(10);
+      expect(ev!.text).toBe('Hook Slow (timeout): timed out after 0.2s');
+    });
+
+    it('ends a run whose provider fails as error, with the reason in the summary event', async () => {
+      const s = setup();
+      const run = await s.add({ hookName: 'Mail' });
+      await s.provider.waitForCalls(1);
+      s.provider.calls[0]!.fail(new Error('HTTP 500 from endpoint:\n overloaded'));
+      const done = await finished(s, run.id);
+      expect(done).toMatchObject({ status: 'error', error: 'HTTP 500 from endpoint: overloaded' });
+      expect((await s.store.pendingEvents(10))[0]!.text).toBe('Hook Mail (error): HTTP 500 from endpoint: overloaded');
+    });
+
+    it('ends a run whose model names an unconfigured provider as error', async () => {
+      const s = setup();
+      const run = await s.add({ model: 'gone/m' });
+      expect(await finished(s, run.id)).toMatchObject({ status: 'error', error: 'model "gone/m": provider not configured' });
+    });
+  });
+
+  describe('ordering and concurrency', () => {
+    it('runs one session key one run at a time, in the order accepted', async () => {
+      const s = setup({ maxConcurrent: 4 });
+      const runs = [];
+      for (let i = 0; i < 4; i++) runs.push(await s.add({ sessionKey: 'hook:same', message: `m${i}` }));
+      for (let i = 0; i < 4; i++) {
+        await s.provider.waitForCalls(i + 1);
+        // the next run of the key has not started while this one runs
+        await new Promise((r) => setTimeout(r, 30));
+        expect(s.provider.calls).toHaveLength(i + 1);
+        s.provider.calls[i]!.reply(`r${i}`);
+      }
+      for (const r of runs) await finished(s, r.id);
+      expect(s.provider.calls.map((c) => c.req.messages.at(-1)!.content)).toEqual(['m0', 'm1', 'm2', 'm3']);
+      expect(s.provider.maxActive()).toBe(1);
+    });
+
+    it('runs different keys concurrently, never more than maxConcurrent at once', async () => {
+      const s = setup({ maxConcurrent: 3 });
+      const runs = [];
+      for (let i = 0; i < 7; i++) runs.push(await s.add({ sessionKey: `hook:k${i}` }));
+      await s.provider.waitForCalls(3);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(s.provider.calls).toHaveLength(3);
+      expect(s.runner.running()).toBe(3);
+      expect(s.runner.queued()).toBe(4);
+      s.provider.calls[1]!.reply('x');
+      await s.provider.waitForCalls(4);
+      // answer the rest in call order; each answer frees the slot the next run takes
+      for (let i = 0; i < 7; i++) {
+        await s.provider.waitForCalls(i + 1);
+        if (i !== 1) s.provider.calls[i]!.reply('x');
+      }
+      for (const r of runs) expect((await finished(s, r.id)).status).toBe('ok');
+      expect(s.provider.maxActive()).toBe(3);
+    });
+
+    it('lets other keys pass a key whose run is busy', async () => {
+      const s = setup({ maxConcurrent: 2 });
+      await s.add({ sessionKey: 'hook:a', message: 'a1' });
+      await s.add({ sessionKey: 'hook:a', message: 'a2' });
+      await s.add({ sessionKey: 'hook:b', message: 'b1' });
+      await s.provider.waitForCalls(2);
+      expect(s.provider.calls.map((c) => c.req.messages.at(-1)!.content)).toEqual(['a1', 'b1']);
+    });
+  });
+
+  describe('sessions and summaries', () => {
+    it('continues the conversation of a stable session key', async () => {
+      const s = setup();
+      const first = await s.add({ sessionKey: 'hook:thread-1', message: 'Q1' });
+      await s.provider.waitForCalls(1);
+      s.provider.calls[0]!.reply('A1');
+      await finished(s, first.id);
+      await s.add({ sessionKey: 'hook:thread-1', message: 'Q2' });
+      await s.add({ sessionKey: 'hook:other', message: 'Z' });
+      await s.provider.waitForCalls(3);
+      const byLast = new Map(s.provider.calls.map((c) => [c.req.messages.at(-1)!.content, c.req.messages]));
+      expect(byLast.get('Q2')).toEqual([
+        { role: 'user', content: 'Q1' },
+        { role: 'assistant', content: 'A1' },
+        { role: 'user', content: 'Q2' },
+      ]);
+      expect(byLast.get('Z')).toEqual([{ role: 'user', content: 'Z' }]);
+    });
+
+    it('queues "Hook <name>: <summary>" in the main session, inside the boundary for untrusted hooks', async () => {
+      const s = setup();
+      const trusted = await s.add({ hookName: 'Cron', trusted: true, sessionKey: 'hook:t' });
+      const untrusted = await s.add({ hookName: 'GitHub', trusted: false, label: 'GitHub', sessionKey: 'hook:u' });
+      await s.provider.waitForCalls(2);
+      for (const c of s.provider.calls) c.reply('All green.');
+      await finished(s, trusted.id);
+      await finished(s, untrusted.id);
+      const events = await s.store.pendingEvents(10);
+      const text = (id: string) => events.find((e) => e.runId === id)!.text;
+      expect(text(trusted.id)).toBe('Hook Cron: All green.');
+      expect(text(untrusted.id)).toMatch(/^Hook GitHub: SECURITY NOTICE.*\n<<<EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+" source="GitHub">>>\nAll green\.\n<<<END_EXTERNAL_UNTRUSTED_CONTENT/s);
+      expect(events.every((e) => e.source === 'run')).toBe(true);
+    });
+
+    it('asks for a heartbeat after a run with wakeMode now, whatever its outcome, and not with next-heartbeat', async () => {
+      const s = setup();
+      const a = await s.add({ wakeMode: 'now', sessionKey: 'hook:1' });
+      const b = await s.add({ wakeMode: 'next-heartbeat', sessionKey: 'hook:2' });
+      const c = await s.add({ wakeMode: 'now', sessionKey: 'hook:3' });
+      await s.provider.waitForCalls(3);
+      s.provider.calls[0]!.reply('ok');
+      s.provider.calls[1]!.reply('ok');
+      s.provider.calls[2]!.fail(new Error('boom'));
+      for (const r of [a, b, c]) await finished(s, r.id);
+      expect(s.heartbeats).toHaveBeenCalledTimes(2);
+    });
+  });
+
+  describe('delivery decision', () => {
+    const deliveryOf = async (s: Setup, reply: string, over: Partial<NewRun>) => {
+      const run = await s.add(over);
+      await s.provider.waitForCalls(s.provider.calls.length + 1);
+      s.provider.calls.at(-1)!.reply(reply);
+      return (await finished(s, run.id)).delivery;
+    };
+
+    it('puts the reply in the outbox for the main route and tells the outbox', async () => {
+      const s = setup();
+      expect(await deliveryOf(s, 'hello', { channel: 'last' })).toEqual({ status: 'pending', reason: null, channel: 'console', to: null, attempts: 0 });
+      expect(s.outbox).toHaveBeenCalledTimes(1);
+      expect(await s.store.dueDeliveries(Date.now() + 1, 10)).toMatchObject([{ channel: 'console', text: 'hello', status: 'pending' }]);
+    });
+
+    it('uses the channel and recipient asked for', async () => {
+      const s = setup({ channels: { console: {}, ops: { type: 'console' } }, defaultRoute: { channel: 'console' } });
+      expect(await deliveryOf(s, 'hi', { channel: 'ops', to: 'room-7' })).toMatchObject({ status: 'pending', channel: 'ops', to: 'room-7' });
+    });
+
+    it.each([
+      ['deliver is false', 'hello', { deliver: false }],
+      ['heartbeat acknowledgement only', '  heartbeat_ok \n', {}],
+      ['empty reply', '   ', {}],
+    ])('skips delivery when %s', async (reason, reply, over) => {
+      const s = setup();
+      expect(await deliveryOf(s, reply, over)).toMatchObject({ status: 'skipped', reason });
+      expect(s.outbox).not.toHaveBeenCalled();
+    });
+
+    it('skips delivery with a reason when no main route is known', async () => {
+      const s = setup({ channels: { a: { type: 'console' }, b: { type: 'console' } } });
+      expect(await deliveryOf(s, 'hello', { channel: 'last' })).toMatchObject({ status: 'skipped', reason: 'no main route is known yet (set session.defaultRoute)' });
+    });
+
+    it('skips a run that did not succeed', async () => {
+      const s = setup();
+      const run = await s.add({});
+      await s.provider.waitForCalls(1);
+      s.provider.calls[0]!.fail(new Error('x'));
+      expect((await finished(s, run.id)).delivery).toMatchObject({ status: 'skipped', reason: 'run did not succeed' });
+    });
+  });
+});
