@@ -71,7 +71,8 @@ export async function tryHook(argv: string[]): Promise<number> {
   let explanation: MatchExplanation[] = [];
   try {
     const payload = parseJson(raw);
-    const req: HookRequest = { name, payload, headers, query: {}, path, url: path, rawBody: raw, receivedAt: Date.now() };
+    // a dry run stands in for a caller holding the hook token; signatures are still checked
+    const req: HookRequest = { name, payload, headers, query: {}, path, url: path, rawBody: raw, receivedAt: Date.now(), authenticated: true };
     if (name !== 'wake' && name !== 'agent') explanation = explainMatch(gen, req);
     const res = await resolveRequest(gen, req, createNamedResolver({ logger: log }));
     const status = answerStatus(res, gen.config.hooks.agentStatus);

@@ -10,7 +10,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { GenerationRef, Generation } from '../runtime/generation.ts';
 import type { Dispatcher } from '../runtime/dispatcher.ts';
-import { errors } from '../errors.ts';
+import { errors, HookError } from '../errors.ts';
 import { readBody } from './body.ts';
 import { mediaKind, parseForm, parseJson } from './parse.ts';
 import { idempotencyKey, type Answer, type IdempotencyGuard } from './idempotency.ts';
@@ -45,7 +45,13 @@ export function clientAddress(ctx: { ip: string; get(h: string): string; socket:
 export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
   const queryWarnings = new OncePer(QUERY_TOKEN_WARN_MS);
 
-  function authenticate(ctx: Parameters<Middleware<RequestState>>[0], gen: Generation, client: string, now: number): void {
+  /**
+   * Checks the hook token. `required: false` is for names a signature-verified
+   * mapping may own: the verdict then waits for the owning mapping, and a
+   * missing or wrong token is not yet a failure. Returns whether a valid token
+   * came with the request.
+   */
+  function authenticate(ctx: Parameters<Middleware<RequestState>>[0], gen: Generation, client: string, now: number, required: boolean): boolean {
     const retry = deps.throttle.blocked(client, now);
     if (retry !== undefined) throw errors.rateLimited(retry);
     let token: string | undefined;
@@ -61,17 +67,16 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
       const t = Array.isArray(q) ? q[0] : q;
       if (t) {
         if (!gen.config.hooks.allowQueryToken) {
-          deps.throttle.fail(client, now);
-          throw errors.queryTokenRefused();
+          if (!required) return false;
+          throw fail(client, now, errors.queryTokenRefused());
         }
         token = t;
         viaQuery = true;
       }
     }
     if (token === undefined || !gen.hookToken || !gen.hookToken.matches(token)) {
-      const blockedFor = deps.throttle.fail(client, now);
-      if (blockedFor !== undefined) throw errors.rateLimited(blockedFor);
-      throw errors.unauthorized();
+      if (!required) return false;
+      throw fail(client, now, errors.unauthorized());
     }
     deps.throttle.succeed(client);
     if (viaQuery) {
@@ -79,6 +84,13 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
       if (queryWarnings.take(client, now))
         deps.logger.warn({ client }, 'hook token sent as ?token= query parameter (deprecated); send Authorization: Bearer instead');
     }
+    return true;
+  }
+
+  /** Counts a failed authentication; the one that crosses the limit answers 429 instead. */
+  function fail(client: string, now: number, err: HookError): HookError {
+    const blockedFor = deps.throttle.fail(client, now);
+    return blockedFor !== undefined ? errors.rateLimited(blockedFor) : err;
   }
 
   return async function hooks(ctx, next) {
@@ -103,9 +115,9 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
     if (ctx.method !== 'POST') throw errors.methodNotAllowed();
 
     const client = clientAddress(ctx, gen.config.gateway.trustProxy);
-    authenticate(ctx, gen, client, now);
-
     const name = path.slice(hc.path.length).replace(/^\/+|\/+$/g, '');
+    const signedName = name !== 'wake' && name !== 'agent' && (gen.signed.anyPath || gen.signed.paths.has(name));
+    const authenticated = authenticate(ctx, gen, client, now, !signedName);
     if (!name) throw errors.notFound();
     state.hook = name;
 
@@ -123,12 +135,21 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
       url: ctx.querystring.includes('token=') ? path : ctx.url,
       rawBody: body,
       receivedAt: now,
+      authenticated,
     };
 
     const idemKey = idempotencyKey(ctx.headers);
     const scoped = `${name}\n${idemKey ?? ''}`;
     const work = async (): Promise<Answer> => {
-      const resolution = await resolveRequest(gen, req, deps.named);
+      let resolution;
+      try {
+        resolution = await resolveRequest(gen, req, deps.named);
+      } catch (err) {
+        // a signed hook's credential is judged only now: count its failures like a wrong token
+        if (err instanceof HookError && (err.code === 'UNAUTHORIZED' || err.code === 'INVALID_SIGNATURE')) throw fail(client, now, err);
+        throw err;
+      }
+      if (!authenticated) deps.throttle.succeed(client);
       if (resolution.mappingId) state.mapping = resolution.mappingId;
       if (resolution.kind === 'skip') return { status: 204, body: {} };
       return deps.dispatcher.dispatch(resolution.actions, {

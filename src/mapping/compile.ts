@@ -15,6 +15,7 @@ import { TEMPLATED_FIELDS, type Pipeline, type TemplatedField } from './pipeline
 import { resolveTransformModule } from '../transforms/resolve.ts';
 import type { TransformSpec } from '../transforms/pool.ts';
 import { RESERVED_NAMES } from '../runtime/intake.ts';
+import { compileVerifier, verifySpecIssues, type SignatureVerifier } from '../auth/signatures.ts';
 
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 5000;
 
@@ -154,6 +155,13 @@ function compileOne(
     }
   }
 
+  let verify: SignatureVerifier | undefined;
+  if (m.verify) {
+    const problems = verifySpecIssues(m.verify);
+    for (const pr of problems) issue(`verify.${pr.path}`, `${pr.message} (mapping "${id}")`);
+    if (!problems.length) verify = compileVerifier(m.verify);
+  }
+
   const statics: { -readonly [K in keyof Pipeline['statics']]: Pipeline['statics'][K] } = {};
   if (m.wakeMode !== undefined) statics.wakeMode = m.wakeMode;
   if (m.deliver !== undefined) statics.deliver = m.deliver;
@@ -173,6 +181,7 @@ function compileOne(
     label: m.label,
     trusted: m.allowUnsafeExternalContent === true,
     rateLimit: m.rateLimit ? Object.freeze({ ...m.rateLimit }) : undefined,
-    verify: m.verify,
+    verify,
+    verifyType: m.verify?.type,
   });
 }

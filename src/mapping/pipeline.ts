@@ -6,6 +6,7 @@
 import type { Matcher } from './match.ts';
 import type { Template } from './template.ts';
 import type { Segment } from './path.ts';
+import type { SignatureVerifier } from '../auth/signatures.ts';
 
 /** Fields a mapping may template (SPEC §5.3). */
 export const TEMPLATED_FIELDS = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to', 'model', 'thinking'] as const;
@@ -41,7 +42,10 @@ export interface Pipeline {
   /** True when the mapping turns the safety boundary off (allowUnsafeExternalContent). */
   readonly trusted: boolean;
   readonly rateLimit: Readonly<{ max: number; perSeconds: number }> | undefined;
-  readonly verify: unknown;
+  /** When set, the provider signature is this hook's credential (the hook token is not enough). */
+  readonly verify: SignatureVerifier | undefined;
+  /** The signature scheme, for messages. */
+  readonly verifyType: string | undefined;
 }
 
 export const MAX_FAN_OUT = 200;

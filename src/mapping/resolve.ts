@@ -8,6 +8,7 @@ import type { HookRequest, NamedResolver } from '../runtime/intake.ts';
 import { errors } from '../errors.ts';
 import { runPipeline, type RunDeps } from './run.ts';
 import type { Pipeline } from './pipeline.ts';
+import { createRateLimiter } from './rate-limit.ts';
 
 export function findPipeline(gen: Generation, req: Pick<HookRequest, 'name' | 'payload' | 'headers'>): Pipeline | undefined {
   const input = { name: req.name, payload: req.payload, headers: req.headers };
@@ -15,10 +16,28 @@ export function findPipeline(gen: Generation, req: Pick<HookRequest, 'name' | 'p
   return undefined;
 }
 
+/**
+ * The credential is checked against the mapping that owns the request: a
+ * mapping with `verify` takes the provider signature (and only it), any other
+ * mapping the hook token. An unauthenticated caller learns nothing about the
+ * mappings: no match is 401 for it, not 404.
+ */
 export function createNamedResolver(deps: RunDeps): NamedResolver {
+  const limiter = createRateLimiter();
   return async (gen, req, boundary) => {
     const p = findPipeline(gen, req);
-    if (!p) throw errors.hookNotFound(req.name);
+    if (!p) throw req.authenticated ? errors.hookNotFound(req.name) : errors.unauthorized();
+    if (p.verify) {
+      const r = p.verify(req.headers, req.rawBody, req.receivedAt);
+      if (!r.ok) {
+        deps.logger.warn({ mapping: p.id, scheme: p.verifyType, reason: r.reason }, 'signature rejected');
+        throw errors.invalidSignature();
+      }
+    } else if (!req.authenticated) throw errors.unauthorized();
+    if (p.rateLimit) {
+      const wait = limiter.take(p.id, p.rateLimit, req.receivedAt);
+      if (wait !== undefined) throw errors.rateLimited(wait, `hook "${p.id}" takes at most ${p.rateLimit.max} requests per ${p.rateLimit.perSeconds}s`);
+    }
     return runPipeline(p, req, gen, boundary, deps);
   };
 }

@@ -45,6 +45,12 @@ export interface Generation {
   readonly sources: { readonly files: readonly string[]; readonly dirs: readonly string[] };
   /** Mappings that turn the safety boundary off (reported by `check`). */
   readonly unsafeHooks: readonly string[];
+  /**
+   * Hook names a signature-verified mapping may own (their `match.path`), and
+   * whether one matches without a path. For those, the token check waits until
+   * the owning mapping is known.
+   */
+  readonly signed: { readonly paths: ReadonlySet<string>; readonly anyPath: boolean };
   /** Releases what the generation holds: transform workers, plugin instances (child processes, sockets). */
   dispose(): Promise<void>;
 }
@@ -190,6 +196,10 @@ export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts,
     warnings: loaded.warnings,
     sources: parts.sources,
     unsafeHooks: parts.pipelines.filter((p) => p.trusted).map((p) => `${p.id} (${p.origin})`),
+    signed: {
+      paths: new Set(parts.pipelines.filter((p) => p.verify && p.path !== undefined).map((p) => p.path!)),
+      anyPath: parts.pipelines.some((p) => p.verify && p.path === undefined),
+    },
     dispose,
   });
 }

@@ -21,6 +21,8 @@ export interface HookRequest {
   url: string;
   rawBody: Buffer;
   receivedAt: number;
+  /** True when a valid hook token came with the request (a signed hook may not need one). */
+  authenticated: boolean;
 }
 
 export type Resolution =
@@ -34,6 +36,7 @@ export const RESERVED_NAMES = new Set(['wake', 'agent']);
 
 export async function resolveRequest(gen: Generation, req: HookRequest, named?: NamedResolver): Promise<Resolution> {
   const boundary = boundaryId();
+  if (!req.authenticated && (req.name === 'wake' || req.name === 'agent')) throw errors.unauthorized();
   if (req.name === 'wake') {
     const action = toWakeAction(req.payload);
     return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'wake', trusted: false, boundaryId: boundary })] };
@@ -42,6 +45,6 @@ export async function resolveRequest(gen: Generation, req: HookRequest, named?: 
     const action = toAgentAction(req.payload, gen, 'request');
     return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'agent', trusted: false, boundaryId: boundary })] };
   }
-  if (!named || !gen.pipelines.length) throw errors.hookNotFound(req.name);
+  if (!named || !gen.pipelines.length) throw req.authenticated ? errors.hookNotFound(req.name) : errors.unauthorized();
   return named(gen, req, boundary);
 }

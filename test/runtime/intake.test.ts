@@ -17,6 +17,7 @@ const request = (name: string, payload: unknown): HookRequest => ({
   url: `/hooks/${name}`,
   rawBody: Buffer.from(JSON.stringify(payload)),
   receivedAt: 0,
+  authenticated: true,
 });
 
 const boundaryOf = (text: string) => /id="([0-9a-f]+)"/.exec(text)?.[1];
@@ -51,6 +52,12 @@ describe('resolveRequest()', () => {
     const ids = texts.map((a) => boundaryOf(a.kind === 'wake' ? a.text : ''));
     expect(ids[0]).toMatch(/^[0-9a-f]{16}$/);
     expect(ids[0]).not.toBe(ids[1]);
+  });
+
+  it('refuses a request without a valid hook token: 401 for the built-in endpoints and for any name', async () => {
+    for (const name of ['wake', 'agent', 'github']) {
+      await expect(resolveRequest(gen, { ...request(name, { text: 'x', message: 'x' }), authenticated: false })).rejects.toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
+    }
   });
 
   it('answers 404 HOOK_NOT_FOUND for a named hook when no mapping is configured', async () => {

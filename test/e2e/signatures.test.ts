@@ -1,0 +1,128 @@
+/**
+ * Provider signatures as a hook's credential, and per-mapping rate limits,
+ * over real HTTP against the real CLI.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, post, startCli, type Running } from '../helpers/cli.ts';
+import { signatureHeaders } from '../../src/auth/signing.ts';
+import type { VerifySpec } from '../../src/auth/signatures.ts';
+
+const HOOK = `hk_${randomBytes(18).toString('hex')}`;
+const specs: Record<string, VerifySpec> = {
+  github: { type: 'github', secret: [`gh_old_${randomBytes(8).toString('hex')}`, `gh_new_${randomBytes(8).toString('hex')}`] },
+  stripe: { type: 'stripe', secret: `whsec_${randomBytes(12).toString('hex')}` },
+  slack: { type: 'slack', secret: randomBytes(16).toString('hex') },
+  standard: { type: 'standard-webhooks', secret: `whsec_${randomBytes(24).toString('base64')}` },
+  generic: { type: 'hmac-sha256', secret: randomBytes(16).toString('hex'), header: 'X-Acme-Signature' },
+};
+
+const config = {
+  hooks: {
+    enabled: true,
+    token: HOOK,
+    authFailures: { max: 20, windowSeconds: 60 },
+    mappings: [
+      ...Object.entries(specs).map(([path, verify]) => ({ id: path, match: { path }, action: 'wake', textTemplate: `${path} {{event}}`, verify })),
+      { id: 'plain', match: { path: 'plain' }, action: 'wake', textTemplate: 'plain {{event}}' },
+      { id: 'limited', match: { path: 'limited' }, action: 'wake', textTemplate: 'limited', rateLimit: { max: 3, perSeconds: 2 } },
+    ],
+  },
+  agents: { defaults: { heartbeat: { every: '0' } } },
+};
+
+const send = (srv: Running, path: string, body: string, headers: Record<string, string>) => post(`${srv.url}/hooks/${path}`, body, headers);
+const sign = (name: string, body: string, opts: { at?: number; secretIndex?: number } = {}) =>
+  signatureHeaders(specs[name]!, Buffer.from(body), opts.at ?? Date.now(), opts.secretIndex !== undefined ? { secretIndex: opts.secretIndex } : {});
+
+describe('signed hooks', () => {
+  let srv: Running;
+  beforeAll(async () => {
+    srv = await startCli({ config });
+  });
+  afterAll(async () => {
+    await srv.stop();
+    cleanup(srv.dir);
+  });
+
+  it.each(Object.keys(specs))('accepts a valid %s signature without the hook token', async (name) => {
+    const body = JSON.stringify({ event: 'push', n: 1 });
+    const r = await send(srv, name, body, sign(name, body));
+    expect(r.status).toBe(200);
+    expect(r.body.ok).toBe(true);
+  });
+
+  it('accepts a signature made with the second of two rotated secrets', async () => {
+    const body = JSON.stringify({ event: 'rotated' });
+    expect((await send(srv, 'github', body, sign('github', body, { secretIndex: 1 }))).status).toBe(200);
+  });
+
+  it.each(Object.keys(specs))('refuses %s with a tampered body, no signature, or only the hook token: 401 INVALID_SIGNATURE', async (name) => {
+    const body = JSON.stringify({ event: 'push', n: 1 });
+    const headers = sign(name, body);
+    const tampered = await send(srv, name, body.replace('1', '2'), headers);
+    expect(tampered.status).toBe(401);
+    expect(tampered.body).toEqual({ ok: false, error: 'missing or invalid signature', code: 'INVALID_SIGNATURE' });
+    expect((await send(srv, name, body, {})).body.code).toBe('INVALID_SIGNATURE');
+    expect((await send(srv, name, body, { authorization: `Bearer ${HOOK}` })).body.code).toBe('INVALID_SIGNATURE');
+  });
+
+  it.each(['stripe', 'slack', 'standard'])('refuses a %s signature older than the tolerance', async (name) => {
+    const body = JSON.stringify({ event: 'old' });
+    const r = await send(srv, name, body, sign(name, body, { at: Date.now() - 10 * 60_000 }));
+    expect(r.body.code).toBe('INVALID_SIGNATURE');
+    await srv.waitFor('timestamp outside tolerance');
+  });
+
+  it('still takes the hook token on hooks without verify, and checks it before reading the body', async () => {
+    expect((await send(srv, 'plain', '{"event":"x"}', { authorization: `Bearer ${HOOK}` })).status).toBe(200);
+    const r = await send(srv, 'plain', '{broken json', {});
+    expect(r.status).toBe(401);
+    expect(r.body.code).toBe('UNAUTHORIZED');
+  });
+
+  it('never logs the secrets or the signatures', async () => {
+    const body = JSON.stringify({ event: 'log-check' });
+    const headers = sign('generic', body);
+    await send(srv, 'generic', body, headers);
+    await send(srv, 'generic', body, { 'x-acme-signature': 'sha256=00' });
+    const out = srv.output();
+    for (const s of Object.values(specs)) for (const secret of [s.secret].flat()) expect(out).not.toContain(secret);
+    expect(out).not.toContain(headers['x-acme-signature']!.slice(7));
+    expect(out).toContain('signature rejected');
+  });
+
+  it('limits a mapping with rateLimit: 429 with Retry-After once over, served again after the window', async () => {
+    const auth = { authorization: `Bearer ${HOOK}` };
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push(await send(srv, 'limited', '{}', auth));
+    expect(statuses.slice(0, 3).map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(statuses[3]!.status).toBe(429);
+    expect(statuses[3]!.body.code).toBe('RATE_LIMITED');
+    const retry = Number(statuses[3]!.headers.get('retry-after'));
+    expect(retry).toBeGreaterThanOrEqual(1);
+    expect(retry).toBeLessThanOrEqual(2);
+    // other hooks are not affected
+    expect((await send(srv, 'plain', '{"event":"x"}', auth)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, retry * 1000 + 50));
+    expect((await send(srv, 'limited', '{}', auth)).status).toBe(200);
+  });
+});
+
+describe('failed signatures count toward the auth-failure throttle', () => {
+  it('answers 429 after 20 bad signatures from one address', async () => {
+    const srv = await startCli({ config });
+    try {
+      const body = JSON.stringify({ event: 'x' });
+      const statuses: number[] = [];
+      for (let i = 0; i < 21; i++) statuses.push((await send(srv, 'github', body, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` })).status);
+      expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
+      expect(statuses[20]).toBe(429);
+      // blocked even with a valid signature until the window passes
+      expect((await send(srv, 'github', body, sign('github', body))).status).toBe(429);
+    } finally {
+      await srv.stop();
+      cleanup(srv.dir);
+    }
+  });
+});
