@@ -12,6 +12,9 @@
  * the key, so the operator sees `agents.providers.<id>.<key>: reason`.
  */
 import type { TSchema } from '@sinclair/typebox';
+
+/** TypeBox's schema builder, for a plugin's `configSchema` (`import { definePlugin, Type } from 'hook-intake/plugin'`). */
+export { Type, type Static } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { MappingConfig } from '../config/schema.ts';
 

@@ -6,14 +6,23 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Plugin } from './define.ts';
+
+/** Lets a plugin anywhere on disk import the plugin API (and TypeBox through it) from this installation. */
+const PLUGIN_ALIASES = {
+  'hook-intake/plugin': fileURLToPath(new URL('./define.ts', import.meta.url)),
+  'hook-intake/transform': fileURLToPath(new URL('../transforms/types.ts', import.meta.url)),
+};
 
 export async function loadPluginModule(file: string): Promise<Plugin> {
   if (!existsSync(file)) throw new Error(`file not found: ${file}`);
-  // loaded only when a plugin is configured (jiti is large); a fresh instance
-  // without module cache, so reloads see the current file
+  // Loaded only when a plugin is configured (jiti is large). A fresh instance
+  // without module cache, and never Node's native loader (its module cache
+  // cannot be cleared in this thread), so a reload evaluates the current file.
+  // The price: jiti's transformer stays loaded in the process (~40 MB).
   const { createJiti } = await import('jiti');
-  const jiti = createJiti(import.meta.url, { moduleCache: false, requireCache: false });
+  const jiti = createJiti(import.meta.url, { moduleCache: false, requireCache: false, tryNative: false, alias: PLUGIN_ALIASES });
   const mod = (await jiti.import(file)) as { default?: unknown; plugin?: unknown };
   const p = (mod.default ?? mod.plugin ?? mod) as Partial<Plugin>;
   if (!p || typeof p !== 'object' || typeof p.name !== 'string' || !p.name)
