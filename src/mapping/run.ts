@@ -16,7 +16,8 @@ import { TransformCallError } from '../transforms/pool.ts';
 
 /** Headers a template or transform never sees: credentials. */
 const HIDDEN_HEADERS = new Set(['authorization', 'x-gateway-token', 'cookie', 'proxy-authorization']);
-const ACTION_KEYS = new Set(['kind', ...wakeFields, ...agentFields]);
+const FIELDS_OF = { wake: new Set(['kind', ...wakeFields]), agent: new Set(['kind', ...agentFields]) } as const;
+const ACTION_KEYS = new Set([...FIELDS_OF.wake, ...FIELDS_OF.agent]);
 
 export function visibleHeaders(h: HookRequest['headers']): Record<string, string> {
   const out: Record<string, string> = {};
@@ -53,13 +54,13 @@ export function renderTemplates(p: Pipeline, scope: TemplateScope): Partial {
 
 /** Turns a merged partial into a validated action (400 on failure, as for direct requests). */
 export function toAction(partial: Partial, hookName: string, gen: Generation, overrides: Partial | undefined): Action {
-  if (overrides) {
-    for (const k of Object.keys(overrides)) {
-      if (!ACTION_KEYS.has(k)) throw errors.invalidPayload(k, 'unknown field in the action a transform returned');
-    }
-  }
   const kind = partial.kind;
   if (kind !== 'wake' && kind !== 'agent') throw errors.invalidPayload('kind', 'must be "wake" or "agent"');
+  for (const k of Object.keys(overrides ?? {})) {
+    if (!ACTION_KEYS.has(k)) throw errors.invalidPayload(k, 'unknown field in the action a transform returned');
+    // a field of the other kind is a mistake in the transform (e.g. `text` on an agent action)
+    if (!FIELDS_OF[kind].has(k)) throw errors.invalidPayload(k, `does not apply to a ${kind} action (the transform returned it)`);
+  }
   if (kind === 'wake') {
     const input: Partial = { text: partial.text };
     const mode = partial.mode ?? partial.wakeMode;

@@ -32,6 +32,7 @@ const TRANSFORMS: Record<string, string> = {
   'stuck.js': `export default function () { for (;;) {} }`,
   'named.ts': `export const shape = (ctx: { payload: { n: number } }) => ({ kind: 'wake', text: 'n=' + ctx.payload.n, mode: 'next-heartbeat' });`,
   'leaky.ts': `export default (ctx: { headers: Record<string, string> }) => ({ message: JSON.stringify(ctx.headers) });`,
+  'wrong-field.ts': `export default () => ({ text: 'a wake field on an agent action' });`,
 };
 
 const config = {
@@ -49,6 +50,7 @@ const config = {
       { id: 'stuck', match: { path: 'stuck' }, transform: { module: 'stuck.js', timeoutMs: 3000 } },
       { id: 'named-export', match: { path: 'named' }, transform: { module: 'named.ts', export: 'shape' } },
       { id: 'leaky', match: { path: 'leaky' }, transform: { module: 'leaky.ts' }, deliver: false },
+      { id: 'wrong-field', match: { path: 'wrong-field' }, transform: { module: 'wrong-field.ts' } },
       { id: 'alert', match: { path: 'alert', payload: { status: 'firing', 'labels.severity': { regex: '^(critical|page)$' } } }, action: 'wake', textTemplate: 'Alert {{labels.alertname}} is {{status}}' },
       { id: 'by-source', match: { source: 'form' }, messageTemplate: 'Form from {{payload.email}}: {{message}}', deliver: false },
     ],
@@ -161,6 +163,12 @@ describe('named hooks over real HTTP', () => {
     const form = await call('/hooks/contact-us', { source: 'form', email: 'a@example.org', message: 'hello' });
     expect(form.status).toBe(202);
     expect((await run(form.body.runId)).message).toContain('\nForm from a@example.org: hello\n');
+  });
+
+  it('validates what a transform returns like a direct request: 400 naming a field that does not apply', async () => {
+    const r = await call('/hooks/wrong-field', {});
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'INVALID_PAYLOAD', field: 'text' });
   });
 
   it('never shows the hook token to a transform, even one that dumps the headers', async () => {
