@@ -57,57 +57,46 @@ export async function closePlugins(providers: Iterable<AgentProvider>, channels:
   );
 }
 
-export function instantiatePlugins(config: Config, registry: Registry, file: string, issues: ConfigIssue[], deps: InstanceDeps) {
-  const ctx = (id: string, kind: string): PluginContext => ({
-    id,
-    logger: deps.logger.child({ [kind]: id }),
-    fetch: deps.fetch,
-    env: deps.env,
-    clock: deps.clock,
-    configDir: deps.configDir,
-  });
+interface Factory<T> {
+  configSchema?: object;
+  create(config: never, ctx: PluginContext): T;
+}
 
-  const providers = new Map<string, AgentProvider>();
-  for (const [id, slice] of Object.entries(config.agents.providers)) {
-    const path = `agents.providers.${id}`;
-    const factory = registry.agent(slice.type);
+export function instantiatePlugins(config: Config, registry: Registry, file: string, issues: ConfigIssue[], deps: InstanceDeps) {
+  /** One config entry → one instance of the plugin its `type` names, or issues with the key path. */
+  const make = <T>(kind: 'provider' | 'channel', what: string, path: string, id: string, type: string, typePath: string, slice: object, factory: Factory<T> | undefined, known: string[]): T | undefined => {
     if (!factory) {
-      const hint = didYouMean(slice.type, registry.agentTypes());
-      issues.push({ file, path: `${path}.type`, message: `unknown agent provider type "${slice.type}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${registry.agentTypes().join(', ')}` });
-      continue;
+      const hint = didYouMean(type, known);
+      issues.push({ file, path: typePath, message: `unknown ${what} type "${type}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${known.join(', ')}` });
+      return undefined;
     }
     const sliceIssues = validateSlice(factory.configSchema, slice, file, path);
     if (sliceIssues.length) {
       issues.push(...sliceIssues);
-      continue;
+      return undefined;
     }
+    const ctx: PluginContext = { id, logger: deps.logger.child({ [kind]: id }), fetch: deps.fetch, env: deps.env, clock: deps.clock, configDir: deps.configDir };
     try {
-      providers.set(id, factory.create(slice, ctx(id, 'provider')));
+      return factory.create(slice as never, ctx);
     } catch (err) {
       issues.push(factoryIssue(file, path, err));
+      return undefined;
     }
+  };
+
+  const providers = new Map<string, AgentProvider>();
+  for (const [id, slice] of Object.entries(config.agents.providers)) {
+    const path = `agents.providers.${id}`;
+    const p = make('provider', 'agent provider', path, id, slice.type, `${path}.type`, slice, registry.agent(slice.type), registry.agentTypes());
+    if (p) providers.set(id, p);
   }
 
   const channels = new Map<string, ChannelEntry>();
   for (const [id, slice] of Object.entries(config.channels)) {
     const path = `channels.${id}`;
     const type = slice.type ?? id;
-    const factory = registry.channel(type);
-    if (!factory) {
-      const hint = didYouMean(type, registry.channelTypes());
-      issues.push({ file, path: slice.type ? `${path}.type` : path, message: `unknown channel type "${type}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${registry.channelTypes().join(', ')}` });
-      continue;
-    }
-    const sliceIssues = validateSlice(factory.configSchema, slice, file, path);
-    if (sliceIssues.length) {
-      issues.push(...sliceIssues);
-      continue;
-    }
-    try {
-      channels.set(id, { id, type, channel: factory.create(slice, ctx(id, 'channel')) });
-    } catch (err) {
-      issues.push(factoryIssue(file, path, err));
-    }
+    const ch = make('channel', 'channel', path, id, type, slice.type ? `${path}.type` : path, slice, registry.channel(type), registry.channelTypes());
+    if (ch) channels.set(id, { id, type, channel: ch });
   }
   return { providers, channels };
 }
