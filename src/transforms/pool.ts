@@ -163,7 +163,8 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
   const checkScale = () => {
     scaleTimer = undefined;
     if (closed || !queue.length) return;
-    if (Date.now() - queue[0]!.queuedAt >= scaleAfterMs && slots.length + starting < max) {
+    // one more worker per waiting call at most: a worker still starting already covers one
+    if (Date.now() - queue[0]!.queuedAt >= scaleAfterMs && slots.length + starting < max && starting < queue.length) {
       scaledUp++;
       grow();
     }
