@@ -238,9 +238,16 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
         slots.splice(0).map((s) => {
           s.live = false;
           clearTimeout(s.idleTimer);
+          // the worker is terminated below, so the call it runs would never settle
+          if (s.job) {
+            clearTimeout(s.job.timer);
+            s.job.reject(new TransformCallError('the transform pool is closed', false));
+            s.job = undefined;
+          }
           return s.worker.terminate();
         }),
       );
+      calls.clear();
     },
     stats: () => ({ workers: slots.length, busy: slots.filter((s) => s.job).length, queued: queue.length, restarts, scaledUp }),
   };
