@@ -77,12 +77,12 @@ export async function tryHook(argv: string[]): Promise<number> {
     const res = await resolveRequest(gen, req, createNamedResolver({ logger: log }));
     const status = answerStatus(res, gen.config.hooks.agentStatus);
     if (values.json) process.stdout.write(`${JSON.stringify({ hook: name, matching: explanation, status, ...(res.kind === 'actions' ? { actions: res.actions } : {}) }, null, 2)}\n`);
-    else process.stdout.write(render(name, explanation, res, status));
+    else process.stdout.write(render(name, gen.pipelines.length, explanation, res, status));
     return 0;
   } catch (err) {
     if (isHookError(err)) {
       if (values.json) process.stdout.write(`${JSON.stringify({ hook: name, matching: explanation, status: err.status, code: err.code, error: err.message }, null, 2)}\n`);
-      else process.stdout.write(`${render(name, explanation, undefined, err.status)}would answer ${err.status} ${err.code}: ${err.message}\n`);
+      else process.stdout.write(`${render(name, gen.pipelines.length, explanation, undefined, err.status)}would answer ${err.status} ${err.code}: ${err.message}\n`);
       return 2;
     }
     throw err;
@@ -97,10 +97,11 @@ function answerStatus(res: Resolution, agentStatus: number): number {
   return res.actions[0]!.kind === 'wake' ? 200 : agentStatus;
 }
 
-function render(name: string, explanation: MatchExplanation[], res: Resolution | undefined, status: number): string {
+function render(name: string, mappings: number, explanation: MatchExplanation[], res: Resolution | undefined, status: number): string {
   const out: string[] = [`hook: ${name}`];
   if (name === 'wake' || name === 'agent') out.push(`built-in endpoint /${name}`);
-  else if (!explanation.length) out.push('no mappings are configured');
+  // (with mappings but no explanation, the request failed before routing, e.g. invalid JSON)
+  else if (!mappings) out.push('no mappings are configured');
   for (const e of explanation) out.push(e.matched ? `  match    ${e.id} (${e.origin})` : `  no match ${e.id} (${e.origin}): ${e.reason}`);
   if (!res) return `${out.join('\n')}\n`;
   if (res.kind === 'skip') out.push(`would answer 204: the mapping produced no action (the transform returned null, or forEach found no items)`);

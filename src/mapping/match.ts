@@ -10,7 +10,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { MatchConfig, RuleConfig } from '../config/schema.ts';
-import { getPath, parsePath, type Segment } from './path.ts';
+import { FORBIDDEN_SEGMENTS, getPath, parsePath, type Segment } from './path.ts';
 
 export interface MatchInput {
   /** Hook name after the prefix, without surrounding `/`. */
@@ -115,8 +115,10 @@ function compileChecks(spec: MatchConfig, where: string): Check[] {
       const rulePath = `${where}.${field}[${JSON.stringify(key)}]`;
       let segs: Segment[] | undefined;
       let header: string | undefined;
-      if (isHeader) header = key.toLowerCase();
-      else {
+      if (isHeader) {
+        header = key.toLowerCase();
+        if (FORBIDDEN_SEGMENTS.has(header)) throw new MatchError(rulePath, `"${key}" is not allowed in a path`);
+      } else {
         try {
           segs = parsePath(key);
         } catch (err) {
@@ -126,7 +128,8 @@ function compileChecks(spec: MatchConfig, where: string): Check[] {
       const r = compileRule(rule, rulePath, isHeader);
       const get = (i: MatchInput): unknown => {
         if (header === undefined) return getPath(i.payload, segs!);
-        const v = i.headers[header];
+        // own properties only: request headers are a plain object, so `constructor` would be inherited
+        const v = Object.hasOwn(i.headers, header) ? i.headers[header] : undefined;
         return Array.isArray(v) ? v.join(', ') : v;
       };
       checks.push({ test: (i) => r.test(get(i)), why: (i) => `${rulePath}: wants a value that ${r.describe()}, got ${show(get(i))}` });

@@ -122,9 +122,9 @@ export async function runPipeline(p: Pipeline, req: HookRequest, gen: Generation
         for (const el of r) {
           if (el === null || el === undefined) continue;
           if (typeof el !== 'object' || Array.isArray(el)) throw badResult(p, deps, 'an array element that is not an object or null');
-          merged.push({ partial: { ...tpl, ...(el as Partial) }, overrides: el as Partial });
+          merged.push({ partial: override(tpl, el as Partial), overrides: el as Partial });
         }
-      } else if (typeof r === 'object') merged.push({ partial: { ...tpl, ...(r as Partial) }, overrides: r as Partial });
+      } else if (typeof r === 'object') merged.push({ partial: override(tpl, r as Partial), overrides: r as Partial });
       else throw badResult(p, deps, `a ${typeof r}`);
     });
     if (merged.length > MAX_FAN_OUT) throw badResult(p, deps, `${merged.length} actions (at most ${MAX_FAN_OUT})`);
@@ -152,6 +152,13 @@ export async function runPipeline(p: Pipeline, req: HookRequest, gen: Generation
       }),
     ),
   };
+}
+
+/** The template result overridden field by field; a field set to `undefined` keeps the template value, like an absent one. */
+function override(tpl: Partial, over: Partial): Partial {
+  const out = { ...tpl, ...over };
+  for (const k of Object.keys(over)) if (over[k] === undefined && Object.hasOwn(tpl, k)) out[k] = tpl[k];
+  return out;
 }
 
 function badResult(p: Pipeline, deps: RunDeps, what: string): HookError {

@@ -10,7 +10,7 @@
  * Missing values render as "", strings as they are, other values as JSON.
  * `\{{` writes a literal `{{`. Parsed once at load into a list of parts.
  */
-import { getPath, parsePath, PathError, type Segment } from './path.ts';
+import { FORBIDDEN_SEGMENTS, getPath, parsePath, PathError, type Segment } from './path.ts';
 
 export interface TemplateScope {
   name: string;
@@ -42,14 +42,16 @@ export function compileExpr(expr: string): Getter {
     if (!rest) throw new TemplateError('"headers" needs a header name, e.g. headers.x-github-event');
     if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(rest)) throw new TemplateError(`"${rest}" is not a header name`);
     const name = rest.toLowerCase();
+    if (FORBIDDEN_SEGMENTS.has(name)) throw new TemplateError(`"${rest}" is not allowed in a path`);
     return (s) => {
-      const v = s.headers[name];
+      // own properties only: request headers are a plain object, so `constructor` would be inherited
+      const v = Object.hasOwn(s.headers, name) ? s.headers[name] : undefined;
       return Array.isArray(v) ? v.join(', ') : v;
     };
   }
   if (head === 'query') {
     if (!rest) throw new TemplateError('"query" needs a parameter name, e.g. query.source');
-    if (rest === '__proto__' || rest === 'constructor' || rest === 'prototype') throw new TemplateError(`"${rest}" is not allowed in a path`);
+    if (FORBIDDEN_SEGMENTS.has(rest)) throw new TemplateError(`"${rest}" is not allowed in a path`);
     return (s) => (Object.hasOwn(s.query, rest) ? s.query[rest] : undefined);
   }
   let segs: Segment[];

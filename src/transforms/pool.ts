@@ -163,7 +163,8 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
   const checkScale = () => {
     scaleTimer = undefined;
     if (closed || !queue.length) return;
-    if (Date.now() - queue[0]!.queuedAt >= scaleAfterMs && slots.length + starting < max) {
+    // one more worker per waiting call at most: a worker still starting already covers one
+    if (Date.now() - queue[0]!.queuedAt >= scaleAfterMs && slots.length + starting < max && starting < queue.length) {
       scaledUp++;
       grow();
     }
@@ -237,9 +238,16 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
         slots.splice(0).map((s) => {
           s.live = false;
           clearTimeout(s.idleTimer);
+          // the worker is terminated below, so the call it runs would never settle
+          if (s.job) {
+            clearTimeout(s.job.timer);
+            s.job.reject(new TransformCallError('the transform pool is closed', false));
+            s.job = undefined;
+          }
           return s.worker.terminate();
         }),
       );
+      calls.clear();
     },
     stats: () => ({ workers: slots.length, busy: slots.filter((s) => s.job).length, queued: queue.length, restarts, scaledUp }),
   };

@@ -1,0 +1,106 @@
+/**
+ * `hook-intake check` through the real CLI: the summary lists every named
+ * hook in match order and every hook that turns the safety boundary off
+ * (SPEC §2, §6); an invalid config exits 1 with `file: key.path: reason`.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, runCli, tempDir } from '../helpers/cli.ts';
+
+const HOOK = 'hook-token-0123456789abcdef0123';
+let dir: string;
+
+const write = (name: string, data: unknown) => {
+  const file = join(dir, name);
+  writeFileSync(file, JSON.stringify(data));
+  return file;
+};
+const check = (file: string) => runCli(['check', '--config', file, '--data', join(dir, 'data')], { cwd: dir });
+
+beforeAll(() => {
+  dir = tempDir('hook-intake-check-');
+  mkdirSync(join(dir, 'transforms'));
+  writeFileSync(join(dir, 'transforms', 'shape.ts'), 'export default () => undefined;');
+});
+afterAll(() => cleanup(dir));
+
+describe('hook-intake check', () => {
+  it('lists the hooks in match order and every hook with the safety boundary off', async () => {
+    const file = write('unsafe.json', {
+      hooks: {
+        enabled: true,
+        token: HOOK,
+        presets: ['gmail'],
+        gmail: { allowUnsafeExternalContent: true },
+        mappings: [
+          { id: 'github', match: { path: 'github' }, transform: { module: 'shape.ts' }, verify: { type: 'github', secret: 's3cret' } },
+          { id: 'cron', match: { path: 'cron' }, action: 'wake', allowUnsafeExternalContent: true },
+          { id: 'forms', match: { source: 'form' } },
+        ],
+      },
+    });
+    const r = await check(file);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toBe(`config: ${file} is valid`);
+    expect(r.stdout).toContain(
+      [
+        'presets: gmail',
+        'named hooks (in match order): 4',
+        `  - github (hooks.mappings[0]): agent, path "github", transform ${join(dir, 'transforms', 'shape.ts')}, signature required`,
+        '  - cron (hooks.mappings[1]): wake, path "cron"',
+        '  - forms (hooks.mappings[2]): agent, matched by payload/headers',
+        '  - gmail (preset gmail (mappings[0])): agent, path "gmail", forEach messages',
+        'transforms: every module loaded (1 workers)',
+        'WARNING: the safety boundary is OFF for 2 hook(s) (allowUnsafeExternalContent):',
+        '  - cron (hooks.mappings[1])',
+        '  - gmail (preset gmail (mappings[0]))',
+      ].join('\n'),
+    );
+    expect(r.stdout).not.toContain('s3cret');
+    expect(r.stdout).not.toContain(HOOK);
+  });
+
+  it('says the boundary is on for every hook when none turns it off', async () => {
+    const r = await check(write('safe.json', { hooks: { enabled: true, token: HOOK, mappings: [{ id: 'a', match: { path: 'a' } }] } }));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('named hooks (in match order): 1\n  - a (hooks.mappings[0]): agent, path "a"\nsafety boundary: on for every hook\n');
+    expect(r.stdout).not.toContain('WARNING');
+  });
+
+  it('exits 1 with every problem as file: key.path: reason', async () => {
+    const file = write('broken.json', {
+      hooks: {
+        enabled: true,
+        token: HOOK,
+        mappings: [
+          { id: 'a', match: { path: 'agent' } },
+          { id: 'b', match: { path: 'b', payload: { x: { regex: '(' } } } },
+          { id: 'c', transform: { module: 'missing.ts' } },
+        ],
+      },
+    });
+    const r = await check(file);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines[0]).toBe('configuration is invalid:');
+    expect(lines.slice(1).map((l) => l.trim().split(': ').slice(0, 2).join(': '))).toEqual([
+      `${file}: hooks.mappings[0].match.path`,
+      `${file}: hooks.mappings[1].match.payload["x"].regex`,
+      `${file}: hooks.mappings[2].transform.module`,
+    ]);
+  });
+
+  it('names the transform file and the mappings that use it when a module fails to load', async () => {
+    writeFileSync(join(dir, 'transforms', 'broken.ts'), 'export default (ctx => ');
+    const file = write('load.json', {
+      hooks: { enabled: true, token: HOOK, mappings: [{ id: 'x', match: { path: 'x' }, transform: { module: 'broken.ts' } }, { id: 'y', match: { path: 'y' }, transform: { module: 'broken' } }] },
+    });
+    const r = await check(file);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`  ${join(dir, 'transforms', 'broken.ts')}: hooks.mappings[0].transform, hooks.mappings[1].transform: cannot load: `);
+  });
+});

@@ -1,0 +1,438 @@
+/**
+ * Running a compiled pipeline (SPEC §4.5, §5.1, §5.3, §5.4): templates and
+ * their defaults, forEach, every transform return form (through a real worker
+ * pool), validation of the result exactly like a direct request, and the
+ * credentials a template or transform never sees.
+ */
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildGeneration, type Generation } from '../../src/runtime/generation.ts';
+import { renderTemplates, runPipeline, toAction, visibleHeaders } from '../../src/mapping/run.ts';
+import { compileTemplate } from '../../src/mapping/template.ts';
+import type { Pipeline } from '../../src/mapping/pipeline.ts';
+import type { HookRequest, Resolution } from '../../src/runtime/intake.ts';
+import type { PreparedAction, PreparedAgent, PreparedWake } from '../../src/runtime/prepare.ts';
+import { HookError } from '../../src/errors.ts';
+import { builtinPlugins } from '../../plugins/index.ts';
+import { cleanup, tempDir } from '../helpers/cli.ts';
+import { captureLogger, testConfig } from '../helpers/runtime.ts';
+
+const BOUNDARY = '0123456789abcdef';
+const TOKEN = 'hook-token-0123456789abcdef0123';
+
+const TRANSFORMS: Record<string, string> = {
+  // returns whatever the payload's `ret` holds: one module covers every JSON-shaped return form
+  'ret.ts': `export default (ctx: { payload: { ret?: unknown } }) => ctx.payload.ret;`,
+  'ctx.ts': `export default (ctx: Record<string, unknown>) => ({ message: JSON.stringify(ctx) });`,
+  'async.ts': `export default async (ctx: { payload: { n: number } }) => { await new Promise((r) => setTimeout(r, 5)); return { message: 'async ' + ctx.payload.n }; };`,
+  'unset.ts': `export default () => ({ message: undefined, name: undefined, to: undefined, kind: undefined });`,
+  'per-item.ts': `export default (ctx: { item: { id: string; skip?: boolean }; index: number; action: { sessionKey?: string } }) =>
+      ctx.item.skip ? null : { message: '#' + ctx.index + ' ' + ctx.item.id + ' (' + ctx.action.sessionKey + ')' };`,
+  'many.ts': `export default (ctx: { payload: { n: number } }) => Array.from({ length: ctx.payload.n }, (_, i) => ({ kind: 'wake', text: 'w' + i }));`,
+  'throws.ts': `export default () => { throw new Error('the upstream said no'); };`,
+  'clone.ts': `export default () => ({ message: 'x', extra: () => 1 });`,
+  'stuck.ts': `export default () => { for (;;) {} };`,
+};
+
+const mappings = [
+  { id: 'plain', match: { path: 'plain' } },
+  { id: 'plain-wake', match: { path: 'plain-wake' }, action: 'wake' },
+  {
+    id: 'templated',
+    match: { path: 'templated' },
+    name: '{{display}}',
+    sessionKey: 'hook:gh:{{repository.full_name}}',
+    messageTemplate: 'Issue #{{issue.number}} {{action}} by {{headers.x-sender}}',
+    to: '{{owner.chat}}',
+    model: '{{wanted.model}}',
+    thinking: '{{wanted.thinking}}',
+    wakeMode: 'next-heartbeat',
+    deliver: false,
+    channel: 'console',
+    timeoutSeconds: 45,
+  },
+  { id: 'empty-fields', match: { path: 'empty-fields' }, name: '{{n}}', sessionKey: '{{k}}', to: '{{t}}', model: '{{m}}', thinking: '{{th}}' },
+  { id: 'message-as-text', match: { path: 'mat' }, action: 'wake', messageTemplate: 'from message {{x}}', wakeMode: 'next-heartbeat' },
+  { id: 'text', match: { path: 'text' }, action: 'wake', textTemplate: 'alert {{x}}' },
+  { id: 'bare-text', match: { path: 'bare-text' }, action: 'wake', textTemplate: '{{x}}' },
+  { id: 'secrets', match: { path: 'secrets' }, messageTemplate: '[{{headers.authorization}}][{{headers.x-gateway-token}}][{{headers.cookie}}][{{headers.proxy-authorization}}][{{headers.x-visible}}]', allowUnsafeExternalContent: true },
+  { id: 'each', match: { path: 'each' }, forEach: 'items', messageTemplate: 'item {{index}}: {{id}} of {{batch}}', sessionKey: 'hook:each:{{id}}' },
+  { id: 'ret', match: { path: 'ret' }, messageTemplate: 'template {{x}}', transform: { module: 'ret.ts' } },
+  { id: 'ret-wake', match: { path: 'ret-wake' }, action: 'wake', textTemplate: 'wake template {{x}}', transform: { module: 'ret.ts' } },
+  { id: 'ctx', match: { path: 'ctx' }, messageTemplate: 'rendered {{x}}', transform: { module: 'ctx.ts' }, allowUnsafeExternalContent: true },
+  { id: 'async', match: { path: 'async' }, transform: { module: 'async.ts' } },
+  { id: 'unset', match: { path: 'unset' }, name: 'Named', messageTemplate: 'kept {{x}}', to: 'room-1', transform: { module: 'unset.ts' } },
+  { id: 'per-item', match: { path: 'per-item' }, forEach: 'items', sessionKey: 'hook:item:{{id}}', transform: { module: 'per-item.ts' } },
+  { id: 'many', match: { path: 'many' }, transform: { module: 'many.ts' } },
+  { id: 'throws', match: { path: 'throws' }, transform: { module: 'throws.ts' } },
+  { id: 'clone', match: { path: 'clone' }, transform: { module: 'clone.ts' } },
+  { id: 'stuck', match: { path: 'stuck' }, transform: { module: 'stuck.ts', timeoutMs: 200 } },
+  { id: 'labelled', match: { path: 'labelled' }, label: 'CI', messageTemplate: 'x' },
+];
+
+let dir: string;
+let gen: Generation;
+const log = captureLogger('info');
+
+beforeAll(async () => {
+  dir = realpathSync(tempDir('hook-intake-run-'));
+  mkdirSync(join(dir, 'transforms'));
+  for (const [f, src] of Object.entries(TRANSFORMS)) writeFileSync(join(dir, 'transforms', f), src);
+  const loaded = testConfig(
+    {
+      hooks: { enabled: true, token: TOKEN, mappings },
+      agents: { defaults: { thinking: 'low', timeoutSeconds: 120 }, providers: { echo: { type: 'echo' }, alt: { type: 'echo' } } },
+      channels: { console: {}, chat: { type: 'console' } },
+    },
+    dir,
+  );
+  gen = await buildGeneration(loaded, { builtins: builtinPlugins, logger: log.logger, presetsDir: join(dir, 'no-presets') });
+});
+afterAll(async () => {
+  await gen?.dispose();
+  cleanup(dir);
+});
+
+const pipeline = (id: string): Pipeline => gen.pipelines.find((p) => p.id === id)!;
+
+function request(name: string, payload: unknown, over: Partial<HookRequest> = {}): HookRequest {
+  return {
+    name,
+    payload,
+    headers: { 'content-type': 'application/json' },
+    query: {},
+    path: `/hooks/${name}`,
+    url: `/hooks/${name}`,
+    rawBody: Buffer.from(JSON.stringify(payload)),
+    receivedAt: Date.parse('2026-11-20T09:12:00Z'),
+    authenticated: true,
+    ...over,
+  };
+}
+
+const run = (id: string, payload: unknown, over: Partial<HookRequest> = {}): Promise<Resolution> =>
+  runPipeline(pipeline(id), request(pipeline(id).path ?? id, payload, over), gen, BOUNDARY, { logger: log.logger });
+
+async function actions(id: string, payload: unknown, over?: Partial<HookRequest>): Promise<PreparedAction[]> {
+  const r = await run(id, payload, over);
+  if (r.kind !== 'actions') throw new Error(`expected actions, got ${r.kind}`);
+  expect(r.mappingId).toBe(id);
+  return r.actions;
+}
+const agent = async (id: string, payload: unknown, over?: Partial<HookRequest>) => {
+  const [a, ...rest] = await actions(id, payload, over);
+  expect(rest).toEqual([]);
+  expect(a!.kind).toBe('agent');
+  return a as PreparedAgent;
+};
+const wake = async (id: string, payload: unknown) => {
+  const [a, ...rest] = await actions(id, payload);
+  expect(rest).toEqual([]);
+  expect(a!.kind).toBe('wake');
+  return a as PreparedWake;
+};
+
+async function refusal(p: Promise<unknown>): Promise<{ status: number; code: string; field: string | undefined; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(HookError);
+    const e = err as HookError;
+    return { status: e.status, code: e.code, field: e.field, message: e.message };
+  }
+  throw new Error('expected a HookError');
+}
+
+/** The content between the boundary markers. */
+const inner = (text: string) => {
+  const m = /\n<<<EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+" source="[^"]*">>>\n([\s\S]*)\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+">>>$/.exec(text);
+  if (!m) throw new Error(`not wrapped: ${text}`);
+  return m[1]!;
+};
+
+describe('runPipeline() without a transform', () => {
+  it('sends the payload as JSON when there is no template, named after the hook', async () => {
+    const a = await agent('plain', { hello: 'world' });
+    expect(inner(a.message)).toBe('{"hello":"world"}');
+    expect(a).toMatchObject({ name: 'plain', wakeMode: 'now', deliver: true, channel: 'last', to: null, model: 'echo/echo', thinking: 'low', timeoutSeconds: 120, origin: 'plain', trusted: false, label: 'plain' });
+    expect(a.sessionKey).toMatch(/^hook:[0-9a-f-]{36}$/);
+    const w = await wake('plain-wake', { hello: 'world' });
+    expect(inner(w.text)).toBe('{"hello":"world"}');
+    expect(w.mode).toBe('now');
+  });
+
+  it('renders every templated field and copies the static ones', async () => {
+    const a = await agent(
+      'templated',
+      { action: 'opened', display: 'GitHub app', issue: { number: 7 }, repository: { full_name: 'acme/app' }, owner: { chat: 'ops-room' }, wanted: { model: 'alt/big', thinking: 'high' } },
+      { headers: { 'x-sender': 'octocat' } },
+    );
+    expect(inner(a.message)).toBe('Issue #7 opened by octocat');
+    expect(a).toMatchObject({
+      name: 'GitHub app',
+      sessionKey: 'hook:gh:acme/app',
+      to: 'ops-room',
+      model: 'alt/big',
+      thinking: 'high',
+      wakeMode: 'next-heartbeat',
+      deliver: false,
+      channel: 'console',
+      timeoutSeconds: 45,
+      label: 'GitHub app',
+    });
+    expect(a.message).toContain('source="GitHub app"');
+  });
+
+  it('falls back to the defaults for templated fields that render empty', async () => {
+    const a = await agent('empty-fields', {});
+    expect(a).toMatchObject({ name: 'empty-fields', to: null, model: 'echo/echo', thinking: 'low', message: expect.stringContaining('\n{}\n') });
+    expect(a.sessionKey).toMatch(/^hook:[0-9a-f-]{36}$/);
+    const filled = await agent('empty-fields', { n: 'N', k: 'hook:k', t: 'T', m: 'alt/m', th: 'off' });
+    expect(filled).toMatchObject({ name: 'N', sessionKey: 'hook:k', to: 'T', model: 'alt/m', thinking: 'off' });
+  });
+
+  it('validates rendered values exactly like a direct request', async () => {
+    expect(await refusal(run('templated', { wanted: { model: 'nope/x' } }))).toMatchObject({ status: 400, code: 'INVALID_PAYLOAD', field: 'model' });
+    expect(await refusal(run('templated', { wanted: { thinking: 'loud' } }))).toMatchObject({ status: 400, code: 'INVALID_PAYLOAD', field: 'thinking' });
+    expect(await refusal(run('templated', { repository: { full_name: 'has space' } }))).toMatchObject({ status: 400, field: 'sessionKey' });
+  });
+
+  it('uses the message template as the wake text when there is no text template', async () => {
+    const w = await wake('message-as-text', { x: 1 });
+    expect(inner(w.text)).toBe('from message 1');
+    expect(w.mode).toBe('next-heartbeat');
+    expect(inner((await wake('text', { x: 2 })).text)).toBe('alert 2');
+  });
+
+  it('refuses a wake whose text renders empty', async () => {
+    expect(await refusal(run('bare-text', {}))).toEqual({ status: 400, code: 'INVALID_PAYLOAD', field: 'text', message: 'text: must not be empty' });
+  });
+
+  it('shows templates no credentials: authorization, x-gateway-token, cookie, proxy-authorization', async () => {
+    const a = await agent('secrets', {}, {
+      headers: { authorization: `Bearer ${TOKEN}`, 'x-gateway-token': TOKEN, cookie: 'session=abc', 'proxy-authorization': 'Basic eDp5', 'x-visible': 'seen' },
+    });
+    expect(a.trusted).toBe(true);
+    expect(a.message).toBe('[][][][][seen]');
+  });
+
+  it('uses the mapping label as the boundary source', async () => {
+    const a = await agent('labelled', {});
+    expect(a.label).toBe('CI');
+    expect(a.message).toContain('source="CI"');
+  });
+});
+
+describe('runPipeline() with forEach', () => {
+  it('makes one action per item; bare paths read the item first, then the payload', async () => {
+    const list = await actions('each', { batch: 'b-1', items: [{ id: 'a' }, { id: 'b', batch: 'own' }] });
+    expect(list.map((a) => inner((a as PreparedAgent).message))).toEqual(['item 0: a of b-1', 'item 1: b of own']);
+    expect(list.map((a) => (a as PreparedAgent).sessionKey)).toEqual(['hook:each:a', 'hook:each:b']);
+  });
+
+  it('skips (204) when the list is empty', async () => {
+    expect(await run('each', { items: [] })).toEqual({ kind: 'skip', mappingId: 'each' });
+  });
+
+  it.each([
+    ['missing', {}],
+    ['an object', { items: { id: 'a' } }],
+    ['a string', { items: 'a,b' }],
+  ])('refuses a list that is %s with 400 naming the field', async (_what, payload) => {
+    expect(await refusal(run('each', payload))).toEqual({
+      status: 400,
+      code: 'INVALID_PAYLOAD',
+      field: 'items',
+      message: 'items: must be an array (mapping "each" has forEach: "items")',
+    });
+  });
+
+  it('takes 200 items and refuses 201', async () => {
+    const items = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `i${i}` }));
+    expect(await actions('each', { items: items(200) })).toHaveLength(200);
+    expect(await refusal(run('each', { items: items(201) }))).toEqual({ status: 400, code: 'INVALID_PAYLOAD', field: 'items', message: 'items: must have at most 200 items' });
+  });
+
+  it('calls the transform once per item with item, index and the rendered action; null items are skipped', async () => {
+    const list = await actions('per-item', { items: [{ id: 'x' }, { id: 'y', skip: true }, { id: 'z' }] });
+    expect(list.map((a) => inner((a as PreparedAgent).message))).toEqual(['#0 x (hook:item:x)', '#2 z (hook:item:z)']);
+    expect(list.map((a) => (a as PreparedAgent).sessionKey)).toEqual(['hook:item:x', 'hook:item:z']);
+  });
+
+  it('skips when the transform returns null for every item', async () => {
+    expect(await run('per-item', { items: [{ id: 'y', skip: true }] })).toEqual({ kind: 'skip', mappingId: 'per-item' });
+  });
+});
+
+describe('runPipeline() with a transform: every return form', () => {
+  it('undefined keeps the template result', async () => {
+    expect(inner((await agent('ret', { x: 1 })).message)).toBe('template 1');
+  });
+
+  it('null skips the request (204)', async () => {
+    expect(await run('ret', { ret: null })).toEqual({ kind: 'skip', mappingId: 'ret' });
+  });
+
+  it('an object overrides the template result field by field', async () => {
+    const a = await agent('ret', { x: 1, ret: { sessionKey: 'hook:fixed', deliver: false, channel: 'chat', to: 'room' } });
+    expect(inner(a.message)).toBe('template 1');
+    expect(a).toMatchObject({ sessionKey: 'hook:fixed', deliver: false, channel: 'chat', to: 'room', name: 'ret' });
+    expect(inner((await agent('ret', { x: 1, ret: { message: 'from transform', name: 'Custom' } })).message)).toBe('from transform');
+  });
+
+  it('a field set to undefined keeps the template value', async () => {
+    const a = await agent('unset', { x: 3 });
+    expect(inner(a.message)).toBe('kept 3');
+    expect(a.name).toBe('Named');
+    expect(a.to).toBe('room-1');
+  });
+
+  it('an async transform is awaited', async () => {
+    expect(inner((await agent('async', { n: 4 })).message)).toBe('async 4');
+  });
+
+  it('kind "wake" switches an agent mapping to a wake, with text and mode', async () => {
+    const w = await wake('ret', { x: 1, ret: { kind: 'wake', text: 'now a wake', mode: 'next-heartbeat' } });
+    expect(inner(w.text)).toBe('now a wake');
+    expect(w.mode).toBe('next-heartbeat');
+    expect(w.origin).toBe('ret');
+  });
+
+  it('kind "wake" without text uses the rendered message template', async () => {
+    expect(inner((await wake('ret', { x: 2, ret: { kind: 'wake' } })).text)).toBe('template 2');
+  });
+
+  it('kind "agent" switches a wake mapping to an agent run', async () => {
+    const a = await agent('ret-wake', { x: 1, ret: { kind: 'agent', message: 'now a run', sessionKey: 'hook:switched' } });
+    expect(inner(a.message)).toBe('now a run');
+    expect(a.sessionKey).toBe('hook:switched');
+    expect(a.name).toBe('ret-wake');
+  });
+
+  it('an array fans out; null and undefined elements are skipped', async () => {
+    const list = await actions('ret', { x: 5, ret: [{ kind: 'wake', text: 'one' }, null, { message: 'two' }, {}] });
+    expect(list.map((a) => a.kind)).toEqual(['wake', 'agent', 'agent']);
+    expect(inner((list[0] as PreparedWake).text)).toBe('one');
+    expect(inner((list[1] as PreparedAgent).message)).toBe('two');
+    expect(inner((list[2] as PreparedAgent).message)).toBe('template 5');
+  });
+
+  it('an array of nulls, or an empty array, skips (204)', async () => {
+    expect((await run('ret', { ret: [null, null] })).kind).toBe('skip');
+    expect((await run('ret', { ret: [] })).kind).toBe('skip');
+  });
+
+  it('takes 200 actions', async () => {
+    expect(await actions('many', { n: 200 })).toHaveLength(200);
+  });
+
+  it.each([
+    ['an unknown field', { ret: { mesage: 'typo' } }, 'mesage', 'mesage: unknown field in the action a transform returned'],
+    ['an unknown field in an array element', { ret: [{ text2: 'x' }] }, 'text2', 'text2: unknown field in the action a transform returned'],
+    ['an unknown kind', { ret: { kind: 'email' } }, 'kind', 'kind: must be "wake" or "agent"'],
+    ['a field of the wrong type', { ret: { deliver: 'yes' } }, 'deliver', 'deliver: must be a boolean'],
+    ['an empty message', { ret: { message: '  ' } }, 'message', 'message: must not be empty'],
+    ['the main session', { ret: { sessionKey: 'main' } }, 'sessionKey', 'sessionKey: must not name the main session'],
+    ['an unconfigured channel', { ret: { channel: 'slack' } }, 'channel', 'channel: must be "last" or a configured channel (console, chat)'],
+    ['an unknown provider', { ret: { model: 'nope/x' } }, 'model', 'model: unknown provider "nope"'],
+    ['a wake without usable text', { ret: { kind: 'wake', text: '' } }, 'text', 'text: must not be empty'],
+  ])('%s is 400 INVALID_PAYLOAD', async (_what, payload, field, message) => {
+    expect(await refusal(run('ret', payload))).toEqual({ status: 400, code: 'INVALID_PAYLOAD', field, message });
+  });
+
+  it.each([
+    ['a string', { ret: 'text' }, 'returned a string'],
+    ['a number', { ret: 42 }, 'returned a number'],
+    ['a boolean', { ret: true }, 'returned a boolean'],
+    ['an array with a string', { ret: ['text'] }, 'an array element that is not an object or null'],
+    ['an array inside an array', { ret: [[{ message: 'x' }]] }, 'an array element that is not an object or null'],
+  ])('%s is 500 TRANSFORM_FAILED, the reason only in the log', async (_what, payload, logged) => {
+    const before = log.text().length;
+    const e = await refusal(run('ret', payload));
+    expect(e).toEqual({ status: 500, code: 'TRANSFORM_FAILED', field: undefined, message: 'the hook transform failed' });
+    expect(log.text().slice(before)).toContain(logged);
+  });
+
+  it('more than 200 actions is 500 TRANSFORM_FAILED', async () => {
+    const before = log.text().length;
+    expect(await refusal(run('many', { n: 201 }))).toMatchObject({ status: 500, code: 'TRANSFORM_FAILED' });
+    expect(log.text().slice(before)).toContain('201 actions (at most 200)');
+  });
+
+  it('a throwing transform is 500 TRANSFORM_FAILED; its message and stack go to the log only', async () => {
+    const before = log.text().length;
+    const e = await refusal(run('throws', {}));
+    expect(e).toEqual({ status: 500, code: 'TRANSFORM_FAILED', field: undefined, message: 'the hook transform failed' });
+    const line = JSON.parse(log.text().slice(before).trim().split('\n').at(-1)!);
+    expect(line).toMatchObject({ level: 'error', msg: 'transform failed', mapping: 'throws', transform: join(dir, 'transforms', 'throws.ts'), timedOut: false, reason: 'the upstream said no' });
+    expect(line.stack).toContain('throws.ts');
+  });
+
+  it('a result that is not plain data is 500 TRANSFORM_FAILED', async () => {
+    const before = log.text().length;
+    expect(await refusal(run('clone', {}))).toMatchObject({ status: 500, code: 'TRANSFORM_FAILED' });
+    expect(log.text().slice(before)).toContain('not plain data');
+  });
+
+  it('a transform past its deadline is 500 TRANSFORM_FAILED, logged as timed out; the next call works', async () => {
+    const before = log.text().length;
+    expect(await refusal(run('stuck', {}))).toMatchObject({ status: 500, code: 'TRANSFORM_FAILED' });
+    const line = JSON.parse(log.text().slice(before).trim().split('\n').at(-1)!);
+    expect(line).toMatchObject({ mapping: 'stuck', timedOut: true, reason: 'timed out after 200 ms' });
+    expect(inner((await agent('ret', { x: 9 })).message)).toBe('template 9');
+  });
+
+  it('calls the transform with payload, headers, query, path, url, now and the rendered action', async () => {
+    const a = await agent('ctx', { x: 1 }, {
+      headers: { 'x-github-event': 'issues', authorization: `Bearer ${TOKEN}`, 'x-gateway-token': TOKEN, cookie: 'sid=1', 'proxy-authorization': 'Basic x', 'x-multi': ['a', 'b'] },
+      query: { from: 'cron' },
+      url: '/hooks/ctx?from=cron',
+    });
+    const ctx = JSON.parse(a.message);
+    expect(ctx).toEqual({
+      payload: { x: 1 },
+      headers: { 'x-github-event': 'issues', 'x-multi': 'a, b' },
+      query: { from: 'cron' },
+      path: 'ctx',
+      url: '/hooks/ctx?from=cron',
+      now: '2026-11-20T09:12:00.000Z',
+      action: { kind: 'agent', message: 'rendered 1', text: 'rendered 1' },
+    });
+    expect(a.message).not.toContain(TOKEN);
+  });
+});
+
+describe('visibleHeaders()', () => {
+  it('drops credentials and joins repeated headers', () => {
+    expect(
+      visibleHeaders({ authorization: 'Bearer t', 'x-gateway-token': 't', cookie: 'c', 'proxy-authorization': 'p', accept: 'a', 'x-list': ['1', '2'], 'x-none': undefined }),
+    ).toEqual({ accept: 'a', 'x-list': '1, 2' });
+  });
+});
+
+describe('renderTemplates()', () => {
+  const base = { name: 'hook', now: 'now', headers: {}, query: {}, payload: { a: 1 } };
+  const p = (over: Partial<Pipeline>): Pipeline =>
+    ({ id: 'p', origin: 'o', path: undefined, matcher: { test: () => true, explain: () => undefined }, action: 'agent', forEach: undefined, templates: {}, statics: {}, transform: undefined, label: undefined, trusted: false, rateLimit: undefined, verify: undefined, ...over }) as Pipeline;
+
+  it('renders the item, not the payload, as the default message in forEach', () => {
+    expect(renderTemplates(p({}), { ...base, item: { b: 2 }, index: 0 })).toEqual({ kind: 'agent', message: '{"b":2}', text: '{"b":2}' });
+  });
+
+  it('leaves out fields whose template renders empty', () => {
+    const out = renderTemplates(p({ templates: { name: compileTemplate('{{missing}}'), to: compileTemplate('{{a}}') } }), base);
+    expect(out).toEqual({ kind: 'agent', message: '{"a":1}', text: '{"a":1}', to: '1' });
+  });
+});
+
+describe('toAction()', () => {
+  it('names an agent action after the hook when nothing else does', () => {
+    expect(toAction({ kind: 'agent', message: 'm' }, 'github', gen, undefined)).toMatchObject({ kind: 'agent', name: 'github' });
+  });
+
+  it('takes wakeMode as the mode of a wake', () => {
+    expect(toAction({ kind: 'wake', text: 't', wakeMode: 'next-heartbeat' }, 'x', gen, undefined)).toEqual({ kind: 'wake', text: 't', mode: 'next-heartbeat' });
+    expect(toAction({ kind: 'wake', text: 't', wakeMode: 'next-heartbeat', mode: 'now' }, 'x', gen, undefined)).toEqual({ kind: 'wake', text: 't', mode: 'now' });
+  });
+});

@@ -1,0 +1,282 @@
+/**
+ * The transform worker pool (SPEC §5.4): modules loaded once per worker with
+ * the export rules, results as plain data, deadlines that terminate a stuck
+ * worker while the pool keeps serving, load errors naming the module, and an
+ * elastic size (grows when a call waits, shrinks back when idle).
+ *
+ * Calls that must stay busy block on a SharedArrayBuffer the test releases,
+ * so no test depends on how fast the machine is.
+ */
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createTransformPool, createWorkerSource, TransformCallError, TransformLoadError, type TransformPool, type TransformSpec } from '../../src/transforms/pool.ts';
+import { cleanup, tempDir, until } from '../helpers/cli.ts';
+
+const dir = realpathSync(tempDir('hook-intake-pool-'));
+const MODULES: Record<string, string> = {
+  'default.ts': `export default (ctx: { n: number }) => ({ message: 'default ' + ctx.n });`,
+  'named.mjs': `export function transform(ctx) { return { message: 'named ' + ctx.n }; }`,
+  'both.ts': `export default () => ({ message: 'from default' }); export const transform = () => ({ message: 'from transform' }); export const pick = () => ({ message: 'from pick' });`,
+  'fn.cjs': `module.exports = function (ctx) { return { message: 'cjs fn ' + ctx.n }; };`,
+  'obj.cjs': `module.exports = { transform: (ctx) => ({ message: 'cjs object ' + ctx.n }) };`,
+  'exports.cjs': `exports.transform = (ctx) => ({ message: 'cjs exports ' + ctx.n }); exports.other = () => ({ message: 'cjs other' });`,
+  'enum.ts': `enum Kind { Wake = 'wake' } export default () => ({ kind: Kind.Wake, text: 'from an enum' });`,
+  'helper.ts': `export const greet = (n: number): string => 'helped ' + n;`,
+  'imports.ts': `import { greet } from './helper'; export default (ctx: { n: number }) => ({ message: greet(ctx.n) });`,
+  'async.mjs': `export default async (ctx) => { await new Promise((r) => setTimeout(r, 1)); return ctx.n % 2 ? null : { message: 'even ' + ctx.n }; };`,
+  'throws.ts': `export default () => { throw new TypeError('card declined'); };`,
+  'rejects.mjs': `export default async () => { throw new Error('async refusal'); };`,
+  'throws-string.mjs': `export default () => { throw 'a bare string'; };`,
+  'clone.mjs': `export default () => ({ message: 'x', callback: () => 1 });`,
+  'symbol.mjs': `export default () => Symbol('s');`,
+  'stuck.mjs': `export default () => { for (;;) {} };`,
+  'never.mjs': `export default () => new Promise(() => {});`,
+  'crash.mjs': `export default () => { setTimeout(() => { throw new Error('thrown later'); }, 0); return { message: 'returned first' }; };`,
+  // blocks its worker until the test sets the shared flag
+  'block.mjs': `export default (ctx) => { Atomics.wait(new Int32Array(ctx.flag), 0, 0); return { message: 'released ' + ctx.n }; };`,
+  'syntax.ts': `export default (ctx => ({ message: 'broken' `,
+  'no-export.mjs': `export const something = 1;`,
+  'load-throws.mjs': `throw new Error('refusing to load');`,
+};
+for (const [f, src] of Object.entries(MODULES)) writeFileSync(join(dir, f), src);
+mkdirSync(join(dir, 'sub'));
+
+const spec = (file: string, exportName?: string): TransformSpec => ({ key: exportName ? `${file}#${exportName}` : file, file: join(dir, file), ...(exportName ? { exportName } : {}) });
+const ALL_GOOD = ['default.ts', 'named.mjs', 'both.ts', 'fn.cjs', 'obj.cjs', 'exports.cjs', 'enum.ts', 'imports.ts', 'async.mjs', 'throws.ts', 'rejects.mjs', 'throws-string.mjs', 'clone.mjs', 'symbol.mjs', 'stuck.mjs', 'never.mjs', 'crash.mjs', 'block.mjs'].map((f) => spec(f));
+const NAMED = [spec('both.ts', 'pick'), spec('both.ts', 'transform'), spec('exports.cjs', 'other')];
+
+const pools: TransformPool[] = [];
+async function pool(specs: TransformSpec[] = ALL_GOOD, opts: Partial<Parameters<typeof createTransformPool>[1]> = {}): Promise<TransformPool> {
+  const p = await createTransformPool(specs, { max: 1, ...opts });
+  pools.push(p);
+  return p;
+}
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+afterAll(() => cleanup(dir));
+
+/** A flag a `block.mjs` call waits on, and its release. */
+function gate() {
+  const flag = new SharedArrayBuffer(4);
+  return {
+    flag,
+    open: () => {
+      const a = new Int32Array(flag);
+      Atomics.store(a, 0, 1);
+      Atomics.notify(a, 0);
+    },
+  };
+}
+
+async function callError(p: Promise<unknown>): Promise<TransformCallError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(TransformCallError);
+  return err as TransformCallError;
+}
+
+describe('createTransformPool()', () => {
+  describe('exports', () => {
+    it.each([
+      ['a default export', 'default.ts', 'default 1'],
+      ['an export named transform', 'named.mjs', 'named 1'],
+      ['default before transform', 'both.ts', 'from default'],
+      ['CommonJS module.exports = function', 'fn.cjs', 'cjs fn 1'],
+      ['CommonJS module.exports = { transform }', 'obj.cjs', 'cjs object 1'],
+      ['CommonJS exports.transform', 'exports.cjs', 'cjs exports 1'],
+      ['TypeScript importing a file without its extension', 'imports.ts', 'helped 1'],
+    ])('calls %s', async (_what, file, message) => {
+      const p = await pool();
+      expect(await p.call(file, [{ n: 1 }], 5000)).toEqual([{ message }]);
+    });
+
+    it('loads TypeScript that type stripping cannot run (an enum)', async () => {
+      const p = await pool();
+      expect(await p.call('enum.ts', [{}], 5000)).toEqual([{ kind: 'wake', text: 'from an enum' }]);
+    });
+
+    it('calls the export named by transform.export', async () => {
+      const p = await pool(NAMED);
+      expect(await p.call('both.ts#pick', [{}], 5000)).toEqual([{ message: 'from pick' }]);
+      expect(await p.call('both.ts#transform', [{}], 5000)).toEqual([{ message: 'from transform' }]);
+      expect(await p.call('exports.cjs#other', [{}], 5000)).toEqual([{ message: 'cjs other' }]);
+    });
+  });
+
+  it('runs every context of a call in order and returns the results in order, awaiting async ones', async () => {
+    const p = await pool();
+    expect(await p.call('async.mjs', [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }], 5000)).toEqual([null, { message: 'even 2' }, null, { message: 'even 4' }]);
+  });
+
+  it('returns a call on a key it does not know as an error', async () => {
+    const p = await pool();
+    expect((await callError(p.call('nope', [{}], 5000))).message).toBe('transform nope is not loaded');
+  });
+
+  describe('load errors', () => {
+    it.each([
+      ['a syntax error', 'syntax.ts', undefined, /^cannot load: /],
+      ['a module that throws while loading', 'load-throws.mjs', undefined, /^cannot load: .*refusing to load/],
+      ['a module without a usable export', 'no-export.mjs', undefined, /^exports neither a default function nor a function named "transform"$/],
+      ['a missing named export', 'default.ts', 'shape', /^has no function export "shape"$/],
+    ])('fail the pool for %s, naming the module', async (_what, file, exportName, message) => {
+      const bad = spec(file, exportName);
+      const err = await createTransformPool([spec('default.ts'), bad], { max: 1 }).then(
+        (p) => {
+          pools.push(p);
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(TransformLoadError);
+      const e = err as TransformLoadError;
+      expect(e.errors).toHaveLength(1);
+      expect(e.errors[0]!.key).toBe(bad.key);
+      expect(e.errors[0]!.message).toMatch(message);
+      expect(e.message).toContain(`${bad.key}: `);
+    });
+
+    it('reports every broken module at once', async () => {
+      const err = (await createTransformPool([spec('syntax.ts'), spec('default.ts'), spec('no-export.mjs')], { max: 1 }).catch((e: unknown) => e)) as TransformLoadError;
+      expect(err.errors.map((e) => e.key)).toEqual(['syntax.ts', 'no-export.mjs']);
+    });
+  });
+
+  describe('failures of a call', () => {
+    it('returns the message and the stack of a throwing transform', async () => {
+      const p = await pool();
+      const err = await callError(p.call('throws.ts', [{}], 5000));
+      expect(err.timedOut).toBe(false);
+      expect(err.detail).toBe('card declined');
+      expect(err.stack).toContain('TypeError: card declined');
+      expect(err.stack).toContain(join(dir, 'throws.ts'));
+    });
+
+    it('returns the reason of a rejected promise and of a thrown non-error', async () => {
+      const p = await pool();
+      expect((await callError(p.call('rejects.mjs', [{}], 5000))).detail).toBe('async refusal');
+      expect((await callError(p.call('throws-string.mjs', [{}], 5000))).detail).toBe('a bare string');
+    });
+
+    it.each([
+      ['a function inside an object', 'clone.mjs'],
+      ['a symbol', 'symbol.mjs'],
+    ])('refuses a result that is not plain data: %s', async (_what, file) => {
+      const p = await pool();
+      expect((await callError(p.call(file, [{}], 5000))).detail).toMatch(/^the transform returned a value that is not plain data: /);
+    });
+
+    it('keeps serving after a failed call, on the same worker', async () => {
+      const p = await pool();
+      await callError(p.call('throws.ts', [{}], 5000));
+      expect(await p.call('default.ts', [{ n: 2 }], 5000)).toEqual([{ message: 'default 2' }]);
+      expect(p.stats()).toMatchObject({ workers: 1, restarts: 0 });
+    });
+
+    it('replaces a worker that crashes from an error thrown later, failing the call it was running', async () => {
+      const crashes: Error[] = [];
+      const p = await pool(ALL_GOOD, { onWorkerError: (e) => crashes.push(e) });
+      // the result may or may not get out before the timer fires: either way the worker goes
+      await p.call('crash.mjs', [{}], 5000).catch(() => undefined);
+      await until(() => crashes.length > 0 && p.stats().restarts === 1 && p.stats().workers === 1);
+      expect(crashes[0]!.message).toBe('thrown later');
+      expect(await p.call('default.ts', [{ n: 3 }], 5000)).toEqual([{ message: 'default 3' }]);
+    });
+  });
+
+  describe('deadlines', () => {
+    it('terminates a worker stuck in a synchronous loop, and the pool keeps serving', async () => {
+      const p = await pool();
+      const err = await callError(p.call('stuck.mjs', [{}], 100));
+      expect(err.timedOut).toBe(true);
+      expect(err.detail).toBe('timed out after 100 ms');
+      expect(await p.call('default.ts', [{ n: 4 }], 5000)).toEqual([{ message: 'default 4' }]);
+      expect(p.stats()).toMatchObject({ workers: 1, restarts: 1 });
+    });
+
+    it('fails a promise that never settles', async () => {
+      const p = await pool();
+      expect((await callError(p.call('never.mjs', [{}], 50))).timedOut).toBe(true);
+    });
+
+    it('counts from when the call was queued: a call waiting for a busy worker times out', async () => {
+      const p = await pool(ALL_GOOD, { max: 1 });
+      const g = gate();
+      const busy = p.call('block.mjs', [{ flag: g.flag, n: 1 }], 10_000);
+      const err = await callError(p.call('default.ts', [{ n: 1 }], 50));
+      expect(err.timedOut).toBe(true);
+      expect(err.detail).toBe('timed out after 50 ms waiting for a free worker');
+      expect(p.stats().queued).toBe(0);
+      g.open();
+      expect(await busy).toEqual([{ message: 'released 1' }]);
+    });
+  });
+
+  describe('size', () => {
+    it('starts with one worker', async () => {
+      const p = await pool(ALL_GOOD, { max: 4 });
+      expect(p.stats()).toEqual({ workers: 1, busy: 0, queued: 0, restarts: 0, scaledUp: 0 });
+    });
+
+    it('starts min workers when asked', async () => {
+      const p = await pool([spec('default.ts')], { min: 2, max: 4 });
+      expect(p.stats().workers).toBe(2);
+    });
+
+    it('grows when a call waits for a busy worker, and shrinks back when idle', async () => {
+      const p = await pool(ALL_GOOD, { max: 3, scaleAfterMs: 10, idleMs: 50 });
+      const g = gate();
+      const busy = p.call('block.mjs', [{ flag: g.flag, n: 1 }], 10_000);
+      // served by a second worker while the first is blocked
+      expect(await p.call('default.ts', [{ n: 5 }], 10_000)).toEqual([{ message: 'default 5' }]);
+      expect(p.stats()).toMatchObject({ workers: 2, busy: 1, scaledUp: 1 });
+      g.open();
+      expect(await busy).toEqual([{ message: 'released 1' }]);
+      await until(() => p.stats().workers === 1);
+      expect(p.stats()).toMatchObject({ workers: 1, busy: 0, restarts: 0 });
+      expect(await p.call('default.ts', [{ n: 6 }], 5000)).toEqual([{ message: 'default 6' }]);
+    });
+
+    it('never grows past max', async () => {
+      const p = await pool(ALL_GOOD, { max: 2, scaleAfterMs: 5 });
+      const gates = [gate(), gate(), gate()];
+      const calls = gates.map((g, i) => p.call('block.mjs', [{ flag: g.flag, n: i }], 10_000));
+      await until(() => p.stats().busy === 2);
+      // the third call keeps waiting, and the pool stays at two
+      await new Promise((r) => setTimeout(r, 50));
+      expect(p.stats()).toMatchObject({ workers: 2, busy: 2, queued: 1 });
+      for (const g of gates) g.open();
+      expect((await Promise.all(calls)).map((r) => r[0])).toEqual([0, 1, 2].map((n) => ({ message: `released ${n}` })));
+    });
+
+    it('draws its workers from a worker source', async () => {
+      const source = createWorkerSource(1);
+      try {
+        const p = await pool([spec('default.ts')], { source });
+        expect(await p.call('default.ts', [{ n: 7 }], 5000)).toEqual([{ message: 'default 7' }]);
+      } finally {
+        await source.close();
+      }
+    });
+  });
+
+  describe('close()', () => {
+    it('rejects queued calls and the call in flight, then every new call', async () => {
+      const p = await pool(ALL_GOOD, { max: 1, scaleAfterMs: 60_000 });
+      const g = gate();
+      const running = callError(p.call('block.mjs', [{ flag: g.flag, n: 1 }], 60_000));
+      await until(() => p.stats().busy === 1);
+      const queued = callError(p.call('default.ts', [{ n: 1 }], 60_000));
+      expect(p.stats().queued).toBe(1);
+      await p.close();
+      expect((await queued).detail).toBe('the transform pool is closed');
+      expect((await running).detail).toBe('the transform pool is closed');
+      expect((await callError(p.call('default.ts', [{ n: 1 }], 5000))).detail).toBe('the transform pool is closed');
+      expect(p.stats()).toMatchObject({ workers: 0, queued: 0 });
+    });
+  });
+});
