@@ -64,12 +64,19 @@ export function watchSources(initial: WatchSet, onChange: (paths: string[]) => v
     return next;
   };
 
+  const key = (set: WatchSet) => JSON.stringify([[...new Set(set.files.map((f) => resolve(f)))].sort(), [...new Set(set.dirs.map((d) => resolve(d)))].sort()]);
+  let current = key(initial);
   watchers = start(initial);
   return {
     update(set) {
+      // most reloads watch the same paths: keep the watchers, so no change can fall between two of them
+      const next = key(set);
+      if (next === current) return;
+      current = next;
       const old = watchers;
       watchers = start(set);
-      for (const w of old) void w.close();
+      // the old ones keep watching until the new ones are ready; an event seen twice is debounced anyway
+      void Promise.all(watchers.map((w) => new Promise<void>((r) => w.once('ready', () => r())))).then(() => Promise.all(old.map((w) => w.close())));
     },
     async close() {
       closed = true;
