@@ -53,7 +53,7 @@ export function summary(gen: Generation, fallbackTokens: readonly string[]): str
     if (p.verify) bits.push('signature required');
     lines.push(`  - ${p.id} (${p.origin}): ${bits.join(', ')}`);
   }
-  if (gen.transforms) lines.push(`transforms: every module loaded (${gen.transforms.stats().workers} workers)`);
+  if (gen.transforms) lines.push(`transforms: every module loaded in a worker (the pool grows to ${c.hooks.transformWorkers} when calls wait)`);
   if (gen.unsafeHooks.length) {
     lines.push(`WARNING: the safety boundary is OFF for ${gen.unsafeHooks.length} hook(s) (allowUnsafeExternalContent):`);
     for (const h of gen.unsafeHooks) lines.push(`  - ${h}`);

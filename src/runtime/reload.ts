@@ -41,7 +41,12 @@ export function createReloader(deps: ReloaderDeps): Reloader {
     }
     const prev = deps.generations.swap(next);
     deps.logger.info({ generation: next.id, previous: prev.id, ms: clock() - started, reason }, 'configuration reloaded');
-    deps.onSwap?.(prev, next);
+    try {
+      deps.onSwap?.(prev, next);
+    } catch (err) {
+      // the new generation is live; what follows a swap (re-arming timers, the watch set) must not undo that
+      deps.logger.error({ err }, 'after-reload step failed');
+    }
     return true;
   }
 
