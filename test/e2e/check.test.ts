@@ -53,7 +53,7 @@ describe('hook-intake check', () => {
         '  - cron (hooks.mappings[1]): wake, path "cron"',
         '  - forms (hooks.mappings[2]): agent, matched by payload/headers',
         '  - gmail (preset gmail (mappings[0])): agent, path "gmail", forEach messages',
-        'transforms: every module loaded (1 workers)',
+        'transforms: every module loaded in a worker (the pool grows to 4 when calls wait)',
         'WARNING: the safety boundary is OFF for 2 hook(s) (allowUnsafeExternalContent):',
         '  - cron (hooks.mappings[1])',
         '  - gmail (preset gmail (mappings[0]))',
