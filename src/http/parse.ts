@@ -32,11 +32,20 @@ export function mediaKind(contentType: string | undefined, allowForm: boolean): 
 
 const PARSE_OPTS = { protoAction: 'error', constructorAction: 'error' } as const;
 
+/**
+ * Deepest nesting of arrays and objects a JSON body may have. Later steps
+ * (templates rendering objects as JSON, transform calls, storage) recurse over
+ * the payload, so a deeper body would overflow the stack there; no webhook
+ * sender comes anywhere near this.
+ */
+export const MAX_JSON_DEPTH = 512;
+
 export function parseJson(body: Buffer): unknown {
   if (body.length === 0) throw errors.invalidJson('the body is empty');
   if (!isUtf8(body)) throw errors.invalidJson('the body is not valid UTF-8');
   let text = body.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (nestedDeeperThan(text, MAX_JSON_DEPTH)) throw errors.invalidJson(`nested deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return sjson.parse(text, null, PARSE_OPTS);
   } catch (err) {
@@ -45,6 +54,23 @@ export function parseJson(body: Buffer): unknown {
     if (/prototype/.test(msg)) throw errors.invalidJson('forbidden key (__proto__ or constructor.prototype)');
     throw errors.invalidJson(msg.replace(/ in JSON at position \d+.*$/s, '').slice(0, 120));
   }
+}
+
+/** True when brackets outside strings open more than `max` levels at some point (a linear scan, no parse). */
+function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+  }
+  return false;
 }
 
 /** Fields of a form post that are not strings in JSON. */

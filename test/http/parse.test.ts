@@ -3,7 +3,7 @@
  * built-in endpoints), UTF-8 only, and no prototype poisoning.
  */
 import { describe, expect, it } from 'vitest';
-import { mediaKind, parseForm, parseJson } from '../../src/http/parse.ts';
+import { MAX_JSON_DEPTH, mediaKind, parseForm, parseJson } from '../../src/http/parse.ts';
 import { HookError } from '../../src/errors.ts';
 
 function thrown(fn: () => unknown): HookError {
@@ -97,6 +97,16 @@ describe('parseJson()', () => {
 
   it('accepts an ordinary "constructor" key', () => {
     expect(parseJson(Buffer.from('{"constructor": {"name": "x"}}'))).toEqual({ constructor: { name: 'x' } });
+  });
+
+  it.each([
+    ['arrays', (d: number) => `${'['.repeat(d)}1${']'.repeat(d)}`],
+    ['objects', (d: number) => `${'{"a":'.repeat(d)}1${'}'.repeat(d)}`],
+    ['mixed, with brackets inside strings', (d: number) => `${'{"[{":['.repeat(d / 2)}"]}\\"]"${']}'.repeat(d / 2)}`],
+  ])('accepts %s nested up to MAX_JSON_DEPTH and refuses one level more', (_what, make) => {
+    expect(parseJson(Buffer.from(make(MAX_JSON_DEPTH)))).toBeTypeOf('object');
+    const err = thrown(() => parseJson(Buffer.from(make(MAX_JSON_DEPTH + 2))));
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_JSON', message: `invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels` });
   });
 
   it.each([
