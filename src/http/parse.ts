@@ -51,8 +51,8 @@ export function parseJson(body: Buffer): unknown {
   } catch (err) {
     if (err instanceof RangeError) throw errors.invalidJson('nested too deeply');
     const msg = (err as Error).message;
-    if (/prototype/.test(msg)) throw errors.invalidJson('forbidden key (__proto__ or constructor.prototype)');
-    throw errors.invalidJson(msg.replace(/ in JSON at position \d+.*$/s, '').slice(0, 120));
+    if (msg.startsWith('Object contains forbidden prototype property')) throw errors.invalidJson('forbidden key (__proto__ or constructor.prototype)');
+    throw errors.invalidJson(syntaxDetail(msg));
   }
 }
 
@@ -71,6 +71,20 @@ function nestedDeeperThan(text: string, max: number): boolean {
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
   }
   return false;
+}
+
+/**
+ * The parser's reason without any of the body: V8 quotes a piece of the input
+ * in some messages (`Unexpected token 'x', "…" is not valid JSON`), and an
+ * error answer must not repeat what was sent (it may be a secret, and senders
+ * show answers in their delivery logs).
+ */
+function syntaxDetail(msg: string): string {
+  const at = / in JSON at position (\d+)/.exec(msg);
+  const what = at ? msg.slice(0, at.index) : msg;
+  if (at && !what.includes('"')) return `${what} at position ${at[1]}`.slice(0, 120);
+  if (msg.startsWith('Unexpected end of JSON input')) return 'unexpected end of input';
+  return at ? `syntax error at position ${at[1]}` : 'syntax error (unexpected character)';
 }
 
 /** Fields of a form post that are not strings in JSON. */

@@ -100,6 +100,18 @@ describe('parseJson()', () => {
   });
 
   it.each([
+    ['an unexpected token', '{"a": SECRET_VALUE_123}'],
+    ['a bare word', 'SECRET_VALUE_123'],
+    ['a word after a string', '{"a":"x" SECRET_VALUE_123}'],
+    ['a bare word that names the prototype', 'prototype_SECRET_VALUE_123'],
+  ])('never repeats the body in the reason (%s)', (_what, text) => {
+    const err = thrown(() => parseJson(Buffer.from(text)));
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_JSON' });
+    expect(err.message).not.toContain('SECRET');
+    expect(err.message).not.toContain('forbidden key');
+  });
+
+  it.each([
     ['arrays', (d: number) => `${'['.repeat(d)}1${']'.repeat(d)}`],
     ['objects', (d: number) => `${'{"a":'.repeat(d)}1${'}'.repeat(d)}`],
     ['mixed, with brackets inside strings', (d: number) => `${'{"[{":['.repeat(d / 2)}"]}\\"]"${']}'.repeat(d / 2)}`],
