@@ -53,8 +53,8 @@ export const errors = {
   invalidJson: (detail: string) => new HookError(400, 'INVALID_JSON', `invalid JSON body: ${detail}`),
   invalidPayload: (field: string, reason: string) =>
     new HookError(400, 'INVALID_PAYLOAD', field ? `${field}: ${reason}` : reason, { field }),
-  modelNotAllowed: (model: string) =>
-    new HookError(400, 'MODEL_NOT_ALLOWED', `model: "${model}" is not in agents.defaults.models`, { field: 'model' }),
+  // messages name the field, never its value: answers show up in senders' delivery logs
+  modelNotAllowed: () => new HookError(400, 'MODEL_NOT_ALLOWED', 'model: is not one of agents.defaults.models', { field: 'model' }),
   hookNotFound: (name: string) => new HookError(404, 'HOOK_NOT_FOUND', `no hook mapping matches "${name}"`),
   transformFailed: () => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed', { expose: true }),
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
