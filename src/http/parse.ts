@@ -30,6 +30,17 @@ export function mediaKind(contentType: string | undefined, allowForm: boolean): 
   throw errors.unsupportedMediaType(`Content-Type "${type}" is not supported; send application/json`);
 }
 
+/**
+ * Bodies are taken as sent: a compressed body (any `Content-Encoding` but
+ * `identity`) is refused rather than parsed as if it were plain JSON.
+ */
+export function requireIdentityEncoding(contentEncoding: string | undefined): void {
+  if (!contentEncoding) return;
+  for (const coding of contentEncoding.split(','))
+    if (coding.trim() && coding.trim().toLowerCase() !== 'identity')
+      throw errors.unsupportedMediaType('Content-Encoding is not supported; send the body uncompressed');
+}
+
 const PARSE_OPTS = { protoAction: 'error', constructorAction: 'error' } as const;
 
 /**

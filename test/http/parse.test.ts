@@ -3,7 +3,7 @@
  * built-in endpoints), UTF-8 only, and no prototype poisoning.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, mediaKind, parseForm, parseJson } from '../../src/http/parse.ts';
+import { MAX_JSON_DEPTH, mediaKind, parseForm, parseJson, requireIdentityEncoding } from '../../src/http/parse.ts';
 import { HookError } from '../../src/errors.ts';
 
 function thrown(fn: () => unknown): HookError {
@@ -133,6 +133,16 @@ describe('parseJson()', () => {
       expect(err).toBeInstanceOf(HookError);
       expect((err as HookError).code).toBe('INVALID_JSON');
     }
+  });
+});
+
+describe('requireIdentityEncoding()', () => {
+  it.each([undefined, '', 'identity', 'IDENTITY', ' identity , identity'])('accepts %j', (value) => {
+    expect(() => requireIdentityEncoding(value)).not.toThrow();
+  });
+
+  it.each(['gzip', 'br', 'deflate', 'x-gzip', 'identity, gzip', 'zstd'])('refuses %j with 415 UNSUPPORTED_MEDIA_TYPE', (value) => {
+    expect(thrown(() => requireIdentityEncoding(value))).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
   });
 });
 
