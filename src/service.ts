@@ -57,6 +57,7 @@ export interface Service {
 }
 
 const IDEMPOTENCY_PRUNE_MS = 10 * 60 * 1000;
+const CONNECTIONS_CHECK_MS = 1000;
 /** Keys a running service cannot apply without a restart. */
 const RESTART_KEYS = ['gateway.bind', 'gateway.port', 'storage.driver', 'storage.path', 'storage.synchronous'] as const;
 
@@ -161,9 +162,16 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     }),
   });
 
-  const server = createServer(app.callback());
-  server.requestTimeout = cfg.hooks.bodyTimeoutMs + 5000; // our own 408 answers first
-  server.headersTimeout = Math.min(60_000, server.requestTimeout);
+  const requestTimeout = cfg.hooks.bodyTimeoutMs + 5000; // our own 408 answers first
+  const server = createServer(
+    {
+      requestTimeout,
+      headersTimeout: Math.min(60_000, requestTimeout),
+      // how often both timeouts are checked: with Node's default (30 s) slow headers could hold a connection for 30 s past the limit
+      connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+    },
+    app.callback(),
+  );
   const host = opts.bind ?? cfg.gateway.bind;
   try {
     await new Promise<void>((resolve, reject) => {
