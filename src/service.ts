@@ -18,6 +18,7 @@ import { createOutbox, type Outbox } from './runtime/outbox.ts';
 import { createDispatcher } from './runtime/dispatcher.ts';
 import { createReloader, type Reloader } from './runtime/reload.ts';
 import { createApp } from './http/app.ts';
+import { guardRequests } from './http/connection.ts';
 import { FailureThrottle } from './auth/throttle.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import { createNamedResolver } from './mapping/resolve.ts';
@@ -170,7 +171,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       // how often both timeouts are checked: with Node's default (30 s) slow headers could hold a connection for 30 s past the limit
       connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
     },
-    app.callback(),
+    guardRequests(app.callback()),
   );
   const host = opts.bind ?? cfg.gateway.bind;
   try {
