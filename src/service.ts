@@ -18,7 +18,7 @@ import { createOutbox, type Outbox } from './runtime/outbox.ts';
 import { createDispatcher } from './runtime/dispatcher.ts';
 import { createReloader, type Reloader } from './runtime/reload.ts';
 import { createApp } from './http/app.ts';
-import { guardRequests } from './http/connection.ts';
+import { guardRequests, handleClientErrors } from './http/connection.ts';
 import { FailureThrottle } from './auth/throttle.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import { createNamedResolver } from './mapping/resolve.ts';
@@ -173,6 +173,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     },
     guardRequests(app.callback()),
   );
+  handleClientErrors(server, logger);
   const host = opts.bind ?? cfg.gateway.bind;
   try {
     await new Promise<void>((resolve, reject) => {

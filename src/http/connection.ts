@@ -1,10 +1,13 @@
 /**
- * What happens below the application: a connection closed on an answer that
+ * What happens below the application: requests the HTTP parser refuses
+ * before the app sees them (malformed framing, headers too large or too slow)
+ * get the one JSON error shape too, and a connection closed on an answer that
  * leaves request bytes unread is closed gently enough for the client to read
  * that answer.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
 
 /**
  * How long a connection closed with request bytes still coming keeps reading
@@ -42,6 +45,84 @@ export function lingerAfterAnswer(req: IncomingMessage): void {
   const socket = req.socket as Socket & { destroySoon?: () => void };
   // Node's HTTP server ends a response marked `Connection: close` with socket.destroySoon()
   socket.destroySoon = () => lingeringClose(socket, () => req.resume());
+}
+
+interface Refusal {
+  status: number;
+  code: string;
+  error: string;
+}
+
+/** Node's parser errors, as the statuses Node itself would answer, with a stable code. */
+function refusalFor(errCode: string | undefined): Refusal {
+  switch (errCode) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, code: 'HEADERS_TOO_LARGE', error: 'request headers too large' };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { status: 413, code: 'PAYLOAD_TOO_LARGE', error: 'chunk extensions too large' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, code: 'REQUEST_TIMEOUT', error: 'request not received in time' };
+    default:
+      return { status: 400, code: 'BAD_REQUEST', error: 'malformed HTTP request' };
+  }
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  413: 'Payload Too Large',
+  417: 'Expectation Failed',
+  431: 'Request Header Fields Too Large',
+};
+
+function jsonBody(r: Refusal): string {
+  return JSON.stringify({ ok: false, error: r.error, code: r.code });
+}
+
+/**
+ * Answers what the HTTP server refuses before the app sees a request with the
+ * JSON error shape, and logs one line with the reason (never the bytes):
+ * parser errors and slow headers (`clientError`), and an `Expect` other than
+ * `100-continue`.
+ */
+export function handleClientErrors(server: Server, logger: Logger): void {
+  const answered = new WeakSet<Socket>();
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (answered.has(socket)) return; // the parser reports every later chunk of a broken stream again
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    // the answer to the request before the broken bytes, when there is one (Node's own handling looks here too)
+    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+    answered.add(socket);
+    const r = refusalFor(err.code);
+    const body = jsonBody(r);
+    const answer = `HTTP/1.1 ${r.status} ${REASONS[r.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+    logger.info({ status: r.status, code: r.code, reason: err.code }, 'request refused by the HTTP parser');
+    const refuse = () => {
+      if (!socket.writable) return void socket.destroy();
+      socket.write(answer);
+      lingeringClose(socket, () => socket.resume());
+    };
+    if (!inFlight) refuse();
+    else if (inFlight.req?.complete) {
+      // a whole request came before the broken bytes: it is answered first (it may have been acted on)
+      closing.add(socket);
+      inFlight.once('finish', refuse);
+    } else if (!inFlight.headersSent) {
+      // the broken bytes are inside the request being read: it ends with the connection
+      socket.end(answer, () => socket.destroy());
+    } else socket.destroy();
+  });
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const r = { status: 417, code: 'EXPECTATION_FAILED', error: 'the only expectation supported is 100-continue' };
+    const body = jsonBody(r);
+    logger.info({ method: req.method, status: r.status, code: r.code }, 'request refused by the HTTP server');
+    lingerAfterAnswer(req);
+    res.writeHead(r.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+    res.end(body);
+  });
 }
 
 /**
