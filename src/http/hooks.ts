@@ -123,7 +123,7 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
 
     const body = await readBody(ctx.req, { maxBytes: hc.maxBodyBytes, timeoutMs: hc.bodyTimeoutMs });
     state.bytes = body.length;
-    requireIdentityEncoding(ctx.get('content-encoding') || undefined);
+    requireIdentityEncoding(ctx.get('content-encoding') || undefined, ctx.get('transfer-encoding') || undefined);
     const kind = mediaKind(ctx.get('content-type') || undefined, name === 'wake' || name === 'agent');
     const payload = kind === 'json' ? parseJson(body) : parseForm(body);
 

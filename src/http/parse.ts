@@ -32,13 +32,21 @@ export function mediaKind(contentType: string | undefined, allowForm: boolean): 
 
 /**
  * Bodies are taken as sent: a compressed body (any `Content-Encoding` but
- * `identity`) is refused rather than parsed as if it were plain JSON.
+ * `identity`, any transfer coding but `chunked`) is refused rather than
+ * parsed as if it were plain JSON.
  */
-export function requireIdentityEncoding(contentEncoding: string | undefined): void {
-  if (!contentEncoding) return;
-  for (const coding of contentEncoding.split(','))
-    if (coding.trim() && coding.trim().toLowerCase() !== 'identity')
-      throw errors.unsupportedMediaType('Content-Encoding is not supported; send the body uncompressed');
+export function requireIdentityEncoding(contentEncoding: string | undefined, transferEncoding?: string): void {
+  if (contentEncoding && !onlyCodings(contentEncoding, ['identity']))
+    throw errors.unsupportedMediaType('Content-Encoding is not supported; send the body uncompressed');
+  if (transferEncoding && !onlyCodings(transferEncoding, ['chunked', 'identity']))
+    throw errors.unsupportedMediaType('transfer codings other than chunked are not supported; send the body uncompressed');
+}
+
+function onlyCodings(header: string, allowed: readonly string[]): boolean {
+  return header.split(',').every((c) => {
+    const coding = c.trim().toLowerCase();
+    return coding === '' || allowed.includes(coding);
+  });
 }
 
 const PARSE_OPTS = { protoAction: 'error', constructorAction: 'error' } as const;

@@ -144,6 +144,12 @@ describe('requireIdentityEncoding()', () => {
   it.each(['gzip', 'br', 'deflate', 'x-gzip', 'identity, gzip', 'zstd'])('refuses %j with 415 UNSUPPORTED_MEDIA_TYPE', (value) => {
     expect(thrown(() => requireIdentityEncoding(value))).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
   });
+
+  it('accepts chunked transfer coding and refuses a compressing one before it', () => {
+    expect(() => requireIdentityEncoding(undefined, 'chunked')).not.toThrow();
+    expect(() => requireIdentityEncoding(undefined, 'Chunked')).not.toThrow();
+    expect(thrown(() => requireIdentityEncoding(undefined, 'gzip, chunked'))).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+  });
 });
 
 describe('parseForm()', () => {
