@@ -170,8 +170,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       headersTimeout: Math.min(60_000, requestTimeout),
       // how often both timeouts are checked: with Node's default (30 s) slow headers could hold a connection for 30 s past the limit
       connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+      requireHostHeader: false, // guardRequests refuses a missing Host with the JSON error shape
     },
-    guardRequests(app.callback()),
+    guardRequests(app.callback(), logger),
   );
   handleClientErrors(server, logger);
   const host = opts.bind ?? cfg.gateway.bind;

@@ -128,12 +128,22 @@ export function handleClientErrors(server: Server, logger: Logger): void {
 /**
  * The request listener around the app: a request that arrives on a connection
  * already closing after its last answer is dropped (the client was told
- * `Connection: close`), so nothing is done that could not be answered.
+ * `Connection: close`), so nothing is done that could not be answered. An
+ * HTTP/1.1 request without `Host` is refused here, with the JSON error shape
+ * (the server is created with `requireHostHeader: false` so it gets here).
  */
-export function guardRequests(handler: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+export function guardRequests(handler: (req: IncomingMessage, res: ServerResponse) => void, logger: Logger): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     if (closing.has(req.socket)) {
       req.socket.destroy();
+      return;
+    }
+    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+      const body = jsonBody({ status: 400, code: 'BAD_REQUEST', error: 'the Host header is missing' });
+      logger.info({ method: req.method, status: 400, code: 'BAD_REQUEST' }, 'request refused by the HTTP server');
+      lingerAfterAnswer(req);
+      res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+      res.end(body);
       return;
     }
     handler(req, res);
