@@ -164,6 +164,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   });
 
   const requestTimeout = cfg.hooks.bodyTimeoutMs + 5000; // our own 408 answers first
+  const onRequest = guardRequests(app.callback(), logger);
   const server = createServer(
     {
       requestTimeout,
@@ -172,8 +173,10 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
       requireHostHeader: false, // guardRequests refuses a missing Host with the JSON error shape
     },
-    guardRequests(app.callback(), logger),
+    onRequest,
   );
+  // Expect: 100-continue goes to the app like any request: it sends 100 Continue only when it reads the body
+  server.on('checkContinue', onRequest);
   handleClientErrors(server, logger);
   const host = opts.bind ?? cfg.gateway.bind;
   try {

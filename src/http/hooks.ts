@@ -121,7 +121,7 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
     if (!name) throw errors.notFound();
     state.hook = name;
 
-    const body = await readBody(ctx.req, { maxBytes: hc.maxBodyBytes, timeoutMs: hc.bodyTimeoutMs });
+    const body = await readBody(ctx.req, { maxBytes: hc.maxBodyBytes, timeoutMs: hc.bodyTimeoutMs }, ctx.res);
     state.bytes = body.length;
     requireIdentityEncoding(ctx.get('content-encoding') || undefined, ctx.get('transfer-encoding') || undefined);
     const kind = mediaKind(ctx.get('content-type') || undefined, name === 'wake' || name === 'agent');
