@@ -6,59 +6,29 @@
  * it, and checks that the table lists exactly the cases tested here.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, get, startCli, tempDir, type Running } from '../helpers/cli.ts';
-import { chunk, exchange, head, hostileTable, rssOf, statusCodes, type Answer, type Exchange, type ExchangeOptions } from '../helpers/hostile.ts';
+import { cleanup, get, type Running } from '../helpers/cli.ts';
+import {
+  BODY_TIMEOUT_MS,
+  chunk,
+  exchange,
+  head,
+  HOSTILE_GW,
+  HOSTILE_HOOK,
+  hostileTable,
+  LIMIT,
+  rssOf,
+  startHostile,
+  statusCodes,
+  type Answer,
+  type Exchange,
+  type ExchangeOptions,
+} from '../helpers/hostile.ts';
 
-const HOOK = `hk_${randomBytes(18).toString('hex')}`;
-const GW = `gw_${randomBytes(18).toString('hex')}`;
-/** The limits the table's numbers are written for. */
-const LIMIT = 65_536;
-const BODY_TIMEOUT_MS = 500;
-
-export const HOSTILE_TRANSFORMS: Record<string, string> = {
-  // looks at everything it is given and describes its shape: arbitrary payloads never make it throw
-  'shape.ts': `export default (ctx: { payload: unknown; headers: Record<string, string>; query: Record<string, string> }) => {
-    const p = ctx.payload;
-    const size = Array.isArray(p) ? p.length : p && typeof p === 'object' ? Object.keys(p).length : 0;
-    return { kind: 'wake', text: 'shape ' + typeof p + ' ' + size + ' ' + Object.keys(ctx.headers).length + ' ' + Object.keys(ctx.query).length, mode: 'next-heartbeat' };
-  };`,
-};
-
-/** The mappings the cases (and the fuzz suite) address: plain templates, the whole payload as JSON, forEach, a transform. */
-export function hostileConfig(extra: { hooks?: Record<string, unknown>; gateway?: Record<string, unknown> } = {}) {
-  return {
-    gateway: { auth: { token: GW }, ...extra.gateway },
-    hooks: {
-      enabled: true,
-      token: HOOK,
-      maxBodyBytes: LIMIT,
-      bodyTimeoutMs: BODY_TIMEOUT_MS,
-      // failures of one case must not block the next: the throttle has its own cases, on their own server
-      authFailures: { max: 1_000_000, windowSeconds: 60 },
-      mappings: [
-        { id: 'plain', match: { path: 'plain' }, action: 'wake', textTemplate: 'plain {{title}}', wakeMode: 'next-heartbeat' },
-        { id: 'json', match: { path: 'json' }, action: 'wake', wakeMode: 'next-heartbeat' },
-        { id: 'each', match: { path: 'each' }, action: 'wake', forEach: 'items', textTemplate: 'item {{item.n}}', wakeMode: 'next-heartbeat' },
-        { id: 'tx', match: { path: 'tx' }, transform: { module: 'shape.ts' } },
-      ],
-      ...extra.hooks,
-    },
-    agents: { defaults: { heartbeat: { every: '0' } } },
-  };
-}
-
-export async function startHostile(extra: Parameters<typeof hostileConfig>[0] = {}, env: Record<string, string> = {}): Promise<Running> {
-  const dir = tempDir();
-  mkdirSync(join(dir, 'transforms'));
-  for (const [f, src] of Object.entries(HOSTILE_TRANSFORMS)) writeFileSync(join(dir, 'transforms', f), src);
-  return startCli({ config: hostileConfig(extra), dir, env });
-}
-
-export { HOOK as HOSTILE_HOOK, GW as HOSTILE_GW };
+const HOOK = HOSTILE_HOOK;
+const GW = HOSTILE_GW;
 
 const TABLE = hostileTable();
 const CODES = statusCodes();
@@ -345,7 +315,7 @@ function runs<T>(xs: T[]): T[] {
 }
 
 /** Checks a case's answers against its row of the table and the one response shape. */
-export function expectDocumented(id: string, o: Outcome, opts: { bodyless?: boolean } = {}): void {
+function expectDocumented(id: string, o: Outcome, opts: { bodyless?: boolean } = {}): void {
   const row = TABLE.get(id);
   expect(row, `docs/http.md has no hostile case "${id}"`).toBeDefined();
   expect(runs(o.answers.map((a) => a.status)), `statuses of ${id}`).toEqual(row!.statuses);

@@ -1,14 +1,62 @@
 /**
- * Tools of the hostile-input suites: a raw HTTP exchange that sends bytes
- * exactly as given (slowly, pipelined, endlessly) and reads every answer the
- * server gives on that connection; the server's resident memory; and the
- * "Hostile input" tables of docs/http.md, which the suites check against.
+ * Tools of the hostile-input suites: the server they run against (its config,
+ * mappings and transform), a raw HTTP exchange that sends bytes exactly as
+ * given (slowly, pipelined, endlessly) and reads every answer the server gives
+ * on that connection, the server's resident memory, and the "Hostile input"
+ * tables of docs/http.md, which the suites check against.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { ROOT } from './cli.ts';
+import { ROOT, startCli, tempDir, type Running } from './cli.ts';
+
+export const HOSTILE_HOOK = `hk_${randomBytes(18).toString('hex')}`;
+export const HOSTILE_GW = `gw_${randomBytes(18).toString('hex')}`;
+/** The limits the table's numbers are written for. */
+export const LIMIT = 65_536;
+export const BODY_TIMEOUT_MS = 500;
+
+export const HOSTILE_TRANSFORMS: Record<string, string> = {
+  // looks at everything it is given and describes its shape: arbitrary payloads never make it throw
+  'shape.ts': `export default (ctx: { payload: unknown; headers: Record<string, string>; query: Record<string, string> }) => {
+    const p = ctx.payload;
+    const size = Array.isArray(p) ? p.length : p && typeof p === 'object' ? Object.keys(p).length : 0;
+    return { kind: 'wake', text: 'shape ' + typeof p + ' ' + size + ' ' + Object.keys(ctx.headers).length + ' ' + Object.keys(ctx.query).length, mode: 'next-heartbeat' };
+  };`,
+};
+
+/** The mappings the cases (and the fuzz suite) address: plain templates, the whole payload as JSON, forEach, a transform. */
+export function hostileConfig(extra: { hooks?: Record<string, unknown>; gateway?: Record<string, unknown>; mappings?: unknown[] } = {}) {
+  return {
+    gateway: { auth: { token: HOSTILE_GW }, ...extra.gateway },
+    hooks: {
+      enabled: true,
+      token: HOSTILE_HOOK,
+      maxBodyBytes: LIMIT,
+      bodyTimeoutMs: BODY_TIMEOUT_MS,
+      // failures of one case must not block the next: the throttle has its own cases, on their own server
+      authFailures: { max: 1_000_000, windowSeconds: 60 },
+      mappings: [
+        { id: 'plain', match: { path: 'plain' }, action: 'wake', textTemplate: 'plain {{title}}', wakeMode: 'next-heartbeat' },
+        { id: 'json', match: { path: 'json' }, action: 'wake', wakeMode: 'next-heartbeat' },
+        { id: 'each', match: { path: 'each' }, action: 'wake', forEach: 'items', textTemplate: 'item {{item.n}}', wakeMode: 'next-heartbeat' },
+        { id: 'tx', match: { path: 'tx' }, transform: { module: 'shape.ts' } },
+        ...(extra.mappings ?? []),
+      ],
+      ...extra.hooks,
+    },
+    agents: { defaults: { heartbeat: { every: '0' } } },
+  };
+}
+
+export async function startHostile(extra: Parameters<typeof hostileConfig>[0] = {}, env: Record<string, string> = {}): Promise<Running> {
+  const dir = tempDir();
+  mkdirSync(join(dir, 'transforms'));
+  for (const [f, src] of Object.entries(HOSTILE_TRANSFORMS)) writeFileSync(join(dir, 'transforms', f), src);
+  return startCli({ config: hostileConfig(extra), dir, env });
+}
 
 export interface Answer {
   status: number;
