@@ -8,6 +8,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { errors, HookError } from '../errors.ts';
 
 /**
  * How long a connection closed with request bytes still coming keeps reading
@@ -47,23 +48,17 @@ export function lingerAfterAnswer(req: IncomingMessage): void {
   socket.destroySoon = () => lingeringClose(socket, () => req.resume());
 }
 
-interface Refusal {
-  status: number;
-  code: string;
-  error: string;
-}
-
 /** Node's parser errors, as the statuses Node itself would answer, with a stable code. */
-function refusalFor(errCode: string | undefined): Refusal {
+function refusalFor(errCode: string | undefined): HookError {
   switch (errCode) {
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, code: 'HEADERS_TOO_LARGE', error: 'request headers too large' };
+      return errors.headersTooLarge();
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return { status: 413, code: 'PAYLOAD_TOO_LARGE', error: 'chunk extensions too large' };
+      return new HookError(413, 'PAYLOAD_TOO_LARGE', 'chunk extensions too large');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, code: 'REQUEST_TIMEOUT', error: 'request not received in time' };
+      return new HookError(408, 'REQUEST_TIMEOUT', 'request not received in time');
     default:
-      return { status: 400, code: 'BAD_REQUEST', error: 'malformed HTTP request' };
+      return errors.badRequest('malformed HTTP request');
   }
 }
 
@@ -75,8 +70,17 @@ const REASONS: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 };
 
-function jsonBody(r: Refusal): string {
-  return JSON.stringify({ ok: false, error: r.error, code: r.code });
+function jsonBody(e: HookError): string {
+  return JSON.stringify({ ok: false, error: e.message, code: e.code });
+}
+
+/** Answers `res` with `e` in the JSON error shape and closes the connection gently. */
+function refuse(req: IncomingMessage, res: ServerResponse, e: HookError, logger: Logger, what: string): void {
+  const body = jsonBody(e);
+  logger.info({ method: req.method, status: e.status, code: e.code }, what);
+  lingerAfterAnswer(req);
+  res.writeHead(e.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  res.end(body);
 }
 
 /**
@@ -100,29 +104,22 @@ export function handleClientErrors(server: Server, logger: Logger): void {
     const body = jsonBody(r);
     const answer = `HTTP/1.1 ${r.status} ${REASONS[r.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
     logger.info({ status: r.status, code: r.code, reason: err.code }, 'request refused by the HTTP parser');
-    const refuse = () => {
+    const answerNow = () => {
       if (!socket.writable) return void socket.destroy();
       socket.write(answer);
       lingeringClose(socket, () => socket.resume());
     };
-    if (!inFlight) refuse();
+    if (!inFlight) answerNow();
     else if (inFlight.req?.complete) {
       // a whole request came before the broken bytes: it is answered first (it may have been acted on)
       closing.add(socket);
-      inFlight.once('finish', refuse);
+      inFlight.once('finish', answerNow);
     } else if (!inFlight.headersSent) {
       // the broken bytes are inside the request being read: it ends with the connection
       socket.end(answer, () => socket.destroy());
     } else socket.destroy();
   });
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const r = { status: 417, code: 'EXPECTATION_FAILED', error: 'the only expectation supported is 100-continue' };
-    const body = jsonBody(r);
-    logger.info({ method: req.method, status: r.status, code: r.code }, 'request refused by the HTTP server');
-    lingerAfterAnswer(req);
-    res.writeHead(r.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
-    res.end(body);
-  });
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => refuse(req, res, errors.expectationFailed(), logger, 'request refused by the HTTP server'));
 }
 
 /**
@@ -138,14 +135,8 @@ export function guardRequests(handler: (req: IncomingMessage, res: ServerRespons
       req.socket.destroy();
       return;
     }
-    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
-      const body = jsonBody({ status: 400, code: 'BAD_REQUEST', error: 'the Host header is missing' });
-      logger.info({ method: req.method, status: 400, code: 'BAD_REQUEST' }, 'request refused by the HTTP server');
-      lingerAfterAnswer(req);
-      res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
-      res.end(body);
-      return;
-    }
+    if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1)
+      return refuse(req, res, errors.badRequest('the Host header is missing'), logger, 'request refused by the HTTP server');
     handler(req, res);
   };
 }
