@@ -17,8 +17,8 @@ import { exchange, HOSTILE_HOOK, startHostile, statusCodes, type Answer } from '
 
 const CODES = statusCodes();
 const SIGNED: VerifySpec = { type: 'hmac-sha256', secret: randomBytes(24).toString('hex') };
-/** Runs of each property; every run is one request (or two, for the signed hook). */
-export const RUNS = { json: 250, bytes: 250, paths: 250, agent: 300, wake: 150, mediaTypes: 150, signed: 150 };
+/** Runs of each property; every run is one request. */
+const RUNS = { json: 250, bytes: 250, paths: 250, agent: 300, wake: 150, mediaTypes: 150, signed: 150 };
 
 const NAMED = ['plain', 'json', 'each', 'tx', 'signed', 'nope'];
 const TARGETS = ['wake', 'agent', ...NAMED];
@@ -87,7 +87,7 @@ const len = (s: string) => [...s].length;
 const isString = (v: unknown): v is string => typeof v === 'string';
 
 /** The fields of an agent body that are invalid (empty: the body is valid), by the rules of docs/http.md. */
-export function invalidAgentFields(body: Record<string, unknown>): Set<string> {
+function invalidAgentFields(body: Record<string, unknown>): Set<string> {
   const bad = new Set<string>();
   const rules: Record<string, (v: unknown) => boolean> = {
     message: (v) => isString(v) && len(v) <= 1_000_000 && v.trim() !== '',
@@ -106,7 +106,7 @@ export function invalidAgentFields(body: Record<string, unknown>): Set<string> {
   return bad;
 }
 
-export function invalidWakeFields(body: Record<string, unknown>): Set<string> {
+function invalidWakeFields(body: Record<string, unknown>): Set<string> {
   const bad = new Set<string>();
   if (!('text' in body)) bad.add('text');
   for (const [k, v] of Object.entries(body)) {
