@@ -50,11 +50,15 @@ export const errors = {
   requestTimeout: (ms: number) =>
     new HookError(408, 'REQUEST_TIMEOUT', `request body not received within ${ms} ms`, { headers: { Connection: 'close' } }),
   unsupportedMediaType: (detail: string) => new HookError(415, 'UNSUPPORTED_MEDIA_TYPE', detail),
+  /** Refusals below the app: what the HTTP parser or server could not take. */
+  badRequest: (detail: string) => new HookError(400, 'BAD_REQUEST', detail, { headers: { Connection: 'close' } }),
+  headersTooLarge: () => new HookError(431, 'HEADERS_TOO_LARGE', 'request headers too large', { headers: { Connection: 'close' } }),
+  expectationFailed: () => new HookError(417, 'EXPECTATION_FAILED', 'the only expectation supported is 100-continue', { headers: { Connection: 'close' } }),
   invalidJson: (detail: string) => new HookError(400, 'INVALID_JSON', `invalid JSON body: ${detail}`),
   invalidPayload: (field: string, reason: string) =>
     new HookError(400, 'INVALID_PAYLOAD', field ? `${field}: ${reason}` : reason, { field }),
-  modelNotAllowed: (model: string) =>
-    new HookError(400, 'MODEL_NOT_ALLOWED', `model: "${model}" is not in agents.defaults.models`, { field: 'model' }),
+  // messages name the field, never its value: answers show up in senders' delivery logs
+  modelNotAllowed: () => new HookError(400, 'MODEL_NOT_ALLOWED', 'model: is not one of agents.defaults.models', { field: 'model' }),
   hookNotFound: (name: string) => new HookError(404, 'HOOK_NOT_FOUND', `no hook mapping matches "${name}"`),
   transformFailed: () => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed', { expose: true }),
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),

@@ -18,6 +18,7 @@ import { createOutbox, type Outbox } from './runtime/outbox.ts';
 import { createDispatcher } from './runtime/dispatcher.ts';
 import { createReloader, type Reloader } from './runtime/reload.ts';
 import { createApp } from './http/app.ts';
+import { guardRequests, handleClientErrors } from './http/connection.ts';
 import { FailureThrottle } from './auth/throttle.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import { createNamedResolver } from './mapping/resolve.ts';
@@ -57,6 +58,7 @@ export interface Service {
 }
 
 const IDEMPOTENCY_PRUNE_MS = 10 * 60 * 1000;
+const CONNECTIONS_CHECK_MS = 1000;
 /** Keys a running service cannot apply without a restart. */
 const RESTART_KEYS = ['gateway.bind', 'gateway.port', 'storage.driver', 'storage.path', 'storage.synchronous'] as const;
 
@@ -161,9 +163,21 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     }),
   });
 
-  const server = createServer(app.callback());
-  server.requestTimeout = cfg.hooks.bodyTimeoutMs + 5000; // our own 408 answers first
-  server.headersTimeout = Math.min(60_000, server.requestTimeout);
+  const requestTimeout = cfg.hooks.bodyTimeoutMs + 5000; // our own 408 answers first
+  const onRequest = guardRequests(app.callback(), logger);
+  const server = createServer(
+    {
+      requestTimeout,
+      headersTimeout: Math.min(60_000, requestTimeout),
+      // how often both timeouts are checked: with Node's default (30 s) slow headers could hold a connection for 30 s past the limit
+      connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+      requireHostHeader: false, // guardRequests refuses a missing Host with the JSON error shape
+    },
+    onRequest,
+  );
+  // Expect: 100-continue goes to the app like any request: it sends 100 Continue only when it reads the body
+  server.on('checkContinue', onRequest);
+  handleClientErrors(server, logger);
   const host = opts.bind ?? cfg.gateway.bind;
   try {
     await new Promise<void>((resolve, reject) => {

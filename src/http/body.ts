@@ -2,9 +2,11 @@
  * Reads a request body into one Buffer while enforcing the size limit as the
  * bytes arrive (a huge body is refused, never buffered) and a deadline for the
  * whole body. A declared Content-Length over the limit is refused before any
- * byte is read.
+ * byte is read. A client that waits for `100 Continue` is told to send its body
+ * only once it is going to be read (with `res`; the server leaves the interim
+ * answer to the app).
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errors, HookError } from '../errors.ts';
 
 export interface BodyLimits {
@@ -12,13 +14,14 @@ export interface BodyLimits {
   timeoutMs: number;
 }
 
-export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limits: BodyLimits, res?: ServerResponse): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined) {
     const n = Number(declared);
     if (Number.isFinite(n) && n > limits.maxBytes) return Promise.reject(errors.payloadTooLarge(limits.maxBytes));
   }
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  if (res && /^\s*100-continue\s*$/i.test(req.headers.expect ?? '')) res.writeContinue();
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -12,7 +12,7 @@ import type { GenerationRef, Generation } from '../runtime/generation.ts';
 import type { Dispatcher } from '../runtime/dispatcher.ts';
 import { errors, HookError } from '../errors.ts';
 import { readBody } from './body.ts';
-import { mediaKind, parseForm, parseJson } from './parse.ts';
+import { mediaKind, parseForm, parseJson, requireIdentityEncoding } from './parse.ts';
 import { idempotencyKey, type Answer, type IdempotencyGuard } from './idempotency.ts';
 import { FailureThrottle, OncePer } from '../auth/throttle.ts';
 import { resolveRequest, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
@@ -121,8 +121,9 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
     if (!name) throw errors.notFound();
     state.hook = name;
 
-    const body = await readBody(ctx.req, { maxBytes: hc.maxBodyBytes, timeoutMs: hc.bodyTimeoutMs });
+    const body = await readBody(ctx.req, { maxBytes: hc.maxBodyBytes, timeoutMs: hc.bodyTimeoutMs }, ctx.res);
     state.bytes = body.length;
+    requireIdentityEncoding(ctx.get('content-encoding') || undefined, ctx.get('transfer-encoding') || undefined);
     const kind = mediaKind(ctx.get('content-type') || undefined, name === 'wake' || name === 'agent');
     const payload = kind === 'json' ? parseJson(body) : parseForm(body);
 

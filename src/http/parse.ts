@@ -30,21 +30,80 @@ export function mediaKind(contentType: string | undefined, allowForm: boolean): 
   throw errors.unsupportedMediaType(`Content-Type "${type}" is not supported; send application/json`);
 }
 
+/**
+ * Bodies are taken as sent: a compressed body (any `Content-Encoding` but
+ * `identity`, any transfer coding but `chunked`) is refused rather than
+ * parsed as if it were plain JSON.
+ */
+export function requireIdentityEncoding(contentEncoding: string | undefined, transferEncoding?: string): void {
+  if (contentEncoding && !onlyCodings(contentEncoding, ['identity']))
+    throw errors.unsupportedMediaType('Content-Encoding is not supported; send the body uncompressed');
+  if (transferEncoding && !onlyCodings(transferEncoding, ['chunked', 'identity']))
+    throw errors.unsupportedMediaType('transfer codings other than chunked are not supported; send the body uncompressed');
+}
+
+function onlyCodings(header: string, allowed: readonly string[]): boolean {
+  return header.split(',').every((c) => {
+    const coding = c.trim().toLowerCase();
+    return coding === '' || allowed.includes(coding);
+  });
+}
+
 const PARSE_OPTS = { protoAction: 'error', constructorAction: 'error' } as const;
+
+/**
+ * Deepest nesting of arrays and objects a JSON body may have. Later steps
+ * (templates rendering objects as JSON, transform calls, storage) recurse over
+ * the payload, so a deeper body would overflow the stack there; no webhook
+ * sender comes anywhere near this.
+ */
+export const MAX_JSON_DEPTH = 512;
 
 export function parseJson(body: Buffer): unknown {
   if (body.length === 0) throw errors.invalidJson('the body is empty');
   if (!isUtf8(body)) throw errors.invalidJson('the body is not valid UTF-8');
   let text = body.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (nestedDeeperThan(text, MAX_JSON_DEPTH)) throw errors.invalidJson(`nested deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return sjson.parse(text, null, PARSE_OPTS);
   } catch (err) {
     if (err instanceof RangeError) throw errors.invalidJson('nested too deeply');
     const msg = (err as Error).message;
-    if (/prototype/.test(msg)) throw errors.invalidJson('forbidden key (__proto__ or constructor.prototype)');
-    throw errors.invalidJson(msg.replace(/ in JSON at position \d+.*$/s, '').slice(0, 120));
+    if (msg.startsWith('Object contains forbidden prototype property')) throw errors.invalidJson('forbidden key (__proto__ or constructor.prototype)');
+    throw errors.invalidJson(syntaxDetail(msg));
   }
+}
+
+/** True when brackets outside strings open more than `max` levels at some point (a linear scan, no parse). */
+function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+  }
+  return false;
+}
+
+/**
+ * The parser's reason without any of the body: V8 quotes a piece of the input
+ * in some messages (`Unexpected token 'x', "…" is not valid JSON`), and an
+ * error answer must not repeat what was sent (it may be a secret, and senders
+ * show answers in their delivery logs).
+ */
+function syntaxDetail(msg: string): string {
+  const at = / in JSON at position (\d+)/.exec(msg);
+  const what = at ? msg.slice(0, at.index) : msg;
+  if (at && !what.includes('"')) return `${what} at position ${at[1]}`.slice(0, 120);
+  if (msg.startsWith('Unexpected end of JSON input')) return 'unexpected end of input';
+  return at ? `syntax error at position ${at[1]}` : 'syntax error (unexpected character)';
 }
 
 /** Fields of a form post that are not strings in JSON. */

@@ -160,10 +160,10 @@ export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOri
   let model = cfg.agents.defaults.model;
   if (input.model !== undefined) {
     model = input.model;
-    if (gen.models && !gen.models.has(model)) throw errors.modelNotAllowed(model);
+    if (gen.models && !gen.models.has(model)) throw errors.modelNotAllowed();
     const parts = splitModel(model);
     if (!parts) throw errors.invalidPayload('model', 'must have the form provider/model');
-    if (!gen.providers.has(parts.provider)) throw errors.invalidPayload('model', `unknown provider "${parts.provider}"`);
+    if (!gen.providers.has(parts.provider)) throw errors.invalidPayload('model', 'names a provider that is not configured');
   }
 
   return {

@@ -40,6 +40,9 @@ export interface Dispatcher {
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const clock = deps.clock ?? Date.now;
+  // runs past the cap check whose commit is still pending: counted against the cap, since
+  // requests of one event-loop turn commit together and would all see the same queue length
+  let reserved = 0;
   return {
     async dispatch(actions, opts) {
       const now = clock();
@@ -70,7 +73,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           });
         }
       }
-      if (runs.length && deps.queuedRuns() + runs.length > opts.maxQueuedRuns)
+      if (runs.length && deps.queuedRuns() + reserved + runs.length > opts.maxQueuedRuns)
         throw errors.unavailable('too many queued agent runs; try again later', 30);
 
       const result = answer(actions, events, runs, opts.agentStatus);
@@ -84,7 +87,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           expiresAt: now + opts.idempotency.ttlSeconds * 1000,
         };
       }
-      await deps.store.accept(batch);
+      reserved += runs.length;
+      try {
+        await deps.store.accept(batch);
+      } finally {
+        reserved -= runs.length;
+      }
       if (runs.length) deps.enqueueRuns(runs.map((r) => ({ id: r.id, sessionKey: r.sessionKey })));
       if (wakeNow) deps.requestHeartbeat();
       return result;

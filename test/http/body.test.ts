@@ -67,6 +67,23 @@ describe('readBody()', () => {
     expect(req.listenerCount('data')).toBe(0);
   });
 
+  it('sends 100 Continue to a client that waits for it, but only when the body is going to be read', async () => {
+    const writeContinue = vi.fn();
+    const res = { writeContinue } as unknown as Parameters<typeof readBody>[2];
+    await rejection(readBody(request({ 'content-length': '11', expect: '100-continue' }), LIMITS, res));
+    expect(writeContinue).not.toHaveBeenCalled();
+    const req = request({ 'content-length': '2', expect: '100-Continue' });
+    const body = readBody(req, LIMITS, res);
+    expect(writeContinue).toHaveBeenCalledOnce();
+    req.end('{}');
+    expect((await body).toString()).toBe('{}');
+    const plain = request({ 'content-length': '2' });
+    const read = readBody(plain, LIMITS, res);
+    plain.end('{}');
+    await read;
+    expect(writeContinue).toHaveBeenCalledOnce();
+  });
+
   it('refuses a body that grows past the limit while streaming, and stops reading', async () => {
     const req = request(); // chunked: no Content-Length
     const body = readBody(req, LIMITS);

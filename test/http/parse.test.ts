@@ -3,7 +3,7 @@
  * built-in endpoints), UTF-8 only, and no prototype poisoning.
  */
 import { describe, expect, it } from 'vitest';
-import { mediaKind, parseForm, parseJson } from '../../src/http/parse.ts';
+import { MAX_JSON_DEPTH, mediaKind, parseForm, parseJson, requireIdentityEncoding } from '../../src/http/parse.ts';
 import { HookError } from '../../src/errors.ts';
 
 function thrown(fn: () => unknown): HookError {
@@ -100,6 +100,28 @@ describe('parseJson()', () => {
   });
 
   it.each([
+    ['an unexpected token', '{"a": SECRET_VALUE_123}'],
+    ['a bare word', 'SECRET_VALUE_123'],
+    ['a word after a string', '{"a":"x" SECRET_VALUE_123}'],
+    ['a bare word that names the prototype', 'prototype_SECRET_VALUE_123'],
+  ])('never repeats the body in the reason (%s)', (_what, text) => {
+    const err = thrown(() => parseJson(Buffer.from(text)));
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_JSON' });
+    expect(err.message).not.toContain('SECRET');
+    expect(err.message).not.toContain('forbidden key');
+  });
+
+  it.each([
+    ['arrays', (d: number) => `${'['.repeat(d)}1${']'.repeat(d)}`],
+    ['objects', (d: number) => `${'{"a":'.repeat(d)}1${'}'.repeat(d)}`],
+    ['mixed, with brackets inside strings', (d: number) => `${'{"[{":['.repeat(d / 2)}"]}\\"]"${']}'.repeat(d / 2)}`],
+  ])('accepts %s nested up to MAX_JSON_DEPTH and refuses one level more', (_what, make) => {
+    expect(parseJson(Buffer.from(make(MAX_JSON_DEPTH)))).toBeTypeOf('object');
+    const err = thrown(() => parseJson(Buffer.from(make(MAX_JSON_DEPTH + 2))));
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_JSON', message: `invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels` });
+  });
+
+  it.each([
     ['arrays', (d: number) => `${'['.repeat(d)}${']'.repeat(d)}`],
     ['objects with a key that triggers the poisoning scan', (d: number) => `${'{"a":'.repeat(d)}{"constructor":1}${'}'.repeat(d)}`],
   ])('survives 100,000 levels of nested %s: parsed, or refused as INVALID_JSON', (_what, make) => {
@@ -111,6 +133,22 @@ describe('parseJson()', () => {
       expect(err).toBeInstanceOf(HookError);
       expect((err as HookError).code).toBe('INVALID_JSON');
     }
+  });
+});
+
+describe('requireIdentityEncoding()', () => {
+  it.each([undefined, '', 'identity', 'IDENTITY', ' identity , identity'])('accepts %j', (value) => {
+    expect(() => requireIdentityEncoding(value)).not.toThrow();
+  });
+
+  it.each(['gzip', 'br', 'deflate', 'x-gzip', 'identity, gzip', 'zstd'])('refuses %j with 415 UNSUPPORTED_MEDIA_TYPE', (value) => {
+    expect(thrown(() => requireIdentityEncoding(value))).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+  });
+
+  it('accepts chunked transfer coding and refuses a compressing one before it', () => {
+    expect(() => requireIdentityEncoding(undefined, 'chunked')).not.toThrow();
+    expect(() => requireIdentityEncoding(undefined, 'Chunked')).not.toThrow();
+    expect(thrown(() => requireIdentityEncoding(undefined, 'gzip, chunked'))).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
   });
 });
 

@@ -134,6 +134,26 @@ describe('dispatcher.dispatch()', () => {
       expect(heartbeats).toBe(0);
     });
 
+    it('holds the cap for concurrent requests whose runs commit together', async () => {
+      // the runner's count grows only after each commit, as in the service
+      dispatcher = createDispatcher({
+        store,
+        clock: () => NOW,
+        enqueueRuns: (runs) => (queued += runs.length),
+        queuedRuns: () => queued,
+        requestHeartbeat: () => heartbeats++,
+      });
+      const results = await Promise.allSettled(Array.from({ length: 20 }, () => dispatcher.dispatch([agent()], { ...OPTS, maxQueuedRuns: 5 })));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+      expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason.code === 'UNAVAILABLE')).toBe(true);
+      expect((await store.counts()).runs.queued).toBe(5);
+      // a failed commit gives its reservation back
+      vi.spyOn(store, 'accept').mockRejectedValueOnce(new Error('disk full'));
+      queued = 3;
+      await expect(dispatcher.dispatch([agent()], { ...OPTS, maxQueuedRuns: 5 })).rejects.toThrow('disk full');
+      expect((await dispatcher.dispatch([agent(), agent()], { ...OPTS, maxQueuedRuns: 5 })).status).toBe(202);
+    });
+
     it('accepts runs up to the cap exactly, and wakes whatever the queue holds', async () => {
       queued = 99;
       expect((await dispatcher.dispatch([agent()], OPTS)).status).toBe(202);

@@ -7,6 +7,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { errors, HookError, isHookError } from '../../errors.ts';
 import type { RequestState } from '../state.ts';
+import { lingerAfterAnswer } from '../connection.ts';
 
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
@@ -22,7 +23,10 @@ export function errorsAndLog(logger: Logger): Middleware<RequestState> {
       const e = isHookError(err) ? err : fromUnknown(err);
       ctx.status = e.status;
       if (e.headers) ctx.set(e.headers);
-      if (!ctx.req.readableEnded && hasBody(ctx.req.headers)) ctx.set('Connection', 'close');
+      if (!ctx.req.readableEnded && hasBody(ctx.req.headers)) {
+        ctx.set('Connection', 'close');
+        lingerAfterAnswer(ctx.req);
+      }
       ctx.body = e.field !== undefined && e.field !== ''
         ? { ok: false, error: e.expose ? e.message : 'internal error', code: e.code, field: e.field }
         : { ok: false, error: e.expose ? e.message : 'internal error', code: e.code };
