@@ -335,7 +335,7 @@ describe('runPipeline() with a transform: every return form', () => {
     ['an empty message', { ret: { message: '  ' } }, 'message', 'message: must not be empty'],
     ['the main session', { ret: { sessionKey: 'main' } }, 'sessionKey', 'sessionKey: must not name the main session'],
     ['an unconfigured channel', { ret: { channel: 'slack' } }, 'channel', 'channel: must be "last" or a configured channel (console, chat)'],
-    ['an unknown provider', { ret: { model: 'nope/x' } }, 'model', 'model: unknown provider "nope"'],
+    ['an unknown provider', { ret: { model: 'nope/x' } }, 'model', 'model: names a provider that is not configured'],
     ['a wake without usable text', { ret: { kind: 'wake', text: '' } }, 'text', 'text: must not be empty'],
   ])('%s is 400 INVALID_PAYLOAD', async (_what, payload, field, message) => {
     expect(await refusal(run('ret', payload))).toEqual({ status: 400, code: 'INVALID_PAYLOAD', field, message });
