@@ -1,0 +1,202 @@
+/**
+ * `npm run bench`: hook-intake against a bare node:http server on the same
+ * machine, scenario by scenario, in interleaved rounds (bare, ours, bare,
+ * ours, …) so that both see the same background load. The headline figure is
+ * server CPU time per request from /proc, as a ratio to the bare server.
+ *
+ *   npm run bench                    quick run (~2 min)
+ *   npm run bench -- --full          longer rounds, more of them (~12 min)
+ *   npm run bench -- --only wake,agent --rounds 4 --duration 8
+ *   npm run bench -- --profile /tmp/prof   also write a CPU profile of hook-intake per scenario
+ *
+ * Env: BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP (seconds) give the same settings as the flags.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { SCENARIOS, type Scenario } from './scenarios.ts';
+import { killAll, ROOT, startBare, startIntake, writeIntakeConfig, checkConfig, type Server } from './servers.ts';
+import { runLoad, wrkVersion, type LoadResult } from './load.ts';
+import { cpuMicros, sampleRss, settle } from './proc.ts';
+import { machineInfo, markdown, summarize, type Round, type ScenarioResult } from './report.ts';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    full: { type: 'boolean' },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    only: { type: 'string' },
+    out: { type: 'string' },
+    profile: { type: 'string' },
+    list: { type: 'boolean' },
+  },
+});
+
+if (values.list) {
+  for (const s of SCENARIOS) process.stdout.write(`${s.id.padEnd(18)} ${s.label}${s.requires ? ` (needs ${s.requires})` : ''}\n`);
+  process.exit(0);
+}
+
+const preset = values.full ? { rounds: 5, duration: 10, warmup: 3 } : { rounds: 2, duration: 3, warmup: 2 };
+const num = (flag: string | undefined, env: string | undefined, dflt: number) => {
+  const n = Number(flag ?? env ?? dflt);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`not a positive number: ${flag ?? env}`);
+  return n;
+};
+const ROUNDS = Math.round(num(values.rounds, process.env.BENCH_ROUNDS, preset.rounds));
+const DURATION = Math.round(num(values.duration, process.env.BENCH_DURATION, preset.duration));
+const WARMUP = Math.round(num(values.warmup, process.env.BENCH_WARMUP, preset.warmup));
+
+const only = values.only?.split(',').map((s) => s.trim());
+const selected = only ? SCENARIOS.filter((s) => only.includes(s.id)) : SCENARIOS;
+if (only && selected.length !== only.length) {
+  process.stderr.write(`unknown scenario in --only; known: ${SCENARIOS.map((s) => s.id).join(', ')}\n`);
+  process.exit(2);
+}
+
+const wrk = wrkVersion();
+if (!wrk) {
+  process.stderr.write('bench: wrk not found on PATH. Install it (Debian/Ubuntu: apt-get install wrk; macOS: brew install wrk) and run again.\n');
+  process.exit(2);
+}
+
+const HOOK_TOKEN = randomBytes(24).toString('hex');
+const GATEWAY_TOKEN = randomBytes(24).toString('hex');
+
+/** hook-intake as the bench runs it: hooks on, durable SQLite storage, echo agent, console channel, info logs. */
+function baseConfig(): Record<string, unknown> {
+  return {
+    gateway: { bind: '127.0.0.1', auth: { token: GATEWAY_TOKEN } },
+    hooks: { enabled: true, token: HOOK_TOKEN },
+    logging: { level: 'info' },
+  };
+}
+
+function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prev = out[k];
+    const isObj = (o: unknown): o is Record<string, unknown> => typeof o === 'object' && o !== null && !Array.isArray(o);
+    out[k] = isObj(prev) && isObj(v) ? merge(prev, v) : v;
+  }
+  return out;
+}
+
+const work = mkdtempSync(join(tmpdir(), 'hook-intake-bench-'));
+const cleanup = () => {
+  killAll();
+  rmSync(work, { recursive: true, force: true });
+};
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM'] as const)
+  process.on(sig, () => {
+    cleanup();
+    process.exit(130);
+  });
+
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+async function probe(s: Scenario, url: string): Promise<{ status: number; text: string }> {
+  const res = await fetch(url + s.path, {
+    method: 'POST',
+    headers: { 'content-type': s.contentType ?? 'application/json', authorization: `Bearer ${HOOK_TOKEN}`, ...s.headers },
+    body: s.body,
+  });
+  return { status: res.status, text: (await res.text()).slice(0, 200) };
+}
+
+function load(server: Server, s: Scenario, bodyFile: string, dir: string, seconds: number): Promise<LoadResult> {
+  return runLoad({
+    url: server.url + s.path,
+    token: HOOK_TOKEN,
+    bodyFile,
+    contentType: s.contentType ?? 'application/json',
+    headers: s.headers ?? {},
+    connections: s.connections,
+    seconds,
+    dir,
+  });
+}
+
+/** One measured round: CPU from before the load until the server has finished the work it caused. */
+async function round(server: Server, s: Scenario, bodyFile: string, dir: string): Promise<Round> {
+  await settle(server.pid);
+  const cpu0 = cpuMicros(server.pid);
+  const rss = sampleRss(server.pid);
+  const r = await load(server, s, bodyFile, dir, DURATION);
+  const settled = await settle(server.pid, { maxMs: 120_000 });
+  const cpu1 = cpuMicros(server.pid);
+  return { ...r, cpuMicros: cpu1 - cpu0, rssBytes: rss.stop(), settled };
+}
+
+async function runScenario(s: Scenario): Promise<ScenarioResult> {
+  const dir = mkdtempSync(join(work, `${s.id}-`));
+  const files = writeIntakeConfig(dir, merge(baseConfig(), s.config ?? {}), s.files);
+  if (s.requires) {
+    const refused = checkConfig(files);
+    if (refused) return { scenario: s, skipped: `\`hook-intake check\` refuses the config, so ${s.requires} are not supported yet (${refused})` };
+  }
+  const bodyFile = join(dir, 'body.json');
+  writeFileSync(bodyFile, s.body);
+  let bare: Server | undefined;
+  let ours: Server | undefined;
+  try {
+    bare = await startBare(dir, HOOK_TOKEN);
+    const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`, `--cpu-prof-name=${s.id}-${Date.now()}.cpuprofile`] : [];
+    ours = await startIntake(dir, files, nodeArgs);
+    const p = await probe(s, ours.url);
+    if (p.status !== s.expectStatus) {
+      const why = `hook-intake answered ${p.status} ${p.text}`;
+      if (s.requires) return { scenario: s, skipped: `${s.requires} are not supported by \`serve\` yet: ${why}` };
+      throw new Error(`${s.id}: expected ${s.expectStatus}, ${why}`);
+    }
+    const bp = await probe(s, bare.url);
+    if (bp.status !== 200) throw new Error(`${s.id}: the bare server answered ${bp.status} ${bp.text}`);
+
+    for (const server of [bare, ours]) {
+      await load(server, s, bodyFile, dir, WARMUP);
+      await settle(server.pid);
+    }
+    const rounds: Record<'bare' | 'ours', Round[]> = { bare: [], ours: [] };
+    for (let i = 0; i < ROUNDS; i++) {
+      rounds.bare.push(await round(bare, s, bodyFile, dir));
+      rounds.ours.push(await round(ours, s, bodyFile, dir));
+      const b = rounds.bare.at(-1)!;
+      const o = rounds.ours.at(-1)!;
+      log(`  round ${i + 1}/${ROUNDS}: bare ${(b.cpuMicros / b.requests).toFixed(1)} µs/req, hook-intake ${(o.cpuMicros / o.requests).toFixed(1)} µs/req`);
+    }
+    const pairRatios = rounds.bare.map((b, i) => b.cpuMicros / b.requests / (rounds.ours[i]!.cpuMicros / rounds.ours[i]!.requests));
+    return { scenario: s, bare: summarize(rounds.bare), ours: summarize(rounds.ours), pairRatios };
+  } catch (err) {
+    if (ours) log(`hook-intake output (last lines):\n${ours.tail()}`);
+    throw err;
+  } finally {
+    const [, code] = await Promise.all([bare?.stop(), ours?.stop()]);
+    if (ours && code !== 0) log(`warning: hook-intake exited with ${code} on SIGTERM:\n${ours.tail()}`);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const settings = `${ROUNDS} rounds × ${DURATION} s per server and scenario, ${WARMUP} s warm-up`;
+const machine = machineInfo(wrk, settings);
+log(`bench: ${settings}; ${selected.length} scenario(s)`);
+const results: ScenarioResult[] = [];
+for (const s of selected) {
+  log(`${s.id}: ${s.label}, ${s.connections} connections`);
+  const r = await runScenario(s);
+  if (r.skipped) log(`  skipped: ${r.skipped}`);
+  results.push(r);
+}
+machine.loadAfter = loadavg().map((l) => l.toFixed(2)).join(' ');
+
+const table = markdown(machine, results);
+process.stdout.write(`\n${table}`);
+const outFile = values.out ?? join(ROOT, 'bench/results', `${machine.date.replace(/:/g, '-')}.md`);
+mkdirSync(join(outFile, '..'), { recursive: true });
+writeFileSync(outFile, table);
+writeFileSync(outFile.replace(/\.md$/, '') + '.json', JSON.stringify({ machine, results }, null, 2));
+log(`\nresults written to ${outFile}`);
