@@ -31,13 +31,19 @@ export interface Summary {
   unsettled: number;
 }
 
+export interface ServerResult {
+  /** `bare`, `hook-intake`, or the name of a checkout compared in the same run. */
+  name: string;
+  summary: Summary;
+  /** Bare CPU/req ÷ this server's, per interleaved pair of rounds. */
+  pairRatios: number[];
+}
+
 export interface ScenarioResult {
   scenario: Scenario;
   skipped?: string;
-  bare?: Summary;
-  ours?: Summary;
-  /** Bare CPU/req ÷ ours, per interleaved pair of rounds: the spread shows the noise. */
-  pairRatios?: number[];
+  /** The bare server first. */
+  servers?: ServerResult[];
 }
 
 export interface Machine {
@@ -87,7 +93,8 @@ export function summarize(rounds: Round[]): Summary {
   };
 }
 
-export const cpuRatio = (r: ScenarioResult) => (r.bare && r.ours ? r.bare.cpuPerReq / r.ours.cpuPerReq : NaN);
+/** The headline: median over interleaved pairs of bare CPU/req ÷ this server's (robust to one disturbed round). */
+export const cpuRatio = (r: ServerResult) => median(r.pairRatios);
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const f1 = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
@@ -110,36 +117,40 @@ export function markdown(machine: Machine, results: ScenarioResult[]): string {
   out.push(`Date: ${machine.date}; load average before ${machine.loadBefore}${machine.loadAfter ? `, after ${machine.loadAfter}` : ''}`);
   out.push(`Run: ${machine.settings}`);
   out.push('');
-  out.push('| scenario | conns | server | req/s | CPU µs/req | CPU ratio (pairs) | p50 ms | p99 ms | RSS MB |');
+  out.push('| scenario | conns | server | req/s | CPU µs/req | CPU ratio (range) | p50 ms | p99 ms | RSS MB |');
   out.push('|---|---:|---|---:|---:|---|---:|---:|---:|');
+  const notes: string[] = [];
   for (const r of results) {
     const s = r.scenario;
-    if (r.skipped || !r.bare || !r.ours) {
+    const [bare, ...others] = r.servers ?? [];
+    if (r.skipped || !bare) {
       out.push(`| ${s.label} | ${s.connections} | — | skipped: ${r.skipped ?? 'no result'} | | | | | |`);
       continue;
     }
-    const b = r.bare;
-    const o = r.ours;
-    const ratio = cpuRatio(r);
-    const pr = r.pairRatios ?? [];
-    const spread = pr.length > 1 ? ` (${x(Math.min(...pr))}–${x(Math.max(...pr))})` : '';
+    const b = bare.summary;
     out.push(`| ${s.label} | ${s.connections} | bare | ${int(b.reqPerSec)} | ${f1(b.cpuPerReq)} | 1.00 | ${ms(b.p50Ms)} | ${ms(b.p99Ms)} | ${int(b.rssMb)} |`);
-    out.push(
-      `| | | hook-intake | ${int(o.reqPerSec)} (${x(o.reqPerSec / b.reqPerSec)}) | ${f1(o.cpuPerReq)} | **${x(ratio)}**${spread} | ` +
-        `${ms(o.p50Ms)} (${x(b.p50Ms / o.p50Ms)}) | ${ms(o.p99Ms)} (${x(b.p99Ms / o.p99Ms)}) | ${int(o.rssMb)} (${x(b.rssMb / o.rssMb)}) |`,
-    );
+    if (b.errors) notes.push(`- ${s.label}, bare: ${b.errors} requests failed: figures are suspect`);
+    for (const srv of others) {
+      const o = srv.summary;
+      const ratio = cpuRatio(srv);
+      const pr = srv.pairRatios;
+      const spread = pr.length > 1 ? ` (${x(Math.min(...pr))}–${x(Math.max(...pr))})` : '';
+      out.push(
+        `| | | ${srv.name} | ${int(o.reqPerSec)} (${x(o.reqPerSec / b.reqPerSec)}) | ${f1(o.cpuPerReq)} | **${x(ratio)}**${spread} | ` +
+          `${ms(o.p50Ms)} (${x(b.p50Ms / o.p50Ms)}) | ${ms(o.p99Ms)} (${x(b.p99Ms / o.p99Ms)}) | ${int(o.rssMb)} (${x(b.rssMb / o.rssMb)}) |`,
+      );
+      const t = targetNotes(s.targets, ratio, o);
+      if (t) notes.push(`- ${s.label}, ${srv.name}: ${t}`);
+      if (o.errors) notes.push(`- ${s.label}, ${srv.name}: ${o.errors} requests failed (socket errors or non-2xx answers): figures are suspect`);
+      if (o.unsettled) notes.push(`- ${s.label}, ${srv.name}: still busy when ${o.unsettled} round(s) ended: CPU per request is an underestimate`);
+    }
   }
   out.push('');
-  out.push('Ratios in parentheses: bare ÷ hook-intake for CPU, latency and RSS, hook-intake ÷ bare for req/s; higher is better, 1.00 = as good as the bare server.');
-  const notes: string[] = [];
-  for (const r of results) {
-    if (!r.bare || !r.ours) continue;
-    const t = targetNotes(r.scenario.targets, cpuRatio(r), r.ours);
-    if (t) notes.push(`- ${r.scenario.label}: ${t}`);
-    const errs = r.ours.errors + r.bare.errors;
-    if (errs) notes.push(`- ${r.scenario.label}: ${errs} requests failed (socket errors or non-2xx answers): figures are suspect`);
-    if (r.ours.unsettled) notes.push(`- ${r.scenario.label}: hook-intake was still busy when ${r.ours.unsettled} round(s) ended: CPU per request is an underestimate`);
-  }
+  out.push(
+    'CPU ratio: bare CPU/req ÷ this server\'s, median over interleaved pairs of rounds (range: lowest–highest pair). ' +
+      'Other ratios in parentheses: bare ÷ this server for latency and RSS, this server ÷ bare for req/s. ' +
+      'Higher is better; 1.00 = as good as the bare server.',
+  );
   if (notes.length) out.push('', 'Targets and warnings:', '', ...notes);
   return `${out.join('\n')}\n`;
 }

@@ -8,19 +8,21 @@
  *   npm run bench -- --full          longer rounds, more of them (~12 min)
  *   npm run bench -- --only wake,agent --rounds 4 --duration 8
  *   npm run bench -- --profile /tmp/prof   also write a CPU profile of hook-intake per scenario
+ *   npm run bench -- --against /tmp/old    also run another checkout (with its node_modules) in the
+ *                                          same interleaved rounds: before/after of a change
  *
  * Env: BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP (seconds) give the same settings as the flags.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { SCENARIOS, type Scenario } from './scenarios.ts';
 import { killAll, ROOT, startBare, startIntake, writeIntakeConfig, checkConfig, type Server } from './servers.ts';
 import { runLoad, wrkVersion, type LoadResult } from './load.ts';
 import { cpuMicros, sampleRss, settle } from './proc.ts';
-import { machineInfo, markdown, summarize, type Round, type ScenarioResult } from './report.ts';
+import { machineInfo, markdown, summarize, type Round, type ScenarioResult, type ServerResult } from './report.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,6 +34,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     out: { type: 'string' },
     profile: { type: 'string' },
+    against: { type: 'string', multiple: true },
     list: { type: 'boolean' },
   },
 });
@@ -57,6 +60,13 @@ if (only && selected.length !== only.length) {
   process.stderr.write(`unknown scenario in --only; known: ${SCENARIOS.map((s) => s.id).join(', ')}\n`);
   process.exit(2);
 }
+
+const against = (values.against ?? []).map((d) => resolve(d));
+for (const d of against)
+  if (!existsSync(join(d, 'bin/hook-intake.js'))) {
+    process.stderr.write(`--against ${d}: no bin/hook-intake.js there\n`);
+    process.exit(2);
+  }
 
 const wrk = wrkVersion();
 if (!wrk) {
@@ -142,41 +152,50 @@ async function runScenario(s: Scenario): Promise<ScenarioResult> {
   }
   const bodyFile = join(dir, 'body.json');
   writeFileSync(bodyFile, s.body);
-  let bare: Server | undefined;
-  let ours: Server | undefined;
+  const servers: Server[] = [];
   try {
-    bare = await startBare(dir, HOOK_TOKEN);
+    servers.push(await startBare(dir, HOOK_TOKEN));
     const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`, `--cpu-prof-name=${s.id}-${Date.now()}.cpuprofile`] : [];
-    ours = await startIntake(dir, files, nodeArgs);
-    const p = await probe(s, ours.url);
-    if (p.status !== s.expectStatus) {
-      const why = `hook-intake answered ${p.status} ${p.text}`;
-      if (s.requires) return { scenario: s, skipped: `${s.requires} are not supported by \`serve\` yet: ${why}` };
-      throw new Error(`${s.id}: expected ${s.expectStatus}, ${why}`);
-    }
-    const bp = await probe(s, bare.url);
-    if (bp.status !== 200) throw new Error(`${s.id}: the bare server answered ${bp.status} ${bp.text}`);
+    servers.push(await startIntake(dir, files, { name: 'hook-intake', nodeArgs }));
+    for (const root of against) servers.push(await startIntake(dir, files, { name: `hook-intake@${basename(root)}`, root }));
 
-    for (const server of [bare, ours]) {
+    for (const server of servers) {
+      const p = await probe(s, server.url);
+      const expected = server.name === 'bare' ? 200 : s.expectStatus;
+      if (p.status === expected) continue;
+      const why = `${server.name} answered ${p.status} ${p.text}`;
+      if (s.requires && server.name !== 'bare') return { scenario: s, skipped: `${s.requires} are not supported by \`serve\` yet: ${why}` };
+      throw new Error(`${s.id}: expected ${expected}, ${why}`);
+    }
+
+    for (const server of servers) {
       await load(server, s, bodyFile, dir, WARMUP);
       await settle(server.pid);
     }
-    const rounds: Record<'bare' | 'ours', Round[]> = { bare: [], ours: [] };
+    const rounds: Round[][] = servers.map(() => []);
     for (let i = 0; i < ROUNDS; i++) {
-      rounds.bare.push(await round(bare, s, bodyFile, dir));
-      rounds.ours.push(await round(ours, s, bodyFile, dir));
-      const b = rounds.bare.at(-1)!;
-      const o = rounds.ours.at(-1)!;
-      log(`  round ${i + 1}/${ROUNDS}: bare ${(b.cpuMicros / b.requests).toFixed(1)} µs/req, hook-intake ${(o.cpuMicros / o.requests).toFixed(1)} µs/req`);
+      const line: string[] = [];
+      for (const [k, server] of servers.entries()) {
+        const r = await round(server, s, bodyFile, dir);
+        rounds[k]!.push(r);
+        line.push(`${server.name} ${(r.cpuMicros / r.requests).toFixed(1)}`);
+      }
+      log(`  round ${i + 1}/${ROUNDS}, CPU µs/req: ${line.join(', ')}`);
     }
-    const pairRatios = rounds.bare.map((b, i) => b.cpuMicros / b.requests / (rounds.ours[i]!.cpuMicros / rounds.ours[i]!.requests));
-    return { scenario: s, bare: summarize(rounds.bare), ours: summarize(rounds.ours), pairRatios };
+    const perReq = (r: Round) => r.cpuMicros / r.requests;
+    const results: ServerResult[] = servers.map((server, k) => ({
+      name: server.name,
+      summary: summarize(rounds[k]!),
+      pairRatios: rounds[k]!.map((r, i) => perReq(rounds[0]![i]!) / perReq(r)),
+    }));
+    return { scenario: s, servers: results };
   } catch (err) {
-    if (ours) log(`hook-intake output (last lines):\n${ours.tail()}`);
+    for (const server of servers.slice(1)) log(`${server.name} output (last lines):\n${server.tail()}`);
     throw err;
   } finally {
-    const [, code] = await Promise.all([bare?.stop(), ours?.stop()]);
-    if (ours && code !== 0) log(`warning: hook-intake exited with ${code} on SIGTERM:\n${ours.tail()}`);
+    const codes = await Promise.all(servers.map((server) => server.stop()));
+    for (const [k, server] of servers.entries())
+      if (k > 0 && codes[k] !== 0) log(`warning: ${server.name} exited with ${codes[k]} on SIGTERM:\n${server.tail()}`);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -41,7 +41,7 @@ function tailOf(file: string, lines: number): string {
 }
 
 async function startProcess(name: string, args: string[], dir: string, nodeArgs: string[] = []): Promise<Server> {
-  const logFile = join(dir, `${name}.log`);
+  const logFile = join(dir, `${name.replace(/\W+/g, '-')}.log`);
   const fd = openSync(logFile, 'a');
   const proc = spawn(process.execPath, [...nodeArgs, ...args], {
     cwd: dir,
@@ -115,6 +115,16 @@ export function checkConfig(f: IntakeFiles): string | undefined {
   return (r.stderr || r.stdout).trim().split('\n').slice(0, 4).join(' / ');
 }
 
-export function startIntake(dir: string, f: IntakeFiles, nodeArgs: string[] = []): Promise<Server> {
-  return startProcess('hook-intake', [BIN, 'serve', '--config', f.configFile, '--data', f.dataDir, '--port', '0'], dir, nodeArgs);
+export interface IntakeOptions {
+  /** Log and row name. */
+  name: string;
+  /** Checkout to run (default: this one); another one compares two versions in the same run. */
+  root?: string;
+  nodeArgs?: string[];
+}
+
+export function startIntake(dir: string, f: IntakeFiles, o: IntakeOptions): Promise<Server> {
+  const bin = join(o.root ?? ROOT, 'bin/hook-intake.js');
+  const dataDir = `${f.dataDir}-${o.name.replace(/\W+/g, '-')}`;
+  return startProcess(o.name, [bin, 'serve', '--config', f.configFile, '--data', dataDir, '--port', '0'], dir, o.nodeArgs);
 }
