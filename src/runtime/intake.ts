@@ -6,7 +6,7 @@
 import type { Generation } from './generation.ts';
 import { toAgentAction, toWakeAction } from './actions.ts';
 import { prepare, type PreparedAction } from './prepare.ts';
-import { boundaryId } from './safety.ts';
+import { randomHex } from '../util/random.ts';
 import { errors } from '../errors.ts';
 
 export interface HookRequest {
@@ -33,7 +33,8 @@ export type NamedResolver = (gen: Generation, req: HookRequest, boundary: string
 export const RESERVED_NAMES = new Set(['wake', 'agent']);
 
 export async function resolveRequest(gen: Generation, req: HookRequest, named?: NamedResolver): Promise<Resolution> {
-  const boundary = boundaryId();
+  // the same 8 random bytes as safety's boundaryId(), from a pooled generator: this runs on every request
+  const boundary = randomHex(8);
   if (req.name === 'wake') {
     const action = toWakeAction(req.payload);
     return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'wake', trusted: false, boundaryId: boundary })] };
