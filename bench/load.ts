@@ -3,6 +3,8 @@
  * microseconds from an HdrHistogram). It is cheap per request, which matters
  * on a small machine where it shares the cores with the server under test.
  * A Lua script sets the request and prints one machine-readable summary line.
+ * With a rate, each connection pauses between requests so that the total is
+ * about that many requests per second; the pause is not part of the latency.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -16,6 +18,8 @@ export interface LoadSpec {
   headers: Record<string, string>;
   connections: number;
   seconds: number;
+  /** Paced load: total requests per second across all connections (each waits its share between requests); absent = as fast as possible. */
+  rate?: number;
   /** Directory for the generated Lua script. */
   dir: string;
 }
@@ -48,7 +52,7 @@ ${Object.entries(s.headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] =
 local f = assert(io.open(${JSON.stringify(s.bodyFile)}, "rb"))
 wrk.body = f:read("*a")
 f:close()
-done = function(summary, latency, requests)
+${s.rate ? `local pause = ${((s.connections / s.rate) * 1000).toFixed(3)}\ndelay = function() return pause end\n` : ''}done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format("BENCH_RESULT %d %d %d %d %d %d\\n", summary.requests, summary.duration,
     e.connect + e.read + e.write + e.timeout, e.status, latency:percentile(50), latency:percentile(99)))

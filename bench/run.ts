@@ -8,6 +8,7 @@
  *   npm run bench -- --full          longer rounds, more of them (~12 min)
  *   npm run bench -- --only wake,agent --rounds 4 --duration 8
  *   npm run bench -- --profile /tmp/prof   also write a CPU profile of hook-intake per scenario
+ *   npm run bench -- --rate 2000         paced load: about 2000 req/s per scenario instead of as fast as possible
  *   npm run bench -- --against /tmp/old    also run another checkout (with its node_modules) in the
  *                                          same interleaved rounds: before/after of a change
  *
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     profile: { type: 'string' },
     against: { type: 'string', multiple: true },
+    rate: { type: 'string' },
     list: { type: 'boolean' },
   },
 });
@@ -53,6 +55,8 @@ const num = (flag: string | undefined, env: string | undefined, dflt: number) =>
 const ROUNDS = Math.round(num(values.rounds, process.env.BENCH_ROUNDS, preset.rounds));
 const DURATION = Math.round(num(values.duration, process.env.BENCH_DURATION, preset.duration));
 const WARMUP = Math.round(num(values.warmup, process.env.BENCH_WARMUP, preset.warmup));
+
+const RATE = values.rate === undefined ? undefined : num(values.rate, undefined, 0);
 
 const only = values.only?.split(',').map((s) => s.trim());
 const selected = only ? SCENARIOS.filter((s) => only.includes(s.id)) : SCENARIOS;
@@ -128,6 +132,7 @@ function load(server: Server, s: Scenario, bodyFile: string, dir: string, second
     headers: s.headers ?? {},
     connections: s.connections,
     seconds,
+    ...(RATE ? { rate: RATE } : {}),
     dir,
   });
 }
@@ -200,7 +205,9 @@ async function runScenario(s: Scenario): Promise<ScenarioResult> {
   }
 }
 
-const settings = `${ROUNDS} rounds × ${DURATION} s per server and scenario, ${WARMUP} s warm-up`;
+const settings =
+  `${ROUNDS} rounds × ${DURATION} s per server and scenario, ${WARMUP} s warm-up, ` +
+  (RATE ? `paced at about ${RATE} req/s` : 'closed loop as fast as possible');
 const machine = machineInfo(wrk, settings);
 log(`bench: ${settings}; ${selected.length} scenario(s)`);
 const results: ScenarioResult[] = [];

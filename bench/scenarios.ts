@@ -38,6 +38,8 @@ export interface Scenario {
 
 const WAKE = JSON.stringify({ text: 'Deploy finished: api-gateway v2.14.3 rolled out to eu-west-1, 12/12 pods healthy, p95 latency 41 ms.' });
 
+const WAKE_NEXT = JSON.stringify({ ...JSON.parse(WAKE), mode: 'next-heartbeat' });
+
 const AGENT = JSON.stringify({
   message: 'Disk usage on db-3 is at 91% and rising about 2% per hour since 09:00 UTC. Summarise the risk and suggest the next step.',
   name: 'Monitoring',
@@ -108,6 +110,8 @@ const UNCAPPED_RUNS = { hooks: { maxQueuedRuns: 10_000_000 } };
 
 export const SCENARIOS: Scenario[] = [
   { id: 'wake', label: 'wake', path: '/hooks/wake', body: WAKE, connections: 50, expectStatus: 200, targets: { cpuRatio: 0.45, p99Ms: 10, rssMb: 120 } },
+  // the same request without its heartbeat: the cost of intake alone
+  { id: 'wake-next', label: 'wake, mode next-heartbeat', path: '/hooks/wake', body: WAKE_NEXT, connections: 50, expectStatus: 200, targets: { cpuRatio: 0.45, p99Ms: 10, rssMb: 120 } },
   { id: 'wake-200', label: 'wake, 200 connections', path: '/hooks/wake', body: WAKE, connections: 200, expectStatus: 200, targets: { cpuRatio: 0.45, rssMb: 120 } },
   { id: 'agent', label: 'agent (runs by echo)', path: '/hooks/agent', body: AGENT, connections: 50, expectStatus: 202, config: UNCAPPED_RUNS, targets: { cpuRatio: 0.4, p99Ms: 10, rssMb: 120 } },
   { id: 'agent-100k', label: 'agent, 100 KiB body', path: '/hooks/agent', body: agentBody100k(), connections: 50, expectStatus: 202, config: UNCAPPED_RUNS, targets: { rssMb: 120 } },
