@@ -119,7 +119,8 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
     });
 
     it('401 UNAUTHORIZED without a token, with a wrong one, and with a non-Bearer scheme', async () => {
-      for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: `Basic ${HOOK}` }, { 'x-gateway-token': `${HOOK}x` }]) {
+      const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer nope' }, { authorization: `Basic ${HOOK}` }, { 'x-gateway-token': `${HOOK}x` }];
+      for (const headers of attempts) {
         const r = await call('/hooks/wake', { text: 'x' }, headers);
         expect(r.status).toBe(401);
         expect(r.body).toEqual({ ok: false, error: expect.any(String), code: 'UNAUTHORIZED' });
@@ -173,7 +174,7 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
       expect(JSON.parse(res.body).code).toBe('REQUEST_TIMEOUT');
     });
 
-    it.each([
+    it.each<[string | undefined, string]>([
       [undefined, 'missing'],
       ['text/plain', 'text/plain'],
       ['application/xml', 'xml'],
