@@ -139,7 +139,7 @@ export function markdown(machine: Machine, results: ScenarioResult[]): string {
         `| | | ${srv.name} | ${int(o.reqPerSec)} (${x(o.reqPerSec / b.reqPerSec)}) | ${f1(o.cpuPerReq)} | **${x(ratio)}**${spread} | ` +
           `${ms(o.p50Ms)} (${x(b.p50Ms / o.p50Ms)}) | ${ms(o.p99Ms)} (${x(b.p99Ms / o.p99Ms)}) | ${int(o.rssMb)} (${x(b.rssMb / o.rssMb)}) |`,
       );
-      const t = targetNotes(s.targets, ratio, o);
+      const t = srv.name.startsWith('hook-intake') ? targetNotes(s.targets, ratio, o) : '';
       if (t) notes.push(`- ${s.label}, ${srv.name}: ${t}`);
       if (o.errors) notes.push(`- ${s.label}, ${srv.name}: ${o.errors} requests failed (socket errors or non-2xx answers): figures are suspect`);
       if (o.unsettled) notes.push(`- ${s.label}, ${srv.name}: still busy when ${o.unsettled} round(s) ended: CPU per request is an underestimate`);

@@ -9,6 +9,7 @@
  *   npm run bench -- --only wake,agent --rounds 4 --duration 8
  *   npm run bench -- --profile /tmp/prof   also write a CPU profile of hook-intake per scenario
  *   npm run bench -- --rate 2000         paced load: about 2000 req/s per scenario instead of as fast as possible
+ *   npm run bench -- --koa               also run a one-middleware Koa server doing the bare server's work
  *   npm run bench -- --against /tmp/old    also run another checkout (with its node_modules) in the
  *                                          same interleaved rounds: before/after of a change
  *
@@ -20,7 +21,7 @@ import { basename, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { SCENARIOS, type Scenario } from './scenarios.ts';
-import { killAll, ROOT, startBare, startIntake, writeIntakeConfig, checkConfig, type Server } from './servers.ts';
+import { killAll, ROOT, startBare, startKoa, startIntake, writeIntakeConfig, checkConfig, type Server } from './servers.ts';
 import { runLoad, wrkVersion, type LoadResult } from './load.ts';
 import { cpuMicros, sampleRss, settle } from './proc.ts';
 import { machineInfo, markdown, summarize, type Round, type ScenarioResult, type ServerResult } from './report.ts';
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     profile: { type: 'string' },
     against: { type: 'string', multiple: true },
     rate: { type: 'string' },
+    koa: { type: 'boolean' },
     list: { type: 'boolean' },
   },
 });
@@ -160,16 +162,18 @@ async function runScenario(s: Scenario): Promise<ScenarioResult> {
   const servers: Server[] = [];
   try {
     servers.push(await startBare(dir, HOOK_TOKEN));
+    if (values.koa) servers.push(await startKoa(dir, HOOK_TOKEN));
     const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`, `--cpu-prof-name=${s.id}-${Date.now()}.cpuprofile`] : [];
     servers.push(await startIntake(dir, files, { name: 'hook-intake', nodeArgs }));
     for (const root of against) servers.push(await startIntake(dir, files, { name: `hook-intake@${basename(root)}`, root }));
 
     for (const server of servers) {
       const p = await probe(s, server.url);
-      const expected = server.name === 'bare' ? 200 : s.expectStatus;
+      const reference = !server.name.startsWith('hook-intake');
+      const expected = reference ? 200 : s.expectStatus;
       if (p.status === expected) continue;
       const why = `${server.name} answered ${p.status} ${p.text}`;
-      if (s.requires && server.name !== 'bare') return { scenario: s, skipped: `${s.requires} are not supported by \`serve\` yet: ${why}` };
+      if (s.requires && !reference) return { scenario: s, skipped: `${s.requires} are not supported by \`serve\` yet: ${why}` };
       throw new Error(`${s.id}: expected ${expected}, ${why}`);
     }
 

@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 export const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/hook-intake.js');
 const BARE = join(ROOT, 'bench/bare-server.ts');
+const KOA = join(ROOT, 'bench/koa-server.ts');
 
 export interface Server {
   name: string;
@@ -89,6 +90,10 @@ async function startProcess(name: string, args: string[], dir: string, nodeArgs:
 
 export function startBare(dir: string, token: string): Promise<Server> {
   return startProcess('bare', [BARE, token], dir);
+}
+
+export function startKoa(dir: string, token: string): Promise<Server> {
+  return startProcess('koa (reference)', [KOA, token], dir);
 }
 
 export interface IntakeFiles {
