@@ -5,7 +5,7 @@
  * server CPU time per request from /proc, as a ratio to the bare server.
  *
  *   npm run bench                    quick run (~2 min)
- *   npm run bench -- --full          longer rounds, more of them (~12 min)
+ *   npm run bench -- --full          longer rounds, more of them (~20 min)
  *   npm run bench -- --only wake,agent --rounds 4 --duration 8
  *   npm run bench -- --profile /tmp/prof   also write a CPU profile of hook-intake per scenario
  *   npm run bench -- --rate 2000         paced load: about 2000 req/s per scenario instead of as fast as possible
@@ -48,7 +48,7 @@ if (values.list) {
   process.exit(0);
 }
 
-const preset = values.full ? { rounds: 5, duration: 10, warmup: 3 } : { rounds: 2, duration: 3, warmup: 2 };
+const preset = values.full ? { rounds: 5, duration: 10, warmup: 3 } : { rounds: 2, duration: 2, warmup: 1 };
 const num = (flag: string | undefined, env: string | undefined, dflt: number) => {
   const n = Number(flag ?? env ?? dflt);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`not a positive number: ${flag ?? env}`);
@@ -92,12 +92,14 @@ function baseConfig(): Record<string, unknown> {
   };
 }
 
+const isObject = (o: unknown): o is Record<string, unknown> => typeof o === 'object' && o !== null && !Array.isArray(o);
+
+/** Deep merge of config objects: objects merge, arrays and values replace. */
 function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
   const out = { ...a };
   for (const [k, v] of Object.entries(b)) {
     const prev = out[k];
-    const isObj = (o: unknown): o is Record<string, unknown> => typeof o === 'object' && o !== null && !Array.isArray(o);
-    out[k] = isObj(prev) && isObj(v) ? merge(prev, v) : v;
+    out[k] = isObject(prev) && isObject(v) ? merge(prev, v) : v;
   }
   return out;
 }

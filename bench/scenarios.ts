@@ -112,7 +112,7 @@ export const SCENARIOS: Scenario[] = [
   { id: 'wake', label: 'wake', path: '/hooks/wake', body: WAKE, connections: 50, expectStatus: 200, targets: { cpuRatio: 0.45, p99Ms: 10, rssMb: 120 } },
   // the same request without its heartbeat: the cost of intake alone
   { id: 'wake-next', label: 'wake, mode next-heartbeat', path: '/hooks/wake', body: WAKE_NEXT, connections: 50, expectStatus: 200, targets: { cpuRatio: 0.45, p99Ms: 10, rssMb: 120 } },
-  { id: 'wake-200', label: 'wake, 200 connections', path: '/hooks/wake', body: WAKE, connections: 200, expectStatus: 200, targets: { cpuRatio: 0.45, rssMb: 120 } },
+  { id: 'wake-200', label: 'wake', path: '/hooks/wake', body: WAKE, connections: 200, expectStatus: 200, targets: { cpuRatio: 0.45, rssMb: 120 } },
   { id: 'agent', label: 'agent (runs by echo)', path: '/hooks/agent', body: AGENT, connections: 50, expectStatus: 202, config: UNCAPPED_RUNS, targets: { cpuRatio: 0.4, p99Ms: 10, rssMb: 120 } },
   { id: 'agent-100k', label: 'agent, 100 KiB body', path: '/hooks/agent', body: agentBody100k(), connections: 50, expectStatus: 202, config: UNCAPPED_RUNS, targets: { rssMb: 120 } },
   {
