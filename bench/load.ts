@@ -9,6 +9,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { track } from './servers.ts';
 
 export interface LoadSpec {
   url: string;
@@ -66,6 +67,7 @@ export function runLoad(s: LoadSpec): Promise<LoadResult> {
   const args = ['-t1', `-c${s.connections}`, `-d${s.seconds}s`, '--timeout', '10s', '-s', script, s.url];
   return new Promise((resolve, reject) => {
     const proc = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    track(proc);
     let out = '';
     proc.stdout.on('data', (b: Buffer) => (out += b));
     proc.stderr.on('data', (b: Buffer) => (out += b));

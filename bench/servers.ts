@@ -25,8 +25,13 @@ export interface Server {
   stop(graceMs?: number): Promise<number | null>;
 }
 
-/** Every process started here, so an interrupted run can still kill them all. */
+/** Every process the benchmark starts (servers and wrk), so an interrupted run can still kill them all. */
 const live = new Set<ChildProcess>();
+
+export function track(proc: ChildProcess): void {
+  live.add(proc);
+  proc.on('exit', () => live.delete(proc));
+}
 
 export function killAll(): void {
   for (const p of live) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
@@ -50,13 +55,8 @@ async function startProcess(name: string, args: string[], dir: string, nodeArgs:
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
-  live.add(proc);
-  const exited = new Promise<number | null>((r) =>
-    proc.on('exit', (code) => {
-      live.delete(proc);
-      r(code);
-    }),
-  );
+  track(proc);
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
   const tail = (lines = 20) => tailOf(logFile, lines);
 
   const deadline = Date.now() + 20_000;
