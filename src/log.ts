@@ -25,6 +25,15 @@ export const REDACT_PATHS = [
   '*.secret',
 ];
 
+/**
+ * Standard output by default, written asynchronously: lines logged while a
+ * write is in flight are batched into the next one, so a busy server makes
+ * one write per batch instead of one blocking write per line. pino flushes
+ * what is pending when the process exits (including after SIGTERM). Writes
+ * stay at most 4 KiB, the size a pipe takes atomically, so log lines never
+ * interleave mid-line with other output on stdout (`listening on …`, the
+ * console channel).
+ */
 export function createLogger(level: string, dest?: DestinationStream): Logger {
   return pino(
     {
@@ -34,6 +43,6 @@ export function createLogger(level: string, dest?: DestinationStream): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       formatters: { level: (label) => ({ level: label }) },
     },
-    dest ?? pino.destination({ dest: 1, sync: true }),
+    dest ?? pino.destination({ dest: 1, sync: false, maxWrite: 4096 }),
   );
 }

@@ -3,13 +3,14 @@
  * takes the same time whatever the candidate's length, and the configured
  * token's digest is computed once per generation, not per request.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 export interface TokenMatcher {
   matches(candidate: string): boolean;
 }
 
-const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+// one-shot hash: no Hash object per request
+const digest = (s: string) => hash('sha256', s, 'buffer');
 
 export function createTokenMatcher(token: string): TokenMatcher {
   const expected = digest(token);

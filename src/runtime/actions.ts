@@ -3,7 +3,6 @@
  * `/hooks/agent` body and an action produced by a mapping pipeline go through
  * the same functions, so they are checked exactly alike (SPEC §4.5).
  */
-import { randomUUID } from 'node:crypto';
 import { Ajv, type ErrorObject } from 'ajv';
 import { Type, type Static } from '@sinclair/typebox';
 import { errors } from '../errors.ts';
@@ -11,6 +10,7 @@ import { Thinking, WakeMode } from '../config/schema.ts';
 import { splitModel } from '../config/rules.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 import type { Generation } from './generation.ts';
+import { uuidv7 } from '../util/uuid7.ts';
 
 export const MAX_WAKE_TEXT = 20_000;
 export const MAX_AGENT_MESSAGE = 1_000_000;
@@ -138,7 +138,8 @@ export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOri
   if (!message) throw errors.invalidPayload('message', 'must not be empty');
 
   let sessionKey: string;
-  if (input.sessionKey === undefined) sessionKey = `hook:${randomUUID()}`;
+  // time-ordered, so the transcript index (session_key, id) grows at one edge
+  if (input.sessionKey === undefined) sessionKey = `hook:${uuidv7()}`;
   else {
     sessionKey = input.sessionKey;
     if (!SESSION_KEY_RE.test(sessionKey))

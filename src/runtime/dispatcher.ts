@@ -2,13 +2,14 @@
  * The dispatcher: the one place where accepted actions become durable state.
  * Direct requests and mapped hooks both end here. It writes events, runs and
  * the idempotency record in one commit, and only then tells the runner and the
- * heartbeat; the HTTP answer is sent after `dispatch` resolves.
+ * heartbeat; the HTTP answer is sent after `dispatch` resolves. Event and run
+ * ids are time-ordered (UUIDv7) so that their unique indexes grow at one edge.
  */
-import { randomUUID } from 'node:crypto';
 import type { AcceptBatch, NewEvent, NewRun, Store } from '../store/types.ts';
 import type { PreparedAction } from './prepare.ts';
 import type { QueuedRef } from './runner.ts';
 import { errors } from '../errors.ts';
+import { uuidv7 } from '../util/uuid7.ts';
 
 export interface DispatchOptions {
   /** Success status of a single agent action (`hooks.agentStatus`). */
@@ -51,11 +52,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       let wakeNow = false;
       for (const a of actions) {
         if (a.kind === 'wake') {
-          events.push({ id: randomUUID(), source: a.origin, text: a.text, createdAt: now, runId: null });
+          events.push({ id: uuidv7(now), source: a.origin, text: a.text, createdAt: now, runId: null });
           if (a.mode === 'now') wakeNow = true;
         } else {
           runs.push({
-            id: randomUUID(),
+            id: uuidv7(now),
             kind: 'hook',
             hookName: a.name,
             label: a.label,

@@ -6,8 +6,8 @@
 import type { Generation } from './generation.ts';
 import { toAgentAction, toWakeAction } from './actions.ts';
 import { prepare, type PreparedAction } from './prepare.ts';
-import { boundaryId } from './safety.ts';
 import { errors } from '../errors.ts';
+import { boundaryId } from './safety.ts';
 
 export interface HookRequest {
   /** The hook name after the prefix, without surrounding `/`. */

@@ -36,7 +36,7 @@
  * 2 ms for a 20,000-character message (the /hooks/wake maximum). The
  * "stays fast" test guards against a super-linear regression.
  */
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../util/random.ts';
 import { skeletonOf } from './safety-fold.ts';
 
 export const MARKER = 'EXTERNAL_UNTRUSTED_CONTENT';
@@ -54,7 +54,7 @@ export function notice(source: string): string {
 }
 
 export function boundaryId(): string {
-  return randomBytes(8).toString('hex');
+  return randomHex(8);
 }
 
 const BOUNDARY_ID = /^[0-9a-f]{8,64}$/;

@@ -1,0 +1,89 @@
+/**
+ * `node bench/micro.ts`: in-process measurements of the per-request pieces the
+ * optimisations in docs/performance.md changed, old way against new way. They
+ * run in one process on one core, so they are far less noisy than the
+ * end-to-end benchmark and show what each change saves per request.
+ */
+import { createHash, hash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { createLogger } from '../src/log.ts';
+import { randomHex } from '../src/util/random.ts';
+import { uuidv7 } from '../src/util/uuid7.ts';
+import { SqliteStore } from '../src/store/sqlite.ts';
+
+function time(label: string, n: number, f: () => unknown): number {
+  for (let i = 0; i < n / 10; i++) f();
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) f();
+  const us = Number(process.hrtime.bigint() - t) / n / 1000;
+  process.stdout.write(`${label.padEnd(58)} ${us.toFixed(2).padStart(7)} µs\n`);
+  return us;
+}
+
+const sink = { write() {} } as unknown as Parameters<typeof createLogger>[1];
+const logger = createLogger('info', sink);
+const requestLog = logger.child({}, { redact: [] });
+const line = () => ({ method: 'POST', path: '/hooks/wake', status: 200, ms: 1.23, hook: 'wake', mapping: undefined, bytes: 120, runId: undefined, eventId: uuidv7() });
+process.stdout.write('log line (serialisation only):\n');
+time('  through the redacting logger', 200_000, () => logger.info(line(), 'request'));
+time('  through the request logger (no redaction)', 200_000, () => requestLog.info(line(), 'request'));
+
+/** Lines written to a file through pino's destination, sync or async; CPU of all threads (the async writes run on libuv's pool). */
+async function writes(label: string, sync: boolean, total = 100_000): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'hook-intake-micro-'));
+  try {
+    const dest = pino.destination({ dest: join(dir, 'log'), sync, maxWrite: 4096 });
+    const log = pino({ base: null }, dest);
+    const c0 = process.cpuUsage();
+    // bursts of 50 lines per event-loop turn, as a busy server logs them
+    for (let i = 0; i < total; i += 50) {
+      for (let j = 0; j < 50; j++) log.info(line(), 'request');
+      await new Promise((r) => setImmediate(r));
+    }
+    await new Promise<void>((r) => dest.flush(() => r()));
+    const c = process.cpuUsage(c0);
+    dest.end();
+    process.stdout.write(`${label.padEnd(58)} ${((c.user + c.system) / total).toFixed(2).padStart(7)} µs CPU per line (sys ${(c.system / total).toFixed(2)})\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+process.stdout.write('log line written to a file, 50 per event-loop turn:\n');
+await writes('  sync destination (a write per line)', true);
+await writes('  async destination (a write per batch)', false);
+
+process.stdout.write('boundary id:\n');
+time('  randomBytes(8).toString("hex")', 200_000, () => randomBytes(8).toString('hex'));
+time('  randomHex(8) (pooled)', 200_000, () => randomHex(8));
+
+process.stdout.write('token digest:\n');
+const token = 'a-hook-token-of-forty-eight-characters-0123456789';
+time('  createHash().update().digest()', 200_000, () => createHash('sha256').update(token, 'utf8').digest());
+time('  crypto.hash() one-shot', 200_000, () => hash('sha256', token, 'buffer'));
+
+/** The wake write pattern: group commits of 50 events of about 550 bytes, through the real store. */
+async function commits(label: string, id: () => string, total = 50_000): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'hook-intake-micro-'));
+  try {
+    const store = new SqliteStore({ path: join(dir, 'hook-intake.db') });
+    const text = `SECURITY NOTICE: ${'x'.repeat(250)}\n<<<EXTERNAL_UNTRUSTED_CONTENT id="0123456789abcdef" source="Webhook">>>\n${'y'.repeat(120)}\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="0123456789abcdef">>>`;
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < total; i += 50) {
+      const batch = [];
+      for (let j = 0; j < 50; j++) batch.push(store.accept({ events: [{ id: id(), source: 'wake', text, createdAt: Date.now(), runId: null }], runs: [] }));
+      await Promise.all(batch);
+    }
+    const c = process.cpuUsage(c0);
+    await store.close();
+    process.stdout.write(`${label.padEnd(58)} ${((c.user + c.system) / total).toFixed(2).padStart(7)} µs CPU per event (sys ${(c.system / total).toFixed(2)})\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+process.stdout.write('SQLite, 50 000 wake events in group commits of 50:\n');
+await commits('  random ids (UUIDv4)', () => randomUUID());
+await commits('  time-ordered ids (UUIDv7)', () => uuidv7());
