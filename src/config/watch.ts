@@ -4,11 +4,12 @@
  * changes (debounced). The set of watched paths is replaced after each reload,
  * since a new config may point somewhere else.
  *
- * Single files are watched through their directory (depth 0) so editors that
- * save by writing a new file and renaming it over the old one are still seen.
+ * Single files are watched through their directory, so editors that save by
+ * writing a new file and renaming it over the old one are still seen.
  */
 import { watch, type FSWatcher } from 'chokidar';
-import { dirname, resolve, sep } from 'node:path';
+import { watch as fsWatch } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
 
 export interface WatchSet {
   files: readonly string[];
@@ -20,10 +21,16 @@ export interface SourceWatcher {
   close(): Promise<void>;
 }
 
+interface Closable {
+  close(): Promise<void>;
+  /** Resolves once the watcher sees changes (chokidar scans first). */
+  ready?: Promise<void>;
+}
+
 const IGNORED = /(^|[\\/])(node_modules|\.git)([\\/]|$)|(^|[\\/])\.[^\\/]*\.sw[a-p]$|~$/;
 
 export function watchSources(initial: WatchSet, onChange: (paths: string[]) => void, debounceMs: number): SourceWatcher {
-  let watchers: FSWatcher[] = [];
+  let watchers: Closable[] = [];
   let timer: NodeJS.Timeout | undefined;
   let changed = new Set<string>();
   let closed = false;
@@ -45,21 +52,29 @@ export function watchSources(initial: WatchSet, onChange: (paths: string[]) => v
     const dirs = [...new Set(set.dirs.map((d) => resolve(d)))];
     const inDir = (p: string) => dirs.some((d) => p === d || p.startsWith(d + sep));
     const fileDirs = [...new Set([...files].map((f) => dirname(f)))].filter((d) => !inDir(d));
-    const next: FSWatcher[] = [];
+    const next: Closable[] = [];
     if (dirs.length) {
-      const w = watch(dirs, { ignoreInitial: true, ignored: IGNORED, depth: 8, atomic: true });
+      const w: FSWatcher = watch(dirs, { ignoreInitial: true, ignored: IGNORED, depth: 8, atomic: true });
       w.on('all', (_event, path) => note(resolve(path)));
       w.on('error', () => undefined);
-      next.push(w);
+      next.push({ close: () => w.close(), ready: new Promise<void>((r) => w.once('ready', () => r())) });
     }
-    if (fileDirs.length) {
-      const w = watch(fileDirs, { ignoreInitial: true, depth: 0, atomic: true });
-      w.on('all', (_event, path) => {
-        const p = resolve(path);
-        if (files.has(p)) note(p);
-      });
-      w.on('error', () => undefined);
-      next.push(w);
+    // Single files: a plain fs.watch on their directory, filtered by name. It sees an editor's
+    // write-then-rename (a new inode), and an event for another file in the directory (a log
+    // file written beside the config, say) costs one callback, where chokidar would stat and
+    // re-read the directory each time.
+    for (const dir of fileDirs) {
+      try {
+        const w = fsWatch(dir, { persistent: false }, (_event, name) => {
+          if (!name) return;
+          const p = join(dir, name.toString());
+          if (files.has(p)) note(p);
+        });
+        w.on('error', () => undefined);
+        next.push({ close: async () => w.close() });
+      } catch {
+        // a directory that does not exist (yet) cannot hold the file; the next reload watches again
+      }
     }
     return next;
   };
@@ -76,7 +91,7 @@ export function watchSources(initial: WatchSet, onChange: (paths: string[]) => v
       const old = watchers;
       watchers = start(set);
       // the old ones keep watching until the new ones are ready; an event seen twice is debounced anyway
-      void Promise.all(watchers.map((w) => new Promise<void>((r) => w.once('ready', () => r())))).then(() => Promise.all(old.map((w) => w.close())));
+      void Promise.all(watchers.map((w) => w.ready ?? Promise.resolve())).then(() => Promise.all(old.map((w) => w.close())));
     },
     async close() {
       closed = true;
