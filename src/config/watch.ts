@@ -8,7 +8,7 @@
  * writing a new file and renaming it over the old one are still seen.
  */
 import { watch, type FSWatcher } from 'chokidar';
-import { watch as fsWatch } from 'node:fs';
+import { existsSync, watch as fsWatch } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 
 export interface WatchSet {
@@ -48,8 +48,11 @@ export function watchSources(initial: WatchSet, onChange: (paths: string[]) => v
   };
 
   const start = (set: WatchSet) => {
-    const files = new Set(set.files.map((f) => resolve(f)));
-    const dirs = [...new Set(set.dirs.map((d) => resolve(d)))];
+    const wanted = [...new Set(set.dirs.map((d) => resolve(d)))];
+    // a directory that does not exist yet is watched for its appearance like a file in its
+    // parent: chokidar would re-scan the parent on every event in it
+    const dirs = wanted.filter((d) => existsSync(d));
+    const files = new Set([...set.files.map((f) => resolve(f)), ...wanted.filter((d) => !existsSync(d))]);
     const inDir = (p: string) => dirs.some((d) => p === d || p.startsWith(d + sep));
     const fileDirs = [...new Set([...files].map((f) => dirname(f)))].filter((d) => !inDir(d));
     const next: Closable[] = [];
@@ -79,7 +82,9 @@ export function watchSources(initial: WatchSet, onChange: (paths: string[]) => v
     return next;
   };
 
-  const key = (set: WatchSet) => JSON.stringify([[...new Set(set.files.map((f) => resolve(f)))].sort(), [...new Set(set.dirs.map((d) => resolve(d)))].sort()]);
+  // which directories exist is part of the key: one that appears must be watched as a directory
+  const key = (set: WatchSet) =>
+    JSON.stringify([[...new Set(set.files.map((f) => resolve(f)))].sort(), [...new Set(set.dirs.map((d) => resolve(d)))].sort().map((d) => [d, existsSync(d)])]);
   let current = key(initial);
   watchers = start(initial);
   return {

@@ -86,6 +86,22 @@ describe('watchSources()', () => {
     await until(() => calls.some((c) => c.includes(config)));
   });
 
+  it('sees a watched directory appear, and watches it as a directory once a reload asks again', async () => {
+    const parent = fresh();
+    const later = join(parent, 'transforms');
+    // a missing directory is watched through its parent, set up before watchSources returns
+    const calls: string[][] = [];
+    const w = watchSources({ files: [], dirs: [later] }, (p) => calls.push(p), DEBOUNCE_MS);
+    open.push(w);
+    mkdirSync(later);
+    await until(() => calls.some((c) => c.includes(later)));
+    // the reload that follows asks for the same set; now that it exists, changes inside it are seen
+    w.update({ files: [], dirs: [later] });
+    await ready(calls, join(later, 'probe.ts'));
+    writeFileSync(join(later, 'shape.ts'), 'export default () => null;');
+    await until(() => calls.some((c) => c.includes(join(later, 'shape.ts'))));
+  });
+
   it('ignores node_modules, .git and editor swap files', async () => {
     const dir = fresh();
     mkdirSync(join(dir, 'node_modules'));
