@@ -17,7 +17,7 @@ import { createHeartbeat, type Heartbeat } from './runtime/heartbeat.ts';
 import { createOutbox, type Outbox } from './runtime/outbox.ts';
 import { createDispatcher } from './runtime/dispatcher.ts';
 import { createReloader, type Reloader } from './runtime/reload.ts';
-import { createApp } from './http/app.ts';
+import { createListener } from './http/app.ts';
 import { guardRequests, handleClientErrors } from './http/connection.ts';
 import { FailureThrottle } from './auth/throttle.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
@@ -145,7 +145,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   let stopping = false;
   let listening = false;
   const startedAt = clock();
-  const app = createApp({
+  const listener = createListener({
     generations,
     dispatcher,
     idempotency: new IdempotencyGuard(store),
@@ -164,7 +164,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   });
 
   const requestTimeout = cfg.hooks.bodyTimeoutMs + 5000; // our own 408 answers first
-  const onRequest = guardRequests(app.callback(), logger);
+  const onRequest = guardRequests(listener, logger);
   const server = createServer(
     {
       requestTimeout,

@@ -1,23 +1,36 @@
 /**
- * `createApp(deps)`: the Koa application, not listening. Tests drive it through
- * `app.callback()`; `serve` puts it behind `http.createServer`.
+ * The HTTP application, not listening. `/hooks/*` goes to the hook listener
+ * (plain node:http: the hot path); everything else — read API, health, 404s —
+ * to a Koa app. `createApp` is the Koa part alone (tests drive it through
+ * `app.callback()`); `createListener` is what `serve` puts behind
+ * `http.createServer`.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { errorsAndLog } from './middleware/errors.ts';
-import { hooksMiddleware, type HooksDeps } from './hooks.ts';
+import { createHookListener, isHookPath, target, type HooksDeps } from './hooks.ts';
 import { apiRouter, type ApiDeps } from './api.ts';
 import type { RequestState } from './state.ts';
 
 export type AppDeps = HooksDeps & ApiDeps & { logger: Logger };
 
-export function createApp(deps: AppDeps): Koa<RequestState> {
+export function createApp(deps: ApiDeps & { logger: Logger }): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.silent = true; // errors are logged once, by errorsAndLog
   const api = apiRouter(deps);
   app.use(errorsAndLog(deps.logger));
-  app.use(hooksMiddleware(deps));
   app.use(api.routes());
   app.use(api.allowedMethods());
   return app;
+}
+
+export function createListener(deps: AppDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const koa = createApp(deps).callback();
+  const hooks = createHookListener(deps);
+  return (req, res) => {
+    const t = target(req.url ?? '/');
+    if (isHookPath(deps.generations.current, t.path)) hooks(req, res, t);
+    else void koa(req, res);
+  };
 }

@@ -6,7 +6,7 @@
  * It is one middleware on purpose: the hot path runs a fixed sequence of
  * prepared functions instead of a chain of generic middleware.
  */
-import type { Middleware } from 'koa';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { GenerationRef, Generation } from '../runtime/generation.ts';
 import type { Dispatcher } from '../runtime/dispatcher.ts';
@@ -17,6 +17,7 @@ import { idempotencyKey, type Answer, type IdempotencyGuard } from './idempotenc
 import { FailureThrottle, OncePer } from '../auth/throttle.ts';
 import { resolveRequest, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
 import type { RequestState } from './state.ts';
+import { closeIfBodyUnread, errorBody, logFailure, requestLogger, sendJson, toHookError } from './respond.ts';
 
 export interface HooksDeps {
   generations: GenerationRef;
@@ -31,19 +32,63 @@ export interface HooksDeps {
 const QUERY_TOKEN_WARN_MS = 60 * 60 * 1000;
 
 /** The client address: the socket peer, or with `gateway.trustProxy` the address the nearest proxy appended. */
-export function clientAddress(ctx: { ip: string; get(h: string): string; socket: { remoteAddress?: string | undefined } }, trustProxy: boolean): string {
+export function clientAddress(req: Pick<IncomingMessage, 'headers' | 'socket'>, trustProxy: boolean): string {
   if (trustProxy) {
-    const xff = ctx.get('x-forwarded-for');
+    const h = req.headers['x-forwarded-for'];
+    const xff = Array.isArray(h) ? h.join(', ') : h;
     if (xff) {
       const last = xff.slice(xff.lastIndexOf(',') + 1).trim();
       if (last) return last;
     }
   }
-  return ctx.socket.remoteAddress ?? 'unknown';
+  return req.socket.remoteAddress ?? 'unknown';
 }
 
-export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
+/** The parts of a request URL the handler reads; the query is parsed only when there is one. */
+export interface Target {
+  path: string;
+  querystring: string;
+  query: URLSearchParams | undefined;
+}
+
+/** Splits a request target into path and query, as Koa's parser would (absolute form accepted, fragment dropped). */
+export function target(url: string): Target {
+  if (url.charCodeAt(0) !== 47 /* / */) {
+    // absolute form (`POST http://host/hooks/wake`) or something stranger: let the URL parser decide
+    try {
+      const u = new URL(url);
+      return { path: u.pathname, querystring: u.search.slice(1), query: u.search ? u.searchParams : undefined };
+    } catch {
+      return { path: url, querystring: '', query: undefined };
+    }
+  }
+  const hash = url.indexOf('#');
+  const clean = hash === -1 ? url : url.slice(0, hash);
+  const q = clean.indexOf('?');
+  if (q === -1) return { path: clean, querystring: '', query: undefined };
+  const querystring = clean.slice(q + 1);
+  return { path: clean.slice(0, q), querystring, query: new URLSearchParams(querystring) };
+}
+
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+/** True when `path` is under the hook prefix of the current generation. */
+export function isHookPath(gen: Generation, path: string): boolean {
+  const hc = gen.config.hooks;
+  return hc.enabled && path.startsWith(hc.path) && (path.length === hc.path.length || path.charCodeAt(hc.path.length) === 47 /* / */);
+}
+
+/**
+ * The `/hooks` listener: plain node:http, no framework on the hot path (Koa's
+ * per-request context cost about a tenth of the CPU of a wake). Call it only
+ * for paths under the prefix (`isHookPath`).
+ */
+export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res: ServerResponse, parsed?: Target) => void {
   const queryWarnings = new OncePer(QUERY_TOKEN_WARN_MS);
+  const logRequest = requestLogger(deps.logger);
 
   /**
    * Checks the hook token. `required: false` is for names a signature-verified
@@ -51,26 +96,25 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
    * missing or wrong token is not yet a failure. Returns whether a valid token
    * came with the request.
    */
-  function authenticate(ctx: Parameters<Middleware<RequestState>>[0], gen: Generation, client: string, now: number, required: boolean): boolean {
+  function authenticate(req: IncomingMessage, t: Target, out: Record<string, string>, gen: Generation, client: string, now: number, required: boolean): boolean {
     const retry = deps.throttle.blocked(client, now);
     if (retry !== undefined) throw errors.rateLimited(retry);
     let token: string | undefined;
-    const authz = ctx.get('authorization');
+    const authz = header(req, 'authorization');
     if (authz) {
       const m = /^Bearer\s+(.+)$/i.exec(authz);
       if (m) token = m[1]!.trim();
     }
-    token ??= ctx.get('x-gateway-token') || undefined;
+    token ??= header(req, 'x-gateway-token') || undefined;
     let viaQuery = false;
-    if (token === undefined && ctx.querystring.includes('token=')) {
-      const q = ctx.query.token;
-      const t = Array.isArray(q) ? q[0] : q;
-      if (t) {
+    if (token === undefined && t.query?.has('token')) {
+      const q = t.query.get('token');
+      if (q) {
         if (!gen.config.hooks.allowQueryToken) {
           if (!required) return false;
           throw fail(client, now, errors.queryTokenRefused());
         }
-        token = t;
+        token = q;
         viaQuery = true;
       }
     }
@@ -80,7 +124,7 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
     }
     deps.throttle.succeed(client);
     if (viaQuery) {
-      ctx.set('Deprecation', 'true');
+      out.Deprecation = 'true';
       if (queryWarnings.take(client, now))
         deps.logger.warn({ client }, 'hook token sent as ?token= query parameter (deprecated); send Authorization: Bearer instead');
     }
@@ -93,58 +137,68 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
     return blockedFor !== undefined ? errors.rateLimited(blockedFor) : err;
   }
 
-  return async function hooks(ctx, next) {
-    const hc = deps.generations.current.config.hooks;
-    if (!hc.enabled) return next();
-    const path = ctx.path;
-    if (!path.startsWith(hc.path) || (path.length > hc.path.length && path.charCodeAt(hc.path.length) !== 47 /* / */)) return next();
-    // same tick as the check above: this is the generation the request runs on to the end
+  return function onHookRequest(req, res, parsed) {
+    const start = performance.now();
+    const t = parsed ?? target(req.url ?? '/');
+    const state: RequestState = {};
+    const out: Record<string, string> = {};
+    // the generation the request runs on to the end
     const gen = deps.generations.acquire();
-    try {
-      await handle(ctx, gen);
-    } finally {
-      deps.generations.release(gen);
-    }
+    handle(req, res, t, state, out, gen).then(
+      (answer) => {
+        deps.generations.release(gen);
+        if (!res.writableEnded) sendJson(res, answer.status, answer.body, out);
+        logRequest(req.method ?? '', t.path, answer.status, start, state);
+      },
+      (err) => {
+        deps.generations.release(gen);
+        const e = toHookError(err);
+        Object.assign(out, e.headers);
+        if (closeIfBodyUnread(req)) out.Connection = 'close';
+        if (!res.writableEnded && !res.headersSent) sendJson(res, e.status, errorBody(e), out);
+        logFailure(deps.logger, e, t.path, state);
+        logRequest(req.method ?? '', t.path, e.status, start, state);
+      },
+    );
   };
 
-  async function handle(ctx: Parameters<Middleware<RequestState>>[0], gen: Generation): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, t: Target, state: RequestState, out: Record<string, string>, gen: Generation): Promise<Answer> {
     const hc = gen.config.hooks;
-    const path = ctx.path;
-    const state = ctx.state;
+    const path = t.path;
     const now = deps.clock();
-    if (ctx.method !== 'POST') throw errors.methodNotAllowed();
+    if (req.method !== 'POST') throw errors.methodNotAllowed();
 
-    const client = clientAddress(ctx, gen.config.gateway.trustProxy);
+    const client = clientAddress(req, gen.config.gateway.trustProxy);
     const name = path.slice(hc.path.length).replace(/^\/+|\/+$/g, '');
     const signedName = name !== 'wake' && name !== 'agent' && (gen.signed.anyPath || gen.signed.paths.has(name));
-    const authenticated = authenticate(ctx, gen, client, now, !signedName);
+    const authenticated = authenticate(req, t, out, gen, client, now, !signedName);
     if (!name) throw errors.notFound();
     state.hook = name;
 
-    const body = await readBody(ctx.req, { maxBytes: hc.maxBodyBytes, timeoutMs: hc.bodyTimeoutMs }, ctx.res);
+    const body = await readBody(req, { maxBytes: hc.maxBodyBytes, timeoutMs: hc.bodyTimeoutMs }, res);
     state.bytes = body.length;
-    requireIdentityEncoding(ctx.get('content-encoding') || undefined, ctx.get('transfer-encoding') || undefined);
-    const kind = mediaKind(ctx.get('content-type') || undefined, name === 'wake' || name === 'agent');
+    requireIdentityEncoding(header(req, 'content-encoding') || undefined, header(req, 'transfer-encoding') || undefined);
+    const kind = mediaKind(header(req, 'content-type') || undefined, name === 'wake' || name === 'agent');
     const payload = kind === 'json' ? parseJson(body) : parseForm(body);
 
-    const req: HookRequest = {
+    const hookReq: HookRequest = {
       name,
       payload,
-      headers: ctx.headers,
-      query: queryWithoutToken(ctx.query),
+      headers: req.headers,
+      query: queryWithoutToken(t.query),
       path,
-      url: ctx.querystring.includes('token=') ? path : ctx.url,
+      url: t.query?.has('token') ? path : (req.url ?? path),
       rawBody: body,
       receivedAt: now,
       authenticated,
     };
 
-    const idemKey = idempotencyKey(ctx.headers);
+    const idemKey = idempotencyKey(req.headers);
     const scoped = `${name}\n${idemKey ?? ''}`;
     const work = async (): Promise<Answer> => {
       let resolution;
       try {
-        resolution = await resolveRequest(gen, req, deps.named);
+        resolution = await resolveRequest(gen, hookReq, deps.named);
       } catch (err) {
         // a signed hook's credential is judged only now: count its failures like a wrong token
         if (err instanceof HookError && (err.code === 'UNAUTHORIZED' || err.code === 'INVALID_SIGNATURE')) throw fail(client, now, err);
@@ -165,17 +219,14 @@ export function hooksMiddleware(deps: HooksDeps): Middleware<RequestState> {
     if (typeof b.runId === 'string') state.runId = b.runId;
     else if (Array.isArray(b.runIds) && b.runIds.length) state.runId = (b.runIds as string[]).join(',');
     if (typeof b.eventId === 'string') state.eventId = b.eventId;
-    ctx.status = answer.status;
-    if (answer.status !== 204) ctx.body = b;
+    return answer;
   }
 }
 
-function queryWithoutToken(q: Record<string, string | string[] | undefined>): Record<string, string> {
+/** Query parameters for templates and transforms: the first value of each, never the token. */
+function queryWithoutToken(q: URLSearchParams | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const k of Object.keys(q)) {
-    if (k === 'token') continue;
-    const v = q[k];
-    if (v !== undefined) out[k] = Array.isArray(v) ? v[0]! : v;
-  }
+  if (!q) return out;
+  for (const [k, v] of q) if (k !== 'token' && !Object.hasOwn(out, k)) out[k] = v;
   return out;
 }

@@ -42,7 +42,8 @@ export function hostileConfig(extra: { hooks?: Record<string, unknown>; gateway?
         { id: 'plain', match: { path: 'plain' }, action: 'wake', textTemplate: 'plain {{title}}', wakeMode: 'next-heartbeat' },
         { id: 'json', match: { path: 'json' }, action: 'wake', wakeMode: 'next-heartbeat' },
         { id: 'each', match: { path: 'each' }, action: 'wake', forEach: 'items', textTemplate: 'item {{item.n}}', wakeMode: 'next-heartbeat' },
-        { id: 'tx', match: { path: 'tx' }, transform: { module: 'shape.ts' } },
+        // a generous deadline: under a loaded test machine the property is about input, not timing
+        { id: 'tx', match: { path: 'tx' }, transform: { module: 'shape.ts', timeoutMs: 30_000 } },
         ...(extra.mappings ?? []),
       ],
       ...extra.hooks,

@@ -8,10 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
-import { IdempotencyGuard } from '../../src/http/idempotency.ts';
 import { FailureThrottle } from '../../src/auth/throttle.ts';
 import { GenerationRef } from '../../src/runtime/generation.ts';
-import { createDispatcher } from '../../src/runtime/dispatcher.ts';
 import { SqliteStore } from '../../src/store/sqlite.ts';
 import { createLogger } from '../../src/log.ts';
 import { GATEWAY_TOKEN, testGeneration } from '../helpers/generation.ts';
@@ -36,8 +34,6 @@ beforeAll(async () => {
     ready: () => ready,
     status: () => ({ runner: { queued: 0, running: 0 } }),
     logger: createLogger('silent'),
-    dispatcher: createDispatcher({ store, enqueueRuns: () => {}, queuedRuns: () => 0, requestHeartbeat: () => {} }),
-    idempotency: new IdempotencyGuard(store),
   });
   server = createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
