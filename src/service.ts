@@ -109,10 +109,10 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     logger: logger.child({ component: 'runner' }),
     clock,
     requestHeartbeat: () => heartbeat?.request(),
-    notifyOutbox: () => outbox?.notify(),
+    notifyOutbox: (entry) => outbox?.notify(entry),
   });
   outbox = createOutbox({ store, generations, logger: logger.child({ component: 'outbox' }), clock });
-  heartbeat = createHeartbeat({ store, generations, logger: logger.child({ component: 'heartbeat' }), clock, notifyOutbox: () => outbox.notify() });
+  heartbeat = createHeartbeat({ store, generations, logger: logger.child({ component: 'heartbeat' }), clock, notifyOutbox: (entry) => outbox.notify(entry) });
   const dispatcher = createDispatcher({
     store,
     clock,

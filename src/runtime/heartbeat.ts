@@ -7,11 +7,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
-import type { RunOutcome, Store, SystemEvent } from '../store/types.ts';
+import type { RunOutcome, Store, SystemEvent, NewDelivery } from '../store/types.ts';
 import { callAgent, isHeartbeatAck } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
 import { MAIN_SESSION } from './actions.ts';
-import { TRANSCRIPT_WINDOW } from './runner.ts';
+import { TRANSCRIPT_MAX_BYTES, TRANSCRIPT_WINDOW } from './runner.ts';
 
 export const COALESCE_MS = 250;
 export const MAX_EVENTS_PER_HEARTBEAT = 200;
@@ -25,7 +25,7 @@ export interface HeartbeatDeps {
   generations: GenerationRef;
   logger: Logger;
   clock?: () => number;
-  notifyOutbox: () => void;
+  notifyOutbox: (entry?: NewDelivery) => void;
   coalesceMs?: number;
 }
 
@@ -131,7 +131,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       },
       startedAt,
     );
-    const history = await store.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW);
+    const history = await store.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES);
     const result = await callAgent(gen, {
       runId: id,
       sessionKey: MAIN_SESSION,
@@ -169,7 +169,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
     }
     await store.finishRun(outcome);
     logger.info({ heartbeatId: id, events: events.length, status, delivery: outcome.delivery.kind }, 'heartbeat');
-    if (outcome.delivery.kind === 'outbox') deps.notifyOutbox();
+    if (outcome.delivery.kind === 'outbox') deps.notifyOutbox(outcome.delivery.entry);
     return id;
   }
 

@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
-import type { Delivery, Store } from '../store/types.ts';
+import type { Delivery, NewDelivery, Store } from '../store/types.ts';
 import { ChannelError } from '../plugins/define.ts';
 import { oneLine } from './agent-call.ts';
 import { chunkText } from './chunk.ts';
@@ -19,7 +19,6 @@ import { chunkText } from './chunk.ts';
 export const MAX_ATTEMPTS = 5;
 /** A Retry-After longer than this is treated as this long. */
 export const MAX_RETRY_AFTER_MS = 60 * 60_000;
-const BATCH = 100;
 
 export interface OutboxDeps {
   store: Store;
@@ -31,7 +30,12 @@ export interface OutboxDeps {
 }
 
 export interface Outbox {
-  notify(): void;
+  /**
+   * A delivery is waiting. With the entry a run just committed, it is sent
+   * without reading the store; without one, the store is scanned for due entries.
+   */
+  notify(entry?: NewDelivery): void;
+  /** Sends what the store holds: entries left pending by an earlier process (recovery). */
   start(): void;
   /** Stops starting sends; waits for those in flight up to `deadlineMs`, then aborts them (they are sent again on the next start). */
   stop(deadlineMs: number): Promise<void>;
@@ -45,8 +49,16 @@ export function backoffFor(failures: number, initialMs: number, maxMs: number, r
   return Math.max(1, Math.round(base * (0.8 + random() * 0.4)));
 }
 
-const routeKey = (d: Delivery) => `${d.channel}\u0000${d.to ?? ''}`;
+const routeKey = (d: Pick<Delivery, 'channel' | 'to'>) => `${d.channel}\u0000${d.to ?? ''}`;
+const SCAN_ALL = Number.MAX_SAFE_INTEGER;
+const SCAN_LIMIT = 100_000;
 
+/**
+ * Scheduling is in memory and costs the same whatever the backlog: entries
+ * wait in a queue per route, the head of each idle route is sent, a retry
+ * waits on its own timer. The store is read only when an entry is not known
+ * in memory (at start, or a `notify()` without an entry).
+ */
 export function createOutbox(deps: OutboxDeps): Outbox {
   const { store, generations, logger } = deps;
   const clock = deps.clock ?? Date.now;
@@ -56,90 +68,120 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       const d = generations.current.config.delivery;
       return backoffFor(n, d.initialBackoffMs, d.maxBackoffMs);
     });
+  /** Every entry this process is handling: queued, in flight or waiting to retry. */
+  const known = new Set<string>();
+  const queues = new Map<string, Delivery[]>();
   const inFlight = new Map<string, Promise<void>>();
-  const busyRoutes = new Set<string>();
+  const retries = new Map<string, NodeJS.Timeout>();
   const shutdown = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  let timerAt = Infinity;
-  let pumping = false;
-  let pumpAgain = false;
   let stopped = false;
+  let scanning: Promise<void> | undefined;
+  let scanAgain = false;
   let idleWaiters: (() => void)[] = [];
 
-  const settle = async () => {
-    if (!idleWaiters.length || pumping || inFlight.size) return;
-    const next = await store.nextDeliveryAt();
-    if (next !== undefined && next <= clock() + 50) return;
+  /** When each entry waiting to retry is due. */
+  const retryDue = new Map<string, number>();
+
+  const settle = () => {
+    if (!idleWaiters.length || inFlight.size || scanning || [...queues.values()].some((q) => q.length)) return;
+    // a retry due within the next moment counts as work still to do
+    for (const d of retryDue.values()) if (d <= clock() + 50) return;
     const w = idleWaiters;
     idleWaiters = [];
     for (const r of w) r();
   };
 
-  function schedule(at: number): void {
-    if (stopped || at >= timerAt) return;
-    if (timer) clearTimeout(timer);
-    timerAt = at;
-    timer = setTimeout(() => {
-      timer = undefined;
-      timerAt = Infinity;
-      void pump();
-    }, Math.max(0, at - clock()));
+  function enqueue(d: Delivery): void {
+    if (stopped || known.has(d.id)) return;
+    known.add(d.id);
+    const key = routeKey(d);
+    let q = queues.get(key);
+    if (!q) queues.set(key, (q = []));
+    q.push(d);
+    if (q.length === 1) sendHead(key);
   }
 
-  async function pump(): Promise<void> {
-    if (stopped) return;
-    if (pumping) {
-      pumpAgain = true;
-      return;
-    }
-    pumping = true;
-    try {
-      let now: number;
-      do {
-        pumpAgain = false;
-        now = clock();
-        const due = await store.dueDeliveries(now, BATCH);
-        for (const d of due) {
-          const route = routeKey(d);
-          if (inFlight.has(d.id) || busyRoutes.has(route)) continue;
-          busyRoutes.add(route);
-          const p = attempt(d).finally(() => {
-            inFlight.delete(d.id);
-            busyRoutes.delete(route);
-            // the route is free again, and what waited behind this send may be due
-            void pump();
-          });
-          inFlight.set(d.id, p);
-        }
-      } while (pumpAgain && !stopped);
-      // entries due by `now` are in flight or wait for their route, and a finished send pumps again;
-      // the same `now` as the due query, so an entry due in between is not missed by both
-      const next = await store.nextDeliveryAt(now);
-      if (next !== undefined) schedule(next);
-    } catch (err) {
-      logger.error({ err }, 'outbox pump failed');
-      schedule(clock() + 1000);
-    } finally {
-      pumping = false;
-      // a wake-up that arrived after the last look at the due entries must not be lost
-      if (pumpAgain && !stopped) void pump();
-      else void settle();
-    }
+  /** Sends the head of a route's queue; the next one goes when it is done. */
+  function sendHead(key: string): void {
+    const q = queues.get(key);
+    const d = q?.[0];
+    if (!q || !d || stopped || inFlight.has(d.id)) return;
+    const p = attempt(d).then(
+      (retryAt) => {
+        inFlight.delete(d.id);
+        q.shift();
+        if (!q.length) queues.delete(key);
+        if (retryAt === undefined) known.delete(d.id);
+        else waitToRetry(retryAt.delivery, retryAt.at);
+        sendHead(key);
+        settle();
+      },
+      (err) => {
+        // a store failure while recording: leave it to the next start, keep the route moving
+        logger.error({ err, runId: d.runId }, 'delivery bookkeeping failed');
+        inFlight.delete(d.id);
+        q.shift();
+        if (!q.length) queues.delete(key);
+        sendHead(key);
+        settle();
+      },
+    );
+    inFlight.set(d.id, p);
   }
+
+  function waitToRetry(d: Delivery, at: number): void {
+    known.add(d.id);
+    retryDue.set(d.id, at);
+    const t = setTimeout(() => {
+      retries.delete(d.id);
+      retryDue.delete(d.id);
+      known.delete(d.id);
+      enqueue(d);
+    }, Math.max(0, at - clock()));
+    retries.set(d.id, t);
+  }
+
+  /** Reads the store for pending entries this process does not know yet. */
+  function scan(): Promise<void> {
+    if (scanning) {
+      scanAgain = true;
+      return scanning;
+    }
+    scanning = (async () => {
+      do {
+        scanAgain = false;
+        const now = clock();
+        for (const d of await store.dueDeliveries(SCAN_ALL, SCAN_LIMIT)) {
+          if (known.has(d.id)) continue;
+          if (d.nextAttemptAt <= now) enqueue(d);
+          else waitToRetry(d, d.nextAttemptAt);
+        }
+      } while (scanAgain && !stopped);
+    })()
+      .catch((err) => logger.error({ err }, 'outbox scan failed'))
+      .finally(() => {
+        scanning = undefined;
+        settle();
+      });
+    return scanning;
+  }
+
+  type Retry = { delivery: Delivery; at: number } | undefined;
 
   /** Holds its generation while it runs: a reload does not dispose what it is using. */
-  function attempt(d: Delivery): Promise<void> {
+  function attempt(d: Delivery): Promise<Retry> {
     return generations.use((gen) => attemptOn(gen, d));
   }
 
-  async function attemptOn(gen: Generation, d: Delivery): Promise<void> {
+  /** One attempt, recorded in the store; returns when to try again, if at all. */
+  async function attemptOn(gen: Generation, d: Delivery): Promise<Retry> {
     const entry = gen.channels.get(d.channel);
     const attempts = d.attempts + 1;
     const log = logger.child({ runId: d.runId, channel: d.channel, attempt: attempts });
     if (!entry) {
       await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: `channel "${d.channel}" is not configured` });
       log.warn('delivery failed: channel not configured');
-      return;
+      return undefined;
     }
     const chunks = chunkText(d.text, entry.channel.limits?.maxTextLength);
     let sent = Math.min(d.sentParts, chunks.length);
@@ -158,13 +200,14 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       }
       await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'sent', route: { channel: d.channel, to: d.to }, sentParts: sent });
       log.info({ parts: chunks.length }, 'delivered');
+      return undefined;
     } catch (err) {
       if (shutdown.signal.aborted) {
         // not the channel's fault: keep the attempt count, remember the progress, send the rest next start
         if (sent > d.sentParts)
           await store.recordDelivery({ id: d.id, runId: d.runId, attempts: d.attempts, at: clock(), status: 'pending', nextAttemptAt: clock(), error: d.lastError, sentParts: sent });
         log.info('delivery interrupted by shutdown; left pending');
-        return;
+        return undefined;
       }
       const retryable = err instanceof ChannelError ? err.retryable : true;
       const reason = oneLine(err instanceof Error ? err.message : String(err), 300);
@@ -174,21 +217,25 @@ export function createOutbox(deps: OutboxDeps): Outbox {
         const next = clock() + delay;
         await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'pending', nextAttemptAt: next, error: reason, sentParts: sent });
         log.warn({ reason, retryInMs: delay }, 'delivery failed; will retry');
-        schedule(next);
-      } else {
-        await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: reason, sentParts: sent });
-        log.error({ reason, retryable }, 'delivery failed');
+        return { delivery: { ...d, attempts, nextAttemptAt: next, lastError: reason, sentParts: sent }, at: next };
       }
+      await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: reason, sentParts: sent });
+      log.error({ reason, retryable }, 'delivery failed');
+      return undefined;
     }
   }
 
   return {
-    notify: () => void pump(),
-    start: () => void pump(),
+    notify(entry) {
+      if (!entry) return void scan();
+      const at = entry.createdAt;
+      enqueue({ ...entry, status: 'pending', attempts: 0, nextAttemptAt: at, lastError: null, createdAt: at, updatedAt: at, sentParts: 0 });
+    },
+    start: () => void scan(),
     async stop(deadlineMs) {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
+      for (const t of retries.values()) clearTimeout(t);
+      retries.clear();
       if (!inFlight.size) return;
       const all = Promise.allSettled([...inFlight.values()]);
       let t: NodeJS.Timeout | undefined;
@@ -202,7 +249,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     idle() {
       return new Promise((r) => {
         idleWaiters.push(r);
-        void settle();
+        settle();
       });
     },
   };

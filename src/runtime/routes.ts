@@ -14,16 +14,25 @@ export interface Route {
 
 export type RouteDecision = { route: Route } | { skip: string; route?: Partial<Route> };
 
-export async function mainRoute(gen: Generation, store: Store): Promise<Route | undefined> {
-  const stored = await store.getMeta('mainRoute');
-  if (stored) {
+/** The stored main route, parsed once per value (it is read for every delivery and rarely changes). */
+let lastStored: { text: string; route: Route | undefined } | undefined;
+function parseRoute(text: string): Route | undefined {
+  if (lastStored?.text !== text) {
+    let route: Route | undefined;
     try {
-      const r = JSON.parse(stored) as Route;
-      if (gen.channels.has(r.channel)) return r;
+      route = JSON.parse(text) as Route;
     } catch {
       // a damaged value falls through to the configured defaults
     }
+    lastStored = { text, route };
   }
+  return lastStored.route;
+}
+
+export async function mainRoute(gen: Generation, store: Store): Promise<Route | undefined> {
+  const stored = await store.getMeta('mainRoute');
+  const r = stored ? parseRoute(stored) : undefined;
+  if (r && gen.channels.has(r.channel)) return r;
   const def = gen.config.session.defaultRoute;
   if (def && gen.channels.has(def.channel)) return { channel: def.channel, to: def.to ?? null };
   if (gen.channels.has('whatsapp')) return { channel: 'whatsapp', to: null };

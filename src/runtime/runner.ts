@@ -7,12 +7,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
-import type { NewEvent, Run, RunOutcome, Store } from '../store/types.ts';
+import { Fifo } from '../util/fifo.ts';
+import type { NewEvent, Run, RunOutcome, Store, NewDelivery } from '../store/types.ts';
 import { callAgent, isHeartbeatAck, oneLine } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
 import { stripBoundary, wrapExternal } from './safety.ts';
 
+/** What an agent sees of its session's history: the last 50 messages, at most 64 KiB of them. */
 export const TRANSCRIPT_WINDOW = 50;
+export const TRANSCRIPT_MAX_BYTES = 64 * 1024;
 const SUMMARY_MAX = 300;
 
 export interface RunnerDeps {
@@ -23,7 +26,8 @@ export interface RunnerDeps {
   /** Asks for a heartbeat (runs with `wakeMode: now`). */
   requestHeartbeat: () => void;
   /** Tells the outbox a delivery is waiting. */
-  notifyOutbox: () => void;
+  /** Hands the outbox a delivery this process just committed. */
+  notifyOutbox: (entry?: NewDelivery) => void;
 }
 
 export interface QueuedRef {
@@ -50,8 +54,8 @@ export interface Runner {
 export function createRunner(deps: RunnerDeps): Runner {
   const { store, generations, logger } = deps;
   const clock = deps.clock ?? Date.now;
-  const bySession = new Map<string, string[]>();
-  const ready: string[] = [];
+  const bySession = new Map<string, Fifo<string>>();
+  const ready = new Fifo<string>();
   const active = new Map<string, Promise<void>>();
   const shutdown = new AbortController();
   let queuedCount = 0;
@@ -70,7 +74,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     for (const { id, sessionKey } of runs) {
       let q = bySession.get(sessionKey);
       if (!q) {
-        q = [];
+        q = new Fifo<string>();
         bySession.set(sessionKey, q);
         if (!active.has(sessionKey)) ready.push(sessionKey);
       }
@@ -112,7 +116,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     const startedAt = clock();
     await store.startRun(id, startedAt);
     const log = logger.child({ runId: id, hook: run.hookName });
-    const history = await store.transcript(run.sessionKey, TRANSCRIPT_WINDOW);
+    const history = await store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES);
     const result = await callAgent(gen, {
       runId: id,
       sessionKey: run.sessionKey,
@@ -146,7 +150,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     outcome.event = summaryEvent(run, outcome, finishedAt);
     await store.finishRun(outcome);
     log.info({ status: outcome.status, ms: finishedAt - startedAt, delivery: outcome.delivery.kind }, 'run finished');
-    if (outcome.delivery.kind === 'outbox') deps.notifyOutbox();
+    if (outcome.delivery.kind === 'outbox') deps.notifyOutbox(outcome.delivery.entry);
     if (run.wakeMode === 'now') deps.requestHeartbeat();
   }
 

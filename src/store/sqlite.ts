@@ -152,7 +152,9 @@ export class SqliteStore implements Store {
       finishRun: p(`UPDATE runs SET status = ?, finished_at = ?, reply = ?, summary = ?, error = ?,
         delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ? WHERE id = ?`),
       insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?)'),
-      transcript: p('SELECT * FROM (SELECT * FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?) ORDER BY id ASC'),
+      // sizes first (from the record header: the texts are not read), then only the rows that fit
+      transcriptSizes: p('SELECT id, octet_length(content) AS bytes FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?'),
+      transcriptFrom: p('SELECT * FROM messages WHERE session_key = ? AND id >= ? ORDER BY id ASC'),
       consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND status = 'pending'"),
       insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, created_at, updated_at)
         VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
@@ -166,7 +168,7 @@ export class SqliteStore implements Store {
       getMeta: p('SELECT value FROM meta WHERE key = ?'),
       setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
     };
-    this.writes = new WriteQueue(this.db);
+    this.writes = new WriteQueue(this.db, () => this.metaCache.clear());
   }
 
   private migrate(): void {
@@ -227,8 +229,18 @@ export class SqliteStore implements Store {
     return (this.q.listMessages!.all(sessionKey, opts.limit) as Row[]).map(toMessage);
   }
 
-  async transcript(sessionKey: string, limit: number): Promise<SessionMessage[]> {
-    return (this.q.transcript!.all(sessionKey, limit) as Row[]).map(toMessage);
+  async transcript(sessionKey: string, limit: number, maxBytes = Infinity): Promise<SessionMessage[]> {
+    const sizes = this.q.transcriptSizes!.all(sessionKey, limit) as { id: number; bytes: number }[];
+    if (!sizes.length) return [];
+    // newest first: keep messages while the total stays within maxBytes (the newest always)
+    let from = sizes[0]!.id;
+    let total = sizes[0]!.bytes;
+    for (let i = 1; i < sizes.length; i++) {
+      total += sizes[i]!.bytes;
+      if (total > maxBytes) break;
+      from = sizes[i]!.id;
+    }
+    return (this.q.transcriptFrom!.all(sessionKey, from) as Row[]).map(toMessage);
   }
 
   async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
@@ -310,19 +322,30 @@ export class SqliteStore implements Store {
     return this.writes.run(() => {
       this.q.updateOutbox!.run(a.status, a.attempts, a.nextAttemptAt ?? a.at, a.error ?? null, a.at, a.sentParts ?? null, a.id);
       this.q.runDelivery!.run(a.status, a.status === 'sent' ? null : (a.error ?? null), a.attempts, a.runId);
-      if (a.status === 'sent' && a.route) this.q.setMeta!.run('mainRoute', JSON.stringify(a.route));
+      // the main route changes rarely: write it only when it does
+      if (a.status === 'sent' && a.route) this.putMeta('mainRoute', JSON.stringify(a.route));
     });
+  }
+
+  /** Meta values read once, then served from memory (this process is the database's only writer). */
+  private readonly metaCache = new Map<string, string | undefined>();
+
+  /** Inside a write: stores `value` unless it is already what is stored. */
+  private putMeta(key: string, value: string): void {
+    if (this.metaCache.has(key) ? this.metaCache.get(key) === value : (this.q.getMeta!.get(key) as { value: string } | undefined)?.value === value) return;
+    this.q.setMeta!.run(key, value);
+    this.metaCache.set(key, value);
   }
 
   async getMeta(key: string): Promise<string | undefined> {
-    const r = this.q.getMeta!.get(key) as { value: string } | undefined;
-    return r?.value;
+    if (this.metaCache.has(key)) return this.metaCache.get(key);
+    const v = (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
+    this.metaCache.set(key, v);
+    return v;
   }
 
   setMeta(key: string, value: string): Promise<void> {
-    return this.writes.run(() => {
-      this.q.setMeta!.run(key, value);
-    });
+    return this.writes.run(() => this.putMeta(key, value));
   }
 
   async close(): Promise<void> {

@@ -161,7 +161,8 @@ export interface Store {
   listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]>;
   listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]>;
   /** Oldest first; what an agent sees as its conversation. */
-  transcript(sessionKey: string, limit: number): Promise<SessionMessage[]>;
+  /** At most `limit` messages and, beyond the newest one, at most `maxBytes` of content. */
+  transcript(sessionKey: string, limit: number, maxBytes?: number): Promise<SessionMessage[]>;
   listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]>;
   /** Oldest first. */
   pendingEvents(limit: number): Promise<SystemEvent[]>;

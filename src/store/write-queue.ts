@@ -20,8 +20,11 @@ export class WriteQueue {
   private idle: (() => void)[] = [];
 
   private readonly db: DatabaseSync;
-  constructor(db: DatabaseSync) {
+  private readonly onRollback: () => void;
+  /** `onRollback` runs after any rollback: state a write cached beside the database is stale then. */
+  constructor(db: DatabaseSync, onRollback: () => void = () => {}) {
     this.db = db;
+    this.onRollback = onRollback;
   }
 
   run<T>(fn: () => T): Promise<T> {
@@ -51,6 +54,7 @@ export class WriteQueue {
       this.db.exec('COMMIT');
     } catch {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      this.onRollback();
       for (const w of batch) this.runAlone(w);
       this.settleIdle();
       return;
@@ -67,6 +71,7 @@ export class WriteQueue {
       w.resolve(v);
     } catch (err) {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      this.onRollback();
       w.reject(err);
     }
   }

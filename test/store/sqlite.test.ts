@@ -115,6 +115,19 @@ describe('SqliteStore', () => {
       expect((await store.transcript('hook:s', 3)).map((m) => `${m.role}:${m.content}`)).toEqual(['assistant:two', 'user:three', 'assistant:four']);
       expect(await store.listMessages('nobody', { limit: 10 })).toEqual([]);
     });
+
+    it('transcript() also stops at a byte budget, keeping the newest message whatever its size', async () => {
+      const run = newRun({ sessionKey: 'hook:big' });
+      await store.accept({ events: [], runs: [run] });
+      const contents = ['a'.repeat(40), 'b'.repeat(30), 'c'.repeat(20), 'd'.repeat(500)];
+      await store.finishRun(okOutcome(run.id, { messages: contents.map((content) => newMessage({ sessionKey: 'hook:big', content, runId: run.id })) }));
+      expect((await store.transcript('hook:big', 10, 1000)).map((m) => m.content[0])).toEqual(['a', 'b', 'c', 'd']);
+      expect((await store.transcript('hook:big', 10, 550)).map((m) => m.content[0])).toEqual(['b', 'c', 'd']);
+      expect((await store.transcript('hook:big', 10, 520)).map((m) => m.content[0])).toEqual(['c', 'd']);
+      expect((await store.transcript('hook:big', 10, 10)).map((m) => m.content[0])).toEqual(['d']);
+      expect((await store.transcript('hook:big', 2, 1000)).map((m) => m.content[0])).toEqual(['c', 'd']);
+      expect(await store.transcript('nobody', 10, 10)).toEqual([]);
+    });
   });
 
   describe('run lifecycle', () => {
