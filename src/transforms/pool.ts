@@ -68,20 +68,34 @@ interface Job {
   resolve: (r: unknown[]) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
+  /** Set while the job is with a worker. */
   slot?: Slot;
+  id?: number;
+  sentAt?: number;
 }
 
 interface Slot {
   worker: Worker;
-  job?: Job;
+  /** Shared with the worker: it skips calls with an id up to this (taken back and given elsewhere). */
+  skip: Int32Array;
+  /** Jobs sent to this worker, in order; the first is running, the rest wait behind it. */
+  sent: Job[];
   live: boolean;
   idleTimer?: NodeJS.Timeout;
 }
 
-async function startWorker(source: WorkerSource, specs: TransformSpec[]): Promise<Worker> {
-  const result = await initWorker(await source.take(), specs);
+/**
+ * Calls a worker may hold at once. Sending ahead lets one wake-up of the
+ * worker (and of the main thread for the answers) serve many calls under
+ * load, instead of two thread wake-ups per call.
+ */
+const PIPELINE = 32;
+
+async function startWorker(source: WorkerSource, specs: TransformSpec[]): Promise<{ worker: Worker; skip: Int32Array }> {
+  const skip = new SharedArrayBuffer(4);
+  const result = await initWorker(await source.take(), specs, skip);
   if ('errors' in result) throw new TransformLoadError(result.errors);
-  return result.worker;
+  return { worker: result.worker, skip: new Int32Array(skip) };
 }
 
 export async function createTransformPool(specs: TransformSpec[], opts: PoolOptions): Promise<TransformPool> {
@@ -98,16 +112,18 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
   let closed = false;
   let restarts = 0;
   let scaledUp = 0;
-  let scaleTimer: NodeJS.Timeout | undefined;
+  let rebalanceTimer: NodeJS.Timeout | undefined;
 
-  const attach = (w: Worker): Slot => {
-    const slot: Slot = { worker: w, live: true };
+  const attach = ({ worker: w, skip }: { worker: Worker; skip: Int32Array }): Slot => {
+    const slot: Slot = { worker: w, skip, sent: [], live: true };
     w.on('message', (m: { type: string; id: number; results?: unknown[]; message?: string; stack?: string }) => {
       const job = calls.get(m.id);
-      if (!job) return;
+      if (!job) return; // a call that timed out while it waited behind another: its answer is not wanted
       calls.delete(m.id);
       clearTimeout(job.timer);
-      slot.job = undefined;
+      const at = slot.sent.indexOf(job);
+      if (at !== -1) slot.sent.splice(at, 1);
+      job.slot = undefined;
       if (m.type === 'result') job.resolve(m.results ?? []);
       else job.reject(new TransformCallError(m.message ?? 'transform failed', false, m.stack));
       pump();
@@ -121,18 +137,24 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     return slot;
   };
 
-  /** Removes a worker (failing its call), and starts another if the pool fell below `min`. */
+  /**
+   * Removes a worker. The call it was running fails with `reason`; the calls
+   * waiting behind it never started, so they go back to the front of the queue.
+   * Starts another worker if the pool fell below `min`.
+   */
   const drop = (slot: Slot, reason?: TransformCallError) => {
     if (!slot.live) return;
     slot.live = false;
     clearTimeout(slot.idleTimer);
-    const job = slot.job;
-    slot.job = undefined;
-    if (job) {
-      clearTimeout(job.timer);
-      for (const [id, j] of calls) if (j === job) calls.delete(id);
-      job.reject(reason ?? new TransformCallError('transform worker stopped', false));
+    const [running, ...waiting] = slot.sent;
+    slot.sent = [];
+    for (const j of [running, ...waiting]) if (j?.id !== undefined) calls.delete(j.id);
+    if (running) {
+      clearTimeout(running.timer);
+      running.slot = undefined;
+      running.reject(reason ?? new TransformCallError('transform worker stopped', false));
     }
+    requeue(waiting);
     void slot.worker.terminate();
     const at = slots.indexOf(slot);
     if (at !== -1) slots.splice(at, 1);
@@ -140,16 +162,36 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
       restarts++;
       grow();
     }
+    pump();
+  };
+
+  /** Puts calls that never started back at the front of the queue, in their order. */
+  const requeue = (jobs: Job[]) => {
+    for (const j of [...jobs].reverse()) {
+      j.slot = undefined;
+      j.id = undefined;
+      j.sentAt = undefined;
+      queue.unshift(j);
+    }
+  };
+
+  /** Takes back the calls waiting behind a slow one; the worker will skip them. */
+  const reclaim = (slot: Slot) => {
+    const waiting = slot.sent.splice(1);
+    if (!waiting.length) return;
+    Atomics.store(slot.skip, 0, waiting[waiting.length - 1]!.id!);
+    for (const j of waiting) calls.delete(j.id!);
+    requeue(waiting);
   };
 
   const grow = () => {
     starting++;
     startWorker(source, specs).then(
-      (w) => {
+      (started) => {
         starting--;
-        if (closed) void w.terminate();
+        if (closed) void started.worker.terminate();
         else {
-          slots.push(attach(w));
+          slots.push(attach(started));
           pump();
         }
       },
@@ -160,37 +202,51 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     );
   };
 
-  const checkScale = () => {
-    scaleTimer = undefined;
-    if (closed || !queue.length) return;
-    // one more worker per waiting call at most: a worker still starting already covers one
-    if (Date.now() - queue[0]!.queuedAt >= scaleAfterMs && slots.length + starting < max && starting < queue.length) {
+  /** A worker that can take another call now: alive, room in its pipeline, and not stuck on a slow one. */
+  const ready = (slot: Slot, now: number) =>
+    slot.live && slot.sent.length < PIPELINE && (slot.sent.length === 0 || now - slot.sent[0]!.sentAt! < scaleAfterMs);
+
+  /**
+   * Runs while calls wait: takes back the calls queued behind a call that has
+   * run past `scaleAfterMs`, and starts one more worker per waiting call while
+   * no worker can take it (up to `max`).
+   */
+  const rebalance = () => {
+    rebalanceTimer = undefined;
+    if (closed) return;
+    const now = Date.now();
+    for (const s of slots) if (s.sent.length > 1 && now - s.sent[0]!.sentAt! >= scaleAfterMs) reclaim(s);
+    if (queue.length && !slots.some((s) => ready(s, now)) && now - queue[0]!.queuedAt >= scaleAfterMs && slots.length + starting < max && starting < queue.length) {
       scaledUp++;
       grow();
     }
-    if (queue.length) scaleTimer = setTimeout(checkScale, scaleAfterMs);
+    pump();
   };
 
   function pump(): void {
-    for (const slot of slots) {
-      if (!queue.length) break;
-      if (slot.job || !slot.live) continue;
-      clearTimeout(slot.idleTimer);
-      slot.idleTimer = undefined;
+    const now = Date.now();
+    while (queue.length) {
+      let best: Slot | undefined;
+      for (const s of slots) if (ready(s, now) && (!best || s.sent.length < best.sent.length)) best = s;
+      if (!best) break;
       const job = queue.shift()!;
-      const id = nextId++;
-      slot.job = job;
-      job.slot = slot;
-      calls.set(id, job);
-      slot.worker.postMessage({ type: 'call', id, key: job.key, calls: job.contexts });
+      clearTimeout(best.idleTimer);
+      best.idleTimer = undefined;
+      job.id = nextId++;
+      job.sentAt = now;
+      job.slot = best;
+      best.sent.push(job);
+      calls.set(job.id, job);
+      best.worker.postMessage({ type: 'call', id: job.id, key: job.key, calls: job.contexts });
     }
-    if (queue.length && !scaleTimer) scaleTimer = setTimeout(checkScale, scaleAfterMs);
+    if (!rebalanceTimer && (queue.length || slots.some((s) => s.sent.length > 1))) rebalanceTimer = setTimeout(rebalance, scaleAfterMs);
     // extra workers without work retire after a while
     if (slots.length > min) {
       for (const slot of slots) {
-        if (slot.job || slot.idleTimer) continue;
+        if (slot.sent.length || slot.idleTimer) continue;
         slot.idleTimer = setTimeout(() => {
-          if (!slot.job && slots.length > min) drop(slot);
+          slot.idleTimer = undefined;
+          if (!slot.sent.length && slots.length > min) drop(slot);
         }, idleMs);
         slot.idleTimer.unref();
       }
@@ -200,10 +256,10 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
   const started = await Promise.allSettled(Array.from({ length: min }, () => startWorker(source, specs)));
   const failure = started.find((r) => r.status === 'rejected');
   if (failure) {
-    for (const r of started) if (r.status === 'fulfilled') void r.value.terminate();
+    for (const r of started) if (r.status === 'fulfilled') void r.value.worker.terminate();
     throw (failure as PromiseRejectedResult).reason;
   }
-  for (const r of started) slots.push(attach((r as PromiseFulfilledResult<Worker>).value));
+  for (const r of started) slots.push(attach((r as PromiseFulfilledResult<{ worker: Worker; skip: Int32Array }>).value));
 
   return {
     call(key, contexts, timeoutMs) {
@@ -216,9 +272,15 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
           resolve,
           reject,
           timer: setTimeout(() => {
-            if (job.slot) drop(job.slot, new TransformCallError(`timed out after ${timeoutMs} ms`, true));
+            const slot = job.slot;
+            if (slot && slot.sent[0] === job) drop(slot, new TransformCallError(`timed out after ${timeoutMs} ms`, true));
             else {
-              queue.splice(queue.indexOf(job), 1);
+              // still queued, or waiting behind a slower call in a worker: give up on it alone
+              if (slot) {
+                slot.sent.splice(slot.sent.indexOf(job), 1);
+                if (job.id !== undefined) calls.delete(job.id);
+                job.slot = undefined;
+              } else queue.splice(queue.indexOf(job), 1);
               reject(new TransformCallError(`timed out after ${timeoutMs} ms waiting for a free worker`, true));
             }
           }, timeoutMs),
@@ -229,26 +291,29 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     },
     async close() {
       closed = true;
-      clearTimeout(scaleTimer);
-      for (const job of queue.splice(0)) {
+      clearTimeout(rebalanceTimer);
+      const pending = [...queue.splice(0), ...slots.flatMap((s) => s.sent)];
+      for (const job of pending) {
         clearTimeout(job.timer);
         job.reject(new TransformCallError('the transform pool is closed', false));
       }
+      calls.clear();
       await Promise.all(
         slots.splice(0).map((s) => {
           s.live = false;
+          s.sent = [];
           clearTimeout(s.idleTimer);
-          // the worker is terminated below, so the call it runs would never settle
-          if (s.job) {
-            clearTimeout(s.job.timer);
-            s.job.reject(new TransformCallError('the transform pool is closed', false));
-            s.job = undefined;
-          }
           return s.worker.terminate();
         }),
       );
-      calls.clear();
     },
-    stats: () => ({ workers: slots.length, busy: slots.filter((s) => s.job).length, queued: queue.length, restarts, scaledUp }),
+    stats: () => ({
+      workers: slots.length,
+      busy: slots.filter((s) => s.sent.length).length,
+      // calls not running yet: in the pool's queue or sent ahead behind another call
+      queued: queue.length + slots.reduce((n, s) => n + Math.max(0, s.sent.length - 1), 0),
+      restarts,
+      scaledUp,
+    }),
   };
 }

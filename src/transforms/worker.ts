@@ -52,12 +52,26 @@ async function init(specs: Spec[]): Promise<{ key: string; message: string }[]> 
   return errors;
 }
 
-port.on('message', async (m: { type: 'call'; id: number; key: string; calls: unknown[] } | { type: 'init'; specs: Spec[] }) => {
+type Message = { type: 'call'; id: number; key: string; calls: unknown[] } | { type: 'init'; specs: Spec[]; skip: SharedArrayBuffer };
+
+/** Calls with an id up to this were taken back by the pool (given to another worker): skip them. */
+let skipThrough = new Int32Array(new SharedArrayBuffer(4));
+
+// Calls run strictly one after another, in the order they came (even async ones): the pool may
+// send several ahead, and when one is stuck it knows that the ones behind it never started.
+let chain: Promise<void> = Promise.resolve();
+port.on('message', (m: Message) => {
+  chain = chain.then(() => handle(m));
+});
+
+async function handle(m: Message): Promise<void> {
   if (m.type === 'init') {
+    skipThrough = new Int32Array(m.skip);
     const errors = await init(m.specs);
     port.postMessage(errors.length ? { type: 'init-error', errors } : { type: 'ready' });
     return;
   }
+  if (m.id <= Atomics.load(skipThrough, 0)) return;
   const fn = fns.get(m.key);
   try {
     if (!fn) throw new Error(`transform ${m.key} is not loaded`);
@@ -72,7 +86,7 @@ port.on('message', async (m: { type: 'call'; id: number; key: string; calls: unk
     const e = err as Error;
     port.postMessage({ type: 'error', id: m.id, message: String(e?.message ?? err).slice(0, 2000), stack: e?.stack?.split('\n').slice(0, 8).join('\n') });
   }
-});
+}
 
 // this worker can now be handed a generation's modules (it may wait as a warm spare)
 port.postMessage({ type: 'idle' });

@@ -36,8 +36,12 @@ export function spawnIdle(): Promise<Worker> {
   });
 }
 
-/** Hands an idle worker the modules to load; resolves with the worker, or with the modules that failed. */
-export function initWorker(w: Worker, specs: { key: string; file: string; exportName?: string }[]): Promise<{ worker: Worker } | { errors: InitError[] }> {
+/**
+ * Hands an idle worker the modules to load; resolves with the worker, or with
+ * the modules that failed. `skip` is shared with the worker: calls with an id
+ * up to the number stored in it are skipped (the pool gave them elsewhere).
+ */
+export function initWorker(w: Worker, specs: { key: string; file: string; exportName?: string }[], skip: SharedArrayBuffer): Promise<{ worker: Worker } | { errors: InitError[] }> {
   return new Promise((resolve) => {
     const done = (m: { type: string; errors?: InitError[] } | undefined, err?: Error) => {
       w.off('message', done);
@@ -49,7 +53,7 @@ export function initWorker(w: Worker, specs: { key: string; file: string; export
     const onError = (err: Error) => done(undefined, err);
     w.on('message', done);
     w.on('error', onError);
-    w.postMessage({ type: 'init', specs });
+    w.postMessage({ type: 'init', specs, skip });
   });
 }
 

@@ -35,6 +35,8 @@ const MODULES: Record<string, string> = {
   'crash.mjs': `export default () => { setTimeout(() => { throw new Error('thrown later'); }, 0); return { message: 'returned first' }; };`,
   // blocks its worker until the test sets the shared flag
   'block.mjs': `export default (ctx) => { Atomics.wait(new Int32Array(ctx.flag), 0, 0); return { message: 'released ' + ctx.n }; };`,
+  // counts its runs in a buffer the test shares
+  'count.mjs': `export default (ctx) => { Atomics.add(new Int32Array(ctx.counter), 0, 1); return { message: 'counted ' + ctx.n }; };`,
   'syntax.ts': `export default (ctx => ({ message: 'broken' `,
   'no-export.mjs': `export const something = 1;`,
   'load-throws.mjs': `throw new Error('refusing to load');`,
@@ -239,6 +241,23 @@ describe('createTransformPool()', () => {
       await until(() => p.stats().workers === 1);
       expect(p.stats()).toMatchObject({ workers: 1, busy: 0, restarts: 0 });
       expect(await p.call('default.ts', [{ n: 6 }], 5000)).toEqual([{ message: 'default 6' }]);
+    });
+
+    it('moves calls sent ahead behind a blocked call to another worker, and runs each exactly once', async () => {
+      const p = await pool([...ALL_GOOD, spec('count.mjs')], { max: 2, scaleAfterMs: 10, idleMs: 60_000 });
+      const g = gate();
+      const counter = new SharedArrayBuffer(4);
+      const busy = p.call('block.mjs', [{ flag: g.flag, n: 1 }], 10_000);
+      const counted = [1, 2, 3].map((n) => p.call('count.mjs', [{ counter, n }], 10_000));
+      // all three finish while the first worker is still blocked
+      expect(await Promise.all(counted)).toEqual([1, 2, 3].map((n) => [{ message: `counted ${n}` }]));
+      expect(Atomics.load(new Int32Array(counter), 0)).toBe(3);
+      g.open();
+      await busy;
+      // the blocked worker, free again, skips the calls taken back from it
+      expect(await p.call('count.mjs', [{ counter, n: 4 }], 10_000)).toEqual([{ message: 'counted 4' }]);
+      expect(await p.call('count.mjs', [{ counter, n: 5 }], 10_000)).toEqual([{ message: 'counted 5' }]);
+      expect(Atomics.load(new Int32Array(counter), 0)).toBe(5);
     });
 
     it('never grows past max', async () => {
