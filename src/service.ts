@@ -58,6 +58,13 @@ export interface Service {
 }
 
 const IDEMPOTENCY_PRUNE_MS = 10 * 60 * 1000;
+
+/** Process memory in MB, for /api/status. */
+function memoryFigures(): Record<string, number> {
+  const m = process.memoryUsage();
+  const mb = (n: number) => Math.round((n / 1048576) * 10) / 10;
+  return { rssMb: mb(m.rss), heapUsedMb: mb(m.heapUsed), heapTotalMb: mb(m.heapTotal), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers) };
+}
 const CONNECTIONS_CHECK_MS = 1000;
 /** Keys a running service cannot apply without a restart. */
 const RESTART_KEYS = ['gateway.bind', 'gateway.port', 'storage.driver', 'storage.path', 'storage.synchronous'] as const;
@@ -157,6 +164,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     ready: () => listening && !stopping,
     status: () => ({
       uptimeSeconds: Math.round((clock() - startedAt) / 1000),
+      memory: memoryFigures(),
       runner: { queued: runner.queued(), running: runner.running() },
       transforms: generations.current.transforms?.stats() ?? null,
       storage: { driver: store.driver },
