@@ -107,14 +107,30 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     const d = q?.[0];
     if (!q || !d || stopped || inFlight.has(d.id)) return;
     const p = attempt(d).then(
-      (retryAt) => {
-        inFlight.delete(d.id);
+      ({ retry, recorded }) => {
+        // the route moves on now; the entry counts as in flight until its record is committed
+        inFlight.set(
+          d.id,
+          recorded.then(
+            () => {
+              inFlight.delete(d.id);
+              if (!retry) known.delete(d.id);
+              // a retry that came due while this record was committing waits at the head of its route
+              sendHead(key);
+              settle();
+            },
+            (err) => {
+              logger.error({ err, runId: d.runId }, 'recording a delivery failed; it is sent again after a restart');
+              inFlight.delete(d.id);
+              sendHead(key);
+              settle();
+            },
+          ),
+        );
         q.shift();
         if (!q.length) queues.delete(key);
-        if (retryAt === undefined) known.delete(d.id);
-        else waitToRetry(retryAt.delivery, retryAt.at);
+        if (retry) waitToRetry(retry.delivery, retry.at);
         sendHead(key);
-        settle();
       },
       (err) => {
         // a store failure while recording: leave it to the next start, keep the route moving
@@ -167,21 +183,28 @@ export function createOutbox(deps: OutboxDeps): Outbox {
   }
 
   type Retry = { delivery: Delivery; at: number } | undefined;
+  /** What one attempt did: when to try again (if at all), and the commit of its record. */
+  type Outcome = { retry: Retry; recorded: Promise<void> };
 
   /** Holds its generation while it runs: a reload does not dispose what it is using. */
-  function attempt(d: Delivery): Promise<Retry> {
+  function attempt(d: Delivery): Promise<Outcome> {
     return generations.use((gen) => attemptOn(gen, d));
   }
 
-  /** One attempt, recorded in the store; returns when to try again, if at all. */
-  async function attemptOn(gen: Generation, d: Delivery): Promise<Retry> {
+  /**
+   * One attempt. Resolves once the channel has answered, with the commit of
+   * the record still under way: the route's next entry need not wait for it
+   * (writes commit in order, and a crash before it means the entry is sent
+   * again, as after any crash between send and record).
+   */
+  async function attemptOn(gen: Generation, d: Delivery): Promise<Outcome> {
     const entry = gen.channels.get(d.channel);
     const attempts = d.attempts + 1;
     const log = logger.child({ runId: d.runId, channel: d.channel, attempt: attempts });
     if (!entry) {
-      await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: `channel "${d.channel}" is not configured` });
+      const recorded = store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: `channel "${d.channel}" is not configured` });
       log.warn('delivery failed: channel not configured');
-      return undefined;
+      return { retry: undefined, recorded };
     }
     const chunks = chunkText(d.text, entry.channel.limits?.maxTextLength);
     let sent = Math.min(d.sentParts, chunks.length);
@@ -198,16 +221,18 @@ export function createOutbox(deps: OutboxDeps): Outbox {
           signal: shutdown.signal,
         });
       }
-      await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'sent', route: { channel: d.channel, to: d.to }, sentParts: sent });
+      const recorded = store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'sent', route: { channel: d.channel, to: d.to }, sentParts: sent });
       log.info({ parts: chunks.length }, 'delivered');
-      return undefined;
+      return { retry: undefined, recorded };
     } catch (err) {
       if (shutdown.signal.aborted) {
         // not the channel's fault: keep the attempt count, remember the progress, send the rest next start
-        if (sent > d.sentParts)
-          await store.recordDelivery({ id: d.id, runId: d.runId, attempts: d.attempts, at: clock(), status: 'pending', nextAttemptAt: clock(), error: d.lastError, sentParts: sent });
+        const recorded =
+          sent > d.sentParts
+            ? store.recordDelivery({ id: d.id, runId: d.runId, attempts: d.attempts, at: clock(), status: 'pending', nextAttemptAt: clock(), error: d.lastError, sentParts: sent })
+            : Promise.resolve();
         log.info('delivery interrupted by shutdown; left pending');
-        return undefined;
+        return { retry: undefined, recorded };
       }
       const retryable = err instanceof ChannelError ? err.retryable : true;
       const reason = oneLine(err instanceof Error ? err.message : String(err), 300);
@@ -215,13 +240,13 @@ export function createOutbox(deps: OutboxDeps): Outbox {
         const hinted = err instanceof ChannelError ? Math.min(err.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS) : 0;
         const delay = Math.max(backoff(attempts), hinted);
         const next = clock() + delay;
-        await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'pending', nextAttemptAt: next, error: reason, sentParts: sent });
+        const recorded = store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'pending', nextAttemptAt: next, error: reason, sentParts: sent });
         log.warn({ reason, retryInMs: delay }, 'delivery failed; will retry');
-        return { delivery: { ...d, attempts, nextAttemptAt: next, lastError: reason, sentParts: sent }, at: next };
+        return { retry: { delivery: { ...d, attempts, nextAttemptAt: next, lastError: reason, sentParts: sent }, at: next }, recorded };
       }
-      await store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: reason, sentParts: sent });
+      const recorded = store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: reason, sentParts: sent });
       log.error({ reason, retryable }, 'delivery failed');
-      return undefined;
+      return { retry: undefined, recorded };
     }
   }
 

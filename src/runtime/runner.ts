@@ -114,7 +114,11 @@ export function createRunner(deps: RunnerDeps): Runner {
     const run = await store.getRun(id);
     if (!run || run.status !== 'queued') return;
     const startedAt = clock();
-    await store.startRun(id, startedAt);
+    // Not awaited: writes commit in order, so `running` is stored before the outcome can be, and a
+    // fast provider's run then costs one commit instead of two. A crash before this commit leaves the
+    // run `queued`, which a restart runs again as it would after a crash just before the start.
+    const started = store.startRun(id, startedAt);
+    started.catch((err) => logger.error({ err, runId: id }, 'recording the start of a run failed'));
     const log = logger.child({ runId: id, hook: run.hookName });
     const history = await store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES);
     const result = await callAgent(gen, {

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { NewRun } from '../../src/store/types.ts';
 import { closeAll, finished, setup, type Setup } from '../helpers/runner.ts';
 import { newRun } from '../helpers/runtime.ts';
+import { until } from '../helpers/cli.ts';
 
 afterEach(closeAll);
 
@@ -19,7 +20,11 @@ describe('createRunner()', () => {
       expect((await s.store.getRun(run.id))!).toMatchObject({ status: 'queued', startedAt: null, finishedAt: null, attempts: 0 });
       s.runner.enqueue([{ id: run.id, sessionKey: run.sessionKey }]);
       await s.provider.waitForCalls(1);
-      const running = (await s.store.getRun(run.id))!;
+      // stored as running while the provider works (the write commits with the next batch)
+      const running = await until(async () => {
+        const r = (await s.store.getRun(run.id))!;
+        return r.status === 'running' ? r : undefined;
+      });
       expect(running).toMatchObject({ status: 'running', attempts: 1 });
       expect(running.startedAt).toBeGreaterThanOrEqual(run.createdAt);
       s.provider.calls[0]!.reply('  The build failed in\n  step 3.  ');
