@@ -59,6 +59,17 @@ export interface Service {
 
 const IDEMPOTENCY_PRUNE_MS = 10 * 60 * 1000;
 
+/**
+ * The runner's, outbox's and heartbeat's logger. Their lines carry ids,
+ * statuses, counts and reasons already cut and cleaned by the code that made
+ * them (never config, headers, prompts or payloads), so they skip the wildcard
+ * redaction, which costs more than writing the line; test/e2e/secrets.test.ts
+ * searches all output for every secret.
+ */
+function runtimeLogger(logger: Logger, component: string): Logger {
+  return logger.child({ component }, { redact: [] });
+}
+
 /** Process memory in MB, for /api/status. */
 function memoryFigures(): Record<string, number> {
   const m = process.memoryUsage();
@@ -113,13 +124,13 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const runner = createRunner({
     store,
     generations,
-    logger: logger.child({ component: 'runner' }),
+    logger: runtimeLogger(logger, 'runner'),
     clock,
     requestHeartbeat: () => heartbeat?.request(),
     notifyOutbox: (entry) => outbox?.notify(entry),
   });
-  outbox = createOutbox({ store, generations, logger: logger.child({ component: 'outbox' }), clock });
-  heartbeat = createHeartbeat({ store, generations, logger: logger.child({ component: 'heartbeat' }), clock, notifyOutbox: (entry) => outbox.notify(entry) });
+  outbox = createOutbox({ store, generations, logger: runtimeLogger(logger, 'outbox'), clock });
+  heartbeat = createHeartbeat({ store, generations, logger: runtimeLogger(logger, 'heartbeat'), clock, notifyOutbox: (entry) => outbox.notify(entry) });
   const dispatcher = createDispatcher({
     store,
     clock,

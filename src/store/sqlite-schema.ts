@@ -85,6 +85,15 @@ export const SCHEMA: readonly string[] = [
    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
   // how many chunks of a split reply were sent, so a retry resumes after them instead of repeating them
   `ALTER TABLE outbox ADD COLUMN sent_parts INTEGER NOT NULL DEFAULT 0;`,
+  // Status indexes only over the states looked up by status on hot paths. Finished runs, consumed
+  // events and sent deliveries leave them, so every status change no longer rewrites index pages;
+  // the read API's filters on other states scan the table backwards from the newest row.
+  `DROP INDEX events_by_status;
+   CREATE INDEX events_pending ON events (seq) WHERE status = 'pending';
+   DROP INDEX runs_by_status;
+   CREATE INDEX runs_unfinished ON runs (seq) WHERE status IN ('queued', 'running');
+   DROP INDEX outbox_due;
+   CREATE INDEX outbox_pending ON outbox (next_attempt_at) WHERE status = 'pending';`,
 ];
 
 export const SCHEMA_VERSION = SCHEMA.length;

@@ -145,7 +145,6 @@ export class SqliteStore implements Store {
       countEvents: p('SELECT status, count(*) AS n FROM events GROUP BY status'),
       countRuns: p('SELECT status, count(*) AS n FROM runs GROUP BY status'),
       countOutbox: p('SELECT status, count(*) AS n FROM outbox GROUP BY status'),
-      countQueued: p("SELECT count(*) AS n FROM runs WHERE status = 'queued'"),
       unfinished: p("SELECT * FROM runs WHERE kind = 'hook' AND status IN ('queued', 'running') ORDER BY seq ASC"),
       startRun: p("UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ?"),
       requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
@@ -265,9 +264,6 @@ export class SqliteStore implements Store {
     };
   }
 
-  async countQueuedRuns(): Promise<number> {
-    return Number((this.q.countQueued!.get() as { n: number }).n);
-  }
 
   async unfinishedRuns(): Promise<Run[]> {
     return (this.q.unfinished!.all() as Row[]).map(toRun);

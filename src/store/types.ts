@@ -167,7 +167,6 @@ export interface Store {
   /** Oldest first. */
   pendingEvents(limit: number): Promise<SystemEvent[]>;
   counts(): Promise<StoreCounts>;
-  countQueuedRuns(): Promise<number>;
 
   /** Runs of kind `hook` left `queued` or `running`, oldest first (startup recovery). */
   unfinishedRuns(): Promise<Run[]>;
