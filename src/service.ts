@@ -24,6 +24,7 @@ import { IdempotencyGuard } from './http/idempotency.ts';
 import { createNamedResolver } from './mapping/resolve.ts';
 import { watchSources, type SourceWatcher } from './config/watch.ts';
 import { createWorkerSource } from './transforms/pool.ts';
+import { createMetrics, RequestTally } from './http/metrics.ts';
 
 export interface ServiceOptions {
   /** Loads (and re-loads, on change) the config. Throws `ConfigError`. */
@@ -162,6 +163,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 
   let stopping = false;
   let listening = false;
+  const tally = new RequestTally();
+  const metrics = createMetrics({ tally, store, generations, runner: () => ({ queued: runner.queued(), running: runner.running() }), reloadFailures: () => reloader.failures() });
   const startedAt = clock();
   const listener = createListener({
     generations,
@@ -171,6 +174,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     logger,
     clock,
     named: createNamedResolver({ logger }),
+    tally,
+    metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
     store,
     ready: () => listening && !stopping,
     status: () => ({

@@ -20,6 +20,8 @@ export interface ApiDeps {
   /** Runtime figures for `/api/status`. */
   status: () => Record<string, unknown>;
   ready: () => boolean;
+  /** The Prometheus exposition of /metrics. */
+  metrics?: () => Promise<{ contentType: string; body: string }>;
 }
 
 const RUN_STATUSES = new Set<RunStatus>(['queued', 'running', 'ok', 'error', 'timeout']);
@@ -94,6 +96,12 @@ export function apiRouter(deps: ApiDeps): Router<RequestState> {
     const limit = parseLimit(ctx.query.limit);
     const status = oneOf(ctx.query.status, EVENT_STATUSES, 'status');
     ctx.body = { ok: true, events: await deps.store.listEvents({ limit, ...(status ? { status } : {}) }) };
+  });
+  router.get('/metrics', auth, async (ctx) => {
+    if (!deps.metrics) throw errors.notFound();
+    const m = await deps.metrics();
+    ctx.type = m.contentType;
+    ctx.body = m.body;
   });
   router.get('/api/status', auth, async (ctx) => {
     const gen = deps.generations.current;

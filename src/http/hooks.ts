@@ -18,6 +18,7 @@ import { FailureThrottle, OncePer } from '../auth/throttle.ts';
 import { resolveRequest, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
 import type { RequestState } from './state.ts';
 import { closeIfBodyUnread, errorBody, logFailure, requestLogger, sendJson, toHookError } from './respond.ts';
+import type { RequestTally } from './metrics.ts';
 
 export interface HooksDeps {
   generations: GenerationRef;
@@ -27,6 +28,8 @@ export interface HooksDeps {
   logger: Logger;
   clock: () => number;
   named?: NamedResolver;
+  /** Counts answers by hook and status for /metrics. */
+  tally?: RequestTally;
 }
 
 const QUERY_TOKEN_WARN_MS = 60 * 60 * 1000;
@@ -149,6 +152,7 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
         deps.generations.release(gen);
         if (!res.writableEnded) sendJson(res, answer.status, answer.body, out);
         logRequest(req.method ?? '', t.path, answer.status, start, state);
+        deps.tally?.count(state.hook, answer.status);
       },
       (err) => {
         deps.generations.release(gen);
@@ -158,6 +162,7 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
         if (!res.writableEnded && !res.headersSent) sendJson(res, e.status, errorBody(e), out);
         logFailure(deps.logger, e, t.path, state);
         logRequest(req.method ?? '', t.path, e.status, start, state);
+        deps.tally?.count(state.hook, e.status);
       },
     );
   };

@@ -20,12 +20,15 @@ export interface ReloaderDeps {
 export interface Reloader {
   /** Resolves true when a new generation went live, false when the build failed. */
   reload(reason: string): Promise<boolean>;
+  /** Reloads that failed since start. */
+  failures(): number;
 }
 
 export function createReloader(deps: ReloaderDeps): Reloader {
   const clock = deps.clock ?? Date.now;
   let running: Promise<boolean> | undefined;
   let queued: Promise<boolean> | undefined;
+  let failures = 0;
 
   async function once(reason: string): Promise<boolean> {
     const started = clock();
@@ -36,6 +39,7 @@ export function createReloader(deps: ReloaderDeps): Reloader {
       const issues: ConfigIssue[] =
         err instanceof ConfigError ? err.issues : [{ file: '', path: '', message: `reload failed: ${(err as Error)?.message ?? String(err)}` }];
       deps.generations.lastReloadError = { at: clock(), issues };
+      failures++;
       for (const i of issues) deps.logger.error({ file: i.file, path: i.path, line: i.line, reason: i.message }, 'reload failed; keeping the current configuration');
       return false;
     }
@@ -64,5 +68,5 @@ export function createReloader(deps: ReloaderDeps): Reloader {
     });
     return queued;
   }
-  return { reload };
+  return { reload, failures: () => failures };
 }

@@ -1,0 +1,91 @@
+/**
+ * `GET /metrics` (Prometheus text, gateway token). The request path only
+ * bumps a number in a map (`RequestTally.count`); prom-client reads the tally,
+ * the store's counts and the runtime figures when it is scraped.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { GenerationRef } from '../runtime/generation.ts';
+import type { Store } from '../store/types.ts';
+
+/** Requests answered, by hook and status, counted without prom-client on the request path. */
+export class RequestTally {
+  private readonly counts = new Map<string, number>();
+
+  count(hook: string | undefined, status: number): void {
+    const key = `${hook ?? ''}\u0000${status}`;
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+
+  entries(): { hook: string; status: string; n: number }[] {
+    return [...this.counts].map(([k, n]) => {
+      const [hook, status] = k.split('\u0000') as [string, string];
+      return { hook, status, n };
+    });
+  }
+}
+
+export interface MetricsDeps {
+  tally: RequestTally;
+  store: Store;
+  generations: GenerationRef;
+  runner: () => { queued: number; running: number };
+  reloadFailures: () => number;
+}
+
+export function createMetrics(deps: MetricsDeps): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'hook_intake_' });
+
+  new Counter({
+    name: 'hook_intake_requests_total',
+    help: 'Requests answered under the hooks prefix, by hook name and status (hook is empty before a name was read).',
+    labelNames: ['hook', 'status'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const e of deps.tally.entries()) this.inc({ hook: e.hook, status: e.status }, e.n);
+    },
+  });
+  const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge) => Promise<void> | void) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        await fill(this);
+      },
+    });
+  gauge('hook_intake_runs', 'Stored agent runs and heartbeats by status.', ['status'], async (g) => {
+    const c = await deps.store.counts();
+    for (const [status, n] of Object.entries(c.runs)) g.set({ status }, n);
+  });
+  gauge('hook_intake_events', 'System events of the main session by status.', ['status'], async (g) => {
+    const c = await deps.store.counts();
+    for (const [status, n] of Object.entries(c.events)) g.set({ status }, n);
+  });
+  gauge('hook_intake_deliveries', 'Outbox entries by status.', ['status'], async (g) => {
+    const c = await deps.store.counts();
+    for (const [status, n] of Object.entries(c.outbox)) g.set({ status }, n);
+  });
+  gauge('hook_intake_runner', 'Runs waiting in the runner and runs executing now.', ['state'], (g) => {
+    const r = deps.runner();
+    g.set({ state: 'queued' }, r.queued);
+    g.set({ state: 'running' }, r.running);
+  });
+  gauge('hook_intake_generation', 'Id of the configuration generation serving requests.', [], (g) => g.set(deps.generations.current.id));
+  gauge('hook_intake_reload_failed', '1 while the last reload failed and an older configuration is serving.', [], (g) =>
+    g.set(deps.generations.lastReloadError ? 1 : 0),
+  );
+  new Counter({
+    name: 'hook_intake_reload_failures_total',
+    help: 'Reloads that failed (the last good configuration kept serving).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(deps.reloadFailures());
+    },
+  });
+  return registry;
+}
