@@ -79,7 +79,8 @@ describe('secrets and payload content stay out of everything the service says', 
   const record = async (res: Response): Promise<{ status: number; body: any }> => {
     const text = await res.text();
     said.push(text, JSON.stringify([...res.headers]));
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    // everything but /metrics (Prometheus text) answers JSON
+    return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
   };
   const post = (path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
     fetch(`${srv.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).then(record);
