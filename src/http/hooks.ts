@@ -50,7 +50,6 @@ export function clientAddress(req: Pick<IncomingMessage, 'headers' | 'socket'>, 
 /** The parts of a request URL the handler reads; the query is parsed only when there is one. */
 export interface Target {
   path: string;
-  querystring: string;
   query: URLSearchParams | undefined;
 }
 
@@ -60,17 +59,16 @@ export function target(url: string): Target {
     // absolute form (`POST http://host/hooks/wake`) or something stranger: let the URL parser decide
     try {
       const u = new URL(url);
-      return { path: u.pathname, querystring: u.search.slice(1), query: u.search ? u.searchParams : undefined };
+      return { path: u.pathname, query: u.search ? u.searchParams : undefined };
     } catch {
-      return { path: url, querystring: '', query: undefined };
+      return { path: url, query: undefined };
     }
   }
   const hash = url.indexOf('#');
   const clean = hash === -1 ? url : url.slice(0, hash);
   const q = clean.indexOf('?');
-  if (q === -1) return { path: clean, querystring: '', query: undefined };
-  const querystring = clean.slice(q + 1);
-  return { path: clean.slice(0, q), querystring, query: new URLSearchParams(querystring) };
+  if (q === -1) return { path: clean, query: undefined };
+  return { path: clean.slice(0, q), query: new URLSearchParams(clean.slice(q + 1)) };
 }
 
 const header = (req: IncomingMessage, name: string): string | undefined => {
