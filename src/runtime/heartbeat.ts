@@ -63,6 +63,8 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
   let periodic: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let again = false;
+  /** The last heartbeat took a full batch and the agent saw it: more may be pending. */
+  let more = false;
   let stopped = false;
   const shutdown = new AbortController();
   let idleWaiters: (() => void)[] = [];
@@ -90,11 +92,10 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       .catch((err) => logger.error({ err }, 'heartbeat failed'))
       .finally(() => {
         running = undefined;
-        if (again && !stopped) {
-          again = false;
-          soon ??= setTimeout(fire, coalesceMs);
-        }
+        // a backlog longer than one batch is drained by heartbeats in a row, a coalescing window apart
+        if ((again || more) && !stopped) soon ??= setTimeout(fire, coalesceMs);
         again = false;
+        more = false;
         settle();
       });
   }
@@ -105,6 +106,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
   }
 
   async function beatOn(gen: Generation): Promise<string | undefined> {
+    more = false;
     const events = await store.pendingEvents(MAX_EVENTS_PER_HEARTBEAT);
     if (!events.length) return undefined;
     const defaults = gen.config.agents.defaults;
@@ -156,6 +158,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
     if (result.status === 'ok') {
       // events are consumed only when the agent has actually seen them
       outcome.consumedEventIds = events.map((e) => e.id);
+      more = events.length === MAX_EVENTS_PER_HEARTBEAT;
       outcome.messages.push({ sessionKey: MAIN_SESSION, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt });
       if (isHeartbeatAck(result.text)) outcome.delivery = { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
       else if (!result.text.trim()) outcome.delivery = { kind: 'skipped', reason: 'empty reply' };

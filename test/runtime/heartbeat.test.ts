@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GenerationRef } from '../../src/runtime/generation.ts';
-import { createHeartbeat, type Heartbeat } from '../../src/runtime/heartbeat.ts';
+import { createHeartbeat, MAX_EVENTS_PER_HEARTBEAT, type Heartbeat } from '../../src/runtime/heartbeat.ts';
 import { SqliteStore } from '../../src/store/sqlite.ts';
 import { captureLogger, scriptedProvider, testGeneration } from '../helpers/runtime.ts';
 
@@ -127,6 +127,23 @@ describe('createHeartbeat()', () => {
     expect(run!.delivery).toMatchObject({ status: 'pending', channel: 'console' });
     expect(await s.store.dueDeliveries(Date.now() + 1000, 10)).toMatchObject([{ runId: run!.id, channel: 'console', text: 'The disk is nearly full; I opened a ticket.' }]);
     expect(s.outbox).toHaveBeenCalledTimes(1);
+  });
+
+  it('drains a backlog longer than one batch with heartbeats in a row, each over the oldest pending events', async () => {
+    const s = setup();
+    const total = 2 * MAX_EVENTS_PER_HEARTBEAT + 7;
+    const batch = [];
+    for (let i = 0; i < total; i++) batch.push({ id: `backlog-${i}`, source: 'wake', text: `backlog ${i}`, createdAt: 1_000 + i, runId: null });
+    await s.store.accept({ events: batch, runs: [] });
+    s.heartbeat.request();
+    await s.heartbeat.idle();
+    const runs = await s.heartbeatRuns();
+    expect(runs).toHaveLength(3);
+    const seen = s.provider.calls.map((c) => (c.req.messages.at(-1)!.content.match(/backlog \d+/g) ?? []).length);
+    expect(seen).toEqual([MAX_EVENTS_PER_HEARTBEAT, MAX_EVENTS_PER_HEARTBEAT, 7]);
+    expect(s.provider.calls[0]!.req.messages.at(-1)!.content).toContain('backlog 0\n');
+    const events = await s.store.listEvents({ limit: 1000 });
+    expect(events.filter((e) => e.status !== 'consumed')).toEqual([]);
   });
 
   it('runs nothing when no event is pending', async () => {
