@@ -4,7 +4,7 @@
  * (wake `now`); requests within the coalescing window become one heartbeat.
  * The reply goes to the main route unless it is only `HEARTBEAT_OK`.
  */
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
 import type { RunOutcome, Store, SystemEvent, NewDelivery } from '../store/types.ts';
@@ -110,7 +110,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
     const events = await store.pendingEvents(MAX_EVENTS_PER_HEARTBEAT);
     if (!events.length) return undefined;
     const defaults = gen.config.agents.defaults;
-    const id = randomUUID();
+    const id = uuidv7();
     const startedAt = clock();
     const prompt = heartbeatPrompt(events, defaults.heartbeat.prompt ?? DEFAULT_HEARTBEAT_PROMPT);
     await store.insertHeartbeat(
@@ -167,7 +167,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
         outcome.delivery =
           'skip' in d
             ? { kind: 'skipped', reason: d.skip }
-            : { kind: 'outbox', entry: { id: randomUUID(), runId: id, channel: d.route.channel, to: d.route.to, text: result.text, createdAt: finishedAt } };
+            : { kind: 'outbox', entry: { id: uuidv7(), runId: id, channel: d.route.channel, to: d.route.to, text: result.text, createdAt: finishedAt } };
       }
     }
     await store.finishRun(outcome);

@@ -4,7 +4,7 @@
  * `agents.defaults.maxConcurrent`. Only ids and session keys are held in
  * memory; a run's body is read from the store when it starts.
  */
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
 import { Fifo } from '../util/fifo.ts';
@@ -164,14 +164,14 @@ export function createRunner(deps: RunnerDeps): Runner {
     if (!text.trim()) return { kind: 'skipped', reason: 'empty reply' };
     const decision = await resolveRoute(generations.current, store, run.channel, run.to);
     if ('skip' in decision) return { kind: 'skipped', reason: decision.skip, channel: decision.route?.channel ?? null, to: decision.route?.to ?? null };
-    return { kind: 'outbox', entry: { id: randomUUID(), runId: run.id, channel: decision.route.channel, to: decision.route.to, text, createdAt: at } };
+    return { kind: 'outbox', entry: { id: uuidv7(), runId: run.id, channel: decision.route.channel, to: decision.route.to, text, createdAt: at } };
   }
 
   function summaryEvent(run: Run, o: RunOutcome, at: number): NewEvent {
     const body = o.status === 'ok' ? o.summary! : oneLine(o.error ?? o.status, SUMMARY_MAX);
     const shown = run.trusted ? body : wrapExternal(body, run.label);
     const head = o.status === 'ok' ? `Hook ${run.hookName}:` : `Hook ${run.hookName} (${o.status}):`;
-    return { id: randomUUID(), source: 'run', text: `${head} ${shown}`, createdAt: at, runId: run.id };
+    return { id: uuidv7(), source: 'run', text: `${head} ${shown}`, createdAt: at, runId: run.id };
   }
 
   return {
