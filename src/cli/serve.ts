@@ -63,10 +63,8 @@ export async function serve(argv: string[]): Promise<number | undefined> {
     throw err;
   }
 
-  process.stdout.write(`listening on ${service.url}\n`);
-  printWelcome(service, loaded, tokens);
-
-  return new Promise<number>((done) => {
+  // the handlers go in before the ready line: a supervisor may send SIGTERM the moment it reads it
+  const stopped = new Promise<number>((done) => {
     const onSignal = (sig: NodeJS.Signals) => {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
@@ -82,6 +80,9 @@ export async function serve(argv: string[]): Promise<number | undefined> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+  process.stdout.write(`listening on ${service.url}\n`);
+  printWelcome(service, loaded, tokens);
+  return stopped;
 }
 
 /** Tells a new user how to reach the service; a generated token is shown only on the start that created it. */
