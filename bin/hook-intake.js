@@ -6,7 +6,11 @@ import { serveFlags } from '../src/cli/node-flags.ts';
 // itself once (same pid) with the flag added, unless the operator already chose a size.
 const flags = serveFlags(process.argv.slice(2), process.execArgv, process.env.NODE_OPTIONS);
 if (flags.length && typeof process.execve === 'function') {
-  process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], process.env);
+  try {
+    process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], process.env);
+  } catch {
+    // the replacement failed (the process is still this one): serve with Node's defaults
+  }
 }
 
 const { main } = await import('../src/cli/main.ts');
