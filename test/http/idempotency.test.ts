@@ -38,16 +38,6 @@ function fakeStore(records: Map<string, IdempotencyRecord> = new Map()) {
   return { store: { getIdempotency } as unknown as Store, getIdempotency, records };
 }
 
-function deferred<T>() {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
 const ACCEPTED: Answer = { status: 202, body: { ok: true, runId: 'r1', sessionKey: 'hook:1' } };
 
 describe('IdempotencyGuard.once()', () => {
@@ -70,7 +60,7 @@ describe('IdempotencyGuard.once()', () => {
 
   it('runs the work once for concurrent callers with one key; the others get the answer as a duplicate', async () => {
     const guard = new IdempotencyGuard(fakeStore().store);
-    const gate = deferred<Answer>();
+    const gate = Promise.withResolvers<Answer>();
     const work = vi.fn(() => gate.promise);
     const callers = [guard.once('k', 0, work), guard.once('k', 0, work), guard.once('k', 0, work)];
     await new Promise((r) => setImmediate(r));
@@ -83,7 +73,7 @@ describe('IdempotencyGuard.once()', () => {
 
   it('does not make different keys wait for each other', async () => {
     const guard = new IdempotencyGuard(fakeStore().store);
-    const gate = deferred<Answer>();
+    const gate = Promise.withResolvers<Answer>();
     const slow = guard.once('a', 0, () => gate.promise);
     expect(await guard.once('b', 0, async () => ACCEPTED)).toEqual(ACCEPTED);
     gate.resolve(ACCEPTED);
@@ -92,7 +82,7 @@ describe('IdempotencyGuard.once()', () => {
 
   it('lets a waiting caller run fresh when the first one failed', async () => {
     const guard = new IdempotencyGuard(fakeStore().store);
-    const gate = deferred<Answer>();
+    const gate = Promise.withResolvers<Answer>();
     const first = guard.once('k', 0, () => gate.promise);
     const secondWork = vi.fn(async (): Promise<Answer> => ({ status: 200, body: { ok: true, mode: 'now', eventId: 'e2' } }));
     const second = guard.once('k', 0, secondWork);

@@ -22,16 +22,6 @@ function fakeGeneration(): Generation & { disposed: number } {
   return g as unknown as Generation & { disposed: number };
 }
 
-function deferred<T>() {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
 function setup(build: () => Promise<Generation>) {
   const first = fakeGeneration();
   const generations = new GenerationRef(first);
@@ -102,11 +92,11 @@ describe('createReloader()', () => {
   });
 
   it('never overlaps builds: changes during a build trigger exactly one more build', async () => {
-    const builds: ReturnType<typeof deferred<Generation>>[] = [];
+    const builds: PromiseWithResolvers<Generation>[] = [];
     let active = 0;
     let maxActive = 0;
     const { generations, reloader } = setup(() => {
-      const d = deferred<Generation>();
+      const d = Promise.withResolvers<Generation>();
       builds.push(d);
       active++;
       maxActive = Math.max(maxActive, active);
@@ -133,9 +123,9 @@ describe('createReloader()', () => {
   });
 
   it('a change during the follow-up build queues one more', async () => {
-    const builds: ReturnType<typeof deferred<Generation>>[] = [];
+    const builds: PromiseWithResolvers<Generation>[] = [];
     const { reloader } = setup(() => {
-      const d = deferred<Generation>();
+      const d = Promise.withResolvers<Generation>();
       builds.push(d);
       return d.promise;
     });
@@ -156,9 +146,9 @@ describe('createReloader()', () => {
   });
 
   it('builds again after a failed build that had a change queued', async () => {
-    const builds: ReturnType<typeof deferred<Generation>>[] = [];
+    const builds: PromiseWithResolvers<Generation>[] = [];
     const { generations, reloader } = setup(() => {
-      const d = deferred<Generation>();
+      const d = Promise.withResolvers<Generation>();
       builds.push(d);
       return d.promise;
     });
@@ -207,7 +197,7 @@ describe('GenerationRef', () => {
   it('holds the generation for the whole of use(), even when it throws', async () => {
     const old = fakeGeneration();
     const ref = new GenerationRef(old);
-    const gate = deferred<void>();
+    const gate = Promise.withResolvers<void>();
     const using = ref.use(async (g) => {
       await gate.promise;
       return g.id;
