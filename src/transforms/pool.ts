@@ -13,6 +13,9 @@
  * transform); extra workers retire after `idleMs` without work. A worker costs
  * ~20–30 MB, so a steady pool of one keeps memory low; one round trip costs
  * ~10 µs CPU under concurrency (~24 µs when calls are serial, 2 KiB payload).
+ * Calls made during one turn of the event loop go to a worker in one message:
+ * a message costs the main thread ~2.5 µs however small, and a burst of
+ * requests then wakes the worker once.
  */
 import type { Worker } from 'node:worker_threads';
 import { createWorkerSource, initWorker, type WorkerSource } from './workers.ts';
@@ -72,6 +75,13 @@ interface Job {
   slot?: Slot;
   id?: number;
   sentAt?: number;
+}
+
+/** One call as sent to a worker (a message carries several). */
+interface CallMessage {
+  id: number;
+  key: string;
+  calls: unknown[];
 }
 
 interface Slot {
@@ -223,8 +233,17 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     pump();
   };
 
+  let pumpScheduled = false;
+  const deferredPump = () => {
+    pumpScheduled = false;
+    pump();
+  };
+
   function pump(): void {
     const now = Date.now();
+    // one message per worker for all the calls sent to it in this pump: one wake-up of the worker
+    // (and one clone) for a burst of requests instead of one per call
+    let outbox: Map<Slot, CallMessage[]> | undefined;
     while (queue.length) {
       let best: Slot | undefined;
       for (const s of slots) if (ready(s, now) && (!best || s.sent.length < best.sent.length)) best = s;
@@ -237,8 +256,13 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
       job.slot = best;
       best.sent.push(job);
       calls.set(job.id, job);
-      best.worker.postMessage({ type: 'call', id: job.id, key: job.key, calls: job.contexts });
+      outbox ??= new Map();
+      const list = outbox.get(best);
+      const msg: CallMessage = { id: job.id, key: job.key, calls: job.contexts };
+      if (list) list.push(msg);
+      else outbox.set(best, [msg]);
     }
+    if (outbox) for (const [slot, jobs] of outbox) slot.worker.postMessage({ type: 'calls', jobs });
     if (!rebalanceTimer && (queue.length || slots.some((s) => s.sent.length > 1))) rebalanceTimer = setTimeout(rebalance, scaleAfterMs);
     // extra workers without work retire after a while
     if (slots.length > min) {
@@ -286,7 +310,11 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
           }, timeoutMs),
         };
         queue.push(job);
-        pump();
+        // calls made during one turn of the event loop go out together
+        if (!pumpScheduled) {
+          pumpScheduled = true;
+          setImmediate(deferredPump);
+        }
       });
     },
     async close() {

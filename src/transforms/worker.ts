@@ -52,7 +52,12 @@ async function init(specs: Spec[]): Promise<{ key: string; message: string }[]> 
   return errors;
 }
 
-type Message = { type: 'call'; id: number; key: string; calls: unknown[] } | { type: 'init'; specs: Spec[]; skip: SharedArrayBuffer };
+interface Call {
+  id: number;
+  key: string;
+  calls: unknown[];
+}
+type Message = { type: 'calls'; jobs: Call[] } | { type: 'init'; specs: Spec[]; skip: SharedArrayBuffer };
 
 /** Calls with an id up to this were taken back by the pool (given to another worker): skip them. */
 let skipThrough = new Int32Array(new SharedArrayBuffer(4));
@@ -61,16 +66,17 @@ let skipThrough = new Int32Array(new SharedArrayBuffer(4));
 // send several ahead, and when one is stuck it knows that the ones behind it never started.
 let chain: Promise<void> = Promise.resolve();
 port.on('message', (m: Message) => {
-  chain = chain.then(() => handle(m));
+  if (m.type === 'init') chain = chain.then(() => start(m.specs, m.skip));
+  else for (const c of m.jobs) chain = chain.then(() => call(c));
 });
 
-async function handle(m: Message): Promise<void> {
-  if (m.type === 'init') {
-    skipThrough = new Int32Array(m.skip);
-    const errors = await init(m.specs);
-    port.postMessage(errors.length ? { type: 'init-error', errors } : { type: 'ready' });
-    return;
-  }
+async function start(specs: Spec[], skip: SharedArrayBuffer): Promise<void> {
+  skipThrough = new Int32Array(skip);
+  const errors = await init(specs);
+  port.postMessage(errors.length ? { type: 'init-error', errors } : { type: 'ready' });
+}
+
+async function call(m: Call): Promise<void> {
   if (m.id <= Atomics.load(skipThrough, 0)) return;
   const fn = fns.get(m.key);
   try {

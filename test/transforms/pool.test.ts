@@ -200,6 +200,19 @@ describe('createTransformPool()', () => {
       expect(p.stats()).toMatchObject({ workers: 1, restarts: 1 });
     });
 
+    it('fails only the stuck call among calls sent to the worker together in one turn', async () => {
+      const p = await pool();
+      // made in one turn of the event loop, so they reach the worker in one message
+      const before = p.call('default.ts', [{ n: 1 }], 10_000);
+      const stuck = p.call('stuck.mjs', [{}], 200);
+      const after = p.call('default.ts', [{ n: 2 }], 10_000);
+      expect(await before).toEqual([{ message: 'default 1' }]);
+      expect((await callError(stuck)).detail).toBe('timed out after 200 ms');
+      // never started on the stuck worker: run once on its replacement
+      expect(await after).toEqual([{ message: 'default 2' }]);
+      expect(p.stats()).toMatchObject({ workers: 1, restarts: 1, queued: 0 });
+    });
+
     it('fails a promise that never settles', async () => {
       const p = await pool();
       expect((await callError(p.call('never.mjs', [{}], 50))).timedOut).toBe(true);
