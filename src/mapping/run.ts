@@ -31,13 +31,20 @@ export function visibleHeaders(h: HookRequest['headers']): Record<string, string
 
 type Partial = Record<string, unknown>;
 
-/** The action the templates describe for one scope (SPEC §5.1 defaults). */
+/**
+ * The action the templates describe for one scope (SPEC §5.1 defaults). A
+ * transform sees both `message` and `text`; without one, only the field the
+ * action uses is rendered (a wake's text, an agent's message), so a wake
+ * mapping does not serialise the whole payload for a message nobody reads.
+ */
 export function renderTemplates(p: Pipeline, scope: TemplateScope): Partial {
   const t = p.templates;
   const body = scope.item !== undefined ? scope.item : scope.payload;
   const out: Partial = { kind: p.action };
-  out.message = t.messageTemplate ? t.messageTemplate(scope) : JSON.stringify(body);
-  out.text = t.textTemplate ? t.textTemplate(scope) : (t.messageTemplate ? out.message : JSON.stringify(body));
+  const both = p.transform !== undefined;
+  if (both || p.action === 'agent' || !t.textTemplate) out.message = t.messageTemplate ? t.messageTemplate(scope) : JSON.stringify(body);
+  // without its own template the text is the message (the rendered one, or the same JSON of the body)
+  if (both || p.action === 'wake') out.text = t.textTemplate ? t.textTemplate(scope) : out.message;
   for (const f of ['name', 'sessionKey', 'to', 'model', 'thinking'] as const) {
     const tpl = t[f];
     if (!tpl) continue;

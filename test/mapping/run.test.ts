@@ -416,13 +416,30 @@ describe('renderTemplates()', () => {
   const p = (over: Partial<Pipeline>): Pipeline =>
     ({ id: 'p', origin: 'o', path: undefined, matcher: { test: () => true, explain: () => undefined }, action: 'agent', forEach: undefined, templates: {}, statics: {}, transform: undefined, label: undefined, trusted: false, rateLimit: undefined, verify: undefined, ...over }) as Pipeline;
 
+  const transform = { key: 'k', file: '/t.ts', timeoutMs: 1000 } as unknown as Pipeline['transform'];
+
   it('renders the item, not the payload, as the default message in forEach', () => {
-    expect(renderTemplates(p({}), { ...base, item: { b: 2 }, index: 0 })).toEqual({ kind: 'agent', message: '{"b":2}', text: '{"b":2}' });
+    expect(renderTemplates(p({}), { ...base, item: { b: 2 }, index: 0 })).toEqual({ kind: 'agent', message: '{"b":2}' });
   });
 
   it('leaves out fields whose template renders empty', () => {
     const out = renderTemplates(p({ templates: { name: compileTemplate('{{missing}}'), to: compileTemplate('{{a}}') } }), base);
-    expect(out).toEqual({ kind: 'agent', message: '{"a":1}', text: '{"a":1}', to: '1' });
+    expect(out).toEqual({ kind: 'agent', message: '{"a":1}', to: '1' });
+  });
+
+  it('renders only the field the action uses when no transform reads the rest', () => {
+    const text = compileTemplate('text {{a}}');
+    const message = compileTemplate('message {{a}}');
+    expect(renderTemplates(p({ action: 'wake', templates: { textTemplate: text, messageTemplate: message } }), base)).toEqual({ kind: 'wake', text: 'text 1' });
+    expect(renderTemplates(p({ action: 'wake', templates: { messageTemplate: message } }), base)).toEqual({ kind: 'wake', message: 'message 1', text: 'message 1' });
+    expect(renderTemplates(p({ action: 'wake' }), base)).toEqual({ kind: 'wake', message: '{"a":1}', text: '{"a":1}' });
+    expect(renderTemplates(p({ templates: { textTemplate: text, messageTemplate: message } }), base)).toEqual({ kind: 'agent', message: 'message 1' });
+  });
+
+  it('renders both message and text for a transform, whatever the action', () => {
+    const text = compileTemplate('text {{a}}');
+    expect(renderTemplates(p({ action: 'wake', transform, templates: { textTemplate: text } }), base)).toEqual({ kind: 'wake', message: '{"a":1}', text: 'text 1' });
+    expect(renderTemplates(p({ transform }), base)).toEqual({ kind: 'agent', message: '{"a":1}', text: '{"a":1}' });
   });
 });
 
