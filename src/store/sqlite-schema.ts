@@ -94,6 +94,26 @@ export const SCHEMA: readonly string[] = [
    CREATE INDEX runs_unfinished ON runs (seq) WHERE status IN ('queued', 'running');
    DROP INDEX outbox_due;
    CREATE INDEX outbox_pending ON outbox (next_attempt_at) WHERE status = 'pending';`,
+  // Events without the unique index on id and without AUTOINCREMENT: every wake is one insert here, and
+  // the index and the sqlite_sequence row were two of the pages each commit wrote. Ids are UUIDv7s made
+  // by this service and events are looked up by seq; rows are never deleted, so seq still only grows.
+  `CREATE TABLE events_v4 (
+     seq INTEGER PRIMARY KEY,
+     id TEXT NOT NULL,
+     source TEXT NOT NULL,
+     text TEXT NOT NULL,
+     status TEXT NOT NULL DEFAULT 'pending',
+     created_at INTEGER NOT NULL,
+     consumed_at INTEGER,
+     heartbeat_id TEXT,
+     run_id TEXT
+   );
+   INSERT INTO events_v4 (seq, id, source, text, status, created_at, consumed_at, heartbeat_id, run_id)
+     SELECT seq, id, source, text, status, created_at, consumed_at, heartbeat_id, run_id FROM events ORDER BY seq;
+   DROP TABLE events;
+   ALTER TABLE events_v4 RENAME TO events;
+   CREATE INDEX events_pending ON events (seq) WHERE status = 'pending';
+   DELETE FROM sqlite_sequence WHERE name = 'events';`,
 ];
 
 export const SCHEMA_VERSION = SCHEMA.length;

@@ -118,6 +118,11 @@ export class SqliteStore implements Store {
   private readonly writes: WriteQueue;
   private readonly q: Record<string, StatementSync>;
   private closed = false;
+  /**
+   * Where each event handed out by `pendingEvents` is (id → seq), so consuming it needs no index on
+   * id. An entry leaves when its event is consumed; ids and seqs never change, so it cannot go stale.
+   */
+  private readonly pendingSeq = new Map<string, number>();
 
   constructor(opts: SqliteStoreOptions) {
     this.path = opts.path;
@@ -154,7 +159,9 @@ export class SqliteStore implements Store {
       // sizes first (from the record header: the texts are not read), then only the rows that fit
       transcriptSizes: p('SELECT id, octet_length(content) AS bytes FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?'),
       transcriptFrom: p('SELECT * FROM messages WHERE session_key = ? AND id >= ? ORDER BY id ASC'),
-      consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND status = 'pending'"),
+      consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE seq = ? AND status = 'pending'"),
+      // events have no index on id: only for an id this store did not hand out as pending (a table scan)
+      consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND status = 'pending'"),
       insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, created_at, updated_at)
         VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
       dueOutbox: p("SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?"),
@@ -248,7 +255,9 @@ export class SqliteStore implements Store {
   }
 
   async pendingEvents(limit: number): Promise<SystemEvent[]> {
-    return (this.q.pendingEvents!.all(limit) as Row[]).map(toEvent);
+    const rows = this.q.pendingEvents!.all(limit) as Row[];
+    for (const r of rows) this.pendingSeq.set(String(r.id), Number(r.seq));
+    return rows.map(toEvent);
   }
 
   async counts(): Promise<StoreCounts> {
@@ -297,7 +306,13 @@ export class SqliteStore implements Store {
         const e = d.entry;
         this.q.insertOutbox!.run(e.id, e.runId, e.channel, e.to, e.text, e.createdAt, e.createdAt, e.createdAt);
       }
-      for (const id of o.consumedEventIds ?? []) this.q.consumeEvent!.run(o.finishedAt, o.id, id);
+      for (const id of o.consumedEventIds ?? []) {
+        const seq = this.pendingSeq.get(id);
+        if (seq !== undefined) {
+          this.q.consumeEvent!.run(o.finishedAt, o.id, seq);
+          this.pendingSeq.delete(id);
+        } else this.q.consumeEventById!.run(o.finishedAt, o.id, id);
+      }
     });
   }
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite.ts';
-import { SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts';
+import { SCHEMA, SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
 
@@ -56,23 +56,24 @@ describe('SqliteStore', () => {
     });
 
     it('commits nothing of a batch when any part of it fails', async () => {
-      const taken = newEvent();
-      await store.accept({ events: [taken], runs: [] });
-      const batch = { events: [newEvent(), taken], runs: [newRun()], idempotency: { key: 'k', status: 200, body: '{}', createdAt: 1, expiresAt: 10 } };
+      // a run id already taken (run ids are unique; event ids are UUIDv7s made here and not indexed)
+      const taken = newRun();
+      await store.accept({ events: [], runs: [taken] });
+      const batch = { events: [newEvent()], runs: [newRun(), taken], idempotency: { key: 'k', status: 200, body: '{}', createdAt: 1, expiresAt: 10 } };
       await expect(store.accept(batch)).rejects.toThrow(/UNIQUE/);
-      expect([committedRows('events'), committedRows('runs'), committedRows('idempotency')]).toEqual([1, 0, 0]);
+      expect([committedRows('events'), committedRows('runs'), committedRows('idempotency')]).toEqual([0, 1, 0]);
     });
 
     it('lets a failing request fail alone when many are accepted at once', async () => {
-      const taken = newEvent();
-      await store.accept({ events: [taken], runs: [] });
+      const taken = newRun();
+      await store.accept({ events: [], runs: [taken] });
       const results = await Promise.allSettled([
         store.accept({ events: [newEvent()], runs: [newRun()] }),
-        store.accept({ events: [taken], runs: [newRun()] }),
+        store.accept({ events: [newEvent()], runs: [taken] }),
         store.accept({ events: [newEvent()], runs: [] }),
       ]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-      expect([committedRows('events'), committedRows('runs')]).toEqual([3, 1]);
+      expect([committedRows('events'), committedRows('runs')]).toEqual([2, 2]);
     });
   });
 
@@ -338,6 +339,53 @@ describe('SqliteStore', () => {
       const db = new DatabaseSync(path, { readOnly: true });
       expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
       db.close();
+    });
+
+    it('moves the events of a version 3 database to the version 4 table: rows, order and state kept', async () => {
+      const path = join(dir, 'v3.db');
+      const old = new DatabaseSync(path);
+      for (const step of SCHEMA.slice(0, 3)) old.exec(step);
+      old.exec('PRAGMA user_version = 3');
+      const ins = old.prepare('INSERT INTO events (id, source, text, status, created_at, consumed_at, heartbeat_id) VALUES (?, ?, ?, ?, ?, ?, ?)');
+      ins.run('e-1', 'wake', 'consumed before', 'consumed', 1, 2, 'hb-0');
+      ins.run('e-2', 'wake', 'pending one', 'pending', 3, null, null);
+      ins.run('e-3', 'run', 'pending two', 'pending', 4, null, null);
+      old.close();
+
+      const s = new SqliteStore({ path });
+      expect((await s.listEvents({ limit: 10 })).map((e) => [e.id, e.status, e.heartbeatId])).toEqual([
+        ['e-3', 'pending', null],
+        ['e-2', 'pending', null],
+        ['e-1', 'consumed', 'hb-0'],
+      ]);
+      await s.accept({ events: [newEvent({ id: 'e-4', text: 'after the migration' })], runs: [] });
+      const pending = await s.pendingEvents(10);
+      expect(pending.map((e) => e.id)).toEqual(['e-2', 'e-3', 'e-4']);
+      const hb = newRun({ kind: 'heartbeat' });
+      await s.accept({ events: [], runs: [hb] });
+      await s.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['e-2', 'e-4'] }));
+      expect((await s.pendingEvents(10)).map((e) => e.id)).toEqual(['e-3']);
+      await s.close();
+
+      const db = new DatabaseSync(path, { readOnly: true });
+      expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
+      // no unique index on id and no AUTOINCREMENT left on events
+      const sql = String((db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'events'").get() as { sql: string }).sql);
+      expect(sql).not.toMatch(/UNIQUE|AUTOINCREMENT/i);
+      expect(db.prepare("SELECT name FROM sqlite_schema WHERE tbl_name = 'events' AND type = 'index'").all()).toEqual([{ name: 'events_pending' }]);
+      db.close();
+    });
+
+    it('consumes events it did not hand out itself (read by another connection before a restart)', async () => {
+      const events = [newEvent({ text: 'one' }), newEvent({ text: 'two' })];
+      await store.accept({ events, runs: [] });
+      const hb = newRun({ kind: 'heartbeat' });
+      await store.accept({ events: [], runs: [hb] });
+      await store.close();
+      store = new SqliteStore({ path: file });
+      await store.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: [events[1]!.id] }));
+      expect((await store.pendingEvents(10)).map((e) => e.text)).toEqual(['one']);
+      expect((await store.listEvents({ limit: 10, status: 'consumed' })).map((e) => [e.text, e.heartbeatId])).toEqual([['two', hb.id]]);
     });
 
     it('allows close() twice', async () => {
