@@ -108,12 +108,50 @@ export default function transform(input: { payload: { alert: Alert; labels: Reco
  */
 const UNCAPPED_RUNS = { hooks: { maxQueuedRuns: 10_000_000 } };
 
+/**
+ * An agent provider whose runs never finish on their own (they end when the
+ * server shuts down): with one run at a time, every other request stays
+ * queued, so a round measures the 202 path alone, with no run work beside it.
+ */
+const HOLD_PLUGIN = `import { definePlugin, Type } from 'hook-intake/plugin';
+
+export default definePlugin({
+  name: 'hold',
+  agents: {
+    hold: {
+      configSchema: Type.Object({ type: Type.Literal('hold') }, { additionalProperties: false }),
+      create: () => ({
+        run: (req) => new Promise((_resolve, reject) => req.signal.addEventListener('abort', () => reject(req.signal.reason))),
+      }),
+    },
+  },
+});
+`;
+
+const HELD_RUNS = {
+  plugins: ['./plugins/hold.ts'],
+  agents: { defaults: { model: 'hold/held', maxConcurrent: 1 }, providers: { hold: { type: 'hold' } } },
+  hooks: { maxQueuedRuns: 10_000_000 },
+};
+
 export const SCENARIOS: Scenario[] = [
   { id: 'wake', label: 'wake', path: '/hooks/wake', body: WAKE, connections: 50, expectStatus: 200, targets: { cpuRatio: 0.45, p99Ms: 10, rssMb: 120 } },
   // the same request without its heartbeat: the cost of intake alone
   { id: 'wake-next', label: 'wake, mode next-heartbeat', path: '/hooks/wake', body: WAKE_NEXT, connections: 50, expectStatus: 200, targets: { cpuRatio: 0.45, p99Ms: 10, rssMb: 120 } },
   { id: 'wake-200', label: 'wake', path: '/hooks/wake', body: WAKE, connections: 200, expectStatus: 200, targets: { cpuRatio: 0.45, rssMb: 120 } },
   { id: 'agent', label: 'agent (runs by echo)', path: '/hooks/agent', body: AGENT, connections: 50, expectStatus: 202, config: UNCAPPED_RUNS, targets: { cpuRatio: 0.4, p99Ms: 10, rssMb: 120 } },
+  // the same request, with the runs held back: what accepting an agent request costs
+  {
+    id: 'agent-intake',
+    label: 'agent, 202 path only (runs held)',
+    path: '/hooks/agent',
+    body: AGENT,
+    connections: 50,
+    expectStatus: 202,
+    config: HELD_RUNS,
+    files: { 'plugins/hold.ts': HOLD_PLUGIN },
+    targets: { cpuRatio: 0.4, p99Ms: 10, rssMb: 120 },
+  },
   { id: 'agent-100k', label: 'agent, 100 KiB body', path: '/hooks/agent', body: agentBody100k(), connections: 50, expectStatus: 202, config: UNCAPPED_RUNS, targets: { rssMb: 120 } },
   {
     id: 'mapped-template',
