@@ -54,7 +54,9 @@ export interface Runner {
 export function createRunner(deps: RunnerDeps): Runner {
   const { store, generations, logger } = deps;
   const clock = deps.clock ?? Date.now;
-  const bySession = new Map<string, Fifo<string>>();
+  // A session's queued run ids: one id as is (the common case: a fresh session key per request), a
+  // queue once a second one waits, so a backlog of single-run sessions costs no queue object each.
+  const bySession = new Map<string, string | Fifo<string>>();
   const ready = new Fifo<string>();
   const active = new Map<string, Promise<void>>();
   const shutdown = new AbortController();
@@ -72,13 +74,16 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   function enqueue(runs: readonly QueuedRef[]): void {
     for (const { id, sessionKey } of runs) {
-      let q = bySession.get(sessionKey);
-      if (!q) {
-        q = new Fifo<string>();
-        bySession.set(sessionKey, q);
+      const q = bySession.get(sessionKey);
+      if (q === undefined) {
+        bySession.set(sessionKey, id);
         if (!active.has(sessionKey)) ready.push(sessionKey);
-      }
-      q.push(id);
+      } else if (typeof q === 'string') {
+        const fifo = new Fifo<string>();
+        fifo.push(q);
+        fifo.push(id);
+        bySession.set(sessionKey, fifo);
+      } else q.push(id);
       queuedCount++;
     }
     pump();
@@ -89,8 +94,14 @@ export function createRunner(deps: RunnerDeps): Runner {
     while (!stopping && active.size < max && ready.length) {
       const key = ready.shift()!;
       const q = bySession.get(key)!;
-      const id = q.shift()!;
-      if (!q.length) bySession.delete(key);
+      let id: string;
+      if (typeof q === 'string') {
+        id = q;
+        bySession.delete(key);
+      } else {
+        id = q.shift()!;
+        if (!q.length) bySession.delete(key);
+      }
       queuedCount--;
       const p = execute(id).catch((err) => logger.error({ err, runId: id }, 'run failed unexpectedly'));
       active.set(
