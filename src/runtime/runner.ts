@@ -1,7 +1,9 @@
 /**
  * The run executor. Runs of one session key execute one at a time, in the
  * order they were accepted; different keys run concurrently up to
- * `agents.defaults.maxConcurrent`. Only ids and session keys are held in
+ * `agents.defaults.maxConcurrent` agent calls at once (a run's slot frees when
+ * its agent answers, not when its outcome has committed; its session's next
+ * run waits for that commit). Only ids and session keys are held in
  * memory; a run's body is read from the store when it starts.
  */
 import { uuidv7 } from '../util/uuid7.ts';
@@ -58,7 +60,10 @@ export function createRunner(deps: RunnerDeps): Runner {
   // queue once a second one waits, so a backlog of single-run sessions costs no queue object each.
   const bySession = new Map<string, string | Fifo<string>>();
   const ready = new Fifo<string>();
+  // sessions with a run in flight, until that run's outcome is committed (its next run reads the transcript)
   const active = new Map<string, Promise<void>>();
+  // runs holding one of the `maxConcurrent` slots: from the start of a run until its agent call is over
+  let calling = 0;
   const shutdown = new AbortController();
   let queuedCount = 0;
   let stopping = false;
@@ -89,9 +94,22 @@ export function createRunner(deps: RunnerDeps): Runner {
     pump();
   }
 
+  // Freed slots are refilled on the next turn of the event loop, not at once: with a fast agent the
+  // runner would otherwise go on from run to run in one turn and keep requests waiting.
+  let pumpScheduled = false;
+  const deferredPump = () => {
+    pumpScheduled = false;
+    pump();
+  };
+  function schedulePump(): void {
+    if (pumpScheduled) return;
+    pumpScheduled = true;
+    setImmediate(deferredPump);
+  }
+
   function pump(): void {
     const max = generations.current.config.agents.defaults.maxConcurrent;
-    while (!stopping && active.size < max && ready.length) {
+    while (!stopping && calling < max && ready.length) {
       const key = ready.shift()!;
       const q = bySession.get(key)!;
       let id: string;
@@ -103,10 +121,21 @@ export function createRunner(deps: RunnerDeps): Runner {
         if (!q.length) bySession.delete(key);
       }
       queuedCount--;
-      const p = execute(id).catch((err) => logger.error({ err, runId: id }, 'run failed unexpectedly'));
+      calling++;
+      let released = false;
+      // The slot limits calls to agents, not commits: it frees as soon as the agent has answered, so
+      // another session's run can start while this outcome waits for its group commit.
+      const release = () => {
+        if (released) return;
+        released = true;
+        calling--;
+        schedulePump();
+      };
+      const p = execute(id, release).catch((err) => logger.error({ err, runId: id }, 'run failed unexpectedly'));
       active.set(
         key,
         p.finally(() => {
+          release();
           active.delete(key);
           if (bySession.has(key)) ready.push(key);
           pump();
@@ -117,11 +146,12 @@ export function createRunner(deps: RunnerDeps): Runner {
   }
 
   /** Holds its generation while it runs: a reload does not dispose what it is using. */
-  function execute(id: string): Promise<void> {
-    return generations.use((gen) => executeOn(gen, id));
+  function execute(id: string, release: () => void): Promise<void> {
+    return generations.use((gen) => executeOn(gen, id, release));
   }
 
-  async function executeOn(gen: Generation, id: string): Promise<void> {
+  /** `release` frees the run's concurrency slot; called once the agent call is over. */
+  async function executeOn(gen: Generation, id: string, release: () => void): Promise<void> {
     const run = await store.getRun(id);
     if (!run || run.status !== 'queued') return;
     const startedAt = clock();
@@ -141,6 +171,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       timeoutMs: run.timeoutSeconds * 1000,
       shutdown: shutdown.signal,
     });
+    release();
     if (result.status === 'aborted') {
       await store.requeueRun(id, { refundAttempt: true });
       log.info('run interrupted by shutdown; left queued');

@@ -8,6 +8,7 @@ import type { NewRun } from '../../src/store/types.ts';
 import { closeAll, finished, setup, type Setup } from '../helpers/runner.ts';
 import { newRun } from '../helpers/runtime.ts';
 import { until } from '../helpers/cli.ts';
+import { SqliteStore } from '../../src/store/sqlite.ts';
 
 afterEach(closeAll);
 
@@ -103,6 +104,36 @@ describe('createRunner()', () => {
       }
       for (const r of runs) expect((await finished(s, r.id)).status).toBe('ok');
       expect(s.provider.maxActive()).toBe(3);
+    });
+
+    it('frees the slot once the agent has answered; the same key waits until the outcome is stored', async () => {
+      const store = new SqliteStore({ path: ':memory:' });
+      const stored = Promise.withResolvers<void>();
+      const finishRun = store.finishRun.bind(store);
+      store.finishRun = async (o) => {
+        await stored.promise;
+        return finishRun(o);
+      };
+      const s = setup({ maxConcurrent: 1, store });
+      const a1 = await s.add({ sessionKey: 'hook:a', message: 'a1' });
+      await s.add({ sessionKey: 'hook:a', message: 'a2' });
+      await s.add({ sessionKey: 'hook:b', message: 'b1' });
+      await s.provider.waitForCalls(1);
+      s.provider.calls[0]!.reply('A1');
+      // a1's outcome is not stored yet: b1 takes the slot, a2 waits for a1's transcript
+      await s.provider.waitForCalls(2);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(s.provider.calls.map((c) => c.req.messages.at(-1)!.content)).toEqual(['a1', 'b1']);
+      stored.resolve();
+      await finished(s, a1.id);
+      s.provider.calls[1]!.reply('B1');
+      await s.provider.waitForCalls(3);
+      expect(s.provider.calls[2]!.req.messages).toEqual([
+        { role: 'user', content: 'a1' },
+        { role: 'assistant', content: 'A1' },
+        { role: 'user', content: 'a2' },
+      ]);
+      expect(s.provider.maxActive()).toBe(1);
     });
 
     it('lets other keys pass a key whose run is busy', async () => {
