@@ -114,12 +114,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 
   let store: SqliteStore;
   try {
-    store = new SqliteStore({
-      path: cfg.storage.path!,
-      synchronous: cfg.storage.synchronous,
-      checkpoint: 'background',
-      onCheckpointFailure: (err) => logger.warn({ err }, 'background WAL checkpoints stopped; SQLite checkpoints inside commits again'),
-    });
+    store = new SqliteStore({ path: cfg.storage.path!, synchronous: cfg.storage.synchronous });
   } catch (err) {
     await first.dispose();
     await workers?.close();

@@ -6,7 +6,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
 import { SCHEMA, SCHEMA_VERSION } from './sqlite-schema.ts';
 import { WriteQueue } from './write-queue.ts';
 import type {
@@ -30,15 +29,6 @@ export interface SqliteStoreOptions {
   path: string;
   /** `normal`: durable against process crashes (WAL); `full`: also against power loss (fsync per commit). */
   synchronous?: 'normal' | 'full';
-  /**
-   * `inline` (default): SQLite checkpoints the WAL inside the commit that fills it.
-   * `background`: a worker thread checkpoints every `checkpointEveryMs` instead, off the event loop
-   * (the server's choice; see checkpointer.ts). Ignored for `:memory:`.
-   */
-  checkpoint?: 'inline' | 'background';
-  checkpointEveryMs?: number;
-  /** The background checkpointer failed and SQLite's own checkpoints took over again. */
-  onCheckpointFailure?: (err: Error) => void;
 }
 
 type Row = Record<string, unknown>;
@@ -128,7 +118,6 @@ export class SqliteStore implements Store {
   private readonly writes: WriteQueue;
   private readonly q: Record<string, StatementSync>;
   private closed = false;
-  private readonly checkpointer: Checkpointer | undefined;
   /**
    * Where each event handed out by `pendingEvents` is (id → seq), so consuming it needs no index on
    * id. An entry leaves when its event is consumed; ids and seqs never change, so it cannot go stale.
@@ -186,17 +175,6 @@ export class SqliteStore implements Store {
       setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
     };
     this.writes = new WriteQueue(this.db, () => this.metaCache.clear());
-    if (opts.checkpoint === 'background' && opts.path !== ':memory:') {
-      this.db.exec('PRAGMA wal_autocheckpoint = 0');
-      this.checkpointer = startCheckpointer({
-        path: opts.path,
-        everyMs: opts.checkpointEveryMs ?? 200,
-        onFailure: (err) => {
-          if (!this.closed) this.db.exec('PRAGMA wal_autocheckpoint = 1000');
-          opts.onCheckpointFailure?.(err);
-        },
-      });
-    }
   }
 
   private migrate(): void {
@@ -385,8 +363,6 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     await this.writes.drain();
     this.closed = true;
-    // the worker's connection first: closing the last connection checkpoints and removes the WAL
-    await this.checkpointer?.stop();
     this.db.close();
   }
 }

@@ -2,15 +2,13 @@
  * The SQLite store on a temporary file: what each write commits, how lists
  * are ordered and filtered, and that reopening the file keeps everything.
  */
-import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite.ts';
 import { SCHEMA, SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
-import { cleanup, tempDir, until } from '../helpers/cli.ts';
-import { startCheckpointer } from '../../src/store/checkpointer.ts';
+import { cleanup, tempDir } from '../helpers/cli.ts';
 
 const dir = tempDir('hook-intake-store-');
 afterAll(() => cleanup(dir));
@@ -393,41 +391,6 @@ describe('SqliteStore', () => {
     it('allows close() twice', async () => {
       await store.close();
       await expect(store.close()).resolves.toBeUndefined();
-    });
-  });
-
-  describe('checkpoints', () => {
-    const fill = async (s: SqliteStore) => {
-      for (let i = 0; i < 20; i++) await s.accept({ events: Array.from({ length: 20 }, () => newEvent({ text: 'x'.repeat(400) })), runs: [] });
-    };
-
-    it('inline (the default): the database file is left alone until the WAL fills up', async () => {
-      const before = statSync(file).size;
-      await fill(store);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(statSync(file).size).toBe(before);
-    });
-
-    it('background: a worker moves committed pages into the database file while the store writes on', async () => {
-      await store.close();
-      const path = join(dir, 'background.db');
-      store = new SqliteStore({ path, checkpoint: 'background', checkpointEveryMs: 10 });
-      const before = statSync(path).size;
-      await fill(store);
-      await until(() => statSync(path).size > before);
-      expect((await store.pendingEvents(1000)).length).toBe(400);
-      await store.close();
-      // the last connection closed cleanly: no WAL left behind, and everything is there on reopening
-      expect(existsSync(`${path}-wal`)).toBe(false);
-      store = new SqliteStore({ path, checkpoint: 'background' });
-      expect((await store.pendingEvents(1000)).length).toBe(400);
-    });
-
-    it('reports a checkpoint worker that cannot open the database', async () => {
-      const failed = Promise.withResolvers<Error>();
-      const c = startCheckpointer({ path: join(dir, 'missing-dir', 'x.db'), everyMs: 10, onFailure: failed.resolve });
-      expect((await failed.promise).message).toMatch(/unable to open|cannot open/i);
-      await c.stop();
     });
   });
 });
