@@ -10,6 +10,7 @@ import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
 import { Fifo } from '../util/fifo.ts';
+import { onNextTurn } from '../util/next-turn.ts';
 import type { NewEvent, Run, RunOutcome, Store, NewDelivery } from '../store/types.ts';
 import { callAgent, isHeartbeatAck, oneLine } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
@@ -96,16 +97,7 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   // Freed slots are refilled on the next turn of the event loop, not at once: with a fast agent the
   // runner would otherwise go on from run to run in one turn and keep requests waiting.
-  let pumpScheduled = false;
-  const deferredPump = () => {
-    pumpScheduled = false;
-    pump();
-  };
-  function schedulePump(): void {
-    if (pumpScheduled) return;
-    pumpScheduled = true;
-    setImmediate(deferredPump);
-  }
+  const schedulePump = onNextTurn(() => pump());
 
   function pump(): void {
     const max = generations.current.config.agents.defaults.maxConcurrent;

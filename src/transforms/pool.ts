@@ -19,6 +19,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { createWorkerSource, initWorker, type WorkerSource } from './workers.ts';
+import { onNextTurn } from '../util/next-turn.ts';
 
 export { createWorkerSource, type WorkerSource } from './workers.ts';
 
@@ -233,11 +234,7 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     pump();
   };
 
-  let pumpScheduled = false;
-  const deferredPump = () => {
-    pumpScheduled = false;
-    pump();
-  };
+  const schedulePump = onNextTurn(() => pump());
 
   function pump(): void {
     const now = Date.now();
@@ -311,10 +308,7 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
         };
         queue.push(job);
         // calls made during one turn of the event loop go out together
-        if (!pumpScheduled) {
-          pumpScheduled = true;
-          setImmediate(deferredPump);
-        }
+        schedulePump();
       });
     },
     async close() {
