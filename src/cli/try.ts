@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, formatIssue, isHookError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { resolveRequest, type HookRequest, type Resolution } from '../runtime/intake.ts';
-import { parseJson } from '../http/parse.ts';
+import { jsonText, parseJsonText } from '../http/parse.ts';
 import { createNamedResolver, explainMatch, type MatchExplanation } from '../mapping/resolve.ts';
 import type { PreparedAction } from '../runtime/prepare.ts';
 import { commonOptions, parse, UsageError } from './args.ts';
@@ -70,9 +70,10 @@ export async function tryHook(argv: string[]): Promise<number> {
   const path = `${gen.config.hooks.path}/${name}`;
   let explanation: MatchExplanation[] = [];
   try {
-    const payload = parseJson(raw);
+    const json = jsonText(raw);
+    const payload = parseJsonText(json);
     // a dry run stands in for a caller holding the hook token; signatures are still checked
-    const req: HookRequest = { name, payload, headers, query: {}, path, url: path, rawBody: raw, receivedAt: Date.now(), authenticated: true };
+    const req: HookRequest = { name, payload, headers, query: {}, path, url: path, rawBody: raw, json, receivedAt: Date.now(), authenticated: true };
     if (name !== 'wake' && name !== 'agent') explanation = explainMatch(gen, req);
     const res = await resolveRequest(gen, req, createNamedResolver({ logger: log }));
     const status = answerStatus(res, gen.config.hooks.agentStatus);

@@ -12,7 +12,7 @@ import type { GenerationRef, Generation } from '../runtime/generation.ts';
 import type { Dispatcher } from '../runtime/dispatcher.ts';
 import { errors, HookError } from '../errors.ts';
 import { readBody } from './body.ts';
-import { mediaKind, parseForm, parseJson, requireIdentityEncoding } from './parse.ts';
+import { jsonText, mediaKind, parseForm, parseJsonText, requireIdentityEncoding } from './parse.ts';
 import { idempotencyKey, type Answer, type IdempotencyGuard } from './idempotency.ts';
 import { FailureThrottle, OncePer } from '../auth/throttle.ts';
 import { resolveRequest, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
@@ -182,7 +182,8 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     state.bytes = body.length;
     requireIdentityEncoding(header(req, 'content-encoding') || undefined, header(req, 'transfer-encoding') || undefined);
     const kind = mediaKind(header(req, 'content-type') || undefined, name === 'wake' || name === 'agent');
-    const payload = kind === 'json' ? parseJson(body) : parseForm(body);
+    const json = kind === 'json' ? jsonText(body) : undefined;
+    const payload = json !== undefined ? parseJsonText(json) : parseForm(body);
 
     const hookReq: HookRequest = {
       name,
@@ -192,6 +193,7 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
       path,
       url: t.query?.has('token') ? path : (req.url ?? path),
       rawBody: body,
+      json,
       receivedAt: now,
       authenticated,
     };

@@ -60,10 +60,19 @@ const PARSE_OPTS = { protoAction: 'error', constructorAction: 'error' } as const
 export const MAX_JSON_DEPTH = 512;
 
 export function parseJson(body: Buffer): unknown {
+  return parseJsonText(jsonText(body));
+}
+
+/** The body as JSON text (UTF-8 checked, BOM dropped), before parsing; INVALID_JSON when it cannot be JSON. */
+export function jsonText(body: Buffer): string {
   if (body.length === 0) throw errors.invalidJson('the body is empty');
   if (!isUtf8(body)) throw errors.invalidJson('the body is not valid UTF-8');
-  let text = body.toString('utf8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const text = body.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** Parses what `jsonText` returned. */
+export function parseJsonText(text: string): unknown {
   if (nestedDeeperThan(text, MAX_JSON_DEPTH)) throw errors.invalidJson(`nested deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return sjson.parse(text, null, PARSE_OPTS);

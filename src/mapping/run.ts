@@ -36,15 +36,26 @@ type Partial = Record<string, unknown>;
  * transform sees both `message` and `text`; without one, only the field the
  * action uses is rendered (a wake's text, an agent's message), so a wake
  * mapping does not serialise the whole payload for a message nobody reads.
+ *
+ * With `deferBody`, a `message` or `text` whose value would be the JSON of the
+ * body is left out; the caller names them to the transform worker (which
+ * computes them if the transform reads them) and fills in the ones the final
+ * action needs (`fillDeferred`).
  */
-export function renderTemplates(p: Pipeline, scope: TemplateScope): Partial {
+export function renderTemplates(p: Pipeline, scope: TemplateScope, deferBody = false): Partial {
   const t = p.templates;
   const body = scope.item !== undefined ? scope.item : scope.payload;
   const out: Partial = { kind: p.action };
   const both = p.transform !== undefined;
-  if (both || p.action === 'agent' || !t.textTemplate) out.message = t.messageTemplate ? t.messageTemplate(scope) : JSON.stringify(body);
+  if (both || p.action === 'agent' || !t.textTemplate) {
+    if (t.messageTemplate) out.message = t.messageTemplate(scope);
+    else if (!deferBody) out.message = JSON.stringify(body);
+  }
   // without its own template the text is the message (the rendered one, or the same JSON of the body)
-  if (both || p.action === 'wake') out.text = t.textTemplate ? t.textTemplate(scope) : out.message;
+  if (both || p.action === 'wake') {
+    if (t.textTemplate) out.text = t.textTemplate(scope);
+    else if (out.message !== undefined || !deferBody) out.text = out.message;
+  }
   for (const f of ['name', 'sessionKey', 'to', 'model', 'thinking'] as const) {
     const tpl = t[f];
     if (!tpl) continue;
@@ -57,6 +68,20 @@ export function renderTemplates(p: Pipeline, scope: TemplateScope): Partial {
   if (s.channel !== undefined) out.channel = s.channel;
   if (s.timeoutSeconds !== undefined) out.timeoutSeconds = s.timeoutSeconds;
   return out;
+}
+
+/** The fields `renderTemplates(…, true)` left out of `rendered` (their value is the JSON of the body). */
+export function deferredFields(p: Pipeline, rendered: Partial): string[] {
+  const out: string[] = [];
+  if (!Object.hasOwn(rendered, 'message')) out.push('message');
+  if (!Object.hasOwn(rendered, 'text')) out.push('text');
+  return out;
+}
+
+/** Sets the deferred field the action needs (a wake's text, an agent's message) when the transform left it unset. */
+function fillDeferred(partial: Partial, deferred: readonly string[], bodyJson: () => string): void {
+  const field = partial.kind === 'wake' ? 'text' : 'message';
+  if (partial[field] === undefined && deferred.includes(field)) partial[field] = bodyJson();
 }
 
 /** Turns a merged partial into a validated action (400 on failure, as for direct requests). */
@@ -97,13 +122,15 @@ export async function runPipeline(p: Pipeline, req: HookRequest, gen: Generation
   } else scopes = [base];
   if (!scopes.length) return { kind: 'skip', mappingId: p.id };
 
-  const rendered = scopes.map((s) => renderTemplates(p, s));
+  // a single context with the body's JSON text: the worker parses its own payload and computes body-JSON defaults on demand
+  const sendText = p.transform !== undefined && !p.forEach && req.json !== undefined;
+  const rendered = scopes.map((s) => renderTemplates(p, s, sendText));
   let merged: { partial: Partial; overrides?: Partial }[];
 
   if (p.transform) {
     if (!gen.transforms) throw errors.internal(new Error('transform pool missing'));
     const contexts = scopes.map((s, i) => ({
-      payload: s.payload,
+      payload: sendText ? undefined : s.payload,
       headers,
       query: s.query,
       path: s.name,
@@ -112,9 +139,10 @@ export async function runPipeline(p: Pipeline, req: HookRequest, gen: Generation
       ...(p.forEach ? { item: s.item, index: s.index } : {}),
       action: rendered[i],
     }));
+    const deferred = sendText ? deferredFields(p, rendered[0]!) : [];
     let results: unknown[];
     try {
-      results = await gen.transforms.call(p.transform.key, contexts, p.transform.timeoutMs);
+      results = await gen.transforms.call(p.transform.key, contexts, p.transform.timeoutMs, sendText ? { json: req.json!, deferred } : undefined);
     } catch (err) {
       const e = err as TransformCallError;
       deps.logger.error({ mapping: p.id, transform: p.transform.file, timedOut: e.timedOut ?? false, reason: e.detail ?? String(err), stack: e.stack }, 'transform failed');
@@ -135,6 +163,11 @@ export async function runPipeline(p: Pipeline, req: HookRequest, gen: Generation
       else throw badResult(p, deps, `a ${typeof r}`);
     });
     if (merged.length > MAX_FAN_OUT) throw badResult(p, deps, `${merged.length} actions (at most ${MAX_FAN_OUT})`);
+    if (deferred.length) {
+      let bodyJson: string | undefined;
+      const json = () => (bodyJson ??= JSON.stringify(req.payload));
+      for (const m of merged) fillDeferred(m.partial, deferred, json);
+    }
   } else merged = rendered.map((partial) => ({ partial }));
 
   if (!merged.length) return { kind: 'skip', mappingId: p.id };

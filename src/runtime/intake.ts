@@ -20,6 +20,12 @@ export interface HookRequest {
   path: string;
   url: string;
   rawBody: Buffer;
+  /**
+   * The body as the JSON text `payload` was parsed from (absent for a form
+   * post). A transform's worker parses its own copy from it, which costs less
+   * than copying the parsed object across threads.
+   */
+  json?: string | undefined;
   receivedAt: number;
   /** True when a valid hook token came with the request (a signed hook may not need one). */
   authenticated: boolean;

@@ -55,7 +55,11 @@ async function init(specs: Spec[]): Promise<{ key: string; message: string }[]> 
 interface Call {
   id: number;
   key: string;
-  calls: unknown[];
+  calls: Record<string, unknown>[];
+  /** The body as JSON text: parsed here into each context's `payload`. */
+  json?: string;
+  /** Fields of each context's `action` that default to the JSON of the body: computed when read. */
+  deferred?: string[];
 }
 type Message = { type: 'calls'; jobs: Call[] } | { type: 'init'; specs: Spec[]; skip: SharedArrayBuffer };
 
@@ -81,6 +85,7 @@ async function call(m: Call): Promise<void> {
   const fn = fns.get(m.key);
   try {
     if (!fn) throw new Error(`transform ${m.key} is not loaded`);
+    if (m.json !== undefined) withBody(m.calls, m.json, m.deferred);
     const results: unknown[] = [];
     for (const ctx of m.calls) results.push(await fn(ctx));
     try {
@@ -91,6 +96,33 @@ async function call(m: Call): Promise<void> {
   } catch (err) {
     const e = err as Error;
     port.postMessage({ type: 'error', id: m.id, message: String(e?.message ?? err).slice(0, 2000), stack: e?.stack?.split('\n').slice(0, 8).join('\n') });
+  }
+}
+
+/**
+ * Gives each context the payload parsed from the body text (one object for
+ * the call, as a copied payload would be) and the deferred action fields as
+ * properties computed on first read, from the body as it came (not as the
+ * transform may have changed the payload since). Assigning to one makes it a
+ * plain value.
+ */
+function withBody(contexts: Record<string, unknown>[], json: string, deferred: string[] | undefined): void {
+  const payload: unknown = JSON.parse(json);
+  let bodyJson: string | undefined;
+  for (const ctx of contexts) {
+    ctx.payload = payload;
+    const action = ctx.action as Record<string, unknown> | undefined;
+    if (!deferred || !action) continue;
+    for (const field of deferred) {
+      Object.defineProperty(action, field, {
+        enumerable: true,
+        configurable: true,
+        get: () => (bodyJson ??= JSON.stringify(JSON.parse(json))),
+        set(value: unknown) {
+          Object.defineProperty(this, field, { value, writable: true, enumerable: true, configurable: true });
+        },
+      });
+    }
   }
 }
 

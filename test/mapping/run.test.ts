@@ -33,6 +33,14 @@ const TRANSFORMS: Record<string, string> = {
   'throws.ts': `export default () => { throw new Error('the upstream said no'); };`,
   'clone.ts': `export default () => ({ message: 'x', extra: () => 1 });`,
   'stuck.ts': `export default () => { for (;;) {} };`,
+  // reads the default message, changes the payload, reads it again, and reports what it saw
+  'defaults.ts': `export default (ctx: { payload: Record<string, unknown>; action: Record<string, unknown> }) => {
+      const keys = Object.keys(ctx.action).sort();
+      const before = ctx.action.message;
+      ctx.payload.added = true;
+      return { message: JSON.stringify({ keys, before, after: ctx.action.message, text: ctx.action.text, payload: ctx.payload }) };
+    };`,
+  'assign.ts': `export default (ctx: { action: Record<string, unknown> }) => { ctx.action.message = 'assigned'; return { message: ctx.action.message }; };`,
 };
 
 const mappings = [
@@ -68,6 +76,10 @@ const mappings = [
   { id: 'throws', match: { path: 'throws' }, transform: { module: 'throws.ts' } },
   { id: 'clone', match: { path: 'clone' }, transform: { module: 'clone.ts' } },
   { id: 'stuck', match: { path: 'stuck' }, transform: { module: 'stuck.ts', timeoutMs: 200 } },
+  { id: 'defaults', match: { path: 'defaults' }, transform: { module: 'defaults.ts' }, allowUnsafeExternalContent: true },
+  { id: 'assign', match: { path: 'assign' }, transform: { module: 'assign.ts' } },
+  { id: 'ret-plain', match: { path: 'ret-plain' }, transform: { module: 'ret.ts' } },
+  { id: 'ret-plain-wake', match: { path: 'ret-plain-wake' }, action: 'wake', transform: { module: 'ret.ts' } },
   { id: 'labelled', match: { path: 'labelled' }, label: 'CI', messageTemplate: 'x' },
 ];
 
@@ -105,6 +117,8 @@ function request(name: string, payload: unknown, over: Partial<HookRequest> = {}
     path: `/hooks/${name}`,
     url: `/hooks/${name}`,
     rawBody: Buffer.from(JSON.stringify(payload)),
+    // as the HTTP handler passes it: the text the payload was parsed from
+    json: JSON.stringify(payload),
     receivedAt: Date.parse('2026-11-20T09:12:00Z'),
     authenticated: true,
     ...over,
@@ -400,6 +414,41 @@ describe('runPipeline() with a transform: every return form', () => {
       action: { kind: 'agent', message: 'rendered 1', text: 'rendered 1' },
     });
     expect(a.message).not.toContain(TOKEN);
+  });
+});
+
+describe('runPipeline() sends a transform the body as text', () => {
+  // the HTTP handler passes the JSON text (the worker parses its own payload); other callers may not
+  const paths = [
+    ['with the body text', (payload: unknown) => ({ json: JSON.stringify(payload) })],
+    ['with the body text as sent (spaces, key order kept)', (payload: unknown) => ({ json: JSON.stringify(payload, null, 2) })],
+    ['without it', () => ({ json: undefined })],
+  ] as const;
+
+  it.each(paths)('%s: the default message is the JSON of the body as it came, whatever the transform changes', async (_how, body) => {
+    const payload = { b: [1, { c: 'ü' }], a: 'x' };
+    const seen = JSON.parse((await agent('defaults', payload, body(payload))).message);
+    expect(seen).toEqual({
+      keys: ['kind', 'message', 'text'],
+      before: '{"b":[1,{"c":"ü"}],"a":"x"}',
+      after: '{"b":[1,{"c":"ü"}],"a":"x"}',
+      text: '{"b":[1,{"c":"ü"}],"a":"x"}',
+      payload: { b: [1, { c: 'ü' }], a: 'x', added: true },
+    });
+  });
+
+  it.each(paths)('%s: a transform may assign to a field of the rendered action', async (_how, body) => {
+    expect((await agent('assign', { x: 1 }, body({ x: 1 }))).message).toContain('assigned');
+  });
+
+  it.each(paths)('%s: an action the transform leaves without message or text gets the JSON of the body', async (_how, body) => {
+    const payload = { n: 1, s: 'two' };
+    expect(inner((await agent('ret-plain', payload, body(payload))).message)).toBe('{"n":1,"s":"two"}');
+    const w = await actions('ret-plain-wake', { ...payload, ret: {} }, body({ ...payload, ret: {} }));
+    expect(inner((w[0] as PreparedWake).text)).toBe('{"n":1,"s":"two","ret":{}}');
+    // switched kinds take the default of the field the new kind uses
+    const switched = await actions('ret-plain-wake', { ret: { kind: 'agent' } }, body({ ret: { kind: 'agent' } }));
+    expect(inner((switched[0] as PreparedAgent).message)).toBe('{"ret":{"kind":"agent"}}');
   });
 });
 
