@@ -7,9 +7,18 @@
  */
 import { randomUUID } from 'node:crypto';
 
+// the timestamp part of the last id: ids made in the same millisecond (most of them, under load) reuse it
+let lastMs = -1;
+let lastPrefix = '';
+
 /** A UUIDv7 string. The random part comes from a v4 UUID, whose generator is buffered and cheap. */
 export function uuidv7(now: number = Date.now()): string {
-  const t = Math.floor(now).toString(16).padStart(12, '0');
+  const ms = Math.floor(now);
+  if (ms !== lastMs) {
+    const t = ms.toString(16).padStart(12, '0');
+    lastMs = ms;
+    lastPrefix = `${t.slice(0, 8)}-${t.slice(8, 12)}-7`;
+  }
   const r = randomUUID(); // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx: keep everything after the version digit
-  return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${r.slice(15)}`;
+  return lastPrefix + r.slice(15);
 }

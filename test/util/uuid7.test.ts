@@ -16,6 +16,15 @@ describe('uuidv7()', () => {
     expect([...later, id].sort()).toEqual([id, ...later]);
   });
 
+  it('takes the timestamp of each call, whichever came before', () => {
+    const t = Date.UTC(2025, 10, 20, 10, 0, 0);
+    for (const at of [t, t, t + 1, t - 5000, t - 5000, t + 0.9, 0, 2 ** 48 - 1]) {
+      const id = uuidv7(at);
+      expect(parseInt(id.slice(0, 8) + id.slice(9, 13), 16)).toBe(Math.floor(at));
+      expect(id).toMatch(UUID7);
+    }
+  });
+
   it('differs between ids of the same millisecond', () => {
     const t = Date.now();
     const ids = new Set(Array.from({ length: 1000 }, () => uuidv7(t)));
