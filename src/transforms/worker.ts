@@ -7,6 +7,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { createJiti } from 'jiti';
+import { withoutJsonInput } from './error-text.ts';
 
 interface Spec {
   key: string;
@@ -95,7 +96,10 @@ async function call(m: Call): Promise<void> {
     }
   } catch (err) {
     const e = err as Error;
-    port.postMessage({ type: 'error', id: m.id, message: String(e?.message ?? err).slice(0, 2000), stack: e?.stack?.split('\n').slice(0, 8).join('\n') });
+    const message = String(e?.message ?? err);
+    const shown = withoutJsonInput(message);
+    const stack = e?.stack?.split('\n').slice(0, 8).join('\n');
+    port.postMessage({ type: 'error', id: m.id, message: shown.slice(0, 2000), stack: shown === message ? stack : stack?.replace(message, shown) });
   }
 }
 

@@ -40,6 +40,7 @@ const TRANSFORMS: Record<string, string> = {
       ctx.payload.added = true;
       return { message: JSON.stringify({ keys, before, after: ctx.action.message, text: ctx.action.text, payload: ctx.payload }) };
     };`,
+  'parse-field.ts': `export default (ctx: { payload: { data: string } }) => JSON.parse(ctx.payload.data);`,
   'assign.ts': `export default (ctx: { action: Record<string, unknown> }) => { ctx.action.message = 'assigned'; return { message: ctx.action.message }; };`,
 };
 
@@ -77,6 +78,7 @@ const mappings = [
   { id: 'clone', match: { path: 'clone' }, transform: { module: 'clone.ts' } },
   { id: 'stuck', match: { path: 'stuck' }, transform: { module: 'stuck.ts', timeoutMs: 200 } },
   { id: 'defaults', match: { path: 'defaults' }, transform: { module: 'defaults.ts' }, allowUnsafeExternalContent: true },
+  { id: 'parse-field', match: { path: 'parse-field' }, transform: { module: 'parse-field.ts' } },
   { id: 'assign', match: { path: 'assign' }, transform: { module: 'assign.ts' } },
   { id: 'ret-plain', match: { path: 'ret-plain' }, transform: { module: 'ret.ts' } },
   { id: 'ret-plain-wake', match: { path: 'ret-plain-wake' }, action: 'wake', transform: { module: 'ret.ts' } },
@@ -381,6 +383,22 @@ describe('runPipeline() with a transform: every return form', () => {
     const line = JSON.parse(log.text().slice(before).trim().split('\n').at(-1)!);
     expect(line).toMatchObject({ level: 'error', msg: 'transform failed', mapping: 'throws', transform: join(dir, 'transforms', 'throws.ts'), timedOut: false, reason: 'the upstream said no' });
     expect(line.stack).toContain('throws.ts');
+  });
+
+  it('a JSON.parse error in a transform reaches the log without the input V8 quotes in it', async () => {
+    for (const data of ['secret-payload-value', `{"a": ${'x'.repeat(60)}secret-payload-value}`]) {
+      const before = log.text().length;
+      expect(await refusal(run('parse-field', { data }))).toMatchObject({ status: 500, code: 'TRANSFORM_FAILED' });
+      const logged = log.text().slice(before);
+      expect(logged).not.toContain('secret-payload-value');
+      const line = JSON.parse(logged.trim().split('\n').at(-1)!);
+      expect(line.reason).toMatch(/^Unexpected token '[sx]', the input is not valid JSON \(not shown\)$/);
+      expect(line.stack).toContain('parse-field.ts');
+    }
+    // messages without the input stay as they are
+    const before = log.text().length;
+    await refusal(run('parse-field', { data: '{"a":1} x' }));
+    expect(JSON.parse(log.text().slice(before).trim().split('\n').at(-1)!).reason).toBe('Unexpected non-whitespace character after JSON at position 8 (line 1 column 9)');
   });
 
   it('a result that is not plain data is 500 TRANSFORM_FAILED', async () => {
