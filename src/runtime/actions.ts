@@ -68,6 +68,8 @@ export interface AgentAction {
   model: string;
   thinking: string | null;
   timeoutSeconds: number;
+  /** Set when `sessionKey` was made for this action: its session has no transcript yet. */
+  newSession?: true;
 }
 
 export type Action = WakeAction | AgentAction;
@@ -167,7 +169,7 @@ export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOri
     if (!gen.providers.has(parts.provider)) throw errors.invalidPayload('model', 'names a provider that is not configured');
   }
 
-  return {
+  const action: AgentAction = {
     kind: 'agent',
     message,
     name: input.name?.trim() || 'Hook',
@@ -180,4 +182,6 @@ export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOri
     thinking: input.thinking ?? cfg.agents.defaults.thinking ?? null,
     timeoutSeconds: input.timeoutSeconds ?? cfg.agents.defaults.timeoutSeconds,
   };
+  if (input.sessionKey === undefined) action.newSession = true;
+  return action;
 }

@@ -49,6 +49,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const now = clock();
       const events: NewEvent[] = [];
       const runs: NewRun[] = [];
+      const refs: QueuedRef[] = [];
       let wakeNow = false;
       for (const a of actions) {
         if (a.kind === 'wake') {
@@ -72,6 +73,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
             to: a.to,
             createdAt: now,
           });
+          const r = runs[runs.length - 1]!;
+          refs.push(a.newSession ? { id: r.id, sessionKey: r.sessionKey, newSession: true } : { id: r.id, sessionKey: r.sessionKey });
         }
       }
       if (runs.length && deps.queuedRuns() + reserved + runs.length > opts.maxQueuedRuns)
@@ -94,7 +97,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       } finally {
         reserved -= runs.length;
       }
-      if (runs.length) deps.enqueueRuns(runs.map((r) => ({ id: r.id, sessionKey: r.sessionKey })));
+      if (refs.length) deps.enqueueRuns(refs);
       if (wakeNow) deps.requestHeartbeat();
       return result;
     },

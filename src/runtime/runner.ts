@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
 import { Fifo } from '../util/fifo.ts';
 import { onNextTurn } from '../util/next-turn.ts';
-import type { NewEvent, Run, RunOutcome, Store, NewDelivery } from '../store/types.ts';
+import type { NewEvent, NewRun, RunOutcome, Store, NewDelivery } from '../store/types.ts';
 import { callAgent, isHeartbeatAck, oneLine } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
 import { stripBoundary, wrapExternal } from './safety.ts';
@@ -36,7 +36,15 @@ export interface RunnerDeps {
 export interface QueuedRef {
   id: string;
   sessionKey: string;
+  /** The session key was made for this run (no transcript can exist yet): the run skips reading it. */
+  newSession?: boolean;
 }
+
+/**
+ * A queued run of a new session is held as this mark followed by its id: in a
+ * backlog of millions of single-run sessions, the flag costs no memory of its own.
+ */
+const NEW_SESSION = '*';
 
 export interface Runner {
   enqueue(runs: readonly QueuedRef[]): void;
@@ -79,7 +87,9 @@ export function createRunner(deps: RunnerDeps): Runner {
   };
 
   function enqueue(runs: readonly QueuedRef[]): void {
-    for (const { id, sessionKey } of runs) {
+    for (const ref of runs) {
+      const sessionKey = ref.sessionKey;
+      const id = ref.newSession ? NEW_SESSION + ref.id : ref.id;
       const q = bySession.get(sessionKey);
       if (q === undefined) {
         bySession.set(sessionKey, id);
@@ -104,14 +114,16 @@ export function createRunner(deps: RunnerDeps): Runner {
     while (!stopping && calling < max && ready.length) {
       const key = ready.shift()!;
       const q = bySession.get(key)!;
-      let id: string;
+      let held: string;
       if (typeof q === 'string') {
-        id = q;
+        held = q;
         bySession.delete(key);
       } else {
-        id = q.shift()!;
+        held = q.shift()!;
         if (!q.length) bySession.delete(key);
       }
+      const newSession = held.startsWith(NEW_SESSION);
+      const id = newSession ? held.slice(NEW_SESSION.length) : held;
       queuedCount--;
       calling++;
       let released = false;
@@ -123,7 +135,7 @@ export function createRunner(deps: RunnerDeps): Runner {
         calling--;
         schedulePump();
       };
-      const p = execute(id, release).catch((err) => logger.error({ err, runId: id }, 'run failed unexpectedly'));
+      const p = execute(id, newSession, release).catch((err) => logger.error({ err, runId: id }, 'run failed unexpectedly'));
       active.set(
         key,
         p.finally(() => {
@@ -138,14 +150,14 @@ export function createRunner(deps: RunnerDeps): Runner {
   }
 
   /** Holds its generation while it runs: a reload does not dispose what it is using. */
-  function execute(id: string, release: () => void): Promise<void> {
-    return generations.use((gen) => executeOn(gen, id, release));
+  function execute(id: string, newSession: boolean, release: () => void): Promise<void> {
+    return generations.use((gen) => executeOn(gen, id, newSession, release));
   }
 
   /** `release` frees the run's concurrency slot; called once the agent call is over. */
-  async function executeOn(gen: Generation, id: string, release: () => void): Promise<void> {
-    const run = await store.getRun(id);
-    if (!run || run.status !== 'queued') return;
+  async function executeOn(gen: Generation, id: string, newSession: boolean, release: () => void): Promise<void> {
+    const run = await store.queuedRun(id);
+    if (!run) return;
     const startedAt = clock();
     // Not awaited: writes commit in order, so `running` is stored before the outcome can be, and a
     // fast provider's run then costs one commit instead of two. A crash before this commit leaves the
@@ -153,7 +165,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     const started = store.startRun(id, startedAt);
     started.catch((err) => logger.error({ err, runId: id }, 'recording the start of a run failed'));
     const log = logger.child({ runId: id, hook: run.hookName });
-    const history = await store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES);
+    const history = newSession ? [] : await store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES);
     const result = await callAgent(gen, {
       runId: id,
       sessionKey: run.sessionKey,
@@ -192,7 +204,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     if (run.wakeMode === 'now') deps.requestHeartbeat();
   }
 
-  async function deliveryFor(run: Run, text: string, at: number): Promise<RunOutcome['delivery']> {
+  async function deliveryFor(run: NewRun, text: string, at: number): Promise<RunOutcome['delivery']> {
     if (!run.deliver) return { kind: 'skipped', reason: 'deliver is false' };
     if (isHeartbeatAck(text)) return { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
     if (!text.trim()) return { kind: 'skipped', reason: 'empty reply' };
@@ -201,7 +213,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     return { kind: 'outbox', entry: { id: uuidv7(), runId: run.id, channel: decision.route.channel, to: decision.route.to, text, createdAt: at } };
   }
 
-  function summaryEvent(run: Run, o: RunOutcome, at: number): NewEvent {
+  function summaryEvent(run: NewRun, o: RunOutcome, at: number): NewEvent {
     const body = o.status === 'ok' ? o.summary! : oneLine(o.error ?? o.status, SUMMARY_MAX);
     const shown = run.trusted ? body : wrapExternal(body, run.label);
     const head = o.status === 'ok' ? `Hook ${run.hookName}:` : `Hook ${run.hookName} (${o.status}):`;

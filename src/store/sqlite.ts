@@ -141,6 +141,8 @@ export class SqliteStore implements Store {
       getIdem: p('SELECT key, status, body, created_at, expires_at FROM idempotency WHERE key = ? AND expires_at > ?'),
       pruneIdem: p('DELETE FROM idempotency WHERE expires_at <= ?'),
       getRun: p('SELECT * FROM runs WHERE id = ?'),
+      queuedRun: p(`SELECT id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds, wake_mode, deliver,
+        channel, to_, created_at FROM runs WHERE id = ? AND status = 'queued'`),
       listRuns: p('SELECT * FROM runs ORDER BY seq DESC LIMIT ?'),
       listRunsByStatus: p('SELECT * FROM runs WHERE status = ? ORDER BY seq DESC LIMIT ?'),
       listMessages: p('SELECT * FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?'),
@@ -224,6 +226,28 @@ export class SqliteStore implements Store {
   async getRun(id: string): Promise<Run | undefined> {
     const r = this.q.getRun!.get(id) as Row | undefined;
     return r ? toRun(r) : undefined;
+  }
+
+  async queuedRun(id: string): Promise<NewRun | undefined> {
+    const r = this.q.queuedRun!.get(id) as Row | undefined;
+    if (!r) return undefined;
+    return {
+      id: String(r.id),
+      kind: r.kind as Run['kind'],
+      hookName: String(r.hook_name),
+      label: String(r.label),
+      trusted: r.trusted === 1,
+      sessionKey: String(r.session_key),
+      message: String(r.message),
+      model: String(r.model),
+      thinking: str(r.thinking),
+      timeoutSeconds: Number(r.timeout_seconds),
+      wakeMode: r.wake_mode as Run['wakeMode'],
+      deliver: r.deliver === 1,
+      channel: String(r.channel),
+      to: str(r.to_),
+      createdAt: Number(r.created_at),
+    };
   }
 
   async listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]> {

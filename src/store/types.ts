@@ -158,6 +158,8 @@ export interface Store {
   pruneIdempotency(now: number): Promise<number>;
 
   getRun(id: string): Promise<Run | undefined>;
+  /** The run as accepted, while it is `queued`: what the runner reads to start it (fewer columns than getRun). */
+  queuedRun(id: string): Promise<NewRun | undefined>;
   listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]>;
   listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]>;
   /** Oldest first; what an agent sees as its conversation. */

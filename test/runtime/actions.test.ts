@@ -71,6 +71,8 @@ describe('toAgentAction()', () => {
       model: 'echo/echo',
       thinking: 'low',
       timeoutSeconds: 120,
+      // the key was made for this action: the runner knows its session has no transcript to read
+      newSession: true,
     });
     expect(toAgentAction({ message: 'x' }, gen, 'request').sessionKey).not.toBe(action.sessionKey);
   });

@@ -105,13 +105,14 @@ describe('dispatcher.dispatch()', () => {
   });
 
   it('answers several actions with 202, runIds and eventIds, all stored', async () => {
-    const r = await dispatcher.dispatch([agent({ sessionKey: 'hook:a' }), wake({ mode: 'next-heartbeat' }), agent({ sessionKey: 'hook:b' }), wake()], { ...OPTS, agentStatus: 200 });
+    const r = await dispatcher.dispatch([agent({ sessionKey: 'hook:a' }), wake({ mode: 'next-heartbeat' }), agent({ sessionKey: 'hook:b', newSession: true }), wake()], { ...OPTS, agentStatus: 200 });
     expect(r.status).toBe(202);
     expect(r.body).toEqual({ ok: true, runIds: r.runIds, eventIds: r.eventIds });
     expect(r.runIds).toHaveLength(2);
     expect(r.eventIds).toHaveLength(2);
     expect((await store.listRuns({ limit: 10 })).map((x) => x.id).sort()).toEqual([...r.runIds].sort());
-    expect(enqueued).toEqual([[{ id: r.runIds[0], sessionKey: 'hook:a' }, { id: r.runIds[1], sessionKey: 'hook:b' }]]);
+    // a session key made for its action tells the runner there is no transcript to read
+    expect(enqueued).toEqual([[{ id: r.runIds[0], sessionKey: 'hook:a' }, { id: r.runIds[1], sessionKey: 'hook:b', newSession: true }]]);
     expect(heartbeats).toBe(1);
   });
 

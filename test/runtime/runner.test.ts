@@ -165,6 +165,40 @@ describe('createRunner()', () => {
       expect(byLast.get('Z')).toEqual([{ role: 'user', content: 'Z' }]);
     });
 
+    it('reads no transcript for a run whose session key was made for it; later runs of that session do', async () => {
+      const store = new SqliteStore({ path: ':memory:' });
+      const read: string[] = [];
+      const transcript = store.transcript.bind(store);
+      store.transcript = (key, limit, maxBytes) => {
+        read.push(key);
+        return transcript(key, limit, maxBytes);
+      };
+      const s = setup({ maxConcurrent: 1, store });
+      const fresh = newRun({ model: 'sp/m', sessionKey: 'hook:made-for-it', message: 'Q1' });
+      const next = newRun({ model: 'sp/m', sessionKey: 'hook:made-for-it', message: 'Q2' });
+      const old = newRun({ model: 'sp/m', sessionKey: 'hook:old', message: 'Z' });
+      await store.accept({ events: [], runs: [fresh, next, old] });
+      s.runner.enqueue([
+        { id: fresh.id, sessionKey: fresh.sessionKey, newSession: true },
+        { id: next.id, sessionKey: next.sessionKey },
+        { id: old.id, sessionKey: old.sessionKey },
+      ]);
+      await s.provider.waitForCalls(1);
+      s.provider.calls[0]!.reply('A1');
+      await s.provider.waitForCalls(2);
+      s.provider.calls[1]!.reply('Z1');
+      await s.provider.waitForCalls(3);
+      expect(read).toEqual(['hook:old', 'hook:made-for-it']);
+      expect(s.provider.calls[0]!.req.messages).toEqual([{ role: 'user', content: 'Q1' }]);
+      expect(s.provider.calls[2]!.req.messages).toEqual([
+        { role: 'user', content: 'Q1' },
+        { role: 'assistant', content: 'A1' },
+        { role: 'user', content: 'Q2' },
+      ]);
+      // the run id itself is unchanged by the mark it is queued with
+      expect((await finished(s, fresh.id)).status).toBe('ok');
+    });
+
     it('queues "Hook <name>: <summary>" in the main session, inside the boundary for untrusted hooks', async () => {
       const s = setup();
       const trusted = await s.add({ hookName: 'Cron', trusted: true, sessionKey: 'hook:t' });

@@ -144,6 +144,20 @@ describe('SqliteStore', () => {
       expect(await store.getRun(run.id)).toMatchObject({ status: 'queued', attempts: 1 });
     });
 
+    it('queuedRun() gives back the run as accepted while it is queued, and nothing once it has started', async () => {
+      const run = newRun({ trusted: true, deliver: false, thinking: 'high', to: 'room', wakeMode: 'next-heartbeat', timeoutSeconds: 12.5 });
+      await store.accept({ events: [], runs: [run] });
+      expect(await store.queuedRun(run.id)).toEqual(run);
+      await store.startRun(run.id, 5);
+      expect(await store.queuedRun(run.id)).toBeUndefined();
+      await store.requeueRun(run.id, { refundAttempt: true });
+      expect(await store.queuedRun(run.id)).toEqual(run);
+      await store.startRun(run.id, 6);
+      await store.finishRun(okOutcome(run.id));
+      expect(await store.queuedRun(run.id)).toBeUndefined();
+      expect(await store.queuedRun('no-such-run')).toBeUndefined();
+    });
+
     it('requeues only running runs', async () => {
       const run = newRun();
       await store.accept({ events: [], runs: [run] });
