@@ -193,7 +193,8 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
       path,
       url: t.query?.has('token') ? path : (req.url ?? path),
       rawBody: body,
-      json,
+      // only a mapping's transform reads it: the built-in endpoints do not keep a large body's text alive
+      json: name === 'wake' || name === 'agent' ? undefined : json,
       receivedAt: now,
       authenticated,
     };
