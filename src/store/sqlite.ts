@@ -49,7 +49,8 @@ function toEvent(r: Row): SystemEvent {
   };
 }
 
-function toRun(r: Row): Run {
+/** The columns a run was accepted with (what `queuedRun` reads). */
+function toNewRun(r: Row): NewRun {
   return {
     id: String(r.id),
     kind: r.kind as Run['kind'],
@@ -65,9 +66,15 @@ function toRun(r: Row): Run {
     deliver: r.deliver === 1,
     channel: String(r.channel),
     to: str(r.to_),
+    createdAt: Number(r.created_at),
+  };
+}
+
+function toRun(r: Row): Run {
+  return {
+    ...toNewRun(r),
     status: r.status as RunStatus,
     attempts: Number(r.attempts),
-    createdAt: Number(r.created_at),
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
     reply: str(r.reply),
@@ -230,24 +237,7 @@ export class SqliteStore implements Store {
 
   async queuedRun(id: string): Promise<NewRun | undefined> {
     const r = this.q.queuedRun!.get(id) as Row | undefined;
-    if (!r) return undefined;
-    return {
-      id: String(r.id),
-      kind: r.kind as Run['kind'],
-      hookName: String(r.hook_name),
-      label: String(r.label),
-      trusted: r.trusted === 1,
-      sessionKey: String(r.session_key),
-      message: String(r.message),
-      model: String(r.model),
-      thinking: str(r.thinking),
-      timeoutSeconds: Number(r.timeout_seconds),
-      wakeMode: r.wake_mode as Run['wakeMode'],
-      deliver: r.deliver === 1,
-      channel: String(r.channel),
-      to: str(r.to_),
-      createdAt: Number(r.created_at),
-    };
+    return r ? toNewRun(r) : undefined;
   }
 
   async listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]> {
