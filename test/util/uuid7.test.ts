@@ -31,3 +31,21 @@ describe('uuidv7()', () => {
     expect(ids.size).toBe(1000);
   });
 });
+
+describe('uuidv7() order within a millisecond', () => {
+  it('sorts ids of one millisecond in the order they were made', () => {
+    const t = Date.UTC(2025, 10, 20, 10, 0, 1);
+    const ids = Array.from({ length: 2048 }, () => uuidv7(t));
+    expect([...ids].sort()).toEqual(ids);
+    for (const id of ids) expect(id).toMatch(UUID7);
+  });
+
+  it('stays unique past the counter, and starts a new millisecond at a fresh counter', () => {
+    const t = Date.UTC(2025, 10, 20, 10, 0, 2);
+    const ids = Array.from({ length: 10_000 }, () => uuidv7(t));
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(UUID7);
+    const next = uuidv7(t + 1);
+    expect(next > ids[ids.length - 1]!).toBe(true);
+  });
+});
