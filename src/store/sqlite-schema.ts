@@ -114,6 +114,13 @@ export const SCHEMA: readonly string[] = [
    ALTER TABLE events_v4 RENAME TO events;
    CREATE INDEX events_pending ON events (seq) WHERE status = 'pending';
    DELETE FROM sqlite_sequence WHERE name = 'events';`,
+  // A run's delivery is recorded in its outbox row only: runs.delivery_id names that row, and readers take
+  // the delivery's status, attempts and last error from it. Each send's result used to rewrite the run's
+  // row as well, a page far from the insert edge when runs wait in a backlog. The run's own delivery_status,
+  // delivery_reason and delivery_attempts stay as written at its finish (a skip's reason), and are what
+  // runs finished before this step show. Runs whose delivery is still pending are pointed at their entry.
+  `ALTER TABLE runs ADD COLUMN delivery_id TEXT;
+   UPDATE runs SET delivery_id = o.id FROM outbox o WHERE o.run_id = runs.id AND o.status = 'pending';`,
 ];
 
 export const SCHEMA_VERSION = SCHEMA.length;

@@ -70,7 +70,12 @@ function toNewRun(r: Row): NewRun {
   };
 }
 
+/**
+ * A run row, read with its outbox entry's `o_status`, `o_attempts` and `o_error` (see RUN_COLUMNS): the
+ * entry holds the delivery's state once the run has one.
+ */
 function toRun(r: Row): Run {
+  const fromOutbox = r.o_status !== null && r.o_status !== undefined;
   return {
     ...toNewRun(r),
     status: r.status as RunStatus,
@@ -80,13 +85,21 @@ function toRun(r: Row): Run {
     reply: str(r.reply),
     summary: str(r.summary),
     error: str(r.error),
-    delivery: {
-      status: r.delivery_status as Run['delivery']['status'],
-      reason: str(r.delivery_reason),
-      channel: str(r.delivery_channel),
-      to: str(r.delivery_to),
-      attempts: Number(r.delivery_attempts),
-    },
+    delivery: fromOutbox
+      ? {
+          status: r.o_status as Run['delivery']['status'],
+          reason: r.o_status === 'sent' ? null : str(r.o_error),
+          channel: str(r.delivery_channel),
+          to: str(r.delivery_to),
+          attempts: Number(r.o_attempts),
+        }
+      : {
+          status: r.delivery_status as Run['delivery']['status'],
+          reason: str(r.delivery_reason),
+          channel: str(r.delivery_channel),
+          to: str(r.delivery_to),
+          attempts: Number(r.delivery_attempts),
+        },
   };
 }
 
@@ -118,6 +131,9 @@ function toDelivery(r: Row): Delivery {
   };
 }
 
+/** A run's columns and its delivery's state, from its outbox entry when it has one (`toRun`). */
+const RUN_COLUMNS = 'SELECT r.*, o.status AS o_status, o.attempts AS o_attempts, o.last_error AS o_error FROM runs r LEFT JOIN outbox o ON o.id = r.delivery_id';
+
 export class SqliteStore implements Store {
   readonly driver = 'sqlite';
   readonly path: string;
@@ -147,11 +163,11 @@ export class SqliteStore implements Store {
       putIdem: p('INSERT OR REPLACE INTO idempotency (key, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
       getIdem: p('SELECT key, status, body, created_at, expires_at FROM idempotency WHERE key = ? AND expires_at > ?'),
       pruneIdem: p('DELETE FROM idempotency WHERE expires_at <= ?'),
-      getRun: p('SELECT * FROM runs WHERE id = ?'),
+      getRun: p(`${RUN_COLUMNS} WHERE r.id = ?`),
       queuedRun: p(`SELECT id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds, wake_mode, deliver,
         channel, to_, created_at FROM runs WHERE id = ? AND status = 'queued'`),
-      listRuns: p('SELECT * FROM runs ORDER BY seq DESC LIMIT ?'),
-      listRunsByStatus: p('SELECT * FROM runs WHERE status = ? ORDER BY seq DESC LIMIT ?'),
+      listRuns: p(`${RUN_COLUMNS} ORDER BY r.seq DESC LIMIT ?`),
+      listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.status = ? ORDER BY r.seq DESC LIMIT ?`),
       listMessages: p('SELECT * FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?'),
       listEvents: p('SELECT * FROM events ORDER BY seq DESC LIMIT ?'),
       listEventsByStatus: p('SELECT * FROM events WHERE status = ? ORDER BY seq DESC LIMIT ?'),
@@ -159,11 +175,14 @@ export class SqliteStore implements Store {
       countEvents: p('SELECT status, count(*) AS n FROM events GROUP BY status'),
       countRuns: p('SELECT status, count(*) AS n FROM runs GROUP BY status'),
       countOutbox: p('SELECT status, count(*) AS n FROM outbox GROUP BY status'),
-      unfinished: p("SELECT * FROM runs WHERE kind = 'hook' AND status IN ('queued', 'running') ORDER BY seq ASC"),
+      unfinished: p(`${RUN_COLUMNS} WHERE r.kind = 'hook' AND r.status IN ('queued', 'running') ORDER BY r.seq ASC`),
       startRun: p("UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ?"),
       requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
       finishRun: p(`UPDATE runs SET status = ?, finished_at = ?, reply = ?, summary = ?, error = ?,
-        delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ? WHERE id = ?`),
+        delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ? WHERE id = ?`),
+      // a finish that also writes the start its run had queued in the same transaction (see startRun)
+      finishStartedRun: p(`UPDATE runs SET started_at = ?, attempts = attempts + 1, status = ?, finished_at = ?, reply = ?, summary = ?, error = ?,
+        delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ? WHERE id = ?`),
       insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?)'),
       // sizes first (from the record header: the texts are not read), then only the rows that fit
       transcriptSizes: p('SELECT id, octet_length(content) AS bytes FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?'),
@@ -179,7 +198,6 @@ export class SqliteStore implements Store {
         sent_parts = coalesce(?, sent_parts) WHERE id = ?`),
       failHeartbeats: p(`UPDATE runs SET status = 'error', finished_at = ?, error = ?, delivery_status = 'skipped',
         delivery_reason = 'heartbeat did not succeed' WHERE kind = 'heartbeat' AND status IN ('queued', 'running')`),
-      runDelivery: p('UPDATE runs SET delivery_status = ?, delivery_reason = ?, delivery_attempts = ? WHERE id = ?'),
       getMeta: p('SELECT value FROM meta WHERE key = ?'),
       setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
     };
@@ -296,8 +314,17 @@ export class SqliteStore implements Store {
     return this.writes.run(() => this.insertRun(run, 'running', startedAt));
   }
 
+  /**
+   * Starts whose write is queued and has not run yet (run id → start time). A run's finish queued
+   * before that write runs shares its transaction (a flush runs everything queued), so the finish
+   * takes the start over and the row is updated once: a fast agent's run costs one UPDATE, not two.
+   */
+  private readonly queuedStarts = new Map<string, number>();
+
   startRun(id: string, at: number): Promise<void> {
+    this.queuedStarts.set(id, at);
     return this.writes.run(() => {
+      if (!this.queuedStarts.delete(id)) return; // its finish, in this transaction, writes it
       this.q.startRun!.run(at, id);
     });
   }
@@ -309,11 +336,16 @@ export class SqliteStore implements Store {
   }
 
   finishRun(o: RunOutcome): Promise<void> {
+    const startedAt = this.queuedStarts.get(o.id);
+    if (startedAt !== undefined) this.queuedStarts.delete(o.id);
     return this.writes.run(() => {
       const d = o.delivery;
-      const [dStatus, dReason, dChannel, dTo] =
-        d.kind === 'outbox' ? ['pending', null, d.entry.channel, d.entry.to] : ['skipped', d.reason, d.channel ?? null, d.to ?? null];
-      this.q.finishRun!.run(o.status, o.finishedAt, o.reply, o.summary, o.error, dStatus, dReason, dChannel, dTo, o.id);
+      const [dStatus, dReason, dChannel, dTo, dId] =
+        d.kind === 'outbox'
+          ? ['pending', null, d.entry.channel, d.entry.to, d.entry.id]
+          : ['skipped', d.reason, d.channel ?? null, d.to ?? null, null];
+      if (startedAt === undefined) this.q.finishRun!.run(o.status, o.finishedAt, o.reply, o.summary, o.error, dStatus, dReason, dChannel, dTo, dId, o.id);
+      else this.q.finishStartedRun!.run(startedAt, o.status, o.finishedAt, o.reply, o.summary, o.error, dStatus, dReason, dChannel, dTo, dId, o.id);
       for (const m of o.messages) this.q.insertMessage!.run(m.sessionKey, m.role, m.content, m.runId, m.createdAt);
       if (o.event) this.q.insertEvent!.run(o.event.id, o.event.source, o.event.text, o.event.createdAt, o.event.runId);
       if (d.kind === 'outbox') {
@@ -345,8 +377,8 @@ export class SqliteStore implements Store {
 
   recordDelivery(a: DeliveryAttempt): Promise<void> {
     return this.writes.run(() => {
+      // the run's delivery state is this row (runs.delivery_id): the run's own row is not rewritten
       this.q.updateOutbox!.run(a.status, a.attempts, a.nextAttemptAt ?? a.at, a.error ?? null, a.at, a.sentParts ?? null, a.id);
-      this.q.runDelivery!.run(a.status, a.status === 'sent' ? null : (a.error ?? null), a.attempts, a.runId);
       // the main route changes rarely: write it only when it does
       if (a.status === 'sent' && a.route) this.putMeta('mainRoute', JSON.stringify(a.route));
     });

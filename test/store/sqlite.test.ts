@@ -158,6 +158,26 @@ describe('SqliteStore', () => {
       expect(await store.queuedRun('no-such-run')).toBeUndefined();
     });
 
+    it('records a start and a finish queued in the same turn as one run that started and finished (one attempt)', async () => {
+      const [quick, slow] = [newRun(), newRun()];
+      await store.accept({ events: [], runs: [quick, slow] });
+      // the runner does not await the start: a fast agent's outcome is queued before it commits
+      const started = store.startRun(quick.id, 7);
+      const finished = store.finishRun(okOutcome(quick.id, { finishedAt: 9 }));
+      await Promise.all([started, finished]);
+      expect(await store.getRun(quick.id)).toMatchObject({ status: 'ok', startedAt: 7, finishedAt: 9, attempts: 1 });
+      // a start committed before the finish is queued is counted once too
+      await store.startRun(slow.id, 10);
+      await store.finishRun(okOutcome(slow.id, { finishedAt: 12 }));
+      expect(await store.getRun(slow.id)).toMatchObject({ status: 'ok', startedAt: 10, finishedAt: 12, attempts: 1 });
+      // a restart finds neither of them unfinished, and a start queued with a requeue behind it still counts
+      const again = newRun();
+      await store.accept({ events: [], runs: [again] });
+      await Promise.all([store.startRun(again.id, 13), store.requeueRun(again.id, { refundAttempt: false })]);
+      expect(await store.getRun(again.id)).toMatchObject({ status: 'queued', startedAt: 13, attempts: 1 });
+      expect((await store.unfinishedRuns()).map((r) => r.id)).toEqual([again.id]);
+    });
+
     it('requeues only running runs', async () => {
       const run = newRun();
       await store.accept({ events: [], runs: [run] });
@@ -284,6 +304,26 @@ describe('SqliteStore', () => {
       expect(await store.getMeta('mainRoute')).toBeUndefined();
       expect((await store.counts()).outbox).toEqual({ pending: 0, failed: 1 });
     });
+
+    it('writes the result to the outbox entry only: the run row is not rewritten, the run reads its state from the entry', async () => {
+      const { run, entry } = await delivered();
+      const row = () => {
+        const db = new DatabaseSync(file, { readOnly: true });
+        try {
+          return db.prepare('SELECT delivery_status, delivery_reason, delivery_attempts, delivery_id FROM runs WHERE id = ?').get(run.id);
+        } finally {
+          db.close();
+        }
+      };
+      const atFinish = row();
+      expect(atFinish).toEqual({ delivery_status: 'pending', delivery_reason: null, delivery_attempts: 0, delivery_id: entry.id });
+      await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 1, at: 2_100, status: 'pending', nextAttemptAt: 5_000, error: 'HTTP 503' });
+      expect(row()).toEqual(atFinish);
+      expect((await store.listRuns({ limit: 5 }))[0]!.delivery).toEqual({ status: 'pending', reason: 'HTTP 503', channel: 'console', to: 'ops', attempts: 1 });
+      await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 2, at: 2_200, status: 'sent', route: { channel: 'console', to: 'ops' } });
+      expect(row()).toEqual(atFinish);
+      expect((await store.listRuns({ limit: 5, status: 'ok' }))[0]!.delivery).toEqual({ status: 'sent', reason: null, channel: 'console', to: 'ops', attempts: 2 });
+    });
   });
 
   describe('idempotency records', () => {
@@ -388,6 +428,36 @@ describe('SqliteStore', () => {
       expect(sql).not.toMatch(/UNIQUE|AUTOINCREMENT/i);
       expect(db.prepare("SELECT name FROM sqlite_schema WHERE tbl_name = 'events' AND type = 'index'").all()).toEqual([{ name: 'events_pending' }]);
       db.close();
+    });
+
+    it('points the runs of a version 4 database with a pending delivery at their outbox entry; finished deliveries read as before', async () => {
+      const path = join(dir, 'v4.db');
+      const old = new DatabaseSync(path);
+      for (const step of SCHEMA.slice(0, 4)) old.exec(step);
+      old.exec('PRAGMA user_version = 4');
+      const run = old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
+        wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply, delivery_status, delivery_reason, delivery_channel,
+        delivery_to, delivery_attempts) VALUES (?, 'hook', 'agent', 'Webhook', 0, ?, 'hi', 'echo/echo', NULL, 60, 'now', 1, 'last', NULL, 'ok', 1, 1, 2,
+        'hi', ?, ?, 'console', 'ops', ?)`);
+      run.run('r-sent', 's-1', 'sent', null, 1);
+      run.run('r-waiting', 's-2', 'pending', 'HTTP 503', 2);
+      run.run('r-skipped', 's-3', 'skipped', 'deliver is false', 0);
+      const entry = old.prepare(`INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, last_error, created_at, updated_at)
+        VALUES (?, ?, 'console', 'ops', 'hi', ?, ?, 5, ?, 2, 3)`);
+      entry.run('d-sent', 'r-sent', 'sent', 1, null);
+      entry.run('d-waiting', 'r-waiting', 'pending', 2, 'HTTP 503');
+      old.close();
+
+      const s = new SqliteStore({ path });
+      const delivery = async (id: string) => (await s.getRun(id))!.delivery;
+      expect(await delivery('r-sent')).toEqual({ status: 'sent', reason: null, channel: 'console', to: 'ops', attempts: 1 });
+      expect(await delivery('r-waiting')).toEqual({ status: 'pending', reason: 'HTTP 503', channel: 'console', to: 'ops', attempts: 2 });
+      expect(await delivery('r-skipped')).toEqual({ status: 'skipped', reason: 'deliver is false', channel: 'console', to: 'ops', attempts: 0 });
+      // the waiting one's next attempt, recorded after the upgrade, shows on its run
+      await s.recordDelivery({ id: 'd-waiting', runId: 'r-waiting', attempts: 3, at: 10, status: 'failed', error: 'HTTP 400' });
+      expect(await delivery('r-waiting')).toEqual({ status: 'failed', reason: 'HTTP 400', channel: 'console', to: 'ops', attempts: 3 });
+      expect(await delivery('r-sent')).toMatchObject({ status: 'sent', attempts: 1 });
+      await s.close();
     });
 
     it('consumes events it did not hand out itself (read by another connection before a restart)', async () => {
