@@ -337,7 +337,7 @@ export class SqliteStore implements Store {
 
   finishRun(o: RunOutcome): Promise<void> {
     const startedAt = this.queuedStarts.get(o.id);
-    if (startedAt !== undefined) this.queuedStarts.delete(o.id);
+    this.queuedStarts.delete(o.id);
     return this.writes.run(() => {
       const d = o.delivery;
       const [dStatus, dReason, dChannel, dTo, dId] =

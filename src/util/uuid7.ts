@@ -23,7 +23,8 @@ const seed = () => Math.floor(Math.random() * 0x800);
  * A UUIDv7 string. The random part comes from a v4 UUID, whose generator is
  * buffered and cheap. The timestamp is `now` as given (a clock that steps back
  * gives an id that sorts before the last one); within one millisecond the ids
- * increase, and past the counter's 4,096th value they stay unique but not in order.
+ * increase until the counter passes 0xfff (at least 2,048 ids into the millisecond); the
+ * ids after that stay unique but not in order.
  */
 export function uuidv7(now: number = Date.now()): string {
   const ms = Math.floor(now);
@@ -34,5 +35,5 @@ export function uuidv7(now: number = Date.now()): string {
     counter = seed();
   } else if (++counter > 0xfff) counter = seed();
   const r = randomUUID(); // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx: keep the variant digit and what follows
-  return lastPrefix + (counter < 0x100 ? (counter < 0x10 ? '00' : '0') : '') + counter.toString(16) + r.slice(18);
+  return lastPrefix + counter.toString(16).padStart(3, '0') + r.slice(18);
 }
