@@ -178,11 +178,9 @@ export class SqliteStore implements Store {
       unfinished: p(`${RUN_COLUMNS} WHERE r.kind = 'hook' AND r.status IN ('queued', 'running') ORDER BY r.seq ASC`),
       startRun: p("UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ?"),
       requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
-      finishRun: p(`UPDATE runs SET status = ?, finished_at = ?, reply = ?, summary = ?, error = ?,
-        delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ? WHERE id = ?`),
-      // a finish that also writes the start its run had queued in the same transaction (see startRun)
-      finishStartedRun: p(`UPDATE runs SET started_at = ?, attempts = attempts + 1, status = ?, finished_at = ?, reply = ?, summary = ?, error = ?,
-        delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ? WHERE id = ?`),
+      // started_at and one attempt are written here when the run's start was still queued (see startRun)
+      finishRun: p(`UPDATE runs SET started_at = coalesce(?, started_at), attempts = attempts + ?, status = ?, finished_at = ?, reply = ?,
+        summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ? WHERE id = ?`),
       insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?)'),
       // sizes first (from the record header: the texts are not read), then only the rows that fit
       transcriptSizes: p('SELECT id, octet_length(content) AS bytes FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?'),
@@ -344,8 +342,7 @@ export class SqliteStore implements Store {
         d.kind === 'outbox'
           ? ['pending', null, d.entry.channel, d.entry.to, d.entry.id]
           : ['skipped', d.reason, d.channel ?? null, d.to ?? null, null];
-      if (startedAt === undefined) this.q.finishRun!.run(o.status, o.finishedAt, o.reply, o.summary, o.error, dStatus, dReason, dChannel, dTo, dId, o.id);
-      else this.q.finishStartedRun!.run(startedAt, o.status, o.finishedAt, o.reply, o.summary, o.error, dStatus, dReason, dChannel, dTo, dId, o.id);
+      this.q.finishRun!.run(startedAt ?? null, startedAt === undefined ? 0 : 1, o.status, o.finishedAt, o.reply, o.summary, o.error, dStatus, dReason, dChannel, dTo, dId, o.id);
       for (const m of o.messages) this.q.insertMessage!.run(m.sessionKey, m.role, m.content, m.runId, m.createdAt);
       if (o.event) this.q.insertEvent!.run(o.event.id, o.event.source, o.event.text, o.event.createdAt, o.event.runId);
       if (d.kind === 'outbox') {
