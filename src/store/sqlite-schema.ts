@@ -121,6 +121,59 @@ export const SCHEMA: readonly string[] = [
   // runs finished before this step show. Runs whose delivery is still pending are pointed at their entry.
   `ALTER TABLE runs ADD COLUMN delivery_id TEXT;
    UPDATE runs SET delivery_id = o.id FROM outbox o WHERE o.run_id = runs.id AND o.status = 'pending';`,
+  // Runs and transcript messages without AUTOINCREMENT: its sqlite_sequence row was one more page
+  // written by every commit that inserted either. Neither table deletes rows, so seq and id still only grow.
+  `CREATE TABLE runs_v6 (
+     seq INTEGER PRIMARY KEY,
+     id TEXT NOT NULL UNIQUE,
+     kind TEXT NOT NULL,
+     hook_name TEXT NOT NULL,
+     label TEXT NOT NULL,
+     trusted INTEGER NOT NULL,
+     session_key TEXT NOT NULL,
+     message TEXT NOT NULL,
+     model TEXT NOT NULL,
+     thinking TEXT,
+     timeout_seconds REAL NOT NULL,
+     wake_mode TEXT NOT NULL,
+     deliver INTEGER NOT NULL,
+     channel TEXT NOT NULL,
+     to_ TEXT,
+     status TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     created_at INTEGER NOT NULL,
+     started_at INTEGER,
+     finished_at INTEGER,
+     reply TEXT,
+     summary TEXT,
+     error TEXT,
+     delivery_status TEXT NOT NULL DEFAULT 'pending',
+     delivery_reason TEXT,
+     delivery_channel TEXT,
+     delivery_to TEXT,
+     delivery_attempts INTEGER NOT NULL DEFAULT 0,
+     delivery_id TEXT
+   );
+   INSERT INTO runs_v6 SELECT seq, id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
+     wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, finished_at, reply, summary, error,
+     delivery_status, delivery_reason, delivery_channel, delivery_to, delivery_attempts, delivery_id FROM runs ORDER BY seq;
+   DROP TABLE runs;
+   ALTER TABLE runs_v6 RENAME TO runs;
+   CREATE INDEX runs_unfinished ON runs (seq) WHERE status IN ('queued', 'running');
+   CREATE TABLE messages_v6 (
+     id INTEGER PRIMARY KEY,
+     session_key TEXT NOT NULL,
+     role TEXT NOT NULL,
+     content TEXT NOT NULL,
+     run_id TEXT,
+     created_at INTEGER NOT NULL
+   );
+   INSERT INTO messages_v6 (id, session_key, role, content, run_id, created_at)
+     SELECT id, session_key, role, content, run_id, created_at FROM messages ORDER BY id;
+   DROP TABLE messages;
+   ALTER TABLE messages_v6 RENAME TO messages;
+   CREATE INDEX messages_by_session ON messages (session_key, id);
+   DELETE FROM sqlite_sequence WHERE name IN ('runs', 'messages');`,
 ];
 
 export const SCHEMA_VERSION = SCHEMA.length;
