@@ -79,7 +79,7 @@ function memoryFigures(): Record<string, number> {
 }
 const CONNECTIONS_CHECK_MS = 1000;
 /** Keys a running service cannot apply without a restart. */
-const RESTART_KEYS = ['gateway.bind', 'gateway.port', 'storage.driver', 'storage.path', 'storage.synchronous'] as const;
+const RESTART_KEYS = ['gateway.bind', 'gateway.port', 'storage.driver', 'storage.path', 'storage.synchronous', 'storage.locking'] as const;
 
 function at(config: unknown, path: string): unknown {
   return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), config);
@@ -114,7 +114,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 
   let store: SqliteStore;
   try {
-    store = new SqliteStore({ path: cfg.storage.path!, synchronous: cfg.storage.synchronous });
+    store = new SqliteStore({ path: cfg.storage.path!, synchronous: cfg.storage.synchronous, locking: cfg.storage.locking });
   } catch (err) {
     await first.dispose();
     await workers?.close();

@@ -62,7 +62,7 @@ export function summary(gen: Generation, fallbackTokens: readonly string[]): str
   lines.push(`agents: default model ${c.agents.defaults.model}; allowlist ${c.agents.defaults.models ? c.agents.defaults.models.join(', ') : 'not set (any configured provider)'}`);
   lines.push(`providers: ${Object.entries(c.agents.providers).map(([id, p]) => `${id} (${p.type})`).join(', ')}`);
   lines.push(`channels: ${[...gen.channels.values()].map((ch) => `${ch.id} (${ch.type})`).join(', ') || 'none'}`);
-  lines.push(`storage: ${c.storage.driver} ${c.storage.path} (synchronous=${c.storage.synchronous})`);
+  lines.push(`storage: ${c.storage.driver} ${c.storage.path} (synchronous=${c.storage.synchronous}, locking=${c.storage.locking})`);
   for (const w of gen.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;
 }

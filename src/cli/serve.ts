@@ -7,6 +7,7 @@ import { findConfigFile, loadConfig, type LoadedConfig } from '../config/load.ts
 import { ConfigError, formatIssue } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { startService, type Service } from '../service.ts';
+import { StoreInUseError } from '../store/sqlite.ts';
 import { commonOptions, parse, resolveDataDir, UsageError } from './args.ts';
 import { dataDirTokens, type TokenStore } from './tokens.ts';
 
@@ -58,6 +59,10 @@ export async function serve(argv: string[]): Promise<number | undefined> {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
       process.stderr.write(`hook-intake: cannot listen: ${e.message}\n`);
+      return 1;
+    }
+    if (err instanceof StoreInUseError) {
+      process.stderr.write(`hook-intake: cannot open storage: ${err.message}\n`);
       return 1;
     }
     throw err;

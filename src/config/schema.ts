@@ -213,6 +213,10 @@ export const ConfigSchema = Type.Object(
         driver: Type.Literal('sqlite', { default: 'sqlite' }),
         path: Type.Optional(Type.String({ minLength: 1 })),
         synchronous: Type.Union([Type.Literal('normal'), Type.Literal('full')], { default: 'normal' }),
+        locking: Type.Union([Type.Literal('exclusive'), Type.Literal('normal')], {
+          default: 'exclusive',
+          description: 'exclusive: the server holds the database file while it runs; normal: other processes may read it live',
+        }),
       },
       { ...strict, default: {} },
     ),

@@ -29,9 +29,22 @@ export interface SqliteStoreOptions {
   path: string;
   /** `normal`: durable against process crashes (WAL); `full`: also against power loss (fsync per commit). */
   synchronous?: 'normal' | 'full';
+  /**
+   * `exclusive` (the default): the connection holds the file's lock from open to close, so another
+   * process cannot open it and no transaction takes or releases file locks or reads shared memory.
+   * `normal`: SQLite's own locking, so other processes (the sqlite3 shell, a backup) can read it live.
+   */
+  locking?: 'exclusive' | 'normal';
+  /** How long opening waits for another process to release the file (default 5000 ms). */
+  busyTimeoutMs?: number;
 }
 
 type Row = Record<string, unknown>;
+
+const SQLITE_BUSY = 5;
+
+/** The database file is held by another process (with exclusive locking, by another server on the same data directory). */
+export class StoreInUseError extends Error {}
 
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -151,9 +164,18 @@ export class SqliteStore implements Store {
     this.path = opts.path;
     if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true });
     this.db = new DatabaseSync(opts.path);
-    this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'};
-      PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = OFF;`);
-    this.migrate();
+    // The locking mode comes before the first read: in exclusive mode SQLite then never creates the
+    // shared-memory index (`-shm`) and keeps the WAL's index in this process's memory.
+    this.db.exec(`PRAGMA busy_timeout = ${opts.busyTimeoutMs ?? 5000}; PRAGMA locking_mode = ${opts.locking === 'normal' ? 'NORMAL' : 'EXCLUSIVE'};`);
+    try {
+      this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'}; PRAGMA foreign_keys = OFF;`);
+      this.migrate();
+    } catch (err) {
+      this.db.close();
+      if ((err as { errcode?: number }).errcode === SQLITE_BUSY)
+        throw new StoreInUseError(`database ${opts.path} is in use by another process (is another hook-intake serving this data directory?)`, { cause: err });
+      throw err;
+    }
     const p = (sql: string) => this.db.prepare(sql);
     this.q = {
       insertEvent: p('INSERT INTO events (id, source, text, status, created_at, run_id) VALUES (?, ?, ?, \'pending\', ?, ?)'),

@@ -90,3 +90,25 @@ describe('hook-intake check', () => {
     }
   });
 });
+
+describe('a second serve on the same data directory', () => {
+  it('exits 1 with the database it could not open, and the first server keeps serving', async () => {
+    const dir = tempDir();
+    copyFileSync(join(ROOT, 'hook-intake.json5'), join(dir, 'hook-intake.json5'));
+    try {
+      const first = await startCli({ dir, cwd: dir });
+      await first.waitFor('/api/main/events');
+      // waits out the 5 s a restarting server is given to let go of the file, then refuses
+      const second = await runCli(['serve', '--port', '0', '--data', first.dataDir], { cwd: dir });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toBe(
+        `hook-intake: cannot open storage: database ${join(first.dataDir, 'hook-intake.db')} is in use by another process (is another hook-intake serving this data directory?)\n`,
+      );
+      const curlLine = first.output().split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!;
+      expect(JSON.parse(execFileSync('bash', ['-c', curlLine.trim()], { encoding: 'utf8' }))).toMatchObject({ ok: true });
+      expect(await first.stop('SIGTERM')).toBe(0);
+    } finally {
+      cleanup(dir);
+    }
+  }, 20_000);
+});

@@ -2,6 +2,7 @@
  * The SQLite store on a temporary file: what each write commits, how lists
  * are ordered and filtered, and that reopening the file keeps everything.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -18,7 +19,9 @@ let file: string;
 let store: SqliteStore;
 beforeEach(() => {
   file = join(dir, String(++n), 'hook-intake.db'); // the directory is created by the store
-  store = new SqliteStore({ path: file });
+  // SQLite's own locking, so `committedRows` can look through a second connection; the default,
+  // exclusive locking, is covered under 'locking' below
+  store = new SqliteStore({ path: file, locking: 'normal' });
 });
 afterEach(() => store.close());
 
@@ -460,6 +463,45 @@ describe('SqliteStore', () => {
       await s.close();
     });
 
+    it('moves the runs and messages of a version 5 database to tables without AUTOINCREMENT: rows, order and ids kept, new ones after them', async () => {
+      const path = join(dir, 'v5.db');
+      const old = new DatabaseSync(path);
+      for (const step of SCHEMA.slice(0, 5)) old.exec(step);
+      old.exec('PRAGMA user_version = 5');
+      const run = old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
+        wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply, delivery_id)
+        VALUES (?, 'hook', 'agent', 'Webhook', 0, 's-1', ?, 'echo/echo', NULL, 60, 'now', 1, 'last', NULL, ?, 1, ?, ?, ?, ?)`);
+      run.run('r-old', 'first', 'ok', 1, 2, 'first', 'd-1');
+      run.run('r-queued', 'second', 'queued', 3, null, null, null);
+      const message = old.prepare("INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES ('s-1', ?, ?, 'r-old', 2)");
+      message.run('user', 'first');
+      message.run('assistant', 'first');
+      old.exec("INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, created_at, updated_at) VALUES ('d-1', 'r-old', 'console', NULL, 'first', 'sent', 1, 2, 2, 3)");
+      old.close();
+
+      const s = new SqliteStore({ path, locking: 'normal' });
+      expect(await s.getRun('r-old')).toMatchObject({ status: 'ok', reply: 'first', delivery: { status: 'sent', attempts: 1 } });
+      expect((await s.unfinishedRuns()).map((r) => r.id)).toEqual(['r-queued']);
+      expect((await s.transcript('s-1', 10)).map((m) => m.role)).toEqual(['user', 'assistant']);
+      const added = newRun({ sessionKey: 's-1' });
+      await s.accept({ events: [], runs: [added] });
+      await s.finishRun(okOutcome(added.id, { messages: [newMessage({ sessionKey: 's-1', role: 'user', content: 'third', runId: added.id })] }));
+      expect((await s.listRuns({ limit: 10 })).map((r) => r.id)).toEqual([added.id, 'r-queued', 'r-old']);
+      expect((await s.transcript('s-1', 10)).map((m) => m.content)).toEqual(['first', 'first', 'third']);
+      await s.close();
+
+      const db = new DatabaseSync(path, { readOnly: true });
+      const tables = db.prepare("SELECT name, sql FROM sqlite_schema WHERE name IN ('runs', 'messages') ORDER BY name").all() as { name: string; sql: string }[];
+      expect(tables.map((t) => [t.name, /AUTOINCREMENT/i.test(t.sql)])).toEqual([['messages', false], ['runs', false]]);
+      expect(db.prepare("SELECT name FROM sqlite_sequence WHERE name IN ('runs', 'messages')").all()).toEqual([]);
+      expect((db.prepare('SELECT seq, id FROM runs ORDER BY seq').all() as { seq: number; id: string }[]).map((r) => [r.seq, r.id])).toEqual([
+        [1, 'r-old'],
+        [2, 'r-queued'],
+        [3, added.id],
+      ]);
+      db.close();
+    });
+
     it('consumes events it did not hand out itself (read by another connection before a restart)', async () => {
       const events = [newEvent({ text: 'one' }), newEvent({ text: 'two' })];
       await store.accept({ events, runs: [] });
@@ -475,6 +517,34 @@ describe('SqliteStore', () => {
     it('allows close() twice', async () => {
       await store.close();
       await expect(store.close()).resolves.toBeUndefined();
+    });
+  });
+
+  describe('locking', () => {
+    it('holds the file exclusively by default: another process or store cannot open it until close(), and no -shm file is made', async () => {
+      const path = join(dir, 'exclusive', 'hook-intake.db');
+      const s = new SqliteStore({ path });
+      const run = newRun();
+      await s.accept({ events: [], runs: [run] });
+      expect(() => new SqliteStore({ path, busyTimeoutMs: 20 })).toThrow(
+        `database ${path} is in use by another process (is another hook-intake serving this data directory?)`,
+      );
+      expect(() => new DatabaseSync(path, { readOnly: true }).prepare('SELECT count(*) FROM runs').get()).toThrow(/locked/);
+      expect(existsSync(`${path}-shm`)).toBe(false);
+      // the refused opener changed nothing: the holder goes on
+      const second = newRun();
+      await s.accept({ events: [], runs: [second] });
+      await s.close();
+      const again = new SqliteStore({ path });
+      expect((await again.unfinishedRuns()).map((r) => r.id)).toEqual([run.id, second.id]);
+      await again.close();
+    });
+
+    it('lets another connection read a live database with locking normal', async () => {
+      const run = newRun();
+      await store.accept({ events: [], runs: [run] });
+      expect(committedRows('runs')).toBe(1);
+      expect(existsSync(`${file}-shm`)).toBe(true);
     });
   });
 });
