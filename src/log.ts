@@ -43,30 +43,55 @@ export function createLogger(level: string, dest?: DestinationStream): Logger {
   );
 }
 
-/** What a pipe takes atomically: a write no larger never interleaves mid-line with other output. */
-export const MAX_WRITE = 4096;
+/**
+ * The largest write to standard output. Everything this process prints there goes through one
+ * writer (`stdoutDestination`: the logger, `printStdout`), so no write can interleave with another
+ * of its own whatever its size. The size is what lets the writer keep up: one write is in flight at
+ * a time and its completion is handled once per turn of a busy event loop, so with 4 KiB writes the
+ * lines of a saturated server piled up in memory (110 MB after 20 s of wakes, written out seconds
+ * after the load stopped; docs/performance.md).
+ */
+export const MAX_WRITE = 64 * 1024;
 
-let stdout: DestinationStream | undefined;
+interface StdoutWriter extends DestinationStream {
+  /** Resolves once `text` has been written to the file descriptor. */
+  print(text: string): Promise<void>;
+  flush(cb?: (err?: Error) => void): void;
+  flushSync(): void;
+}
+
+let stdout: StdoutWriter | undefined;
 
 /**
- * The process's one standard-output log destination. Lines logged during one
- * turn of the event loop are joined into writes of at most 4 KiB (so log lines
- * never interleave mid-line with other output on stdout: `listening on …`,
- * the console channel) and handed to an asynchronous sonic-boom, which
- * batches further while a write is in flight and handles partial writes,
- * EAGAIN, a closed pipe and the flush at exit. Handing it one line at a time
- * cost about 1 µs a line more (it re-measures its pending chunk on every
- * write; docs/performance.md).
+ * The process's one standard-output writer. Lines written during one turn of
+ * the event loop are joined into writes of at most `MAX_WRITE` that end at a
+ * line end and handed to an asynchronous sonic-boom, which batches further
+ * while a write is in flight and handles partial writes, EAGAIN, a closed pipe
+ * and the flush at exit. Handing it one line at a time cost about 1 µs a line
+ * more (it re-measures its pending chunk on every write; docs/performance.md).
  */
-function stdoutDestination(): DestinationStream {
+function stdoutDestination(): StdoutWriter {
   if (stdout) return stdout;
   // registered before sonic-boom's own exit hook, so the lines of the last turn reach it before it flushes
   const lines = batchLines({ write: (chunk) => void boom.write(chunk) });
   process.once('exit', () => lines.flush());
   const boom = pino.destination({ dest: 1, sync: false, maxWrite: MAX_WRITE });
-  const dest = {
-    write: (line: string) => lines.write(line),
-    flush(cb?: (err?: Error) => void) {
+  // bytes handed over so far, and bytes written: a `print` resolves once the count passes its end
+  let handed = 0;
+  let written = 0;
+  const waiting: { end: number; done: () => void }[] = [];
+  boom.on('write', (n: number) => {
+    written += n;
+    while (waiting.length && waiting[0]!.end <= written) waiting.shift()!.done();
+  });
+  const dest: StdoutWriter = {
+    write: (line: string) => void (handed += lines.write(line)),
+    print(text) {
+      handed += lines.write(text);
+      const end = handed;
+      return new Promise((done) => waiting.push({ end, done }));
+    },
+    flush(cb) {
       lines.flush();
       boom.flush(cb);
     },
@@ -79,8 +104,17 @@ function stdoutDestination(): DestinationStream {
   return dest;
 }
 
+/**
+ * Prints to standard output through the logger's writer (see `MAX_WRITE`), so
+ * it never lands inside a log line. Resolves once written.
+ */
+export function printStdout(text: string): Promise<void> {
+  return stdoutDestination().print(text);
+}
+
 export interface LineBatcher {
-  write(line: string): void;
+  /** Queues `line` (or several, each ending in a newline); returns its size in bytes. */
+  write(line: string): number;
   /** Hands over what is pending now (at exit). */
   flush(): void;
 }
@@ -120,6 +154,7 @@ export function batchLines(target: { write(chunk: string): void }, maxBytes = MA
         scheduled = true;
         setImmediate(flush);
       }
+      return n;
     },
     flush,
   };

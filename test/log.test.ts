@@ -1,10 +1,13 @@
 /**
  * Log lines are joined per event-loop turn before they reach standard output
- * (src/log.ts): nothing is lost or reordered, and no write passes 4 KiB
- * unless a single line does.
+ * (src/log.ts): nothing is lost or reordered, and no write passes `MAX_WRITE`
+ * unless a single line does. `printStdout` shares the logs' writer.
  */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { batchLines, MAX_WRITE } from '../src/log.ts';
+import { ROOT } from './helpers/cli.ts';
 
 const turn = () => new Promise((r) => setImmediate(r));
 
@@ -67,5 +70,40 @@ describe('batchLines()', () => {
     b.write('last\n');
     b.flush();
     expect(writes).toEqual(['last\n']);
+  });
+});
+
+describe('printStdout()', () => {
+  it('shares the log writer: blocks printed between log lines stay whole and in order, and each resolves once written', async () => {
+    // a child process whose standard output is a pipe, as under a supervisor: 40 turns of 200 log lines each, a
+    // multi-line block printed in each turn; once a print resolves, a marker goes straight to the descriptor
+    const script = `
+      import { writeSync } from 'node:fs';
+      import { createLogger, printStdout } from ${JSON.stringify(join(ROOT, 'src/log.ts'))};
+      const log = createLogger('info');
+      const done = [];
+      for (let t = 0; t < 40; t++) {
+        for (let i = 0; i < 200; i++) log.info({ t, i, pad: 'p'.repeat(i % 150) }, 'line');
+        done.push(printStdout('[block ' + t + ']\\n' + 'x'.repeat(3000) + '\\n[end ' + t + ']\\n').then(() => writeSync(1, 'written ' + t + '\\n')));
+        await new Promise((r) => setImmediate(r));
+      }
+      await Promise.all(done);
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b));
+    const code = await new Promise((r) => child.on('close', r));
+    expect(code).toBe(0);
+    const lines = out.split('\n').slice(0, -1);
+    const logs = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { t: number; i: number });
+    expect(logs.map((l) => l.t * 200 + l.i)).toEqual(Array.from({ length: 8000 }, (_, k) => k));
+    for (let t = 0; t < 40; t++) {
+      const at = lines.indexOf(`[block ${t}]`);
+      expect(lines.slice(at + 1, at + 3)).toEqual(['x'.repeat(3000), `[end ${t}]`]);
+      // the block follows its turn's log lines and comes before its own marker
+      expect(lines.slice(at - 1, at)[0]).toContain(`"t":${t},"i":199,`);
+      expect(lines.indexOf(`written ${t}`)).toBeGreaterThan(at + 2);
+    }
+    expect(lines.filter((l) => !l.startsWith('{') && !/^(\[block \d+\]|x+|\[end \d+\]|written \d+)$/.test(l))).toEqual([]);
   });
 });

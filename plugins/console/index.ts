@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { definePlugin } from '../../src/plugins/define.ts';
+import { printStdout } from '../../src/log.ts';
 
 const ConsoleConfig = Type.Object(
   {
@@ -19,14 +20,17 @@ export default definePlugin({
     console: {
       configSchema: ConsoleConfig,
       create: (config: Static<typeof ConsoleConfig>) => {
-        const out = config.stream === 'stderr' ? process.stderr : process.stdout;
+        // standard output is shared with the logs: printed through their writer, a delivery never lands inside a log line
+        const print =
+          config.stream === 'stderr'
+            ? (text: string) => new Promise<void>((resolve, reject) => process.stderr.write(text, (err) => (err ? reject(err) : resolve())))
+            : printStdout;
         return {
           limits: { requiresTo: false },
-          send: (msg) =>
-            new Promise<void>((resolve, reject) => {
-              const header = `[console] delivery for run ${msg.runId}${msg.to ? ` to ${msg.to}` : ''}:`;
-              out.write(`${header}\n${msg.text}\n[console] end of delivery\n`, (err) => (err ? reject(err) : resolve()));
-            }),
+          send: (msg) => {
+            const header = `[console] delivery for run ${msg.runId}${msg.to ? ` to ${msg.to}` : ''}:`;
+            return print(`${header}\n${msg.text}\n[console] end of delivery\n`);
+          },
         };
       },
     },

@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { findConfigFile, loadConfig, type LoadedConfig } from '../config/load.ts';
 import { ConfigError, formatIssue } from '../errors.ts';
-import { createLogger } from '../log.ts';
+import { createLogger, printStdout } from '../log.ts';
 import { startService, type Service } from '../service.ts';
 import { StoreInUseError } from '../store/sqlite.ts';
 import { commonOptions, parse, resolveDataDir, UsageError } from './args.ts';
@@ -85,7 +85,7 @@ export async function serve(argv: string[]): Promise<number | undefined> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
-  process.stdout.write(`listening on ${service.url}\n`);
+  void printStdout(`listening on ${service.url}\n`);
   printWelcome(service, loaded, tokens);
   return stopped;
 }
@@ -94,7 +94,7 @@ export async function serve(argv: string[]): Promise<number | undefined> {
 function printWelcome(service: Service, loaded: LoadedConfig, tokens: TokenStore): void {
   const cfg = loaded.config;
   if (!cfg.hooks.enabled) {
-    process.stdout.write('hooks are disabled (hooks.enabled is false); only the read API and health endpoints answer\n');
+    void printStdout('hooks are disabled (hooks.enabled is false); only the read API and health endpoints answer\n');
     return;
   }
   const host = service.host === '0.0.0.0' || service.host === '::' ? '127.0.0.1' : service.host.includes(':') ? `[${service.host}]` : service.host;
@@ -112,5 +112,5 @@ function printWelcome(service: Service, loaded: LoadedConfig, tokens: TokenStore
     `  curl -sS -X POST ${base}${cfg.hooks.path}/wake -H "Authorization: Bearer ${show('hooks', hookToken)}" -H 'Content-Type: application/json' -d '{"text":"hello from curl"}'`,
   );
   if (cfg.gateway.auth.token) lines.push(`  curl -sS ${base}/api/main/events -H "Authorization: Bearer ${show('gateway', gatewayToken)}"`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  void printStdout(`${lines.join('\n')}\n`);
 }
