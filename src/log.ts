@@ -54,8 +54,6 @@ export function createLogger(level: string, dest?: DestinationStream): Logger {
 export const MAX_WRITE = 64 * 1024;
 
 interface StdoutWriter extends DestinationStream {
-  /** Resolves once `text` has been written to the file descriptor. */
-  print(text: string): Promise<void>;
   flush(cb?: (err?: Error) => void): void;
   flushSync(): void;
 }
@@ -76,21 +74,8 @@ function stdoutDestination(): StdoutWriter {
   const lines = batchLines({ write: (chunk) => void boom.write(chunk) });
   process.once('exit', () => lines.flush());
   const boom = pino.destination({ dest: 1, sync: false, maxWrite: MAX_WRITE });
-  // bytes handed over so far, and bytes written: a `print` resolves once the count passes its end
-  let handed = 0;
-  let written = 0;
-  const waiting: { end: number; done: () => void }[] = [];
-  boom.on('write', (n: number) => {
-    written += n;
-    while (waiting.length && waiting[0]!.end <= written) waiting.shift()!.done();
-  });
   const dest: StdoutWriter = {
-    write: (line: string) => void (handed += lines.write(line)),
-    print(text) {
-      handed += lines.write(text);
-      const end = handed;
-      return new Promise((done) => waiting.push({ end, done }));
-    },
+    write: (line: string) => lines.write(line),
     flush(cb) {
       lines.flush();
       boom.flush(cb);
@@ -106,15 +91,18 @@ function stdoutDestination(): StdoutWriter {
 
 /**
  * Prints to standard output through the logger's writer (see `MAX_WRITE`), so
- * it never lands inside a log line. Resolves once written.
+ * it never lands inside a log line: written with the log lines of this turn of
+ * the event loop, after them, and at exit at the latest (SIGTERM included; a
+ * process killed outright loses what was not written yet, as with its logs).
+ * `text` should end with a newline.
  */
-export function printStdout(text: string): Promise<void> {
-  return stdoutDestination().print(text);
+export function printStdout(text: string): void {
+  stdoutDestination().write(text);
 }
 
 export interface LineBatcher {
-  /** Queues `line` (or several, each ending in a newline); returns its size in bytes. */
-  write(line: string): number;
+  /** Queues `line` (or several, each ending in a newline). */
+  write(line: string): void;
   /** Hands over what is pending now (at exit). */
   flush(): void;
 }
@@ -154,7 +142,6 @@ export function batchLines(target: { write(chunk: string): void }, maxBytes = MA
         scheduled = true;
         setImmediate(flush);
       }
-      return n;
     },
     flush,
   };

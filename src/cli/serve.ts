@@ -85,7 +85,7 @@ export async function serve(argv: string[]): Promise<number | undefined> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
-  void printStdout(`listening on ${service.url}\n`);
+  printStdout(`listening on ${service.url}\n`);
   printWelcome(service, loaded, tokens);
   return stopped;
 }
@@ -94,7 +94,7 @@ export async function serve(argv: string[]): Promise<number | undefined> {
 function printWelcome(service: Service, loaded: LoadedConfig, tokens: TokenStore): void {
   const cfg = loaded.config;
   if (!cfg.hooks.enabled) {
-    void printStdout('hooks are disabled (hooks.enabled is false); only the read API and health endpoints answer\n');
+    printStdout('hooks are disabled (hooks.enabled is false); only the read API and health endpoints answer\n');
     return;
   }
   const host = service.host === '0.0.0.0' || service.host === '::' ? '127.0.0.1' : service.host.includes(':') ? `[${service.host}]` : service.host;
@@ -112,5 +112,5 @@ function printWelcome(service: Service, loaded: LoadedConfig, tokens: TokenStore
     `  curl -sS -X POST ${base}${cfg.hooks.path}/wake -H "Authorization: Bearer ${show('hooks', hookToken)}" -H 'Content-Type: application/json' -d '{"text":"hello from curl"}'`,
   );
   if (cfg.gateway.auth.token) lines.push(`  curl -sS ${base}/api/main/events -H "Authorization: Bearer ${show('gateway', gatewayToken)}"`);
-  void printStdout(`${lines.join('\n')}\n`);
+  printStdout(`${lines.join('\n')}\n`);
 }
