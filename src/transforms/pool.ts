@@ -15,9 +15,13 @@
  * ~10 µs CPU under concurrency (~24 µs when calls are serial, 2 KiB payload).
  * Calls made during one turn of the event loop go to a worker in one message:
  * a message costs the main thread ~2.5 µs however small, and a burst of
- * requests then wakes the worker once.
+ * requests then wakes the worker once. The worker answers each call as soon
+ * as it is done (so a later stuck call cannot hold back answers already
+ * made), on a port of its own: the first answer of a wake-up is an event, and
+ * the ones queued behind it are taken from the port directly, without an
+ * event each.
  */
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { createWorkerSource, initWorker, type WorkerSource } from './workers.ts';
 import { onNextTurn } from '../util/next-turn.ts';
 
@@ -93,6 +97,8 @@ interface Job {
   slot?: Slot;
   id?: number;
   sentAt?: number;
+  /** Resolved or rejected. */
+  settled?: boolean;
 }
 
 /** One call as sent to a worker (a message carries several). */
@@ -106,6 +112,8 @@ interface CallMessage {
 
 interface Slot {
   worker: Worker;
+  /** The worker's answers to calls. */
+  replies: MessagePort;
   /** Shared with the worker: it skips calls with an id up to this (taken back and given elsewhere). */
   skip: Int32Array;
   /** Jobs sent to this worker, in order; the first is running, the rest wait behind it. */
@@ -121,11 +129,31 @@ interface Slot {
  */
 const PIPELINE = 32;
 
-async function startWorker(source: WorkerSource, specs: TransformSpec[]): Promise<{ worker: Worker; skip: Int32Array }> {
+interface Started {
+  worker: Worker;
+  skip: Int32Array;
+  replies: MessagePort;
+}
+
+interface Reply {
+  type: string;
+  id: number;
+  results?: unknown[];
+  message?: string;
+  stack?: string;
+}
+
+async function startWorker(source: WorkerSource, specs: TransformSpec[]): Promise<Started> {
   const skip = new SharedArrayBuffer(4);
-  const result = await initWorker(await source.take(), specs, skip);
-  if ('errors' in result) throw new TransformLoadError(result.errors);
-  return { worker: result.worker, skip: new Int32Array(skip) };
+  const { port1, port2 } = new MessageChannel();
+  const result = await initWorker(await source.take(), specs, skip, port2);
+  if ('errors' in result) {
+    port1.close();
+    throw new TransformLoadError(result.errors);
+  }
+  // the worker keeps the process alive (or not, as a spare); its answer port does not add to that
+  port1.unref();
+  return { worker: result.worker, skip: new Int32Array(skip), replies: port1 };
 }
 
 export async function createTransformPool(specs: TransformSpec[], opts: PoolOptions): Promise<TransformPool> {
@@ -144,18 +172,33 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
   let scaledUp = 0;
   let rebalanceTimer: NodeJS.Timeout | undefined;
 
-  const attach = ({ worker: w, skip }: { worker: Worker; skip: Int32Array }): Slot => {
-    const slot: Slot = { worker: w, skip, sent: [], live: true };
-    w.on('message', (m: { type: string; id: number; results?: unknown[]; message?: string; stack?: string }) => {
-      const job = calls.get(m.id);
-      if (!job) return; // a call that timed out while it waited behind another: its answer is not wanted
-      calls.delete(m.id);
-      clearTimeout(job.timer);
-      const at = slot.sent.indexOf(job);
-      if (at !== -1) slot.sent.splice(at, 1);
-      job.slot = undefined;
-      if (m.type === 'result') job.resolve(m.results ?? []);
-      else job.reject(new TransformCallError(m.message ?? 'transform failed', false, m.stack));
+  const settle = (job: Job, err: Error | undefined, results?: unknown[]) => {
+    job.settled = true;
+    clearTimeout(job.timer);
+    if (err) job.reject(err);
+    else job.resolve(results ?? []);
+  };
+
+  const answer = (slot: Slot, m: Reply) => {
+    const job = calls.get(m.id);
+    if (!job) return; // a call that timed out while it waited behind another: its answer is not wanted
+    calls.delete(m.id);
+    const at = slot.sent.indexOf(job);
+    if (at !== -1) slot.sent.splice(at, 1);
+    job.slot = undefined;
+    settle(job, m.type === 'result' ? undefined : new TransformCallError(m.message ?? 'transform failed', false, m.stack), m.results);
+  };
+
+  /** Takes every answer the worker has already sent, without waiting for their events. */
+  const drain = (slot: Slot) => {
+    for (let r = receiveMessageOnPort(slot.replies); r; r = receiveMessageOnPort(slot.replies)) answer(slot, r.message as Reply);
+  };
+
+  const attach = ({ worker: w, skip, replies }: Started): Slot => {
+    const slot: Slot = { worker: w, replies, skip, sent: [], live: true };
+    replies.on('message', (m: Reply) => {
+      answer(slot, m);
+      drain(slot);
       pump();
     });
     // an uncaught error inside the worker (e.g. thrown from a timer the transform set)
@@ -174,17 +217,19 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
    */
   const drop = (slot: Slot, reason?: TransformCallError) => {
     if (!slot.live) return;
+    // answers sent before the worker stopped count, even if their events have not come yet
+    drain(slot);
     slot.live = false;
     clearTimeout(slot.idleTimer);
     const [running, ...waiting] = slot.sent;
     slot.sent = [];
     for (const j of [running, ...waiting]) if (j?.id !== undefined) calls.delete(j.id);
     if (running) {
-      clearTimeout(running.timer);
       running.slot = undefined;
-      running.reject(reason ?? new TransformCallError('transform worker stopped', false));
+      settle(running, reason ?? new TransformCallError('transform worker stopped', false));
     }
     requeue(waiting);
+    slot.replies.close();
     void slot.worker.terminate();
     const at = slots.indexOf(slot);
     if (at !== -1) slots.splice(at, 1);
@@ -219,7 +264,10 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     startWorker(source, specs).then(
       (started) => {
         starting--;
-        if (closed) void started.worker.terminate();
+        if (closed) {
+          started.replies.close();
+          void started.worker.terminate();
+        }
         else {
           slots.push(attach(started));
           pump();
@@ -300,10 +348,14 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
   const started = await Promise.allSettled(Array.from({ length: min }, () => startWorker(source, specs)));
   const failure = started.find((r) => r.status === 'rejected');
   if (failure) {
-    for (const r of started) if (r.status === 'fulfilled') void r.value.worker.terminate();
+    for (const r of started)
+      if (r.status === 'fulfilled') {
+        r.value.replies.close();
+        void r.value.worker.terminate();
+      }
     throw (failure as PromiseRejectedResult).reason;
   }
-  for (const r of started) slots.push(attach((r as PromiseFulfilledResult<{ worker: Worker; skip: Int32Array }>).value));
+  for (const r of started) slots.push(attach((r as PromiseFulfilledResult<Started>).value));
 
   return {
     call(key, contexts, timeoutMs, body) {
@@ -317,6 +369,9 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
           resolve,
           reject,
           timer: setTimeout(() => {
+            // its answer may be waiting on the port, behind this timer in the event loop
+            if (job.slot) drain(job.slot);
+            if (job.settled) return;
             const slot = job.slot;
             if (slot && slot.sent[0] === job) drop(slot, new TransformCallError(`timed out after ${timeoutMs} ms`, true));
             else {
@@ -326,7 +381,7 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
                 if (job.id !== undefined) calls.delete(job.id);
                 job.slot = undefined;
               } else queue.splice(queue.indexOf(job), 1);
-              reject(new TransformCallError(`timed out after ${timeoutMs} ms waiting for a free worker`, true));
+              settle(job, new TransformCallError(`timed out after ${timeoutMs} ms waiting for a free worker`, true));
             }
           }, timeoutMs),
         };
@@ -339,16 +394,14 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
       closed = true;
       clearTimeout(rebalanceTimer);
       const pending = [...queue.splice(0), ...slots.flatMap((s) => s.sent)];
-      for (const job of pending) {
-        clearTimeout(job.timer);
-        job.reject(new TransformCallError('the transform pool is closed', false));
-      }
+      for (const job of pending) settle(job, new TransformCallError('the transform pool is closed', false));
       calls.clear();
       await Promise.all(
         slots.splice(0).map((s) => {
           s.live = false;
           s.sent = [];
           clearTimeout(s.idleTimer);
+          s.replies.close();
           return s.worker.terminate();
         }),
       );

@@ -5,7 +5,7 @@
  * terminates a worker whose call passes its deadline, which is the only way to
  * stop a transform stuck in a synchronous loop without freezing the server.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, type MessagePort } from 'node:worker_threads';
 import { createJiti } from 'jiti';
 import { withoutJsonInput } from './error-text.ts';
 
@@ -62,21 +62,24 @@ interface Call {
   /** Fields of each context's `action` that default to the JSON of the body: computed when read. */
   deferred?: string[];
 }
-type Message = { type: 'calls'; jobs: Call[] } | { type: 'init'; specs: Spec[]; skip: SharedArrayBuffer };
+type Message = { type: 'calls'; jobs: Call[] } | { type: 'init'; specs: Spec[]; skip: SharedArrayBuffer; replies: MessagePort };
 
 /** Calls with an id up to this were taken back by the pool (given to another worker): skip them. */
 let skipThrough = new Int32Array(new SharedArrayBuffer(4));
+/** Where calls are answered: a port of their own, which the pool drains without an event per answer. */
+let replies: MessagePort = port;
 
 // Calls run strictly one after another, in the order they came (even async ones): the pool may
 // send several ahead, and when one is stuck it knows that the ones behind it never started.
 let chain: Promise<void> = Promise.resolve();
 port.on('message', (m: Message) => {
-  if (m.type === 'init') chain = chain.then(() => start(m.specs, m.skip));
+  if (m.type === 'init') chain = chain.then(() => start(m.specs, m.skip, m.replies));
   else for (const c of m.jobs) chain = chain.then(() => call(c));
 });
 
-async function start(specs: Spec[], skip: SharedArrayBuffer): Promise<void> {
+async function start(specs: Spec[], skip: SharedArrayBuffer, answers: MessagePort): Promise<void> {
   skipThrough = new Int32Array(skip);
+  replies = answers;
   const errors = await init(specs);
   port.postMessage(errors.length ? { type: 'init-error', errors } : { type: 'ready' });
 }
@@ -90,16 +93,16 @@ async function call(m: Call): Promise<void> {
     const results: unknown[] = [];
     for (const ctx of m.calls) results.push(await fn(ctx));
     try {
-      port.postMessage({ type: 'result', id: m.id, results });
+      replies.postMessage({ type: 'result', id: m.id, results });
     } catch (err) {
-      port.postMessage({ type: 'error', id: m.id, message: `the transform returned a value that is not plain data: ${(err as Error).message}` });
+      replies.postMessage({ type: 'error', id: m.id, message: `the transform returned a value that is not plain data: ${(err as Error).message}` });
     }
   } catch (err) {
     const e = err as Error;
     const message = String(e?.message ?? err);
     const shown = withoutJsonInput(message);
     const stack = e?.stack?.split('\n').slice(0, 8).join('\n');
-    port.postMessage({ type: 'error', id: m.id, message: shown.slice(0, 2000), stack: shown === message ? stack : stack?.replace(message, shown) });
+    replies.postMessage({ type: 'error', id: m.id, message: shown.slice(0, 2000), stack: shown === message ? stack : stack?.replace(message, shown) });
   }
 }
 

@@ -5,7 +5,7 @@
  * the modules (a few ms) instead of starting a worker (~50 ms, more when the
  * machine is busy).
  */
-import { Worker } from 'node:worker_threads';
+import { Worker, type MessagePort } from 'node:worker_threads';
 
 const WORKER_URL = new URL('./worker.ts', import.meta.url);
 const MEMORY_LIMIT_MB = 256;
@@ -40,8 +40,14 @@ export function spawnIdle(): Promise<Worker> {
  * Hands an idle worker the modules to load; resolves with the worker, or with
  * the modules that failed. `skip` is shared with the worker: calls with an id
  * up to the number stored in it are skipped (the pool gave them elsewhere).
+ * `replies` is the port the worker answers calls on (moved to the worker).
  */
-export function initWorker(w: Worker, specs: { key: string; file: string; exportName?: string }[], skip: SharedArrayBuffer): Promise<{ worker: Worker } | { errors: InitError[] }> {
+export function initWorker(
+  w: Worker,
+  specs: { key: string; file: string; exportName?: string }[],
+  skip: SharedArrayBuffer,
+  replies: MessagePort,
+): Promise<{ worker: Worker } | { errors: InitError[] }> {
   return new Promise((resolve) => {
     const done = (m: { type: string; errors?: InitError[] } | undefined, err?: Error) => {
       w.off('message', done);
@@ -53,7 +59,7 @@ export function initWorker(w: Worker, specs: { key: string; file: string; export
     const onError = (err: Error) => done(undefined, err);
     w.on('message', done);
     w.on('error', onError);
-    w.postMessage({ type: 'init', specs, skip });
+    w.postMessage({ type: 'init', specs, skip, replies }, [replies]);
   });
 }
 

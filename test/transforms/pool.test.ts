@@ -33,6 +33,7 @@ const MODULES: Record<string, string> = {
   'stuck.mjs': `export default () => { for (;;) {} };`,
   'never.mjs': `export default () => new Promise(() => {});`,
   'crash.mjs': `export default () => { setTimeout(() => { throw new Error('thrown later'); }, 0); return { message: 'returned first' }; };`,
+  'exits.mjs': `export default (ctx) => { if (ctx.exit) process.exit(3); return { message: 'done ' + ctx.n }; };`,
   // blocks its worker until the test sets the shared flag
   'block.mjs': `export default (ctx) => { Atomics.wait(new Int32Array(ctx.flag), 0, 0); return { message: 'released ' + ctx.n }; };`,
   // counts its runs in a buffer the test shares
@@ -45,7 +46,7 @@ for (const [f, src] of Object.entries(MODULES)) writeFileSync(join(dir, f), src)
 mkdirSync(join(dir, 'sub'));
 
 const spec = (file: string, exportName?: string): TransformSpec => ({ key: exportName ? `${file}#${exportName}` : file, file: join(dir, file), ...(exportName ? { exportName } : {}) });
-const ALL_GOOD = ['default.ts', 'named.mjs', 'both.ts', 'fn.cjs', 'obj.cjs', 'exports.cjs', 'enum.ts', 'imports.ts', 'async.mjs', 'throws.ts', 'rejects.mjs', 'throws-string.mjs', 'clone.mjs', 'symbol.mjs', 'stuck.mjs', 'never.mjs', 'crash.mjs', 'block.mjs'].map((f) => spec(f));
+const ALL_GOOD = ['default.ts', 'named.mjs', 'both.ts', 'fn.cjs', 'obj.cjs', 'exports.cjs', 'enum.ts', 'imports.ts', 'async.mjs', 'throws.ts', 'rejects.mjs', 'throws-string.mjs', 'clone.mjs', 'symbol.mjs', 'stuck.mjs', 'never.mjs', 'crash.mjs', 'exits.mjs', 'block.mjs'].map((f) => spec(f));
 const NAMED = [spec('both.ts', 'pick'), spec('both.ts', 'transform'), spec('exports.cjs', 'other')];
 
 const pools: TransformPool[] = [];
@@ -188,6 +189,19 @@ describe('createTransformPool()', () => {
       expect(crashes[0]!.message).toBe('thrown later');
       expect(await p.call('default.ts', [{ n: 3 }], 5000)).toEqual([{ message: 'default 3' }]);
     });
+
+    it('keeps the answers a worker sent before it exited: only the call that ended it fails', async () => {
+      const p = await pool();
+      // one turn, so one message: the worker answers the first two, then exits during the third
+      const done = [p.call('exits.mjs', [{ n: 1 }], 10_000), p.call('exits.mjs', [{ n: 2 }], 10_000)];
+      const exits = p.call('exits.mjs', [{ exit: true }], 10_000);
+      const after = p.call('exits.mjs', [{ n: 4 }], 10_000);
+      expect(await Promise.all(done)).toEqual([[{ message: 'done 1' }], [{ message: 'done 2' }]]);
+      expect((await callError(exits)).detail).toBe('transform worker exited');
+      // never started on the worker that exited: run once on its replacement
+      expect(await after).toEqual([{ message: 'done 4' }]);
+      expect(p.stats()).toMatchObject({ workers: 1, restarts: 1, queued: 0 });
+    });
   });
 
   describe('deadlines', () => {
@@ -211,6 +225,17 @@ describe('createTransformPool()', () => {
       // never started on the stuck worker: run once on its replacement
       expect(await after).toEqual([{ message: 'default 2' }]);
       expect(p.stats()).toMatchObject({ workers: 1, restarts: 1, queued: 0 });
+    });
+
+    it('a call answered while the main thread was busy past its deadline resolves: its answer waited behind the timer', async () => {
+      const p = await pool();
+      const call = p.call('default.ts', [{ n: 5 }], 100);
+      // let the call go out (the pool sends on the next turn), then hold the main thread past the deadline
+      await new Promise((r) => setImmediate(r));
+      const until = Date.now() + 400;
+      while (Date.now() < until);
+      expect(await call).toEqual([{ message: 'default 5' }]);
+      expect(p.stats()).toMatchObject({ workers: 1, restarts: 0 });
     });
 
     it('fails a promise that never settles', async () => {
