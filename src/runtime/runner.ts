@@ -20,6 +20,8 @@ import { stripBoundary, wrapExternal } from './safety.ts';
 export const TRANSCRIPT_WINDOW = 50;
 export const TRANSCRIPT_MAX_BYTES = 64 * 1024;
 const SUMMARY_MAX = 300;
+/** How many runs may start in one turn of the event loop (see `pump`). */
+export const RUNS_PER_TURN = 12;
 
 export interface RunnerDeps {
   store: Store;
@@ -105,13 +107,17 @@ export function createRunner(deps: RunnerDeps): Runner {
     pump();
   }
 
-  // Freed slots are refilled on the next turn of the event loop, not at once: with a fast agent the
-  // runner would otherwise go on from run to run in one turn and keep requests waiting.
+  // A slot freed during a turn is refilled at once while fewer than RUNS_PER_TURN runs have started in
+  // that turn, so a fast agent's outcomes share one group commit; past that, on the next turn of the
+  // event loop: the runner would otherwise go on from run to run in one turn and keep requests waiting.
   const schedulePump = onNextTurn(() => pump());
+  let startedThisTurn = 0;
+  const newTurn = onNextTurn(() => (startedThisTurn = 0));
 
   function pump(): void {
     const max = generations.current.config.agents.defaults.maxConcurrent;
     while (!stopping && calling < max && ready.length) {
+      if (startedThisTurn++ === 0) newTurn();
       const key = ready.shift()!;
       const q = bySession.get(key)!;
       let held: string;
@@ -133,7 +139,8 @@ export function createRunner(deps: RunnerDeps): Runner {
         if (released) return;
         released = true;
         calling--;
-        schedulePump();
+        if (startedThisTurn < RUNS_PER_TURN) pump();
+        else schedulePump();
       };
       const p = execute(id, newSession, release).catch((err) => logger.error({ err, runId: id }, 'run failed unexpectedly'));
       active.set(

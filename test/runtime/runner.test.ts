@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NewRun } from '../../src/store/types.ts';
 import { closeAll, finished, setup, type Setup } from '../helpers/runner.ts';
-import { newRun } from '../helpers/runtime.ts';
+import { newRun, scriptedProvider } from '../helpers/runtime.ts';
+import { RUNS_PER_TURN } from '../../src/runtime/runner.ts';
 import { until } from '../helpers/cli.ts';
 import { SqliteStore } from '../../src/store/sqlite.ts';
 
@@ -104,6 +105,27 @@ describe('createRunner()', () => {
       }
       for (const r of runs) expect((await finished(s, r.id)).status).toBe('ok');
       expect(s.provider.maxActive()).toBe(3);
+    });
+
+    it('with an agent that answers at once, refills freed slots in the same turn up to RUNS_PER_TURN runs, the rest on later turns', async () => {
+      const s = setup({ maxConcurrent: 2, provider: scriptedProvider(() => 'done') });
+      const runs = Array.from({ length: 3 * RUNS_PER_TURN }, (_, i) => newRun({ model: 'sp/m', sessionKey: `hook:fast${i}` }));
+      await s.store.accept({ events: [], runs });
+      let inFirstTurn = 0;
+      await new Promise<void>((done) =>
+        setImmediate(() => {
+          // runs on the next turn, before anything the runner schedules from this one
+          setImmediate(() => {
+            inFirstTurn = s.provider.calls.length;
+            done();
+          });
+          s.runner.enqueue(runs.map((r) => ({ id: r.id, sessionKey: r.sessionKey })));
+        }),
+      );
+      expect(inFirstTurn).toBe(RUNS_PER_TURN);
+      for (const r of runs) expect((await finished(s, r.id)).status).toBe('ok');
+      expect(s.provider.calls).toHaveLength(runs.length);
+      expect(s.provider.maxActive()).toBeLessThanOrEqual(2);
     });
 
     it('frees the slot once the agent has answered; the same key waits until the outcome is stored', async () => {
