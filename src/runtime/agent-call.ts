@@ -54,8 +54,17 @@ export async function callAgent(gen: Generation, o: CallOptions): Promise<CallRe
   }
 }
 
-/** Collapses whitespace and truncates: for summaries and error reasons. */
+/**
+ * Collapses whitespace and truncates: for summaries and error reasons. Only the start of a long text
+ * can show, so it flattens a prefix, longer each time whitespace shrinks it too much, and the whole
+ * text only when that is short anyway (a 100 KiB reply costs what its first few KiB cost).
+ */
 export function oneLine(s: string, max: number): string {
+  for (let n = 4 * (max + 2); n < s.length; n *= 4) {
+    // longer than max + 1: the whole text, flattened, starts with the same max - 1 characters and is longer than max
+    const start = s.slice(0, n).replace(/\s+/g, ' ').trimStart();
+    if (start.length > max + 1) return `${start.slice(0, max - 1)}…`;
+  }
   const flat = s.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -1,0 +1,74 @@
+/**
+ * oneLine(): summaries and error reasons on one line. It flattens only as much of a long text as
+ * can show, so it is checked against flattening the whole text, on texts built to put whitespace
+ * runs, and the end of each prefix it tries, in awkward places.
+ */
+import { describe, expect, it } from 'vitest';
+import { isHeartbeatAck, oneLine } from '../../src/runtime/agent-call.ts';
+
+/** What oneLine must return: the whole text flattened, then truncated. */
+function whole(s: string, max: number): string {
+  const flat = s.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** A deterministic pseudo-random generator, so a failure can be replayed. */
+function rng(seed: number) {
+  return () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+}
+
+describe('oneLine()', () => {
+  it('collapses whitespace, trims, and truncates with an ellipsis', () => {
+    expect(oneLine('  The build failed in\n  step 3.  ', 300)).toBe('The build failed in step 3.');
+    expect(oneLine('abcdef', 4)).toBe('abc…');
+    expect(oneLine('abcd', 4)).toBe('abcd');
+    expect(oneLine(' \n\t ', 10)).toBe('');
+  });
+
+  it('reads only the start of a long text and still gives what flattening all of it gives', () => {
+    const long = 'row 0001: order shipped; '.repeat(4000);
+    expect(oneLine(long, 300)).toBe(whole(long, 300));
+    expect(oneLine(long, 300)).toHaveLength(300);
+  });
+
+  it('gives the same as flattening the whole text when whitespace shrinks the prefixes it tries', () => {
+    const max = 20;
+    const cases = [
+      // whitespace that fills the first prefixes, then text
+      ' '.repeat(5000) + 'tail text that is long enough to be cut',
+      // text, then a whitespace run across the end of the first prefix, then more
+      'x'.repeat(4 * (max + 2) - 3) + ' '.repeat(10) + 'y'.repeat(50),
+      // exactly max + 1 and max + 2 visible characters followed by whitespace only
+      'a'.repeat(max + 1) + ' '.repeat(4000),
+      'a'.repeat(max + 2) + ' '.repeat(4000),
+      'a'.repeat(max) + ' '.repeat(4000),
+      'a '.repeat(3000),
+    ];
+    for (const s of cases) expect(oneLine(s, max), JSON.stringify(s.slice(0, 60))).toBe(whole(s, max));
+  });
+
+  it('agrees with flattening the whole text on random mixes of words and whitespace runs', () => {
+    const rand = rng(7);
+    const ws = [' ', '\n', '\t', '\r\n', '\u00a0', '\u2028'];
+    for (let i = 0; i < 500; i++) {
+      let s = '';
+      const parts = Math.floor(rand() * 400);
+      for (let p = 0; p < parts; p++) {
+        s += rand() < 0.5 ? 'w'.repeat(Math.floor(rand() * 12)) : ws[Math.floor(rand() * ws.length)]!.repeat(Math.floor(rand() * (rand() < 0.1 ? 400 : 4)));
+      }
+      const max = 1 + Math.floor(rand() * 60);
+      expect(oneLine(s, max)).toBe(whole(s, max));
+    }
+  });
+});
+
+describe('isHeartbeatAck()', () => {
+  it('is true for HEARTBEAT_OK alone, in any case, with surrounding whitespace', () => {
+    expect(isHeartbeatAck('HEARTBEAT_OK')).toBe(true);
+    expect(isHeartbeatAck('  heartbeat_ok\n')).toBe(true);
+    expect(isHeartbeatAck('HEARTBEAT_OK, and also')).toBe(false);
+  });
+});
