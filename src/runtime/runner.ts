@@ -196,12 +196,12 @@ export function createRunner(deps: RunnerDeps): Runner {
       reply: result.status === 'ok' ? result.text : null,
       summary: null,
       error: result.status === 'ok' ? null : result.error,
-      messages: [{ sessionKey: run.sessionKey, role: 'user', content: run.message, runId: id, createdAt: startedAt }],
+      messages: [{ sessionKey: run.sessionKey, role: 'user', content: run.message, runId: id, createdAt: startedAt, same: 'message' }],
       delivery: { kind: 'skipped', reason: 'run did not succeed' },
     };
     if (result.status === 'ok') {
       outcome.summary = oneLine(stripBoundary(result.text), SUMMARY_MAX) || '(empty reply)';
-      outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt });
+      outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt, same: 'reply' });
       outcome.delivery = await deliveryFor(run, result.text, finishedAt);
     }
     outcome.event = summaryEvent(run, outcome, finishedAt);

@@ -174,6 +174,15 @@ export const SCHEMA: readonly string[] = [
    ALTER TABLE messages_v6 RENAME TO messages;
    CREATE INDEX messages_by_session ON messages (session_key, id);
    DELETE FROM sqlite_sequence WHERE name IN ('runs', 'messages');`,
+  // Long texts out of line: a run's message and reply, and transcript lines that repeat them, longer than
+  // LONG_TEXT characters are stored once in `texts` and referred to by rowid (the inline column then holds
+  // ''). A status change then rewrites the run's small row, not the overflow pages of a 100 KiB message,
+  // and the transcript does not store the message and reply a second time. Rows written before this step
+  // keep their texts inline (the reference is NULL).
+  `CREATE TABLE texts (id INTEGER PRIMARY KEY, body TEXT NOT NULL);
+   ALTER TABLE runs ADD COLUMN message_text INTEGER;
+   ALTER TABLE runs ADD COLUMN reply_text INTEGER;
+   ALTER TABLE messages ADD COLUMN content_text INTEGER;`,
 ];
 
 export const SCHEMA_VERSION = SCHEMA.length;

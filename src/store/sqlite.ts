@@ -43,6 +43,13 @@ type Row = Record<string, unknown>;
 
 const SQLITE_BUSY = 5;
 
+/**
+ * Texts longer than this many characters (a run's message and reply, and the transcript lines that repeat
+ * them) are stored once, out of the row, in the `texts` table (migration 7). Shorter ones fit in the row's
+ * page; a longer one inline would be rewritten, overflow pages and all, by every change of the row's status.
+ */
+export const LONG_TEXT = 2048;
+
 /** The database file is held by another process (with exclusive locking, by another server on the same data directory). */
 export class StoreInUseError extends Error {}
 
@@ -71,7 +78,7 @@ function toNewRun(r: Row): NewRun {
     label: String(r.label),
     trusted: r.trusted === 1,
     sessionKey: String(r.session_key),
-    message: String(r.message),
+    message: String(r.message_body ?? r.message),
     model: String(r.model),
     thinking: str(r.thinking),
     timeoutSeconds: Number(r.timeout_seconds),
@@ -95,7 +102,7 @@ function toRun(r: Row): Run {
     attempts: Number(r.attempts),
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
-    reply: str(r.reply),
+    reply: str(r.reply_body ?? r.reply),
     summary: str(r.summary),
     error: str(r.error),
     delivery: fromOutbox
@@ -121,7 +128,7 @@ function toMessage(r: Row): SessionMessage {
     id: Number(r.id),
     sessionKey: String(r.session_key),
     role: r.role as SessionMessage['role'],
-    content: String(r.content),
+    content: String(r.content_body ?? r.content),
     runId: str(r.run_id),
     createdAt: Number(r.created_at),
   };
@@ -144,8 +151,15 @@ function toDelivery(r: Row): Delivery {
   };
 }
 
+/** A long text kept out of line (`LONG_TEXT`), by the column holding its rowid; NULL for an inline one. */
+const body = (ref: string) => `(SELECT body FROM texts WHERE id = ${ref})`;
+
 /** A run's columns and its delivery's state, from its outbox entry when it has one (`toRun`). */
-const RUN_COLUMNS = 'SELECT r.*, o.status AS o_status, o.attempts AS o_attempts, o.last_error AS o_error FROM runs r LEFT JOIN outbox o ON o.id = r.delivery_id';
+const RUN_COLUMNS = `SELECT r.*, ${body('r.message_text')} AS message_body, ${body('r.reply_text')} AS reply_body,
+  o.status AS o_status, o.attempts AS o_attempts, o.last_error AS o_error FROM runs r LEFT JOIN outbox o ON o.id = r.delivery_id`;
+
+/** A transcript line's columns (`toMessage`). */
+const MESSAGE_COLUMNS = `SELECT m.*, ${body('m.content_text')} AS content_body FROM messages m`;
 
 export class SqliteStore implements Store {
   readonly driver = 'sqlite';
@@ -180,17 +194,19 @@ export class SqliteStore implements Store {
     this.q = {
       insertEvent: p('INSERT INTO events (id, source, text, status, created_at, run_id) VALUES (?, ?, ?, \'pending\', ?, ?)'),
       insertRun: p(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-        wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+        wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      insertText: p('INSERT INTO texts (body) VALUES (?)'),
+      messageTextOf: p('SELECT message_text FROM runs WHERE id = ?'),
       putIdem: p('INSERT OR REPLACE INTO idempotency (key, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
       getIdem: p('SELECT key, status, body, created_at, expires_at FROM idempotency WHERE key = ? AND expires_at > ?'),
       pruneIdem: p('DELETE FROM idempotency WHERE expires_at <= ?'),
       getRun: p(`${RUN_COLUMNS} WHERE r.id = ?`),
-      queuedRun: p(`SELECT id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds, wake_mode, deliver,
-        channel, to_, created_at FROM runs WHERE id = ? AND status = 'queued'`),
+      queuedRun: p(`SELECT id, kind, hook_name, label, trusted, session_key, message, ${body('message_text')} AS message_body, model, thinking,
+        timeout_seconds, wake_mode, deliver, channel, to_, created_at FROM runs WHERE id = ? AND status = 'queued'`),
       listRuns: p(`${RUN_COLUMNS} ORDER BY r.seq DESC LIMIT ?`),
       listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.status = ? ORDER BY r.seq DESC LIMIT ?`),
-      listMessages: p('SELECT * FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?'),
+      listMessages: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? ORDER BY m.id DESC LIMIT ?`),
       listEvents: p('SELECT * FROM events ORDER BY seq DESC LIMIT ?'),
       listEventsByStatus: p('SELECT * FROM events WHERE status = ? ORDER BY seq DESC LIMIT ?'),
       pendingEvents: p("SELECT * FROM events WHERE status = 'pending' ORDER BY seq ASC LIMIT ?"),
@@ -202,11 +218,12 @@ export class SqliteStore implements Store {
       requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
       // started_at and one attempt are written here when the run's start was still queued (see startRun)
       finishRun: p(`UPDATE runs SET started_at = coalesce(?, started_at), attempts = attempts + ?, status = ?, finished_at = ?, reply = ?,
-        summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ? WHERE id = ?`),
-      insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?)'),
-      // sizes first (from the record header: the texts are not read), then only the rows that fit
-      transcriptSizes: p('SELECT id, octet_length(content) AS bytes FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?'),
-      transcriptFrom: p('SELECT * FROM messages WHERE session_key = ? AND id >= ? ORDER BY id ASC'),
+        summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ? WHERE id = ?`),
+      insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at, content_text) VALUES (?, ?, ?, ?, ?, ?)'),
+      // sizes first (from the record headers: the texts are not read), then only the rows that fit
+      transcriptSizes: p(`SELECT id, CASE WHEN content_text IS NULL THEN octet_length(content)
+        ELSE (SELECT octet_length(body) FROM texts WHERE id = content_text) END AS bytes FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?`),
+      transcriptFrom: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? AND m.id >= ? ORDER BY m.id ASC`),
       consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE seq = ? AND status = 'pending'"),
       // events have no index on id: only for an id this store did not hand out as pending (a table scan)
       consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND status = 'pending'"),
@@ -251,10 +268,17 @@ export class SqliteStore implements Store {
   }
 
   private insertRun(r: NewRun, status: RunStatus, startedAt: number | null): void {
+    const ref = this.longText(r.message);
     this.q.insertRun!.run(
-      r.id, r.kind, r.hookName, r.label, r.trusted ? 1 : 0, r.sessionKey, r.message, r.model, r.thinking, r.timeoutSeconds, r.wakeMode,
-      r.deliver ? 1 : 0, r.channel, r.to, status, startedAt === null ? 0 : 1, r.createdAt, startedAt, 'pending',
+      r.id, r.kind, r.hookName, r.label, r.trusted ? 1 : 0, r.sessionKey, ref === null ? r.message : '', r.model, r.thinking, r.timeoutSeconds,
+      r.wakeMode, r.deliver ? 1 : 0, r.channel, r.to, status, startedAt === null ? 0 : 1, r.createdAt, startedAt, 'pending', ref,
     );
+  }
+
+  /** Inside a write: stores a long text (see LONG_TEXT) and returns its rowid; null for a short one (stored inline). */
+  private longText(text: string | null): number | null {
+    if (text === null || text.length <= LONG_TEXT) return null;
+    return Number(this.q.insertText!.run(text).lastInsertRowid);
   }
 
   async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {
@@ -364,8 +388,19 @@ export class SqliteStore implements Store {
         d.kind === 'outbox'
           ? ['pending', null, d.entry.channel, d.entry.to, d.entry.id]
           : ['skipped', d.reason, d.channel ?? null, d.to ?? null, null];
-      this.q.finishRun!.run(startedAt ?? null, startedAt === undefined ? 0 : 1, o.status, o.finishedAt, o.reply, o.summary, o.error, dStatus, dReason, dChannel, dTo, dId, o.id);
-      for (const m of o.messages) this.q.insertMessage!.run(m.sessionKey, m.role, m.content, m.runId, m.createdAt);
+      const replyRef = this.longText(o.reply);
+      this.q.finishRun!.run(startedAt ?? null, startedAt === undefined ? 0 : 1, o.status, o.finishedAt, replyRef === null ? o.reply : null, o.summary, o.error,
+        dStatus, dReason, dChannel, dTo, dId, replyRef, o.id);
+      for (const m of o.messages) {
+        // a line that repeats the run's long message or reply refers to the stored text
+        let ref: number | null = null;
+        if (m.content.length > LONG_TEXT) {
+          if (m.same === 'reply' && m.content === o.reply) ref = replyRef;
+          else if (m.same === 'message') ref = (this.q.messageTextOf!.get(o.id) as { message_text: number | null } | undefined)?.message_text ?? null;
+          ref ??= this.longText(m.content);
+        }
+        this.q.insertMessage!.run(m.sessionKey, m.role, ref === null ? m.content : '', m.runId, m.createdAt, ref);
+      }
       if (o.event) this.q.insertEvent!.run(o.event.id, o.event.source, o.event.text, o.event.createdAt, o.event.runId);
       if (d.kind === 'outbox') {
         const e = d.entry;

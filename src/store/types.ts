@@ -115,8 +115,11 @@ export interface RunOutcome {
   reply: string | null;
   summary: string | null;
   error: string | null;
-  /** Transcript lines to append to the run's session. */
-  messages: NewMessage[];
+  /**
+   * Transcript lines to append to the run's session. `same` marks a line whose content is the run's
+   * message or this outcome's reply, so that a store may keep a long text once.
+   */
+  messages: (NewMessage & { same?: 'message' | 'reply' })[];
   /** The summary event for the main session, if any. */
   event?: NewEvent;
   /** What happens to the reply: an outbox entry, or skipped with a reason. */

@@ -2,11 +2,11 @@
  * The SQLite store on a temporary file: what each write commits, how lists
  * are ordered and filtered, and that reopening the file keeps everything.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { LONG_TEXT, SqliteStore } from '../../src/store/sqlite.ts';
 import { SCHEMA, SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
@@ -517,6 +517,98 @@ describe('SqliteStore', () => {
     it('allows close() twice', async () => {
       await store.close();
       await expect(store.close()).resolves.toBeUndefined();
+    });
+  });
+
+  describe('long texts', () => {
+    // non-ASCII, so that character counts and byte counts differ
+    const long = (tag: string, chars = 100 * 1024) => `${tag}: ${'Zürich ✓ '.repeat(Math.ceil(chars / 9))}`.slice(0, chars);
+
+    /** Reads the file through a second connection (everything committed). */
+    function query<T>(sql: string): T[] {
+      const db = new DatabaseSync(file, { readOnly: true });
+      try {
+        return db.prepare(sql).all() as T[];
+      } finally {
+        db.close();
+      }
+    }
+    const walPages = () => (existsSync(`${file}-wal`) ? Math.max(0, statSync(`${file}-wal`).size - 32) / (4096 + 24) : 0);
+
+    it('keeps a long message out of the run row and reads it back everywhere a run is read', async () => {
+      const message = long('request');
+      const run = newRun({ message });
+      const short = newRun({ message: 'x'.repeat(LONG_TEXT) });
+      await store.accept({ events: [], runs: [run, short] });
+      expect((await store.getRun(run.id))!.message).toBe(message);
+      expect((await store.queuedRun(run.id))!.message).toBe(message);
+      expect((await store.listRuns({ limit: 10 })).map((r) => r.message.length)).toEqual([LONG_TEXT, message.length]);
+      expect((await store.unfinishedRuns()).find((r) => r.id === run.id)!.message).toBe(message);
+      // one stored copy, outside the row; a text of LONG_TEXT characters stays inline
+      expect(query<{ id: string; inline: number; ref: number | null }>('SELECT id, length(message) AS inline, message_text AS ref FROM runs ORDER BY seq')).toEqual([
+        { id: run.id, inline: 0, ref: 1 },
+        { id: short.id, inline: LONG_TEXT, ref: null },
+      ]);
+      expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 1 }]);
+    });
+
+    it('a status change of a run with a 100 KiB message writes a few pages, not the message again', async () => {
+      const run = newRun({ message: long('request') });
+      await store.accept({ events: [], runs: [run] });
+      const before = walPages();
+      await store.startRun(run.id, 2_000);
+      // inline, the row's record (the whole message, about 30 pages) would be written again
+      expect(walPages() - before).toBeLessThanOrEqual(4);
+      expect((await store.getRun(run.id))!).toMatchObject({ status: 'running', message: run.message });
+    });
+
+    it('stores a long reply once: the run and the transcript lines that repeat the message and the reply refer to the stored texts', async () => {
+      const run = newRun({ message: long('request') });
+      await store.accept({ events: [], runs: [run] });
+      const reply = long('answer', 50_000);
+      const own = long('other line', 20_000);
+      const line = (role: 'user' | 'assistant', content: string, same?: 'message' | 'reply') => ({
+        ...newMessage({ sessionKey: run.sessionKey, role, content, runId: run.id }),
+        ...(same ? { same } : {}),
+      });
+      await store.finishRun(
+        okOutcome(run.id, { reply, messages: [line('user', run.message, 'message'), line('assistant', reply, 'reply'), line('assistant', own)] }),
+      );
+      expect((await store.getRun(run.id))!).toMatchObject({ status: 'ok', reply, message: run.message });
+      expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([run.message, reply, own]);
+      expect((await store.listMessages(run.sessionKey, { limit: 10 })).map((m) => m.content)).toEqual([own, reply, run.message]);
+      // message, reply, and the unmarked line: three texts, the transcript's own columns empty
+      expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 3 }]);
+      expect(query<{ inline: number }>('SELECT length(content) AS inline FROM messages')).toEqual([{ inline: 0 }, { inline: 0 }, { inline: 0 }]);
+      // the transcript's byte budget counts the stored texts' bytes: the newest line always, then what fits
+      const bytes = (t: string) => Buffer.byteLength(t);
+      expect((await store.transcript(run.sessionKey, 10, bytes(own) + bytes(reply))).map((m) => m.content.slice(0, 6))).toEqual(['answer', 'other ']);
+      expect((await store.transcript(run.sessionKey, 10, bytes(own) + bytes(reply) - 1)).map((m) => m.content.slice(0, 6))).toEqual(['other ']);
+    });
+
+    it('reads the long texts a version 6 database kept inline, and stores new ones out of line', async () => {
+      const path = join(dir, 'v6.db');
+      const old = new DatabaseSync(path);
+      for (const step of SCHEMA.slice(0, 6)) old.exec(step);
+      old.exec('PRAGMA user_version = 6');
+      const message = long('old request');
+      old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
+        wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply)
+        VALUES ('r-old', 'hook', 'agent', 'Webhook', 0, 's-1', ?, 'echo/echo', NULL, 60, 'now', 0, 'last', NULL, 'ok', 1, 1, 2, ?)`).run(message, message);
+      old.prepare("INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES ('s-1', 'user', ?, 'r-old', 2)").run(message);
+      old.close();
+
+      const s = new SqliteStore({ path, locking: 'normal' });
+      expect(await s.getRun('r-old')).toMatchObject({ message, reply: message });
+      const added = newRun({ sessionKey: 's-1', message: long('new request') });
+      await s.accept({ events: [], runs: [added] });
+      await s.finishRun(okOutcome(added.id, { reply: 'short', messages: [{ ...newMessage({ sessionKey: 's-1', content: added.message, runId: added.id }), same: 'message' }] }));
+      expect((await s.transcript('s-1', 10)).map((m) => m.content)).toEqual([message, added.message]);
+      expect(await s.getRun(added.id)).toMatchObject({ message: added.message, reply: 'short' });
+      await s.close();
+      const db = new DatabaseSync(path, { readOnly: true });
+      expect(db.prepare('SELECT count(*) AS n FROM texts').get()).toEqual({ n: 1 });
+      db.close();
     });
   });
 
