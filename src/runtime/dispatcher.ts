@@ -92,11 +92,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         };
       }
       reserved += runs.length;
+      let seqs: number[];
       try {
-        await deps.store.accept(batch);
+        seqs = await deps.store.accept(batch);
       } finally {
         reserved -= runs.length;
       }
+      // refs were made alongside runs, one each
+      for (let i = 0; i < refs.length; i++) refs[i]!.seq = seqs[i];
       if (refs.length) deps.enqueueRuns(refs);
       if (wakeNow) deps.requestHeartbeat();
       return result;

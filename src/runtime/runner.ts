@@ -4,12 +4,14 @@
  * `agents.defaults.maxConcurrent` agent calls at once (a run's slot frees when
  * its agent answers, not when its outcome has committed; its session's next
  * run waits for that commit). Only ids and session keys are held in
- * memory; a run's body is read from the store when it starts.
+ * memory, and for a run of a new session only its `seq`, a number in a
+ * typed-array queue; a run's body is read from the store when it starts.
  */
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
 import { Fifo } from '../util/fifo.ts';
+import { NumberFifo } from '../util/number-fifo.ts';
 import { onNextTurn } from '../util/next-turn.ts';
 import type { NewEvent, NewRun, RunOutcome, Store, NewDelivery } from '../store/types.ts';
 import { callAgent, isHeartbeatAck, oneLine } from './agent-call.ts';
@@ -40,6 +42,8 @@ export interface QueuedRef {
   sessionKey: string;
   /** The session key was made for this run (no transcript can exist yet): the run skips reading it. */
   newSession?: boolean;
+  /** The run's seq (from `Store.accept`): with `newSession`, the runner holds only this number. */
+  seq?: number;
 }
 
 /**
@@ -71,8 +75,14 @@ export function createRunner(deps: RunnerDeps): Runner {
   // queue once a second one waits, so a backlog of single-run sessions costs no queue object each.
   const bySession = new Map<string, string | Fifo<string>>();
   const ready = new Fifo<string>();
+  // Queued runs of new sessions, by seq: nothing else can queue on their session keys, so they need no
+  // entry in bySession, and a backlog of millions is one buffer the garbage collector does not walk.
+  const fresh = new NumberFifo();
+  // when both kinds wait, pump takes them in turn
+  let freshNext = false;
   // sessions with a run in flight, until that run's outcome is committed (its next run reads the transcript)
-  const active = new Map<string, Promise<void>>();
+  // (a run of a new session is there by its seq: a number, so it cannot collide with any session key)
+  const active = new Map<string | number, Promise<void>>();
   // runs holding one of the `maxConcurrent` slots: from the start of a run until its agent call is over
   let calling = 0;
   const shutdown = new AbortController();
@@ -90,6 +100,11 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   function enqueue(runs: readonly QueuedRef[]): void {
     for (const ref of runs) {
+      if (ref.newSession && ref.seq !== undefined) {
+        fresh.push(ref.seq);
+        queuedCount++;
+        continue;
+      }
       const sessionKey = ref.sessionKey;
       const id = ref.newSession ? NEW_SESSION + ref.id : ref.id;
       const q = bySession.get(sessionKey);
@@ -116,20 +131,32 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   function pump(): void {
     const max = generations.current.config.agents.defaults.maxConcurrent;
-    while (!stopping && calling < max && ready.length) {
+    while (!stopping && calling < max && (ready.length || fresh.length)) {
       if (startedThisTurn++ === 0) newTurn();
-      const key = ready.shift()!;
-      const q = bySession.get(key)!;
-      let held: string;
-      if (typeof q === 'string') {
-        held = q;
-        bySession.delete(key);
+      let key: string | number;
+      let target: string | number;
+      let newSession: boolean;
+      if (fresh.length && (freshNext || !ready.length)) {
+        freshNext = false;
+        target = fresh.shift()!;
+        key = target;
+        newSession = true;
       } else {
-        held = q.shift()!;
-        if (!q.length) bySession.delete(key);
+        freshNext = true;
+        const sessionKey = ready.shift()!;
+        key = sessionKey;
+        const q = bySession.get(sessionKey)!;
+        let held: string;
+        if (typeof q === 'string') {
+          held = q;
+          bySession.delete(sessionKey);
+        } else {
+          held = q.shift()!;
+          if (!q.length) bySession.delete(sessionKey);
+        }
+        newSession = held.startsWith(NEW_SESSION);
+        target = newSession ? held.slice(NEW_SESSION.length) : held;
       }
-      const newSession = held.startsWith(NEW_SESSION);
-      const id = newSession ? held.slice(NEW_SESSION.length) : held;
       queuedCount--;
       calling++;
       let released = false;
@@ -142,13 +169,15 @@ export function createRunner(deps: RunnerDeps): Runner {
         if (startedThisTurn < RUNS_PER_TURN) pump();
         else schedulePump();
       };
-      const p = execute(id, newSession, release).catch((err) => logger.error({ err, runId: id }, 'run failed unexpectedly'));
+      const p = execute(target, newSession, release).catch((err) =>
+        logger.error({ err, ...(typeof target === 'string' ? { runId: target } : { runSeq: target }) }, 'run failed unexpectedly'),
+      );
       active.set(
         key,
         p.finally(() => {
           release();
           active.delete(key);
-          if (bySession.has(key)) ready.push(key);
+          if (typeof key === 'string' && bySession.has(key)) ready.push(key);
           pump();
           checkIdle();
         }),
@@ -156,15 +185,16 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
   }
 
-  /** Holds its generation while it runs: a reload does not dispose what it is using. */
-  function execute(id: string, newSession: boolean, release: () => void): Promise<void> {
-    return generations.use((gen) => executeOn(gen, id, newSession, release));
+  /** Holds its generation while it runs: a reload does not dispose what it is using. `target` is the run's id or seq. */
+  function execute(target: string | number, newSession: boolean, release: () => void): Promise<void> {
+    return generations.use((gen) => executeOn(gen, target, newSession, release));
   }
 
   /** `release` frees the run's concurrency slot; called once the agent call is over. */
-  async function executeOn(gen: Generation, id: string, newSession: boolean, release: () => void): Promise<void> {
-    const run = await store.queuedRun(id);
+  async function executeOn(gen: Generation, target: string | number, newSession: boolean, release: () => void): Promise<void> {
+    const run = typeof target === 'string' ? await store.queuedRun(target) : await store.queuedRunAt(target);
     if (!run) return;
+    const id = run.id;
     const startedAt = clock();
     // Not awaited: writes commit in order, so `running` is stored before the outcome can be, and a
     // fast provider's run then costs one commit instead of two. A crash before this commit leaves the

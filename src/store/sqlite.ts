@@ -158,6 +158,10 @@ const body = (ref: string) => `(SELECT body FROM texts WHERE id = ${ref})`;
 const RUN_COLUMNS = `SELECT r.*, ${body('r.message_text')} AS message_body, ${body('r.reply_text')} AS reply_body,
   o.status AS o_status, o.attempts AS o_attempts, o.last_error AS o_error FROM runs r LEFT JOIN outbox o ON o.id = r.delivery_id`;
 
+/** What the runner reads to start a queued run (`toNewRun`). */
+const QUEUED_COLUMNS = `SELECT id, kind, hook_name, label, trusted, session_key, message, ${body('message_text')} AS message_body, model, thinking,
+  timeout_seconds, wake_mode, deliver, channel, to_, created_at FROM runs`;
+
 /** A transcript line's columns (`toMessage`). */
 const MESSAGE_COLUMNS = `SELECT m.*, ${body('m.content_text')} AS content_body FROM messages m`;
 
@@ -202,8 +206,8 @@ export class SqliteStore implements Store {
       getIdem: p('SELECT key, status, body, created_at, expires_at FROM idempotency WHERE key = ? AND expires_at > ?'),
       pruneIdem: p('DELETE FROM idempotency WHERE expires_at <= ?'),
       getRun: p(`${RUN_COLUMNS} WHERE r.id = ?`),
-      queuedRun: p(`SELECT id, kind, hook_name, label, trusted, session_key, message, ${body('message_text')} AS message_body, model, thinking,
-        timeout_seconds, wake_mode, deliver, channel, to_, created_at FROM runs WHERE id = ? AND status = 'queued'`),
+      queuedRun: p(`${QUEUED_COLUMNS} WHERE id = ? AND status = 'queued'`),
+      queuedRunAt: p(`${QUEUED_COLUMNS} WHERE seq = ? AND status = 'queued'`),
       listRuns: p(`${RUN_COLUMNS} ORDER BY r.seq DESC LIMIT ?`),
       listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.status = ? ORDER BY r.seq DESC LIMIT ?`),
       listMessages: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? ORDER BY m.id DESC LIMIT ?`),
@@ -258,21 +262,24 @@ export class SqliteStore implements Store {
     }
   }
 
-  accept(batch: AcceptBatch): Promise<void> {
+  accept(batch: AcceptBatch): Promise<number[]> {
     return this.writes.run(() => {
       for (const e of batch.events) this.q.insertEvent!.run(e.id, e.source, e.text, e.createdAt, e.runId);
-      for (const r of batch.runs) this.insertRun(r, 'queued', null);
+      const seqs = batch.runs.map((r) => this.insertRun(r, 'queued', null));
       const i = batch.idempotency;
       if (i) this.q.putIdem!.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
+      return seqs;
     });
   }
 
-  private insertRun(r: NewRun, status: RunStatus, startedAt: number | null): void {
+  /** Returns the run's seq. */
+  private insertRun(r: NewRun, status: RunStatus, startedAt: number | null): number {
     const ref = this.longText(r.message);
-    this.q.insertRun!.run(
+    const { lastInsertRowid } = this.q.insertRun!.run(
       r.id, r.kind, r.hookName, r.label, r.trusted ? 1 : 0, r.sessionKey, ref === null ? r.message : '', r.model, r.thinking, r.timeoutSeconds,
       r.wakeMode, r.deliver ? 1 : 0, r.channel, r.to, status, startedAt === null ? 0 : 1, r.createdAt, startedAt, 'pending', ref,
     );
+    return Number(lastInsertRowid);
   }
 
   /** Inside a write: stores a long text (see LONG_TEXT) and returns its rowid; null for a short one (stored inline). */
@@ -299,6 +306,11 @@ export class SqliteStore implements Store {
 
   async queuedRun(id: string): Promise<NewRun | undefined> {
     const r = this.q.queuedRun!.get(id) as Row | undefined;
+    return r ? toNewRun(r) : undefined;
+  }
+
+  async queuedRunAt(seq: number): Promise<NewRun | undefined> {
+    const r = this.q.queuedRunAt!.get(seq) as Row | undefined;
     return r ? toNewRun(r) : undefined;
   }
 
@@ -355,7 +367,9 @@ export class SqliteStore implements Store {
   }
 
   insertHeartbeat(run: NewRun, startedAt: number): Promise<void> {
-    return this.writes.run(() => this.insertRun(run, 'running', startedAt));
+    return this.writes.run(() => {
+      this.insertRun(run, 'running', startedAt);
+    });
   }
 
   /**

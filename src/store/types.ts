@@ -155,14 +155,16 @@ export interface StoreCounts {
 
 export interface Store {
   readonly driver: string;
-  /** Commits an accepted request's events, runs and idempotency record atomically. */
-  accept(batch: AcceptBatch): Promise<void>;
+  /** Commits an accepted request's events, runs and idempotency record atomically; resolves with the runs' `seq`s, in order. */
+  accept(batch: AcceptBatch): Promise<number[]>;
   getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined>;
   pruneIdempotency(now: number): Promise<number>;
 
   getRun(id: string): Promise<Run | undefined>;
   /** The run as accepted, while it is `queued`: what the runner reads to start it (fewer columns than getRun). */
   queuedRun(id: string): Promise<NewRun | undefined>;
+  /** The same, by the run's `seq` (its rowid, from `accept`): what the runner holds of a queued run of a new session. */
+  queuedRunAt(seq: number): Promise<NewRun | undefined>;
   listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]>;
   listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]>;
   /** Oldest first; what an agent sees as its conversation. */

@@ -112,7 +112,9 @@ describe('dispatcher.dispatch()', () => {
     expect(r.eventIds).toHaveLength(2);
     expect((await store.listRuns({ limit: 10 })).map((x) => x.id).sort()).toEqual([...r.runIds].sort());
     // a session key made for its action tells the runner there is no transcript to read
-    expect(enqueued).toEqual([[{ id: r.runIds[0], sessionKey: 'hook:a' }, { id: r.runIds[1], sessionKey: 'hook:b', newSession: true }]]);
+    // each with its seq, the rowid the runner can read it back by
+    expect(enqueued).toEqual([[{ id: r.runIds[0], sessionKey: 'hook:a', seq: 1 }, { id: r.runIds[1], sessionKey: 'hook:b', newSession: true, seq: 2 }]]);
+    expect((await store.queuedRunAt(2))!.id).toBe(r.runIds[1]);
     expect(heartbeats).toBe(1);
   });
 

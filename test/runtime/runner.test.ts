@@ -128,6 +128,30 @@ describe('createRunner()', () => {
       expect(s.provider.maxActive()).toBeLessThanOrEqual(2);
     });
 
+    it('holds runs of new sessions by seq and takes them in turn with runs of other keys', async () => {
+      const s = setup({ maxConcurrent: 1 });
+      const keyed = ['a', 'b', 'c'].map((k) => newRun({ model: 'sp/m', sessionKey: `hook:${k}`, message: `${k}1` }));
+      const fresh = [1, 2, 3].map((i) => newRun({ model: 'sp/m', sessionKey: `hook:new-${i}`, message: `f${i}` }));
+      const seqs = await s.store.accept({ events: [], runs: [...keyed, ...fresh] });
+      s.runner.enqueue([
+        ...keyed.map((r) => ({ id: r.id, sessionKey: r.sessionKey })),
+        ...fresh.map((r, i) => ({ id: r.id, sessionKey: r.sessionKey, newSession: true, seq: seqs[keyed.length + i]! })),
+      ]);
+      // one started at once, five waiting
+      expect([s.runner.running(), s.runner.queued()]).toEqual([1, 5]);
+      for (let i = 0; i < 6; i++) {
+        await s.provider.waitForCalls(i + 1);
+        s.provider.calls[i]!.reply(`r${i}`);
+      }
+      for (const r of [...keyed, ...fresh]) expect((await finished(s, r.id)).status).toBe('ok');
+      expect(s.provider.calls.map((c) => c.req.messages.at(-1)!.content)).toEqual(['a1', 'f1', 'b1', 'f2', 'c1', 'f3']);
+      // a new session's run reads no transcript, and its own is stored under its key
+      expect(s.provider.calls[1]!.req.messages).toHaveLength(1);
+      expect((await s.store.transcript('hook:new-2', 10)).map((m) => m.content)).toEqual(['f2', 'r3']);
+      await s.runner.idle();
+      expect([s.runner.running(), s.runner.queued()]).toEqual([0, 0]);
+    });
+
     it('frees the slot once the agent has answered; the same key waits until the outcome is stored', async () => {
       const store = new SqliteStore({ path: ':memory:' });
       const stored = Promise.withResolvers<void>();

@@ -135,6 +135,17 @@ describe('SqliteStore', () => {
   });
 
   describe('run lifecycle', () => {
+    it('accept() resolves with the runs\' seqs; queuedRunAt() reads a run by its seq while it is queued', async () => {
+      const [a, b] = [newRun({ message: 'first' }), newRun({ message: 'second' })];
+      expect(await store.accept({ events: [newEvent()], runs: [a, b] })).toEqual([1, 2]);
+      expect(await store.accept({ events: [newEvent()], runs: [] })).toEqual([]);
+      expect(await store.queuedRunAt(2)).toEqual(await store.queuedRun(b.id));
+      expect((await store.queuedRunAt(2))!.message).toBe('second');
+      await store.startRun(b.id, 2_000);
+      expect(await store.queuedRunAt(2)).toBeUndefined();
+      expect(await store.queuedRunAt(99)).toBeUndefined();
+    });
+
     it('counts attempts: startRun adds one, requeueRun gives it back only when asked', async () => {
       const run = newRun();
       await store.accept({ events: [], runs: [run] });
