@@ -35,6 +35,15 @@ function committedRows(table: string): number {
   }
 }
 
+/** A database file as a build of schema `version` left it (migration fixtures), open for the fixture's rows. */
+function databaseAt(version: number): { path: string; old: DatabaseSync } {
+  const path = join(dir, `v${version}.db`);
+  const old = new DatabaseSync(path);
+  for (const step of SCHEMA.slice(0, version)) old.exec(step);
+  old.exec(`PRAGMA user_version = ${version}`);
+  return { path, old };
+}
+
 describe('SqliteStore', () => {
   describe('accept()', () => {
     it('commits the events, runs and idempotency record before resolving', async () => {
@@ -410,10 +419,7 @@ describe('SqliteStore', () => {
     });
 
     it('moves the events of a version 3 database to the version 4 table: rows, order and state kept', async () => {
-      const path = join(dir, 'v3.db');
-      const old = new DatabaseSync(path);
-      for (const step of SCHEMA.slice(0, 3)) old.exec(step);
-      old.exec('PRAGMA user_version = 3');
+      const { path, old } = databaseAt(3);
       const ins = old.prepare('INSERT INTO events (id, source, text, status, created_at, consumed_at, heartbeat_id) VALUES (?, ?, ?, ?, ?, ?, ?)');
       ins.run('e-1', 'wake', 'consumed before', 'consumed', 1, 2, 'hb-0');
       ins.run('e-2', 'wake', 'pending one', 'pending', 3, null, null);
@@ -445,10 +451,7 @@ describe('SqliteStore', () => {
     });
 
     it('points the runs of a version 4 database with a pending delivery at their outbox entry; finished deliveries read as before', async () => {
-      const path = join(dir, 'v4.db');
-      const old = new DatabaseSync(path);
-      for (const step of SCHEMA.slice(0, 4)) old.exec(step);
-      old.exec('PRAGMA user_version = 4');
+      const { path, old } = databaseAt(4);
       const run = old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
         wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply, delivery_status, delivery_reason, delivery_channel,
         delivery_to, delivery_attempts) VALUES (?, 'hook', 'agent', 'Webhook', 0, ?, 'hi', 'echo/echo', NULL, 60, 'now', 1, 'last', NULL, 'ok', 1, 1, 2,
@@ -475,10 +478,7 @@ describe('SqliteStore', () => {
     });
 
     it('moves the runs and messages of a version 5 database to tables without AUTOINCREMENT: rows, order and ids kept, new ones after them', async () => {
-      const path = join(dir, 'v5.db');
-      const old = new DatabaseSync(path);
-      for (const step of SCHEMA.slice(0, 5)) old.exec(step);
-      old.exec('PRAGMA user_version = 5');
+      const { path, old } = databaseAt(5);
       const run = old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
         wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply, delivery_id)
         VALUES (?, 'hook', 'agent', 'Webhook', 0, 's-1', ?, 'echo/echo', NULL, 60, 'now', 1, 'last', NULL, ?, 1, ?, ?, ?, ?)`);
@@ -598,10 +598,7 @@ describe('SqliteStore', () => {
     });
 
     it('reads the long texts a version 6 database kept inline, and stores new ones out of line', async () => {
-      const path = join(dir, 'v6.db');
-      const old = new DatabaseSync(path);
-      for (const step of SCHEMA.slice(0, 6)) old.exec(step);
-      old.exec('PRAGMA user_version = 6');
+      const { path, old } = databaseAt(6);
       const message = long('old request');
       old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
         wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply)
