@@ -3,7 +3,8 @@
  * health endpoints. Lists are newest first and take `?limit=` (default 100,
  * at most 10,000).
  */
-import Router from '@koa/router';
+import { createRequire } from 'node:module';
+import type KoaRouter from '@koa/router';
 import type { Context } from 'koa';
 import type { GenerationRef } from '../runtime/generation.ts';
 import type { Store, RunStatus, EventStatus } from '../store/types.ts';
@@ -11,6 +12,11 @@ import type { FailureThrottle } from '../auth/throttle.ts';
 import { errors } from '../errors.ts';
 import { clientAddress } from './hooks.ts';
 import type { RequestState } from './state.ts';
+
+// The router's CommonJS build: its ES-module build imports `node:http` as an ES module, and that
+// reads every export of `node:http`, the lazy `WebSocket` among them, which loads Node's HTTP
+// client (undici, about 14 MB resident) into a server that never uses it (docs/performance.md).
+const Router = createRequire(import.meta.url)('@koa/router') as typeof KoaRouter;
 
 export interface ApiDeps {
   generations: GenerationRef;
@@ -42,7 +48,7 @@ function oneOf<T extends string>(raw: unknown, allowed: Set<T>, field: string): 
   return s as T;
 }
 
-export function apiRouter(deps: ApiDeps): Router<RequestState> {
+export function apiRouter(deps: ApiDeps): KoaRouter<RequestState> {
   const router = new Router<RequestState>();
 
   const auth = async (ctx: Context, next: () => Promise<unknown>) => {
