@@ -1,10 +1,23 @@
 #!/usr/bin/env node
 // Runs the TypeScript sources directly: Node 24 strips types natively, no build step.
-import { serveFlags } from '../src/cli/node-flags.ts';
+//
+// Node's compile cache keeps each module's stripped source and compiled code on disk (in
+// $NODE_COMPILE_CACHE, else <tmpdir>/node-compile-cache; NODE_DISABLE_COMPILE_CACHE=1 turns it
+// off). A start whose modules are all in the cache never loads the type-stripping compiler, which
+// otherwise stays resident for the life of the process (about 20 MB; docs/performance.md). So it
+// is turned on before any TypeScript is imported: this file imports TypeScript only dynamically.
+import { enableCompileCache, flushCompileCache, constants } from 'node:module';
+
+const cache = enableCompileCache?.();
+const caching = cache?.status === constants.compileCacheStatus?.ENABLED || cache?.status === constants.compileCacheStatus?.ALREADY_ENABLED;
+const { serveFlags, restartForCache, RESTARTED_ENV } = await import('../src/cli/node-flags.ts');
+const restarted = process.env[RESTARTED_ENV] === '1';
+delete process.env[RESTARTED_ENV];
 
 // `serve` runs with a smaller young generation (see docs/performance.md): the process replaces
 // itself once (same pid) with the flag added, unless the operator already chose a size.
-const flags = serveFlags(process.argv.slice(2), process.execArgv, process.env.NODE_OPTIONS);
+const args = process.argv.slice(2);
+const flags = serveFlags(args, process.execArgv, process.env.NODE_OPTIONS);
 if (flags.length && typeof process.execve === 'function') {
   try {
     process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], process.env);
@@ -14,7 +27,20 @@ if (flags.length && typeof process.execve === 'function') {
 }
 
 const { main } = await import('../src/cli/main.ts');
-main(process.argv.slice(2)).then(
+
+// A first start (or the first after an upgrade, or after the cache was cleared) compiled the
+// sources and so loaded the compiler: `serve` writes the cache out and replaces itself once more
+// (same pid, nothing served yet), and the new image finds every module compiled.
+if (restartForCache({ args, caching, restarted, loaded: process.moduleLoadList, canReplace: typeof process.execve === 'function' })) {
+  try {
+    flushCompileCache();
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, [RESTARTED_ENV]: '1' });
+  } catch {
+    // serve with the compiler loaded
+  }
+}
+
+main(args).then(
   (code) => {
     if (typeof code === 'number') process.exitCode = code;
   },

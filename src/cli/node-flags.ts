@@ -22,3 +22,20 @@ export function serveFlags(args: readonly string[], execArgv: readonly string[],
   if (nodeOptions && nodeOptions.split(/\s+/).some(chosen)) return [];
   return [`${SEMI_SPACE_FLAG}=${SEMI_SPACE_MB}`];
 }
+
+/** Set (to `1`) on the image `restartForCache` starts, so that it happens at most once. */
+export const RESTARTED_ENV = 'HOOK_INTAKE_COMPILE_CACHE_RESTART';
+
+/** How `process.moduleLoadList` names Node's type-stripping compiler once it is loaded. */
+export const TYPE_STRIPPER = 'NativeModule internal/deps/amaro/dist/index';
+
+/**
+ * Whether `serve` should replace itself (same pid) once its modules are loaded: when the compile
+ * cache is on but the sources were compiled rather than found in it (the type-stripping compiler
+ * is loaded), so that the image that serves finds them all compiled and never loads the compiler
+ * (about 20 MB resident; docs/performance.md). At most once per start (`restarted`), and not
+ * where a process cannot replace itself.
+ */
+export function restartForCache(s: { args: readonly string[]; caching: boolean; restarted: boolean; loaded: readonly string[] | undefined; canReplace: boolean }): boolean {
+  return s.args[0] === 'serve' && s.caching && !s.restarted && s.canReplace && (s.loaded?.includes(TYPE_STRIPPER) ?? false);
+}

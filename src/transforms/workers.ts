@@ -7,7 +7,8 @@
  */
 import { Worker, type MessagePort } from 'node:worker_threads';
 
-const WORKER_URL = new URL('./worker.ts', import.meta.url);
+// worker-entry.js turns on the compile cache, then loads worker.ts
+const WORKER_URL = new URL('./worker-entry.js', import.meta.url);
 const MEMORY_LIMIT_MB = 256;
 
 export interface InitError {
