@@ -3,12 +3,15 @@
  * a 64-bit machine lets semi-spaces grow to 32 MiB each (96 MiB of new space
  * in all); a server that answers after a group commit keeps each request's
  * objects alive for a millisecond or two, and under load that new space
- * fills to its maximum and stays resident. 16 MiB semi-spaces cut resident
- * memory under load by about 75 MiB for a few per cent more CPU per request
- * (docs/performance.md).
+ * fills to its maximum and stays resident, in the main thread and in each
+ * transform worker. 8 MiB semi-spaces keep resident memory under load about
+ * 40 MiB lower in wake than Node's default (80 MiB with a TS transform; 12 and
+ * 30 MiB lower than 16 MiB) at no CPU cost measurable on the reference
+ * machine; 4 MiB saves another 5–10 MiB for 5–10 % more CPU
+ * (docs/performance.md, "Memory").
  */
 export const SEMI_SPACE_FLAG = '--max-semi-space-size';
-export const SEMI_SPACE_MB = 16;
+export const SEMI_SPACE_MB = 8;
 
 /**
  * The flags to add when the process should replace itself before serving:

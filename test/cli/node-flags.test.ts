@@ -10,7 +10,7 @@ import { cleanup, post, startCli } from '../helpers/cli.ts';
 
 describe('serveFlags()', () => {
   it('adds the semi-space size for serve only', () => {
-    expect(serveFlags(['serve', '--port', '0'], [], undefined)).toEqual(['--max-semi-space-size=16']);
+    expect(serveFlags(['serve', '--port', '0'], [], undefined)).toEqual(['--max-semi-space-size=8']);
     expect(serveFlags(['check'], [], undefined)).toEqual([]);
     expect(serveFlags(['try', 'wake'], [], undefined)).toEqual([]);
     expect(serveFlags([], [], undefined)).toEqual([]);
@@ -20,7 +20,7 @@ describe('serveFlags()', () => {
     expect(serveFlags(['serve'], ['--max-semi-space-size=64'], undefined)).toEqual([]);
     expect(serveFlags(['serve'], ['--max_semi_space_size=64'], undefined)).toEqual([]);
     expect(serveFlags(['serve'], [], '--enable-source-maps --max-semi-space-size=4')).toEqual([]);
-    expect(serveFlags(['serve'], [], '--enable-source-maps')).toEqual(['--max-semi-space-size=16']);
+    expect(serveFlags(['serve'], [], '--enable-source-maps')).toEqual(['--max-semi-space-size=8']);
   });
 });
 
@@ -35,7 +35,7 @@ describe.skipIf(!procfs)('hook-intake serve', () => {
     const c = config();
     const srv = await startCli({ config: c });
     try {
-      expect(cmdline(srv.proc.pid!)).toContain('--max-semi-space-size=16');
+      expect(cmdline(srv.proc.pid!)).toContain('--max-semi-space-size=8');
       expect((await post(`${srv.url}/hooks/wake`, { text: 'x', mode: 'next-heartbeat' }, { authorization: `Bearer ${c.hooks.token}` })).status).toBe(200);
     } finally {
       expect(await srv.stop()).toBe(0);
@@ -44,9 +44,9 @@ describe.skipIf(!procfs)('hook-intake serve', () => {
   });
 
   it('leaves a size set in NODE_OPTIONS alone', async () => {
-    const srv = await startCli({ config: config(), env: { NODE_OPTIONS: '--max-semi-space-size=8' } });
+    const srv = await startCli({ config: config(), env: { NODE_OPTIONS: '--max-semi-space-size=4' } });
     try {
-      expect(cmdline(srv.proc.pid!)).not.toContain('--max-semi-space-size=16');
+      expect(cmdline(srv.proc.pid!)).not.toContain('--max-semi-space-size=8');
     } finally {
       expect(await srv.stop()).toBe(0);
       cleanup(srv.dir);
