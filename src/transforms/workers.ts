@@ -2,7 +2,7 @@
  * Starting transform workers. A worker first becomes idle (its TypeScript
  * loader and jiti ready), then `initWorker` hands it a generation's modules.
  * A `WorkerSource` can keep idle spares so that a reload only pays for loading
- * the modules (a few ms) instead of starting a worker (~50 ms, more when the
+ * the modules (a few ms) instead of starting a worker (~30 ms, more when the
  * machine is busy).
  */
 import { Worker, type MessagePort } from 'node:worker_threads';
@@ -69,25 +69,40 @@ export interface WorkerSource {
   close(): Promise<void>;
 }
 
+/** How long spares are kept after the last `take` (`createWorkerSource`). */
+export const SPARE_KEEP_MS = 5 * 60_000;
+
 /**
- * Keeps `spares` idle workers. Spares are started only after the first
- * `take`, so a config without transforms costs nothing; they do not keep the
- * process alive.
+ * Keeps up to `spares` idle workers while workers are being taken. The first `take` (the first
+ * configuration's workers) starts none: a configuration that is never edited keeps no spare,
+ * since each is an isolate of its own (about 15 MB resident). Every later `take` (a reload, a
+ * worker replaced after a deadline, a pool that grows) starts one for the next, so a run of edits
+ * pays a worker's start-up (about 30 ms) only once; spares retire after `keepMs` without a
+ * `take`. They do not keep the process alive.
  */
-export function createWorkerSource(spares: number): WorkerSource {
+export function createWorkerSource(spares: number, keepMs = SPARE_KEEP_MS): WorkerSource & { spares(): number } {
   const idle: Promise<Worker>[] = [];
   let closed = false;
+  let taken = 0;
+  let retireTimer: NodeJS.Timeout | undefined;
+  const terminate = async (ps: Promise<Worker>[]) => {
+    const all = await Promise.allSettled(ps);
+    await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value.terminate() : undefined)));
+  };
   const refill = () => {
     while (!closed && idle.length < spares) {
       const p = spawnIdle();
       p.then((w) => w.unref(), () => undefined);
       idle.push(p);
     }
+    clearTimeout(retireTimer);
+    retireTimer = setTimeout(() => void terminate(idle.splice(0)), keepMs);
+    retireTimer.unref();
   };
   return {
     async take() {
       const next = idle.shift();
-      refill();
+      if (++taken > 1) refill();
       if (next) {
         try {
           const w = await next;
@@ -99,10 +114,11 @@ export function createWorkerSource(spares: number): WorkerSource {
       }
       return spawnIdle();
     },
+    spares: () => idle.length,
     async close() {
       closed = true;
-      const all = await Promise.allSettled(idle.splice(0));
-      await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value.terminate() : undefined)));
+      clearTimeout(retireTimer);
+      await terminate(idle.splice(0));
     },
   };
 }

@@ -9,6 +9,7 @@
  */
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTransformPool, createWorkerSource, TransformCallError, TransformLoadError, type TransformPool, type TransformSpec } from '../../src/transforms/pool.ts';
 import { cleanup, tempDir, until } from '../helpers/cli.ts';
@@ -316,6 +317,28 @@ describe('createTransformPool()', () => {
         const p = await pool([spec('default.ts')], { source });
         expect(await p.call('default.ts', [{ n: 7 }], 5000)).toEqual([{ message: 'default 7' }]);
       } finally {
+        await source.close();
+      }
+    });
+  });
+
+  describe('createWorkerSource()', () => {
+    it('starts no spare for the first workers, one after each later take, and retires it when takes stop', async () => {
+      const source = createWorkerSource(1, 400);
+      const taken: Worker[] = [];
+      try {
+        taken.push(await source.take());
+        expect(source.spares()).toBe(0);
+        taken.push(await source.take());
+        expect(source.spares()).toBe(1);
+        // the next take gets that spare (started and ready) and starts another in its place
+        const before = Date.now();
+        taken.push(await source.take());
+        expect(source.spares()).toBe(1);
+        await until(() => source.spares() === 0, 5000);
+        expect(Date.now() - before).toBeGreaterThanOrEqual(350);
+      } finally {
+        await Promise.all(taken.map((w) => w.terminate()));
         await source.close();
       }
     });
