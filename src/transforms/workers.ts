@@ -7,8 +7,10 @@
  */
 import { Worker, type MessagePort } from 'node:worker_threads';
 
-// worker-entry.js turns on the compile cache, then loads worker.ts
-const WORKER_URL = new URL('./worker-entry.js', import.meta.url);
+// Not through the compile cache (docs/performance.md, eighth round): a worker is started on
+// every reload and terminated after, and with the cache on a transform call under reloads
+// now and then went unanswered until its deadline.
+const WORKER_URL = new URL('./worker.ts', import.meta.url);
 const MEMORY_LIMIT_MB = 256;
 
 export interface InitError {
