@@ -4,11 +4,11 @@
  * in all); a server that answers after a group commit keeps each request's
  * objects alive for a millisecond or two, and under load that new space
  * fills to its maximum and stays resident, in the main thread and in each
- * transform worker. 8 MiB semi-spaces keep resident memory under load about
- * 40 MiB lower in wake than Node's default (80 MiB with a TS transform; 12 and
- * 30 MiB lower than 16 MiB) at no CPU cost measurable on the reference
- * machine; 4 MiB saves another 5–10 MiB for 5–10 % more CPU
- * (docs/performance.md, "Memory").
+ * transform worker. 8 MiB semi-spaces keep peak resident memory under load
+ * 40 MiB lower in wake than Node's default, 80 MiB with a TS transform (10–70
+ * and 40 MiB lower than 16 MiB), for about 6 % more CPU in wake at 50
+ * connections and none measurable at 200 or with a transform; 4 MiB saves
+ * another 5–10 MiB for 5–10 % more CPU (docs/performance.md, "Memory").
  */
 export const SEMI_SPACE_FLAG = '--max-semi-space-size';
 export const SEMI_SPACE_MB = 8;

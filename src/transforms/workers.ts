@@ -2,7 +2,7 @@
  * Starting transform workers. A worker first becomes idle (its TypeScript
  * loader and jiti ready), then `initWorker` hands it a generation's modules.
  * A `WorkerSource` can keep idle spares so that a reload only pays for loading
- * the modules (a few ms) instead of starting a worker (~30 ms, more when the
+ * the modules (a few ms) instead of starting a worker (~50 ms, more when the
  * machine is busy).
  */
 import { Worker, type MessagePort } from 'node:worker_threads';
@@ -77,9 +77,9 @@ export const SPARE_KEEP_MS = 5 * 60_000;
 /**
  * Keeps up to `spares` idle workers while workers are being taken. The first `take` (the first
  * configuration's workers) starts none: a configuration that is never edited keeps no spare,
- * since each is an isolate of its own (about 15 MB resident). Every later `take` (a reload, a
+ * since each is an isolate of its own (about 30 MB resident). Every later `take` (a reload, a
  * worker replaced after a deadline, a pool that grows) starts one for the next, so a run of edits
- * pays a worker's start-up (about 30 ms) only once; spares retire after `keepMs` without a
+ * pays a worker's start-up (about 50 ms) only once; spares retire after `keepMs` without a
  * `take`. They do not keep the process alive.
  */
 export function createWorkerSource(spares: number, keepMs = SPARE_KEEP_MS): WorkerSource & { spares(): number } {
