@@ -114,8 +114,8 @@ interface Slot {
   worker: Worker;
   /** The worker's answers to calls. */
   replies: MessagePort;
-  /** Shared with the worker: it skips calls with an id up to this (taken back and given elsewhere). */
-  skip: Int32Array;
+  /** Shared with the worker: the range of calls taken back from it, which it skips (see `TakenBack`). */
+  takenBack: BigInt64Array;
   /** Jobs sent to this worker, in order; the first is running, the rest wait behind it. */
   sent: Job[];
   live: boolean;
@@ -129,9 +129,20 @@ interface Slot {
  */
 const PIPELINE = 32;
 
+/**
+ * Indexes of a slot's `takenBack` (a BigInt64Array shared with its worker: ids only grow for as long
+ * as a pool lives). When the pool takes back the calls sent ahead behind a slow one, it writes the
+ * first one's id to `FROM`, then the last one's to `THROUGH`; the worker reads `THROUGH`, then
+ * `FROM`, before each call and skips it when its id is in between. So the slow call itself is never
+ * skipped, even when its worker has not started it yet, and a range read while the pool replaces it
+ * is never wider than either. A worker that reads the range just before the pool writes it may run
+ * a call taken back (its answer is ignored); it never skips a call it still owes.
+ */
+const TakenBack = { FROM: 0, THROUGH: 1, length: 2 } as const;
+
 interface Started {
   worker: Worker;
-  skip: Int32Array;
+  takenBack: BigInt64Array;
   replies: MessagePort;
 }
 
@@ -144,7 +155,7 @@ interface Reply {
 }
 
 async function startWorker(source: WorkerSource, specs: TransformSpec[]): Promise<Started> {
-  const skip = new SharedArrayBuffer(4);
+  const skip = new SharedArrayBuffer(TakenBack.length * BigInt64Array.BYTES_PER_ELEMENT);
   const { port1, port2 } = new MessageChannel();
   const result = await initWorker(await source.take(), specs, skip, port2);
   if ('errors' in result) {
@@ -153,7 +164,7 @@ async function startWorker(source: WorkerSource, specs: TransformSpec[]): Promis
   }
   // the worker keeps the process alive (or not, as a spare); its answer port does not add to that
   port1.unref();
-  return { worker: result.worker, skip: new Int32Array(skip), replies: port1 };
+  return { worker: result.worker, takenBack: new BigInt64Array(skip), replies: port1 };
 }
 
 export async function createTransformPool(specs: TransformSpec[], opts: PoolOptions): Promise<TransformPool> {
@@ -194,8 +205,8 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     for (let r = receiveMessageOnPort(slot.replies); r; r = receiveMessageOnPort(slot.replies)) answer(slot, r.message as Reply);
   };
 
-  const attach = ({ worker: w, skip, replies }: Started): Slot => {
-    const slot: Slot = { worker: w, replies, skip, sent: [], live: true };
+  const attach = ({ worker: w, takenBack, replies }: Started): Slot => {
+    const slot: Slot = { worker: w, replies, takenBack, sent: [], live: true };
     replies.on('message', (m: Reply) => {
       answer(slot, m);
       drain(slot);
@@ -250,11 +261,15 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     }
   };
 
-  /** Takes back the calls waiting behind a slow one; the worker will skip them. */
+  /**
+   * Takes back the calls waiting behind a slow one; the worker will skip them. Only those: the slow
+   * call may not even have started yet (a worker slow to get to it), and it is still answered.
+   */
   const reclaim = (slot: Slot) => {
     const waiting = slot.sent.splice(1);
     if (!waiting.length) return;
-    Atomics.store(slot.skip, 0, waiting[waiting.length - 1]!.id!);
+    Atomics.store(slot.takenBack, TakenBack.FROM, BigInt(waiting[0]!.id!));
+    Atomics.store(slot.takenBack, TakenBack.THROUGH, BigInt(waiting[waiting.length - 1]!.id!));
     for (const j of waiting) calls.delete(j.id!);
     requeue(waiting);
   };

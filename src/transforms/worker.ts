@@ -64,8 +64,13 @@ interface Call {
 }
 type Message = { type: 'calls'; jobs: Call[] } | { type: 'init'; specs: Spec[]; skip: SharedArrayBuffer; replies: MessagePort };
 
-/** Calls with an id up to this were taken back by the pool (given to another worker): skip them. */
-let skipThrough = new Int32Array(new SharedArrayBuffer(4));
+/**
+ * Shared with the pool (see `TakenBack` in pool.ts): calls with an id from `FROM` through `THROUGH`
+ * were taken back (given to another worker): skip them.
+ */
+let takenBack = new BigInt64Array(new SharedArrayBuffer(2 * 8));
+const FROM = 0;
+const THROUGH = 1;
 /** Where calls are answered: a port of their own, which the pool drains without an event per answer. */
 let replies: MessagePort = port;
 
@@ -78,14 +83,18 @@ port.on('message', (m: Message) => {
 });
 
 async function start(specs: Spec[], skip: SharedArrayBuffer, answers: MessagePort): Promise<void> {
-  skipThrough = new Int32Array(skip);
+  takenBack = new BigInt64Array(skip);
   replies = answers;
   const errors = await init(specs);
   port.postMessage(errors.length ? { type: 'init-error', errors } : { type: 'ready' });
 }
 
 async function call(m: Call): Promise<void> {
-  if (m.id <= Atomics.load(skipThrough, 0)) return;
+  // THROUGH before FROM: the pool writes FROM first, so a range read while it changes is never wider than either
+  const through = Atomics.load(takenBack, THROUGH);
+  const from = Atomics.load(takenBack, FROM);
+  const id = BigInt(m.id);
+  if (id >= from && id <= through) return;
   const fn = fns.get(m.key);
   try {
     if (!fn) throw new Error(`transform ${m.key} is not loaded`);

@@ -41,8 +41,8 @@ export function spawnIdle(): Promise<Worker> {
 
 /**
  * Hands an idle worker the modules to load; resolves with the worker, or with
- * the modules that failed. `skip` is shared with the worker: calls with an id
- * up to the number stored in it are skipped (the pool gave them elsewhere).
+ * the modules that failed. `skip` is shared with the worker: the range of call
+ * ids it skips (the pool gave them elsewhere).
  * `replies` is the port the worker answers calls on (moved to the worker).
  */
 export function initWorker(

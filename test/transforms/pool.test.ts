@@ -39,6 +39,11 @@ const MODULES: Record<string, string> = {
   'block.mjs': `export default (ctx) => { Atomics.wait(new Int32Array(ctx.flag), 0, 0); return { message: 'released ' + ctx.n }; };`,
   // counts its runs in a buffer the test shares
   'count.mjs': `export default (ctx) => { Atomics.add(new Int32Array(ctx.counter), 0, 1); return { message: 'counted ' + ctx.n }; };`,
+  // counts its runs too; and a message whose first call carries a flag blocks the worker's thread until the test
+  // sets it, right after the worker has queued that message's calls and before it starts the first
+  'late.mjs': `import { parentPort } from 'node:worker_threads';
+    parentPort.on('message', (m) => { const flag = m.jobs?.[0]?.calls?.[0]?.flag; if (flag) Atomics.wait(new Int32Array(flag), 0, 0); });
+    export default (ctx) => { Atomics.add(new Int32Array(ctx.counter), 0, 1); return { message: 'ran ' + ctx.n }; };`,
   'syntax.ts': `export default (ctx => ({ message: 'broken' `,
   'no-export.mjs': `export const something = 1;`,
   'load-throws.mjs': `throw new Error('refusing to load');`,
@@ -297,6 +302,26 @@ describe('createTransformPool()', () => {
       expect(await p.call('count.mjs', [{ counter, n: 4 }], 10_000)).toEqual([{ message: 'counted 4' }]);
       expect(await p.call('count.mjs', [{ counter, n: 5 }], 10_000)).toEqual([{ message: 'counted 5' }]);
       expect(Atomics.load(new Int32Array(counter), 0)).toBe(5);
+    });
+
+    it('answers a call whose worker was slow to start it when the calls behind it are taken back', async () => {
+      const p = await pool([spec('late.mjs')], { max: 2, scaleAfterMs: 10, idleMs: 60_000 });
+      const g = gate();
+      const counter = new SharedArrayBuffer(4);
+      // one message to the first worker, which blocks before it starts the first call
+      const first = p.call('late.mjs', [{ flag: g.flag, counter, n: 1 }], 10_000);
+      const behind = [2, 3, 4].map((n) => p.call('late.mjs', [{ counter, n }], 10_000));
+      // the three behind it are taken back and answered by a second worker
+      expect(await Promise.all(behind)).toEqual([2, 3, 4].map((n) => [{ message: `ran ${n}` }]));
+      expect(p.stats().scaledUp).toBe(1);
+      g.open();
+      // the first call still runs where it was sent, and is answered long before its deadline
+      expect(await first).toEqual([{ message: 'ran 1' }]);
+      expect(Atomics.load(new Int32Array(counter), 0)).toBe(4);
+      // both workers take calls again, and nothing taken back runs twice
+      expect(await Promise.all([5, 6, 7, 8].map((n) => p.call('late.mjs', [{ counter, n }], 10_000)))).toEqual([5, 6, 7, 8].map((n) => [{ message: `ran ${n}` }]));
+      expect(Atomics.load(new Int32Array(counter), 0)).toBe(8);
+      expect(p.stats()).toMatchObject({ workers: 2, restarts: 0 });
     });
 
     it('never grows past max', async () => {
