@@ -41,6 +41,13 @@ async function mainLoaded(srv: Running): Promise<string[]> {
   return JSON.parse(/loaded-probe main (\[.*\])/.exec(srv.output().slice(from))![1]!) as string[];
 }
 
+/** The last list each transform worker printed. */
+function workersLoaded(srv: Running): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const m of srv.output().matchAll(/loaded-probe worker (\d+) (\[.*\])/g)) out.set(m[1]!, JSON.parse(m[2]!) as string[]);
+  return out;
+}
+
 const has = (list: string[], what: string) => list.some((m) => m.includes(what));
 
 describe('hook-intake serve and the compile cache', () => {
@@ -63,7 +70,7 @@ describe('hook-intake serve and the compile cache', () => {
     return { dir, tmp: join(dir, 'tmp'), cache: join(dir, 'tmp', 'node-compile-cache') };
   };
 
-  it('serves without the compiler from the first start on', async () => {
+  it('serves without the compiler from the first start, and its workers from the second', async () => {
     const { dir, tmp, cache } = setup();
     try {
       const first = await start(dir, tmp);
@@ -78,8 +85,10 @@ describe('hook-intake serve and the compile cache', () => {
       }
       const second = await start(dir, tmp);
       try {
-        // found everything in the cache: no second replacement, still no compiler
         expect(has(await mainLoaded(second), COMPILER)).toBe(false);
+        const workers = workersLoaded(second);
+        expect(workers.size).toBeGreaterThan(0);
+        for (const list of workers.values()) expect(has(list, COMPILER)).toBe(false);
       } finally {
         expect(await second.stop()).toBe(0);
       }
@@ -94,6 +103,9 @@ describe('hook-intake serve and the compile cache', () => {
       const srv = await start(dir, tmp, { NODE_DISABLE_COMPILE_CACHE: '1' });
       try {
         expect(has(await mainLoaded(srv), COMPILER)).toBe(true);
+        const workers = workersLoaded(srv);
+        expect(workers.size).toBeGreaterThan(0);
+        for (const list of workers.values()) expect(has(list, COMPILER)).toBe(true);
       } finally {
         expect(await srv.stop()).toBe(0);
       }
