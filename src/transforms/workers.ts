@@ -17,10 +17,13 @@ export interface InitError {
   message: string;
 }
 
-/** Starts a worker and resolves once it waits for `init`. */
-export function spawnIdle(): Promise<Worker> {
+/**
+ * Starts a worker and resolves once it waits for `init`. A `spare` (kept for the next reload) also
+ * loads the type-stripping compiler while it waits, for the module just edited (see worker.ts).
+ */
+export function spawnIdle(spare = false): Promise<Worker> {
   return new Promise((resolve, reject) => {
-    const w = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: MEMORY_LIMIT_MB }, stdout: false, stderr: false });
+    const w = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: MEMORY_LIMIT_MB }, stdout: false, stderr: false, workerData: { spare } });
     const done = (err?: Error) => {
       w.off('message', onMessage);
       w.off('error', done);
@@ -92,7 +95,7 @@ export function createWorkerSource(spares: number, keepMs = SPARE_KEEP_MS): Work
   };
   const refill = () => {
     while (!closed && idle.length < spares) {
-      const p = spawnIdle();
+      const p = spawnIdle(true);
       p.then((w) => w.unref(), () => undefined);
       idle.push(p);
     }

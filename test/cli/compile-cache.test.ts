@@ -2,14 +2,16 @@
  * What the serving process keeps resident: with Node's compile cache on (bin/hook-intake.js), the
  * process that serves never loads the type-stripping compiler, not even on a start that finds the
  * cache empty (it writes the cache and replaces itself once more), and transform workers find
- * their modules in the cache too. Node's HTTP client (undici) is not loaded at all.
+ * their modules in the cache too; the spare worker kept once transforms are edited loads the
+ * compiler ahead, for the next edit, without a warning in the log. Node's HTTP client (undici) is
+ * not loaded at all.
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { restartForCache, TYPE_STRIPPER } from '../../src/cli/node-flags.ts';
-import { cleanup, post, startCli, tempDir, type Running } from '../helpers/cli.ts';
+import { cleanup, post, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
 
 const PROBE = join(import.meta.dirname, '../fixtures/loaded-probe.mjs');
 const COMPILER = 'internal/deps/amaro/';
@@ -70,7 +72,7 @@ describe('hook-intake serve and the compile cache', () => {
     return { dir, tmp: join(dir, 'tmp'), cache: join(dir, 'tmp', 'node-compile-cache') };
   };
 
-  it('serves without the compiler from the first start, and its workers from the second', async () => {
+  it('serves without the compiler from the first start, and its workers from the second; the spare kept after an edit has it ready', async () => {
     const { dir, tmp, cache } = setup();
     try {
       const first = await start(dir, tmp);
@@ -89,6 +91,16 @@ describe('hook-intake serve and the compile cache', () => {
         const workers = workersLoaded(second);
         expect(workers.size).toBeGreaterThan(0);
         for (const list of workers.values()) expect(has(list, COMPILER)).toBe(false);
+        // an edit: the new generation's worker strips the edited module, and the spare kept from
+        // then on for the next reload has the compiler loaded already
+        const before = new Set(workers.keys());
+        writeFileSync(join(dir, 'transforms', 'shape.ts'), `export default (ctx: { payload: { title: string } }) => ({ text: 'edited: ' + ctx.payload.title });\n`);
+        const after = await until(() => {
+          const started = [...workersLoaded(second)].filter(([id]) => !before.has(id));
+          return started.length >= 2 && started.every(([, list]) => has(list, COMPILER)) && started;
+        });
+        expect(after.length).toBe(2);
+        expect(second.output()).not.toMatch(/ExperimentalWarning|stripTypeScriptTypes/);
       } finally {
         expect(await second.stop()).toBe(0);
       }
