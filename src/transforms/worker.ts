@@ -21,7 +21,7 @@ const port = parentPort!;
 // A fresh jiti per worker and no module cache: a reload (new workers) always evaluates the files again.
 // tryNative: Node's own loader first (it strips TypeScript types natively, and with the compile cache that
 // worker-entry.js turns on, a module already seen costs no compiler at all); jiti's transformer only for
-// what Node cannot load (enums, extensionless imports…), which keeps a worker at ~10–20 MB instead of
+// what Node cannot load (enums, extensionless imports…), which keeps a worker at ~17–33 MB instead of
 // ~60 MB with the transformer loaded.
 const jiti = createJiti(import.meta.url, { moduleCache: false, requireCache: false, interopDefault: false, tryNative: true });
 const fns = new Map<string, Fn>();

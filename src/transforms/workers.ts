@@ -79,7 +79,7 @@ export const SPARE_KEEP_MS = 5 * 60_000;
 /**
  * Keeps up to `spares` idle workers while workers are being taken. The first `take` (the first
  * configuration's workers) starts none: a configuration that is never edited keeps no spare,
- * since each is an isolate of its own (about 30 MB resident). Every later `take` (a reload, a
+ * since each is an isolate of its own (about 17–33 MB resident). Every later `take` (a reload, a
  * worker replaced after a deadline, a pool that grows) starts one for the next, so a run of edits
  * pays a worker's start-up (about 50 ms) only once; spares retire after `keepMs` without a
  * `take`. They do not keep the process alive.
