@@ -6,7 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 import JSON5 from 'json5';
-import { parseDocument, type Node as YamlNode } from 'yaml';
+import { createRequire } from 'node:module';
+import type { Node as YamlNode } from 'yaml';
 import { ConfigError, type ConfigIssue } from '../errors.ts';
 import { interpolate } from './interpolate.ts';
 import { validateConfig } from './validate.ts';
@@ -41,6 +42,13 @@ export interface LoadedConfig {
   fallbackTokens: ('hooks' | 'gateway')[];
 }
 
+/**
+ * The YAML parser, loaded on first use: only YAML configurations need it, and a process that
+ * never reads one keeps it out of its heap (about 0.9 MB; docs/performance.md, "Memory").
+ */
+let yamlModule: typeof import('yaml') | undefined;
+const yaml = (): typeof import('yaml') => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
+
 /** Locates the config file the way `serve` and `check` do. */
 export function findConfigFile(opts: LoadOptions): string | undefined {
   const cwd = opts.cwd ?? process.cwd();
@@ -55,7 +63,7 @@ export function findConfigFile(opts: LoadOptions): string | undefined {
 export function parseConfigText(text: string, file: string): { data?: unknown; issues: ConfigIssue[]; lineOf?: (path: (string | number)[]) => number | undefined } {
   const ext = extname(file).toLowerCase();
   if (ext === '.yaml' || ext === '.yml') {
-    const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+    const doc = yaml().parseDocument(text, { prettyErrors: false, uniqueKeys: true });
     const starts = lineStarts(text);
     if (doc.errors.length) {
       // without prettyErrors the parser leaves linePos unset; the offset is always there

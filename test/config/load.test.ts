@@ -2,6 +2,7 @@
  * Loading a config file end to end: finding it, JSON5 and YAML, defaults,
  * line numbers in errors, and the token fallback used by `serve` and `check`.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -107,6 +108,13 @@ describe('loadConfig()', () => {
     const { config } = loadConfig({ file, cwd: root, env: {} });
     expect(config.hooks.token).toBe(TOKEN);
     expect(config.gateway.port).toBe(9001);
+  });
+
+  it('loads the YAML parser only once a YAML file is read', () => {
+    // in a process of its own, where nothing else has loaded it
+    const probe = join(import.meta.dirname, '../fixtures/yaml-probe.mjs');
+    const out = execFileSync(process.execPath, [probe, join(import.meta.dirname, '../../src/config/load.ts')], { encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ afterJson: false, afterYaml: true });
   });
 
   it('names the unknown key, its YAML line and a did-you-mean', () => {
