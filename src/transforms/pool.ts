@@ -24,6 +24,7 @@
  */
 import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { createWorkerSource, initWorker, type WorkerSource } from './workers.ts';
+import { TakenBack } from './taken-back.ts';
 import { onNextTurn } from '../util/next-turn.ts';
 
 export { createWorkerSource, type WorkerSource } from './workers.ts';
@@ -130,17 +131,6 @@ interface Slot {
  */
 const PIPELINE = 32;
 
-/**
- * Indexes of a slot's `takenBack` (a BigInt64Array shared with its worker: ids only grow for as long
- * as a pool lives). When the pool takes back the calls sent ahead behind a slow one, it writes the
- * first one's id to `FROM`, then the last one's to `THROUGH`; the worker reads `THROUGH`, then
- * `FROM`, before each call and skips it when its id is in between. So the slow call itself is never
- * skipped, even when its worker has not started it yet, and a range read while the pool replaces it
- * is never wider than either. A worker that reads the range just before the pool writes it may run
- * a call taken back (its answer is ignored); it never skips a call it still owes.
- */
-const TakenBack = { FROM: 0, THROUGH: 1, length: 2 } as const;
-
 interface Started {
   worker: Worker;
   takenBack: BigInt64Array;
@@ -156,16 +146,16 @@ interface Reply {
 }
 
 async function startWorker(source: WorkerSource, specs: TransformSpec[]): Promise<Started> {
-  const skip = new SharedArrayBuffer(TakenBack.length * BigInt64Array.BYTES_PER_ELEMENT);
+  const shared = new SharedArrayBuffer(TakenBack.length * BigInt64Array.BYTES_PER_ELEMENT);
   const { port1, port2 } = new MessageChannel();
-  const result = await initWorker(await source.take(), specs, skip, port2);
+  const result = await initWorker(await source.take(), specs, shared, port2);
   if ('errors' in result) {
     port1.close();
     throw new TransformLoadError(result.errors);
   }
   // the worker keeps the process alive (or not, as a spare); its answer port does not add to that
   port1.unref();
-  return { worker: result.worker, takenBack: new BigInt64Array(skip), replies: port1 };
+  return { worker: result.worker, takenBack: new BigInt64Array(shared), replies: port1 };
 }
 
 export async function createTransformPool(specs: TransformSpec[], opts: PoolOptions): Promise<TransformPool> {

@@ -9,6 +9,7 @@ import { stripTypeScriptTypes } from 'node:module';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createJiti } from 'jiti';
 import { withoutJsonInput } from './error-text.ts';
+import { TakenBack } from './taken-back.ts';
 
 interface Spec {
   key: string;
@@ -64,15 +65,10 @@ interface Call {
   /** Fields of each context's `action` that default to the JSON of the body: computed when read. */
   deferred?: string[];
 }
-type Message = { type: 'calls'; jobs: Call[] } | { type: 'init'; specs: Spec[]; skip: SharedArrayBuffer; replies: MessagePort };
+type Message = { type: 'calls'; jobs: Call[] } | { type: 'init'; specs: Spec[]; takenBack: SharedArrayBuffer; replies: MessagePort };
 
-/**
- * Shared with the pool (see `TakenBack` in pool.ts): calls with an id from `FROM` through `THROUGH`
- * were taken back (given to another worker): skip them.
- */
-let takenBack = new BigInt64Array(new SharedArrayBuffer(2 * 8));
-const FROM = 0;
-const THROUGH = 1;
+/** Shared with the pool: the range of call ids taken back (given to another worker), to skip (see `TakenBack`). */
+let takenBack = new BigInt64Array(new SharedArrayBuffer(TakenBack.length * BigInt64Array.BYTES_PER_ELEMENT));
 /** Where calls are answered: a port of their own, which the pool drains without an event per answer. */
 let replies: MessagePort = port;
 
@@ -80,12 +76,12 @@ let replies: MessagePort = port;
 // send several ahead, and when one is stuck it knows that the ones behind it never started.
 let chain: Promise<void> = Promise.resolve();
 port.on('message', (m: Message) => {
-  if (m.type === 'init') chain = chain.then(() => start(m.specs, m.skip, m.replies));
+  if (m.type === 'init') chain = chain.then(() => start(m.specs, m.takenBack, m.replies));
   else for (const c of m.jobs) chain = chain.then(() => call(c));
 });
 
-async function start(specs: Spec[], skip: SharedArrayBuffer, answers: MessagePort): Promise<void> {
-  takenBack = new BigInt64Array(skip);
+async function start(specs: Spec[], shared: SharedArrayBuffer, answers: MessagePort): Promise<void> {
+  takenBack = new BigInt64Array(shared);
   replies = answers;
   const errors = await init(specs);
   port.postMessage(errors.length ? { type: 'init-error', errors } : { type: 'ready' });
@@ -93,8 +89,8 @@ async function start(specs: Spec[], skip: SharedArrayBuffer, answers: MessagePor
 
 async function call(m: Call): Promise<void> {
   // THROUGH before FROM: the pool writes FROM first, so a range read while it changes is never wider than either
-  const through = Atomics.load(takenBack, THROUGH);
-  const from = Atomics.load(takenBack, FROM);
+  const through = Atomics.load(takenBack, TakenBack.THROUGH);
+  const from = Atomics.load(takenBack, TakenBack.FROM);
   const id = BigInt(m.id);
   if (id >= from && id <= through) return;
   const fn = fns.get(m.key);

@@ -43,14 +43,14 @@ export function spawnIdle(spare = false): Promise<Worker> {
 
 /**
  * Hands an idle worker the modules to load; resolves with the worker, or with
- * the modules that failed. `skip` is shared with the worker: the range of call
- * ids it skips (the pool gave them elsewhere).
+ * the modules that failed. `takenBack` is shared with the worker: the range of
+ * call ids it skips (the pool gave them elsewhere; see taken-back.ts).
  * `replies` is the port the worker answers calls on (moved to the worker).
  */
 export function initWorker(
   w: Worker,
   specs: { key: string; file: string; exportName?: string }[],
-  skip: SharedArrayBuffer,
+  takenBack: SharedArrayBuffer,
   replies: MessagePort,
 ): Promise<{ worker: Worker } | { errors: InitError[] }> {
   return new Promise((resolve) => {
@@ -64,7 +64,7 @@ export function initWorker(
     const onError = (err: Error) => done(undefined, err);
     w.on('message', done);
     w.on('error', onError);
-    w.postMessage({ type: 'init', specs, skip, replies }, [replies]);
+    w.postMessage({ type: 'init', specs, takenBack, replies }, [replies]);
   });
 }
 
