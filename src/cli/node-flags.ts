@@ -1,29 +1,58 @@
 /**
- * V8 flags `hook-intake serve` runs with. Node's default young generation on
- * a 64-bit machine lets semi-spaces grow to 32 MiB each (96 MiB of new space
- * in all); a server that answers after a group commit keeps each request's
- * objects alive for a millisecond or two, and under load that new space
- * fills to its maximum and stays resident, in the main thread and in each
- * transform worker. 8 MiB semi-spaces keep peak resident memory under load
- * 40 MiB lower in wake than Node's default, 80 MiB with a TS transform (10–70
- * and 40 MiB lower than 16 MiB), for about 6 % more CPU in wake at 50
- * connections and none measurable at 200 or with a transform; 4 MiB saves
- * another 5–10 MiB for 5–10 % more CPU (docs/performance.md, "Memory").
+ * V8 flags `hook-intake serve` runs with (docs/performance.md, "Memory").
+ *
+ * Semi-spaces: Node's default young generation on a 64-bit machine lets
+ * semi-spaces grow to 32 MiB each (96 MiB of new space in all); a server that
+ * answers after a group commit keeps each request's objects alive for a
+ * millisecond or two, and under load that new space fills to its maximum and
+ * stays resident, in the main thread and in each transform worker. 8 MiB
+ * semi-spaces keep peak resident memory under load 40 MiB lower in wake than
+ * Node's default, 80 MiB with a TS transform (10–70 and 40 MiB lower than
+ * 16 MiB), for about 6 % more CPU in wake at 50 connections and none
+ * measurable at 200 or with a transform; 4 MiB saves another 5–10 MiB for
+ * 5–10 % more CPU.
+ *
+ * Maglev: V8's mid-tier optimising compiler runs its compilations on
+ * background threads, and the memory they take from the C allocator in those
+ * threads stays resident once the load that made the code hot has passed:
+ * about 15 MiB of peak resident memory in wake and with templates. Hot code
+ * is still optimised by TurboFan, V8's top tier.
+ *
+ * Allocation-site pretenuring: V8 counts how many objects of each literal in
+ * the code survive a young-generation collection and, past a threshold,
+ * allocates that literal's objects in the old generation from then on. Under
+ * load a request's objects (a write queued for the group commit, the arrays
+ * of one request) are briefly alive in great numbers, and a decision to
+ * pretenure one of them sticks for the life of the process: each such object,
+ * dead once its request is answered, stays in the old generation until the
+ * next full collection and keeps the young objects it points to alive, so
+ * they are promoted too. At 200 connections that took peak resident memory
+ * from about 130 MiB to about 200 MiB in about half the runs; with
+ * pretenuring off, in none.
  */
 export const SEMI_SPACE_FLAG = '--max-semi-space-size';
 export const SEMI_SPACE_MB = 8;
 
+/** Each flag `serve` adds, with the V8 flag names that count as the operator's own choice of it. */
+const CHOSEN: readonly { flag: string; names: RegExp }[] = [
+  { flag: `${SEMI_SPACE_FLAG}=${SEMI_SPACE_MB}`, names: /^--max-semi-space-size(=|$)/ },
+  { flag: '--no-maglev', names: /^--(no-)?maglev(=|$)/ },
+  { flag: '--no-allocation-site-pretenuring', names: /^--(no-)?allocation-site-pretenuring(=|$)/ },
+];
+
+/** A V8 flag as V8 reads it: `_` and `-` alike, `--no-x` and `--nox` alike. */
+const spelling = (flag: string) => flag.replace(/_/g, '-').replace(/^--no(?!-)/, '--no-');
+
 /**
  * The flags to add when the process should replace itself before serving:
- * none for commands other than `serve`, and none when the operator already
- * set a semi-space size (on the command line or in NODE_OPTIONS).
+ * none for commands other than `serve`; each flag only when the operator has
+ * not already set it either way (on the command line, or in NODE_OPTIONS for
+ * the semi-space size: Node refuses the other two there).
  */
 export function serveFlags(args: readonly string[], execArgv: readonly string[], nodeOptions: string | undefined): string[] {
   if (args[0] !== 'serve') return [];
-  const chosen = (s: string) => s.startsWith(SEMI_SPACE_FLAG) || s.startsWith(SEMI_SPACE_FLAG.replace(/-/g, '_').replace(/^__/, '--'));
-  if (execArgv.some(chosen)) return [];
-  if (nodeOptions && nodeOptions.split(/\s+/).some(chosen)) return [];
-  return [`${SEMI_SPACE_FLAG}=${SEMI_SPACE_MB}`];
+  const given = [...execArgv, ...(nodeOptions ? nodeOptions.split(/\s+/) : [])].map(spelling);
+  return CHOSEN.filter((f) => !given.some((g) => f.names.test(g))).map((f) => f.flag);
 }
 
 /** Set (to `1`) on the image `restartForCache` starts, so that it happens at most once. */

@@ -1,6 +1,7 @@
 /**
- * `serve` replaces itself once with a smaller young generation, unless the
- * operator chose a size; other commands run as they are.
+ * `serve` replaces itself once with a smaller young generation, without
+ * Maglev and without allocation-site pretenuring, each unless the operator
+ * chose otherwise; other commands run as they are.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -9,18 +10,32 @@ import { serveFlags } from '../../src/cli/node-flags.ts';
 import { cleanup, post, startCli } from '../helpers/cli.ts';
 
 describe('serveFlags()', () => {
-  it('adds the semi-space size for serve only', () => {
-    expect(serveFlags(['serve', '--port', '0'], [], undefined)).toEqual(['--max-semi-space-size=8']);
+  it('adds the semi-space size and turns Maglev off, for serve only', () => {
+    expect(serveFlags(['serve', '--port', '0'], [], undefined)).toEqual(['--max-semi-space-size=8', '--no-maglev', '--no-allocation-site-pretenuring']);
     expect(serveFlags(['check'], [], undefined)).toEqual([]);
     expect(serveFlags(['try', 'wake'], [], undefined)).toEqual([]);
     expect(serveFlags([], [], undefined)).toEqual([]);
   });
 
-  it("keeps the operator's choice, on the command line or in NODE_OPTIONS, in either spelling", () => {
-    expect(serveFlags(['serve'], ['--max-semi-space-size=64'], undefined)).toEqual([]);
-    expect(serveFlags(['serve'], ['--max_semi_space_size=64'], undefined)).toEqual([]);
-    expect(serveFlags(['serve'], [], '--enable-source-maps --max-semi-space-size=4')).toEqual([]);
-    expect(serveFlags(['serve'], [], '--enable-source-maps')).toEqual(['--max-semi-space-size=8']);
+  it("keeps the operator's semi-space size, on the command line or in NODE_OPTIONS, in either spelling", () => {
+    expect(serveFlags(['serve'], ['--max-semi-space-size=64'], undefined)).toEqual(['--no-maglev', '--no-allocation-site-pretenuring']);
+    expect(serveFlags(['serve'], ['--max_semi_space_size=64'], undefined)).toEqual(['--no-maglev', '--no-allocation-site-pretenuring']);
+    expect(serveFlags(['serve'], [], '--enable-source-maps --max-semi-space-size=4')).toEqual(['--no-maglev', '--no-allocation-site-pretenuring']);
+    expect(serveFlags(['serve'], [], '--enable-source-maps')).toEqual(['--max-semi-space-size=8', '--no-maglev', '--no-allocation-site-pretenuring']);
+  });
+
+  it("keeps the operator's Maglev and pretenuring choices either way, in any spelling V8 reads", () => {
+    for (const flag of ['--maglev', '--no-maglev', '--nomaglev', '--no_maglev'])
+      expect(serveFlags(['serve'], [flag], undefined), flag).toEqual(['--max-semi-space-size=8', '--no-allocation-site-pretenuring']);
+    for (const flag of ['--allocation-site-pretenuring', '--no-allocation-site-pretenuring', '--noallocation_site_pretenuring'])
+      expect(serveFlags(['serve'], [flag], undefined), flag).toEqual(['--max-semi-space-size=8', '--no-maglev']);
+    expect(serveFlags(['serve'], ['--maglev', '--max-semi-space-size=16', '--allocation-site-pretenuring'], undefined)).toEqual([]);
+    // tuning flags of the same names are not a choice to run with or without them
+    expect(serveFlags(['serve'], ['--maglev-inlining', '--allocation-site-tracking'], undefined)).toEqual([
+      '--max-semi-space-size=8',
+      '--no-maglev',
+      '--no-allocation-site-pretenuring',
+    ]);
   });
 });
 
@@ -36,6 +51,22 @@ describe.skipIf(!procfs)('hook-intake serve', () => {
     const srv = await startCli({ config: c });
     try {
       expect(cmdline(srv.proc.pid!)).toContain('--max-semi-space-size=8');
+      expect(cmdline(srv.proc.pid!)).toContain('--no-maglev');
+      expect(cmdline(srv.proc.pid!)).toContain('--no-allocation-site-pretenuring');
+      expect((await post(`${srv.url}/hooks/wake`, { text: 'x', mode: 'next-heartbeat' }, { authorization: `Bearer ${c.hooks.token}` })).status).toBe(200);
+    } finally {
+      expect(await srv.stop()).toBe(0);
+      cleanup(srv.dir);
+    }
+  });
+
+  it('leaves Maglev on when node was started with --maglev', async () => {
+    const c = config();
+    const srv = await startCli({ config: c, nodeArgs: ['--maglev'] });
+    try {
+      expect(cmdline(srv.proc.pid!)).toContain('--max-semi-space-size=8');
+      expect(cmdline(srv.proc.pid!)).toContain('--no-allocation-site-pretenuring');
+      expect(cmdline(srv.proc.pid!)).not.toContain('--no-maglev');
       expect((await post(`${srv.url}/hooks/wake`, { text: 'x', mode: 'next-heartbeat' }, { authorization: `Bearer ${c.hooks.token}` })).status).toBe(200);
     } finally {
       expect(await srv.stop()).toBe(0);
@@ -47,6 +78,7 @@ describe.skipIf(!procfs)('hook-intake serve', () => {
     const srv = await startCli({ config: config(), env: { NODE_OPTIONS: '--max-semi-space-size=4' } });
     try {
       expect(cmdline(srv.proc.pid!)).not.toContain('--max-semi-space-size=8');
+      expect(cmdline(srv.proc.pid!)).toContain('--no-maglev');
     } finally {
       expect(await srv.stop()).toBe(0);
       cleanup(srv.dir);

@@ -35,6 +35,8 @@ export interface StartOptions {
   configText?: string;
   dir?: string;
   args?: string[];
+  /** Flags for node itself, before the script. */
+  nodeArgs?: string[];
   env?: Record<string, string>;
   cwd?: string;
 }
@@ -45,7 +47,7 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
   if (opts.configText !== undefined) writeFileSync(configFile, opts.configText);
   else if (opts.config !== undefined) writeFileSync(configFile, JSON.stringify(opts.config, null, 2));
   const dataDir = join(dir, 'data');
-  const args = [BIN, 'serve', '--port', '0', '--data', dataDir, ...(opts.config !== undefined || opts.configText !== undefined ? ['--config', configFile] : []), ...(opts.args ?? [])];
+  const args = [...(opts.nodeArgs ?? []), BIN, 'serve', '--port', '0', '--data', dataDir, ...(opts.config !== undefined || opts.configText !== undefined ? ['--config', configFile] : []), ...(opts.args ?? [])];
   const proc = spawn(process.execPath, args, {
     cwd: opts.cwd ?? dir,
     env: { ...process.env, ...opts.env, HOOK_INTAKE_CONFIG: '', HOOK_INTAKE_DATA: '' },
