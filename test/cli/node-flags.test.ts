@@ -10,7 +10,7 @@ import { serveFlags } from '../../src/cli/node-flags.ts';
 import { cleanup, post, startCli } from '../helpers/cli.ts';
 
 describe('serveFlags()', () => {
-  it('adds the semi-space size and turns Maglev off, for serve only', () => {
+  it('adds its three V8 flags (semi-space size, Maglev off, pretenuring off) for serve only', () => {
     expect(serveFlags(['serve', '--port', '0'], [], undefined)).toEqual(['--max-semi-space-size=8', '--no-maglev', '--no-allocation-site-pretenuring']);
     expect(serveFlags(['check'], [], undefined)).toEqual([]);
     expect(serveFlags(['try', 'wake'], [], undefined)).toEqual([]);
