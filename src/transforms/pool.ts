@@ -166,7 +166,6 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
   const source = opts.source ?? createWorkerSource(0);
   const slots: Slot[] = [];
   const queue: Job[] = [];
-  const calls = new Map<number, Job>();
   let starting = 0;
   let nextId = 1;
   let closed = false;
@@ -182,11 +181,17 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
   };
 
   const answer = (slot: Slot, m: Reply) => {
-    const job = calls.get(m.id);
-    if (!job) return; // a call that timed out while it waited behind another: its answer is not wanted
-    calls.delete(m.id);
-    const at = slot.sent.indexOf(job);
-    if (at !== -1) slot.sent.splice(at, 1);
+    // Looked up in the worker's own list (nearly always its first entry), not in a Map of calls by id:
+    // as such a Map grows and shrinks with the load, V8 replaces its table, and a replaced table that
+    // had reached the old generation kept referring to the calls it held, so their requests' objects
+    // were promoted too and stayed until the next full collection (about 380 KB a scavenge and
+    // 50 MB of peak memory under load; see docs/performance.md, eleventh round).
+    const sent = slot.sent;
+    let at = 0;
+    while (at < sent.length && sent[at]!.id !== m.id) at++;
+    if (at === sent.length) return; // a call that timed out while it waited behind another: its answer is not wanted
+    const job = sent[at]!;
+    sent.splice(at, 1);
     job.slot = undefined;
     settle(job, m.type === 'result' ? undefined : new TransformCallError(m.message ?? 'transform failed', false, m.stack), m.results);
   };
@@ -225,7 +230,6 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     clearTimeout(slot.idleTimer);
     const [running, ...waiting] = slot.sent;
     slot.sent = [];
-    for (const j of [running, ...waiting]) if (j?.id !== undefined) calls.delete(j.id);
     if (running) {
       running.slot = undefined;
       settle(running, reason ?? new TransformCallError('transform worker stopped', false));
@@ -261,7 +265,6 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     if (!waiting.length) return;
     Atomics.store(slot.takenBack, TakenBack.FROM, BigInt(waiting[0]!.id!));
     Atomics.store(slot.takenBack, TakenBack.THROUGH, BigInt(waiting[waiting.length - 1]!.id!));
-    for (const j of waiting) calls.delete(j.id!);
     requeue(waiting);
   };
 
@@ -325,7 +328,6 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
       job.sentAt = now;
       job.slot = best;
       best.sent.push(job);
-      calls.set(job.id, job);
       outbox ??= new Map();
       const list = outbox.get(best);
       const msg: CallMessage = { id: job.id, key: job.key, calls: job.contexts };
@@ -384,7 +386,6 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
               // still queued, or waiting behind a slower call in a worker: give up on it alone
               if (slot) {
                 slot.sent.splice(slot.sent.indexOf(job), 1);
-                if (job.id !== undefined) calls.delete(job.id);
                 job.slot = undefined;
               } else queue.splice(queue.indexOf(job), 1);
               settle(job, new TransformCallError(`timed out after ${timeoutMs} ms waiting for a free worker`, true));
@@ -401,7 +402,6 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
       clearTimeout(rebalanceTimer);
       const pending = [...queue.splice(0), ...slots.flatMap((s) => s.sent)];
       for (const job of pending) settle(job, new TransformCallError('the transform pool is closed', false));
-      calls.clear();
       await Promise.all(
         slots.splice(0).map((s) => {
           s.live = false;
