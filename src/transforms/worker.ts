@@ -113,6 +113,47 @@ async function call(m: Call): Promise<void> {
   }
 }
 
+/** On an action with deferred fields: the body's text they are computed from (not enumerable, so never copied). */
+const BODY = Symbol('body');
+type Deferring = Record<string | symbol, unknown> & { [BODY]: string };
+
+/** The last body computed as a default (calls run one at a time, so this is the call's). */
+let lastBody: string | undefined;
+let lastDefault = '';
+function bodyDefault(json: string): string {
+  if (json !== lastBody) {
+    lastDefault = JSON.stringify(JSON.parse(json));
+    lastBody = json;
+  }
+  return lastDefault;
+}
+
+/**
+ * One accessor per deferred field name, shared by every action, which then share one hidden class. A
+ * getter made per call (a closure over the body) gave each action a hidden class of its own; V8 keeps
+ * hidden classes in the old generation, and each kept its call's objects alive past their scavenges
+ * until the next full collection: the worker promoted about 700 KB a scavenge under load (see
+ * docs/performance.md, eleventh round).
+ */
+const accessors = new Map<string, PropertyDescriptor>();
+function deferredAccessor(field: string): PropertyDescriptor {
+  let d = accessors.get(field);
+  if (!d) {
+    d = {
+      enumerable: true,
+      configurable: true,
+      get(this: Deferring) {
+        return bodyDefault(this[BODY]);
+      },
+      set(this: object, value: unknown) {
+        Object.defineProperty(this, field, { value, writable: true, enumerable: true, configurable: true });
+      },
+    };
+    accessors.set(field, d);
+  }
+  return d;
+}
+
 /**
  * Gives each context the payload parsed from the body text (one object for
  * the call, as a copied payload would be) and the deferred action fields as
@@ -122,21 +163,12 @@ async function call(m: Call): Promise<void> {
  */
 function withBody(contexts: Record<string, unknown>[], json: string, deferred: string[] | undefined): void {
   const payload: unknown = JSON.parse(json);
-  let bodyJson: string | undefined;
   for (const ctx of contexts) {
     ctx.payload = payload;
     const action = ctx.action as Record<string, unknown> | undefined;
     if (!deferred || !action) continue;
-    for (const field of deferred) {
-      Object.defineProperty(action, field, {
-        enumerable: true,
-        configurable: true,
-        get: () => (bodyJson ??= JSON.stringify(JSON.parse(json))),
-        set(value: unknown) {
-          Object.defineProperty(this, field, { value, writable: true, enumerable: true, configurable: true });
-        },
-      });
-    }
+    Object.defineProperty(action, BODY, { value: json });
+    for (const field of deferred) Object.defineProperty(action, field, deferredAccessor(field));
   }
 }
 

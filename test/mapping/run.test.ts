@@ -455,6 +455,12 @@ describe('runPipeline() sends a transform the body as text', () => {
     });
   });
 
+  it.each(paths)('%s: calls sent to the worker together each get the default of their own body', async (_how, body) => {
+    const bodies = [{ n: 1 }, { n: 2, s: 'two' }, { n: 1 }, { n: 3 }];
+    const seen = await Promise.all(bodies.map((b) => agent('defaults', b, body(b))));
+    expect(seen.map((a) => JSON.parse(a.message).before)).toEqual(['{"n":1}', '{"n":2,"s":"two"}', '{"n":1}', '{"n":3}']);
+  });
+
   it.each(paths)('%s: a transform may assign to a field of the rendered action', async (_how, body) => {
     expect((await agent('assign', { x: 1 }, body({ x: 1 }))).message).toContain('assigned');
   });
