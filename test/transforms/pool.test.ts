@@ -25,6 +25,15 @@ const MODULES: Record<string, string> = {
   'enum.ts': `enum Kind { Wake = 'wake' } export default () => ({ kind: Kind.Wake, text: 'from an enum' });`,
   'helper.ts': `export const greet = (n: number): string => 'helped ' + n;`,
   'imports.ts': `import { greet } from './helper'; export default (ctx: { n: number }) => ({ message: greet(ctx.n) });`,
+  // numbers the start and the end of each run in a buffer the test shares; answers later when asked (a promise or another thenable)
+  'seq.mjs': `export default (ctx) => {
+      const c = new Int32Array(ctx.counter);
+      const start = Atomics.add(c, 0, 1);
+      const end = () => ({ message: start + '-' + Atomics.add(c, 0, 1) });
+      if (ctx.wait) return new Promise((r) => setTimeout(() => r(end()), 2));
+      if (ctx.thenable) return { then: (r) => setTimeout(() => r(end()), 2) };
+      return end();
+    };`,
   'async.mjs': `export default async (ctx) => { await new Promise((r) => setTimeout(r, 1)); return ctx.n % 2 ? null : { message: 'even ' + ctx.n }; };`,
   'throws.ts': `export default () => { throw new TypeError('card declined'); };`,
   'rejects.mjs': `export default async () => { throw new Error('async refusal'); };`,
@@ -39,11 +48,18 @@ const MODULES: Record<string, string> = {
   'block.mjs': `export default (ctx) => { Atomics.wait(new Int32Array(ctx.flag), 0, 0); return { message: 'released ' + ctx.n }; };`,
   // counts its runs in a buffer the test shares
   'count.mjs': `export default (ctx) => { Atomics.add(new Int32Array(ctx.counter), 0, 1); return { message: 'counted ' + ctx.n }; };`,
-  // counts its runs too; and a message whose first call carries a flag blocks the worker's thread until the test
-  // sets it, right after the worker has queued that message's calls and before it starts the first
-  'late.mjs': `import { parentPort } from 'node:worker_threads';
-    parentPort.on('message', (m) => { const flag = m.jobs?.[0]?.calls?.[0]?.flag; if (flag) Atomics.wait(new Int32Array(flag), 0, 0); });
-    export default (ctx) => { Atomics.add(new Int32Array(ctx.counter), 0, 1); return { message: 'ran ' + ctx.n }; };`,
+  // counts its runs too; and a call that carries a gate makes the worker's thread block in a timer right after
+  // it answers (marking the gate's second slot), until the test opens the gate: calls sent meanwhile reach the
+  // worker's port but none of them starts
+  'late.mjs': `export default (ctx) => {
+      if (ctx.gate) {
+        const g = new Int32Array(ctx.gate);
+        setTimeout(() => { Atomics.store(g, 1, 1); Atomics.wait(g, 0, 0); }, 0);
+        return { message: 'armed' };
+      }
+      Atomics.add(new Int32Array(ctx.counter), 0, 1);
+      return { message: 'ran ' + ctx.n };
+    };`,
   'syntax.ts': `export default (ctx => ({ message: 'broken' `,
   'no-export.mjs': `export const something = 1;`,
   'load-throws.mjs': `throw new Error('refusing to load');`,
@@ -114,6 +130,16 @@ describe('createTransformPool()', () => {
       expect(await p.call('both.ts#transform', [{}], 5000)).toEqual([{ message: 'from transform' }]);
       expect(await p.call('exports.cjs#other', [{}], 5000)).toEqual([{ message: 'cjs other' }]);
     });
+  });
+
+  it('runs calls sent together one after another, in order, whether their transforms answer at once or later', async () => {
+    const p = await pool([spec('seq.mjs')]);
+    const counter = new SharedArrayBuffer(4);
+    const kinds = [{ wait: true }, {}, { thenable: true }, {}, {}, { wait: true }, {}];
+    const results = await Promise.all(kinds.map((k) => p.call('seq.mjs', [{ counter, ...k }], 5000)));
+    expect(results).toEqual(kinds.map((_, i) => [{ message: `${2 * i}-${2 * i + 1}` }]));
+    // and the worker takes the next calls as before
+    expect(await p.call('seq.mjs', [{ counter }, { counter, wait: true }], 5000)).toEqual([{ message: '14-15' }, { message: '16-17' }]);
   });
 
   it('runs every context of a call in order and returns the results in order, awaiting async ones', async () => {
@@ -306,15 +332,18 @@ describe('createTransformPool()', () => {
 
     it('answers a call whose worker was slow to start it when the calls behind it are taken back', async () => {
       const p = await pool([spec('late.mjs')], { max: 2, scaleAfterMs: 10, idleMs: 60_000 });
-      const g = gate();
+      const g = new SharedArrayBuffer(8);
       const counter = new SharedArrayBuffer(4);
-      // one message to the first worker, which blocks before it starts the first call
-      const first = p.call('late.mjs', [{ flag: g.flag, counter, n: 1 }], 10_000);
+      // the worker blocks between two messages: the next one waits on its port, none of its calls started
+      expect(await p.call('late.mjs', [{ gate: g }], 10_000)).toEqual([{ message: 'armed' }]);
+      await until(() => Atomics.load(new Int32Array(g), 1) === 1);
+      const first = p.call('late.mjs', [{ counter, n: 1 }], 10_000);
       const behind = [2, 3, 4].map((n) => p.call('late.mjs', [{ counter, n }], 10_000));
       // the three behind it are taken back and answered by a second worker
       expect(await Promise.all(behind)).toEqual([2, 3, 4].map((n) => [{ message: `ran ${n}` }]));
       expect(p.stats().scaledUp).toBe(1);
-      g.open();
+      Atomics.store(new Int32Array(g), 0, 1);
+      Atomics.notify(new Int32Array(g), 0);
       // the first call still runs where it was sent, and is answered long before its deadline
       expect(await first).toEqual([{ message: 'ran 1' }]);
       expect(Atomics.load(new Int32Array(counter), 0)).toBe(4);
