@@ -74,24 +74,10 @@ let replies: MessagePort = port;
 
 // Calls run strictly one after another, in the order they came (even async ones): the pool may
 // send several ahead, and when one is stuck it knows that the ones behind it never started.
-// A call whose transform answers synchronously runs at once, without a promise or a microtask;
-// while one is waiting on a promise, the ones after it wait behind it in `pending`.
-let pending: Promise<void> | undefined;
-function enqueue(run: () => Promise<void> | undefined): void {
-  if (!pending) {
-    const r = run();
-    if (r) track(r);
-  } else track(pending.then(run));
-}
-function track(p: Promise<void>): void {
-  const next: Promise<void> = p.then(() => {
-    if (pending === next) pending = undefined;
-  });
-  pending = next;
-}
+let chain: Promise<void> = Promise.resolve();
 port.on('message', (m: Message) => {
-  if (m.type === 'init') enqueue(() => start(m.specs, m.takenBack, m.replies));
-  else for (const c of m.jobs) enqueue(() => call(c));
+  if (m.type === 'init') chain = chain.then(() => start(m.specs, m.takenBack, m.replies));
+  else for (const c of m.jobs) chain = chain.then(() => call(c));
 });
 
 async function start(specs: Spec[], shared: SharedArrayBuffer, answers: MessagePort): Promise<void> {
@@ -101,11 +87,7 @@ async function start(specs: Spec[], shared: SharedArrayBuffer, answers: MessageP
   port.postMessage(errors.length ? { type: 'init-error', errors } : { type: 'ready' });
 }
 
-const isThenable = (v: unknown): v is PromiseLike<unknown> =>
-  v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
-
-/** Runs a call; returns a promise only when a transform returned one (the call then ends when it settles). */
-function call(m: Call): Promise<void> | undefined {
+async function call(m: Call): Promise<void> {
   // THROUGH before FROM: the pool writes FROM first, so a range read while it changes is never wider than either
   const through = Atomics.load(takenBack, TakenBack.THROUGH);
   const from = Atomics.load(takenBack, TakenBack.FROM);
@@ -116,43 +98,19 @@ function call(m: Call): Promise<void> | undefined {
     if (!fn) throw new Error(`transform ${m.key} is not loaded`);
     if (m.json !== undefined) withBody(m.calls, m.json, m.deferred);
     const results: unknown[] = [];
-    for (let i = 0; i < m.calls.length; i++) {
-      const r = fn(m.calls[i]);
-      if (isThenable(r)) return finish(m, fn, results, r, i);
-      results.push(r);
+    for (const ctx of m.calls) results.push(await fn(ctx));
+    try {
+      replies.postMessage({ type: 'result', id: m.id, results });
+    } catch (err) {
+      replies.postMessage({ type: 'error', id: m.id, message: `the transform returned a value that is not plain data: ${(err as Error).message}` });
     }
-    answer(m.id, results);
   } catch (err) {
-    fail(m.id, err);
+    const e = err as Error;
+    const message = String(e?.message ?? err);
+    const shown = withoutJsonInput(message);
+    const stack = e?.stack?.split('\n').slice(0, 8).join('\n');
+    replies.postMessage({ type: 'error', id: m.id, message: shown.slice(0, 2000), stack: shown === message ? stack : stack?.replace(message, shown) });
   }
-  return undefined;
-}
-
-/** The rest of a call whose transform returned a promise for context `i`. */
-async function finish(m: Call, fn: Fn, results: unknown[], first: PromiseLike<unknown>, i: number): Promise<void> {
-  try {
-    results.push(await first);
-    for (let j = i + 1; j < m.calls.length; j++) results.push(await fn(m.calls[j]));
-    answer(m.id, results);
-  } catch (err) {
-    fail(m.id, err);
-  }
-}
-
-function answer(id: number, results: unknown[]): void {
-  try {
-    replies.postMessage({ type: 'result', id, results });
-  } catch (err) {
-    replies.postMessage({ type: 'error', id, message: `the transform returned a value that is not plain data: ${(err as Error).message}` });
-  }
-}
-
-function fail(id: number, err: unknown): void {
-  const e = err as Error;
-  const message = String(e?.message ?? err);
-  const shown = withoutJsonInput(message);
-  const stack = e?.stack?.split('\n').slice(0, 8).join('\n');
-  replies.postMessage({ type: 'error', id, message: shown.slice(0, 2000), stack: shown === message ? stack : stack?.replace(message, shown) });
 }
 
 /** On an action with deferred fields: the body's text they are computed from (not enumerable, so never copied). */
