@@ -182,10 +182,10 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
 
   const answer = (slot: Slot, m: Reply) => {
     // Looked up in the worker's own list (nearly always its first entry), not in a Map of calls by id:
-    // as such a Map grows and shrinks with the load, V8 replaces its table, and a replaced table that
-    // had reached the old generation kept referring to the calls it held, so their requests' objects
-    // were promoted too and stayed until the next full collection (about 380 KB a scavenge and
-    // 50 MB of peak memory under load; see docs/performance.md, eleventh round).
+    // with such a Map, the calls' requests were promoted to the old generation and stayed there until
+    // the next full collection (about 380 KB a scavenge and 50 MB of peak memory under load; see
+    // docs/performance.md, eleventh round). V8 replaces a Map's table as it grows and shrinks, and a
+    // replaced table still refers to its entries: the likely way they were kept.
     const sent = slot.sent;
     let at = 0;
     while (at < sent.length && sent[at]!.id !== m.id) at++;
