@@ -7,6 +7,7 @@
  */
 import type { Store } from '../store/types.ts';
 import { errors } from '../errors.ts';
+import { RecycledMap } from '../util/recycled.ts';
 
 export const IDEMPOTENCY_HEADERS = ['idempotency-key', 'webhook-id', 'x-github-delivery'] as const;
 export const MAX_KEY_LENGTH = 256;
@@ -29,7 +30,7 @@ export interface Answer {
 }
 
 export class IdempotencyGuard {
-  private readonly inFlight = new Map<string, Promise<Answer | undefined>>();
+  private readonly inFlight = new RecycledMap<string, Promise<Answer | undefined>>();
 
   private readonly store: Store;
   constructor(store: Store) {

@@ -15,6 +15,7 @@ import type { Delivery, NewDelivery, Store } from '../store/types.ts';
 import { ChannelError } from '../plugins/define.ts';
 import { oneLine } from './agent-call.ts';
 import { chunkText } from './chunk.ts';
+import { RecycledMap, RecycledSet } from '../util/recycled.ts';
 
 export const MAX_ATTEMPTS = 5;
 /** A Retry-After longer than this is treated as this long. */
@@ -69,10 +70,10 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       return backoffFor(n, d.initialBackoffMs, d.maxBackoffMs);
     });
   /** Every entry this process is handling: queued, in flight or waiting to retry. */
-  const known = new Set<string>();
-  const queues = new Map<string, Delivery[]>();
-  const inFlight = new Map<string, Promise<void>>();
-  const retries = new Map<string, NodeJS.Timeout>();
+  const known = new RecycledSet<string>();
+  const queues = new RecycledMap<string, Delivery[]>();
+  const inFlight = new RecycledMap<string, Promise<void>>();
+  const retries = new RecycledMap<string, NodeJS.Timeout>();
   const shutdown = new AbortController();
   let stopped = false;
   let scanning: Promise<void> | undefined;
@@ -80,7 +81,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
   let idleWaiters: (() => void)[] = [];
 
   /** When each entry waiting to retry is due. */
-  const retryDue = new Map<string, number>();
+  const retryDue = new RecycledMap<string, number>();
 
   const settle = () => {
     if (!idleWaiters.length || inFlight.size || scanning || [...queues.values()].some((q) => q.length)) return;

@@ -13,6 +13,7 @@ import type { Generation, GenerationRef } from './generation.ts';
 import { Fifo } from '../util/fifo.ts';
 import { NumberFifo } from '../util/number-fifo.ts';
 import { onNextTurn } from '../util/next-turn.ts';
+import { RecycledMap } from '../util/recycled.ts';
 import type { NewEvent, NewRun, RunOutcome, Store, NewDelivery } from '../store/types.ts';
 import { callAgent, isHeartbeatAck, oneLine } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
@@ -73,7 +74,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   const clock = deps.clock ?? Date.now;
   // A session's queued run ids: one id as is (the common case: a fresh session key per request), a
   // queue once a second one waits, so a backlog of single-run sessions costs no queue object each.
-  const bySession = new Map<string, string | Fifo<string>>();
+  const bySession = new RecycledMap<string, string | Fifo<string>>();
   const ready = new Fifo<string>();
   // Queued runs of new sessions, by seq: nothing else can queue on their session keys, so they need no
   // entry in bySession, and a backlog of millions is one buffer the garbage collector does not walk.
@@ -82,7 +83,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   let freshNext = false;
   // sessions with a run in flight, until that run's outcome is committed (its next run reads the transcript)
   // (a run of a new session is there by its seq: a number, so it cannot collide with any session key)
-  const active = new Map<string | number, Promise<void>>();
+  const active = new RecycledMap<string | number, Promise<void>>();
   // runs holding one of the `maxConcurrent` slots: from the start of a run until its agent call is over
   let calling = 0;
   const shutdown = new AbortController();

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { SCHEMA, SCHEMA_VERSION } from './sqlite-schema.ts';
 import { WriteQueue } from './write-queue.ts';
+import { RecycledMap } from '../util/recycled.ts';
 import type {
   AcceptBatch,
   Delivery,
@@ -176,7 +177,7 @@ export class SqliteStore implements Store {
    * Where each event handed out by `pendingEvents` is (id → seq), so consuming it needs no index on
    * id. An entry leaves when its event is consumed; ids and seqs never change, so it cannot go stale.
    */
-  private readonly pendingSeq = new Map<string, number>();
+  private readonly pendingSeq = new RecycledMap<string, number>();
 
   constructor(opts: SqliteStoreOptions) {
     this.path = opts.path;
@@ -377,7 +378,7 @@ export class SqliteStore implements Store {
    * before that write runs shares its transaction (a flush runs everything queued), so the finish
    * takes the start over and the row is updated once: a fast agent's run costs one UPDATE, not two.
    */
-  private readonly queuedStarts = new Map<string, number>();
+  private readonly queuedStarts = new RecycledMap<string, number>();
 
   startRun(id: string, at: number): Promise<void> {
     this.queuedStarts.set(id, at);
