@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
-import { callAgent } from '../../src/runtime/agent-call.ts';
+import { callAgent, Shutdown } from '../../src/runtime/agent-call.ts';
 import type { Generation } from '../../src/runtime/generation.ts';
 import { until } from '../../test/helpers/cli.ts';
 import { agentRequest, captureLogger, testGeneration } from '../../test/helpers/runtime.ts';
@@ -147,7 +147,7 @@ describe('command provider', () => {
         thinking: null,
         messages: [{ role: 'user', content: 'hang' }],
         timeoutMs: 500,
-        shutdown: new AbortController().signal,
+        shutdown: new Shutdown(),
       });
       expect(r).toEqual({ status: 'timeout', error: 'timed out after 0.5s' });
       const pid = Number(readFileSync(pidFile, 'utf8'));

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
-import { callAgent } from '../../src/runtime/agent-call.ts';
+import { callAgent, Shutdown } from '../../src/runtime/agent-call.ts';
 import type { Generation } from '../../src/runtime/generation.ts';
 import { completion, json, startStub, type HttpStub } from '../../test/helpers/http-stub.ts';
 import { agentRequest, captureLogger, testGeneration } from '../../test/helpers/runtime.ts';
@@ -36,7 +36,7 @@ describe('openai provider', () => {
       thinking: null,
       messages: [{ role: 'user', content: 'hi' }],
       timeoutMs: 5_000,
-      shutdown: new AbortController().signal,
+      shutdown: new Shutdown(),
       ...over,
     });
 

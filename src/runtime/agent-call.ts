@@ -4,6 +4,7 @@
 import type { Generation } from './generation.ts';
 import type { AgentMessage } from '../plugins/define.ts';
 import { splitModel } from '../config/rules.ts';
+import { RecycledSet } from '../util/recycled.ts';
 
 export type CallResult =
   | { status: 'ok'; text: string }
@@ -19,7 +20,38 @@ export interface CallOptions {
   messages: AgentMessage[];
   timeoutMs: number;
   /** Aborts the call when the service shuts down (the run is then re-queued). */
-  shutdown: AbortSignal;
+  shutdown: Shutdown;
+}
+
+/**
+ * Aborts the calls still running when the service shuts down. Each call registers its own
+ * controller here rather than a listener on one long-lived AbortSignal: an AbortSignal keeps its
+ * listeners in a Map that would churn with every call (see util/recycled.ts).
+ */
+export class Shutdown {
+  private readonly calls = new RecycledSet<AbortController>();
+  private why: { reason: unknown } | undefined;
+
+  get aborted(): boolean {
+    return this.why !== undefined;
+  }
+
+  /** Aborts every call registered, and any registered from now on, with `reason`. */
+  abort(reason: unknown): void {
+    if (this.why) return;
+    this.why = { reason };
+    for (const c of [...this.calls]) c.abort(reason);
+    this.calls.clear();
+  }
+
+  add(call: AbortController): void {
+    if (this.why) call.abort(this.why.reason);
+    else this.calls.add(call);
+  }
+
+  delete(call: AbortController): void {
+    this.calls.delete(call);
+  }
 }
 
 class RunTimeout extends Error {}
@@ -30,8 +62,7 @@ export async function callAgent(gen: Generation, o: CallOptions): Promise<CallRe
   if (!parts || !provider) return { status: 'error', error: `model "${o.model}": provider not configured` };
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(new RunTimeout(`timed out after ${o.timeoutMs / 1000}s`)), o.timeoutMs);
-  const onShutdown = () => ac.abort(o.shutdown.reason);
-  o.shutdown.addEventListener('abort', onShutdown, { once: true });
+  o.shutdown.add(ac);
   try {
     // race the provider against the signal, so a provider that ignores it cannot hold the run
     const aborted = new Promise<never>((_, reject) => {
@@ -50,7 +81,7 @@ export async function callAgent(gen: Generation, o: CallOptions): Promise<CallRe
     return { status: 'error', error: oneLine(err instanceof Error ? err.message : String(err), 500) };
   } finally {
     clearTimeout(timer);
-    o.shutdown.removeEventListener('abort', onShutdown);
+    o.shutdown.delete(ac);
   }
 }
 

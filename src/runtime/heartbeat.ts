@@ -8,7 +8,7 @@ import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
 import type { RunOutcome, Store, SystemEvent, NewDelivery } from '../store/types.ts';
-import { callAgent, isHeartbeatAck } from './agent-call.ts';
+import { callAgent, isHeartbeatAck, Shutdown } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
 import { MAIN_SESSION } from './actions.ts';
 import { TRANSCRIPT_MAX_BYTES, TRANSCRIPT_WINDOW } from './runner.ts';
@@ -66,7 +66,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
   /** The last heartbeat took a full batch and the agent saw it: more may be pending. */
   let more = false;
   let stopped = false;
-  const shutdown = new AbortController();
+  const shutdown = new Shutdown();
   let idleWaiters: (() => void)[] = [];
 
   const settle = () => {
@@ -141,7 +141,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       thinking: defaults.thinking ?? null,
       messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: prompt }],
       timeoutMs: defaults.timeoutSeconds * 1000,
-      shutdown: shutdown.signal,
+      shutdown,
     });
     const finishedAt = clock();
     const status = result.status === 'aborted' ? 'error' : result.status;

@@ -15,7 +15,7 @@ import { NumberFifo } from '../util/number-fifo.ts';
 import { onNextTurn } from '../util/next-turn.ts';
 import { RecycledMap } from '../util/recycled.ts';
 import type { NewEvent, NewRun, RunOutcome, Store, NewDelivery } from '../store/types.ts';
-import { callAgent, isHeartbeatAck, oneLine } from './agent-call.ts';
+import { callAgent, isHeartbeatAck, oneLine, Shutdown } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
 import { stripBoundary, wrapExternal } from './safety.ts';
 
@@ -86,7 +86,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   const active = new RecycledMap<string | number, Promise<void>>();
   // runs holding one of the `maxConcurrent` slots: from the start of a run until its agent call is over
   let calling = 0;
-  const shutdown = new AbortController();
+  const shutdown = new Shutdown();
   let queuedCount = 0;
   let stopping = false;
   let idleWaiters: (() => void)[] = [];
@@ -211,7 +211,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       thinking: run.thinking,
       messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: run.message }],
       timeoutMs: run.timeoutSeconds * 1000,
-      shutdown: shutdown.signal,
+      shutdown,
     });
     release();
     if (result.status === 'aborted') {

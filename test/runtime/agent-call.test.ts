@@ -2,9 +2,12 @@
  * oneLine(): summaries and error reasons on one line. It flattens only as much of a long text as
  * can show, so it is checked against flattening the whole text, on texts built to put whitespace
  * runs, and the end of each prefix it tries, in awkward places.
+ *
+ * Shutdown: what aborts the agent calls still running when the service stops.
  */
 import { describe, expect, it } from 'vitest';
-import { isHeartbeatAck, oneLine } from '../../src/runtime/agent-call.ts';
+import { callAgent, isHeartbeatAck, oneLine, Shutdown } from '../../src/runtime/agent-call.ts';
+import { scriptedProvider, testGeneration } from '../helpers/runtime.ts';
 
 /** What oneLine must return: the whole text flattened, then truncated. */
 function whole(s: string, max: number): string {
@@ -70,5 +73,47 @@ describe('isHeartbeatAck()', () => {
     expect(isHeartbeatAck('HEARTBEAT_OK')).toBe(true);
     expect(isHeartbeatAck('  heartbeat_ok\n')).toBe(true);
     expect(isHeartbeatAck('HEARTBEAT_OK, and also')).toBe(false);
+  });
+});
+
+describe('Shutdown', () => {
+  it('aborts the calls registered, with its reason, and no call that has left', () => {
+    const sd = new Shutdown();
+    const [a, b, gone] = [new AbortController(), new AbortController(), new AbortController()];
+    sd.add(a);
+    sd.add(gone);
+    sd.add(b);
+    sd.delete(gone);
+    expect(sd.aborted).toBe(false);
+    const reason = new Error('service shutting down');
+    sd.abort(reason);
+    expect(sd.aborted).toBe(true);
+    expect(a.signal.reason).toBe(reason);
+    expect(b.signal.reason).toBe(reason);
+    expect(gone.signal.aborted).toBe(false);
+    // a call registered afterwards is aborted at once; a second abort changes nothing
+    const late = new AbortController();
+    sd.add(late);
+    expect(late.signal.reason).toBe(reason);
+    sd.abort(new Error('again'));
+    expect(a.signal.reason).toBe(reason);
+  });
+
+  it('ends a call still running as aborted, and leaves a finished call alone', async () => {
+    const provider = scriptedProvider();
+    const gen = testGeneration({ agents: { defaults: { model: 'sp/m' }, providers: { sp: { type: 'scripted' } } } }, { plugins: [provider.plugin] });
+    const sd = new Shutdown();
+    const call = () =>
+      callAgent(gen, { runId: 'r', sessionKey: 'hook:s', model: 'sp/m', thinking: null, messages: [{ role: 'user', content: 'hi' }], timeoutMs: 60_000, shutdown: sd });
+    const done = call();
+    await provider.waitForCalls(1);
+    provider.calls[0]!.reply('finished');
+    expect(await done).toEqual({ status: 'ok', text: 'finished' });
+    const pending = call();
+    await provider.waitForCalls(2);
+    sd.abort(new Error('service shutting down'));
+    expect(await pending).toEqual({ status: 'aborted' });
+    expect(provider.calls[1]!.req.signal.aborted).toBe(true);
+    expect(provider.calls[0]!.req.signal.aborted).toBe(false);
   });
 });
