@@ -238,9 +238,13 @@ export class GenerationRef {
     }
   }
 
+  /**
+   * The current generation keeps its entry at 0 users: deleting and adding it again as requests
+   * come and go would make this long-lived Map's table churn (see util/recycled.ts).
+   */
   release(g: Generation): void {
     const n = (this.users.get(g) ?? 1) - 1;
-    if (n > 0) this.users.set(g, n);
+    if (n > 0 || (n === 0 && g === this.gen)) this.users.set(g, n);
     else {
       this.users.delete(g);
       if (this.retired.delete(g)) void g.dispose();
@@ -251,8 +255,11 @@ export class GenerationRef {
     const prev = this.gen;
     this.gen = next;
     this.lastReloadError = undefined;
-    if (this.users.has(prev)) this.retired.add(prev);
-    else void prev.dispose();
+    if ((this.users.get(prev) ?? 0) > 0) this.retired.add(prev);
+    else {
+      this.users.delete(prev);
+      void prev.dispose();
+    }
     return prev;
   }
 

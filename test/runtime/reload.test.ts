@@ -194,6 +194,22 @@ describe('GenerationRef', () => {
     expect(old.disposed).toBe(1);
   });
 
+  it('counts the users of the current generation from 0 again after it had none, even after one release too many', () => {
+    const old = fakeGeneration();
+    const ref = new GenerationRef(old);
+    for (let i = 0; i < 3; i++) ref.release(ref.acquire());
+    ref.release(old); // one too many: must not leave a count below 0
+    const held = ref.acquire();
+    const next = fakeGeneration();
+    ref.swap(next);
+    expect(old.disposed).toBe(0);
+    ref.release(held);
+    expect(old.disposed).toBe(1);
+    ref.release(ref.acquire());
+    ref.swap(fakeGeneration());
+    expect(next.disposed).toBe(1);
+  });
+
   it('holds the generation for the whole of use(), even when it throws', async () => {
     const old = fakeGeneration();
     const ref = new GenerationRef(old);
