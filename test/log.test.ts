@@ -1,12 +1,13 @@
 /**
  * Log lines are joined per event-loop turn before they reach standard output
  * (src/log.ts): nothing is lost or reordered, and no write passes `MAX_WRITE`
- * unless a single line does. `printStdout` shares the logs' writer.
+ * unless a single line does. `printStdout` shares the logs' writer. Each line's
+ * time is the clock's, to the millisecond.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { batchLines, MAX_WRITE } from '../src/log.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { batchLines, createLogger, MAX_WRITE } from '../src/log.ts';
 import { ROOT } from './helpers/cli.ts';
 
 const turn = () => new Promise((r) => setImmediate(r));
@@ -15,6 +16,30 @@ function sink() {
   const writes: string[] = [];
   return { writes, target: { write: (c: string) => void writes.push(c) } };
 }
+
+describe('createLogger() times', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('stamps each line with the clock of its own millisecond, in ISO form', () => {
+    const lines: string[] = [];
+    const log = createLogger('info', { write: (s: string) => void lines.push(s) });
+    const t0 = Date.UTC(2026, 10, 22, 8, 30, 0, 997);
+    vi.useFakeTimers({ now: t0, toFake: ['Date'] });
+    log.info('a');
+    log.info('b');
+    vi.setSystemTime(t0 + 4);
+    log.info('c');
+    vi.setSystemTime(t0 - 1000); // a clock stepped back
+    log.info('d');
+    expect(lines.map((l) => JSON.parse(l).time)).toEqual([
+      '2026-11-22T08:30:00.997Z',
+      '2026-11-22T08:30:00.997Z',
+      '2026-11-22T08:30:01.001Z',
+      '2026-11-22T08:29:59.997Z',
+    ]);
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['a', 'b', 'c', 'd']);
+  });
+});
 
 describe('batchLines()', () => {
   it('hands the lines of one turn over on the next, in one write', async () => {

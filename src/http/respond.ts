@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino, { type Logger } from 'pino';
+import { isoTime } from '../log.ts';
 import { HookError, isHookError } from '../errors.ts';
 import { lingerAfterAnswer } from './connection.ts';
 import type { RequestState } from './state.ts';
@@ -105,19 +106,11 @@ function directWriter(log: Logger): ((level: 20 | 30, fields: string) => void) |
   const key = l[pino.symbols.messageKeySym];
   if (typeof stream?.write !== 'function' || stream[pino.symbols.needsMetadataGsym] || typeof levels?.[20] !== 'string' || typeof levels[30] !== 'string') return undefined;
   if (typeof bindings !== 'string' || typeof end !== 'string' || typeof key !== 'string') return undefined;
-  // the time below is pino's ISO format, the one createLogger sets
-  if (l[pino.symbols.timeSym] !== pino.stdTimeFunctions.isoTime) return undefined;
+  // the time format createLogger sets
+  if (l[pino.symbols.timeSym] !== isoTime) return undefined;
   const tail = `,${JSON.stringify(key)}:"request"${end}`;
-  // one ISO time string per millisecond: under load many lines share it
-  let lastMs = -1;
-  let time = '';
   return (level, fields) => {
-    const now = Date.now();
-    if (now !== lastMs) {
-      lastMs = now;
-      time = `,"time":"${new Date(now).toISOString()}"`;
-    }
-    stream.write!(levels[level] + time + bindings + fields + tail);
+    stream.write!(levels[level] + isoTime() + bindings + fields + tail);
   };
 }
 
