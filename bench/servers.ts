@@ -113,9 +113,14 @@ export function writeIntakeConfig(dir: string, config: unknown, files: Record<st
   return { configFile, dataDir: join(dir, 'data') };
 }
 
-/** `hook-intake check` on the config: undefined when it passes, else its first error lines. */
-export function checkConfig(f: IntakeFiles): string | undefined {
-  const r = spawnSync(process.execPath, [BIN, 'check', '--config', f.configFile, '--data', f.dataDir], { encoding: 'utf8', cwd: dirname(f.configFile) });
+/**
+ * `hook-intake check` on the config, by this checkout or the one at `root`: undefined when it
+ * passes, else its first error lines. It also loads the config's plugins, so a server started
+ * afterwards finds them compiled (see `runScenario`).
+ */
+export function checkConfig(f: IntakeFiles, root = ROOT): string | undefined {
+  const bin = join(root, 'bin/hook-intake.js');
+  const r = spawnSync(process.execPath, [bin, 'check', '--config', f.configFile, '--data', f.dataDir], { encoding: 'utf8', cwd: dirname(f.configFile) });
   if (r.status === 0) return undefined;
   return (r.stderr || r.stdout).trim().split('\n').slice(0, 4).join(' / ');
 }
