@@ -8,19 +8,12 @@
 import { describe, expect, it } from 'vitest';
 import { callAgent, isHeartbeatAck, oneLine, Shutdown } from '../../src/runtime/agent-call.ts';
 import { scriptedProvider, testGeneration } from '../helpers/runtime.ts';
+import { rng } from '../helpers/rng.ts';
 
 /** What oneLine must return: the whole text flattened, then truncated. */
 function whole(s: string, max: number): string {
   const flat = s.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-/** A deterministic pseudo-random generator, so a failure can be replayed. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
 }
 
 describe('oneLine()', () => {

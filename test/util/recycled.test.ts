@@ -5,14 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RECYCLE_AFTER, RecycledMap, RecycledSet } from '../../src/util/recycled.ts';
-
-/** A deterministic pseudo-random generator, so a failure can be replayed. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
-}
+import { rng } from '../helpers/rng.ts';
 
 describe('RecycledMap', () => {
   it('answers as a Map does over random sets and deletes, and a clear, spanning several copies', () => {
