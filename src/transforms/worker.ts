@@ -8,6 +8,7 @@
 import { stripTypeScriptTypes } from 'node:module';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createJiti } from 'jiti';
+import { compileInChild } from '../plugins/compiler.ts';
 import { withoutJsonInput } from './error-text.ts';
 import { TakenBack } from './taken-back.ts';
 
@@ -23,8 +24,9 @@ const port = parentPort!;
 // tryNative: Node's own loader first (it strips TypeScript types natively, and with the compile cache that
 // worker-entry.js turns on, a module already seen costs no compiler at all); jiti's transformer only for
 // what Node cannot load (enums, extensionless imports…), which keeps a worker at ~17–33 MB instead of
-// ~60 MB with the transformer loaded.
-const jiti = createJiti(import.meta.url, { moduleCache: false, requireCache: false, interopDefault: false, tryNative: true });
+// ~60 MB with the transformer loaded. And that transformer runs in a child process (compiler.ts), for
+// the modules jiti's file cache does not hold: the memory a worker touched stays with the process.
+const jiti = createJiti(import.meta.url, { moduleCache: false, requireCache: false, interopDefault: false, tryNative: true, transform: (opts) => compileInChild(opts) });
 const fns = new Map<string, Fn>();
 
 function pick(mod: Record<string, unknown> | Fn, exportName: string | undefined): Fn | string {
