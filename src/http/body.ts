@@ -8,13 +8,20 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errors, HookError } from '../errors.ts';
+import { Deadlines } from '../util/deadlines.ts';
 
 export interface BodyLimits {
   maxBytes: number;
   timeoutMs: number;
 }
 
-export function readBody(req: IncomingMessage, limits: BodyLimits, res?: ServerResponse): Promise<Buffer> {
+/** Deadlines for body reads (each item is the read's way to fail): one timer for them all. */
+export function bodyDeadlines(): Deadlines<() => void> {
+  return new Deadlines<() => void>((expire) => expire());
+}
+const READING = bodyDeadlines();
+
+export function readBody(req: IncomingMessage, limits: BodyLimits, res?: ServerResponse, reading = READING): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined) {
     const n = Number(declared);
@@ -26,7 +33,7 @@ export function readBody(req: IncomingMessage, limits: BodyLimits, res?: ServerR
     const chunks: Buffer[] = [];
     let size = 0;
     const done = (err: HookError | undefined, body?: Buffer) => {
-      clearTimeout(timer);
+      reading.delete(watch);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -45,7 +52,7 @@ export function readBody(req: IncomingMessage, limits: BodyLimits, res?: ServerR
     const onEnd = () => done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     const onError = () => done(new HookError(400, 'BAD_REQUEST', 'the request body could not be read', { headers: { Connection: 'close' } }));
     const onAborted = () => done(new HookError(400, 'BAD_REQUEST', 'the client aborted the request', { headers: { Connection: 'close' } }));
-    const timer = setTimeout(() => done(errors.requestTimeout(limits.timeoutMs)), limits.timeoutMs);
+    const watch = reading.add(() => done(errors.requestTimeout(limits.timeoutMs)), performance.now() + limits.timeoutMs);
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);

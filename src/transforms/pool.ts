@@ -6,7 +6,8 @@
  * Deadlines: a call fails after `timeoutMs` counted from when it was queued.
  * If it was running, its worker is terminated (this stops even a synchronous
  * infinite loop) and replaced, so the main thread never waits on a transform
- * and other requests keep being answered.
+ * and other requests keep being answered. The calls' deadlines share one
+ * timer (util/deadlines.ts).
  *
  * Size: the pool starts with `min` workers and grows, up to `max`, only when a
  * call has waited `scaleAfterMs` for a free worker (a slow or stuck
@@ -26,6 +27,7 @@ import { MessageChannel, receiveMessageOnPort, type MessagePort, type Worker } f
 import { createWorkerSource, initWorker, type WorkerSource } from './workers.ts';
 import { TakenBack } from './taken-back.ts';
 import { onNextTurn } from '../util/next-turn.ts';
+import { Deadlines, type Entry } from '../util/deadlines.ts';
 
 export { createWorkerSource, type WorkerSource } from './workers.ts';
 
@@ -92,9 +94,11 @@ interface Job {
   contexts: unknown[];
   body: CallBody | undefined;
   queuedAt: number;
+  timeoutMs: number;
+  /** Its deadline, watched until it is settled. */
+  watch?: Entry<Job>;
   resolve: (r: unknown[]) => void;
   reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
   /** Set while the job is with a worker. */
   slot?: Slot;
   id?: number;
@@ -172,13 +176,29 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
   let restarts = 0;
   let scaledUp = 0;
   let rebalanceTimer: NodeJS.Timeout | undefined;
-
   const settle = (job: Job, err: Error | undefined, results?: unknown[]) => {
     job.settled = true;
-    clearTimeout(job.timer);
+    if (job.watch) deadlines.delete(job.watch);
     if (err) job.reject(err);
     else job.resolve(results ?? []);
   };
+
+  const expire = (job: Job) => {
+    // its answer may be waiting on the port, behind the timer in the event loop
+    if (job.slot) drain(job.slot);
+    if (job.settled) return;
+    const slot = job.slot;
+    if (slot && slot.sent[0] === job) drop(slot, new TransformCallError(`timed out after ${job.timeoutMs} ms`, true));
+    else {
+      // still queued, or waiting behind a slower call in a worker: give up on it alone
+      if (slot) {
+        slot.sent.splice(slot.sent.indexOf(job), 1);
+        job.slot = undefined;
+      } else queue.splice(queue.indexOf(job), 1);
+      settle(job, new TransformCallError(`timed out after ${job.timeoutMs} ms waiting for a free worker`, true));
+    }
+  };
+  const deadlines = new Deadlines<Job>(expire);
 
   const answer = (slot: Slot, m: Reply) => {
     // Looked up in the worker's own list (nearly always its first entry), not in a Map of calls by id:
@@ -370,30 +390,9 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     call(key, contexts, timeoutMs, body) {
       if (closed) return Promise.reject(new TransformCallError('the transform pool is closed', false));
       return new Promise<unknown[]>((resolve, reject) => {
-        const job: Job = {
-          key,
-          contexts,
-          body,
-          queuedAt: Date.now(),
-          resolve,
-          reject,
-          timer: setTimeout(() => {
-            // its answer may be waiting on the port, behind this timer in the event loop
-            if (job.slot) drain(job.slot);
-            if (job.settled) return;
-            const slot = job.slot;
-            if (slot && slot.sent[0] === job) drop(slot, new TransformCallError(`timed out after ${timeoutMs} ms`, true));
-            else {
-              // still queued, or waiting behind a slower call in a worker: give up on it alone
-              if (slot) {
-                slot.sent.splice(slot.sent.indexOf(job), 1);
-                job.slot = undefined;
-              } else queue.splice(queue.indexOf(job), 1);
-              settle(job, new TransformCallError(`timed out after ${timeoutMs} ms waiting for a free worker`, true));
-            }
-          }, timeoutMs),
-        };
+        const job: Job = { key, contexts, body, queuedAt: Date.now(), timeoutMs, resolve, reject };
         queue.push(job);
+        job.watch = deadlines.add(job, performance.now() + timeoutMs);
         // calls made during one turn of the event loop go out together
         schedulePump();
       });
@@ -401,6 +400,7 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     async close() {
       closed = true;
       clearTimeout(rebalanceTimer);
+      deadlines.clear();
       const pending = [...queue.splice(0), ...slots.flatMap((s) => s.sent)];
       for (const job of pending) settle(job, new TransformCallError('the transform pool is closed', false));
       await Promise.all(

@@ -271,6 +271,23 @@ describe('createTransformPool()', () => {
       expect(p.stats()).toMatchObject({ workers: 1, restarts: 0 });
     });
 
+    it('holds no timer that keeps the process alive once calls are answered, and watches a shorter deadline that comes later', async () => {
+      const p = await pool(ALL_GOOD, { max: 1 });
+      const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      const before = timers();
+      expect(await p.call('default.ts', [{ n: 7 }], 60_000)).toEqual([{ message: 'default 7' }]);
+      expect(timers()).toBe(before);
+      // a long deadline first, then a short one behind it: the short one fails on its own time
+      const g = gate();
+      const busy = p.call('block.mjs', [{ flag: g.flag, n: 2 }], 60_000);
+      const err = await callError(p.call('default.ts', [{ n: 8 }], 50));
+      expect(err.detail).toBe('timed out after 50 ms waiting for a free worker');
+      g.open();
+      expect(await busy).toEqual([{ message: 'released 2' }]);
+      // the pool's rebalancing timer (scaleAfterMs) may still be due; the deadlines' timer never counts
+      await until(() => timers() === before, 2000);
+    });
+
     it('fails a promise that never settles', async () => {
       const p = await pool();
       expect((await callError(p.call('never.mjs', [{}], 50))).timedOut).toBe(true);
