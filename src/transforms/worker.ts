@@ -1,13 +1,15 @@
 /**
- * A transform worker: starts idle (jiti loaded), then an `init` message hands
- * it a generation's transform modules, which it loads with jiti (TS and
- * ESM/CJS, no build step); then it runs calls one at a time. The main thread
+ * A transform worker: starts idle, then an `init` message hands it a
+ * generation's transform modules, which it loads with Node's own loader, or
+ * jiti for what that cannot load (TS and ESM/CJS, no build step); then it runs
+ * calls one at a time. The main thread
  * terminates a worker whose call passes its deadline, which is the only way to
  * stop a transform stuck in a synchronous loop without freezing the server.
  */
 import { stripTypeScriptTypes } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { createJiti } from 'jiti';
+import type { Jiti } from 'jiti';
 import { compileInChild } from '../plugins/compiler.ts';
 import { withoutJsonInput } from './error-text.ts';
 import { TakenBack } from './taken-back.ts';
@@ -20,13 +22,23 @@ interface Spec {
 type Fn = (ctx: unknown) => unknown;
 
 const port = parentPort!;
-// A fresh jiti per worker and no module cache: a reload (new workers) always evaluates the files again.
-// tryNative: Node's own loader first (it strips TypeScript types natively, and with the compile cache that
-// worker-entry.js turns on, a module already seen costs no compiler at all); jiti's transformer only for
-// what Node cannot load (enums, extensionless imports…), which keeps a worker at ~17–33 MB instead of
-// ~60 MB with the transformer loaded. And that transformer runs in a child process (compiler.ts), for
-// the modules jiti's file cache does not hold: the memory a worker touched stays with the process.
-const jiti = createJiti(import.meta.url, { moduleCache: false, requireCache: false, interopDefault: false, tryNative: true, transform: (opts) => compileInChild(opts) });
+// Node's own loader first: it strips TypeScript types natively, and with the compile cache that
+// worker-entry.js turns on, a module already seen costs no compiler at all. A reload starts new workers,
+// so its module cache never serves an old version. jiti, loaded only when Node's loader fails, handles
+// what Node cannot load (enums, extensionless imports…): a fresh instance per worker without module cache,
+// its transformer run in a child process (compiler.ts) for the modules jiti's file cache does not hold, as
+// the memory a worker touched stays with the process. A worker that never needs jiti does not load it
+// (about 5 MB; docs/performance.md, thirteenth round).
+let jiti: Jiti | undefined;
+async function load(file: string): Promise<Record<string, unknown> | Fn> {
+  try {
+    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch {
+    // as jiti's own `tryNative` does: any failure, then jiti (a module that throws, throws again there)
+    jiti ??= (await import('jiti')).createJiti(import.meta.url, { moduleCache: false, requireCache: false, interopDefault: false, tryNative: false, transform: (opts) => compileInChild(opts) });
+    return (await jiti.import(file)) as Record<string, unknown> | Fn;
+  }
+}
 const fns = new Map<string, Fn>();
 
 function pick(mod: Record<string, unknown> | Fn, exportName: string | undefined): Fn | string {
@@ -47,7 +59,7 @@ async function init(specs: Spec[]): Promise<{ key: string; message: string }[]> 
   const errors: { key: string; message: string }[] = [];
   for (const s of specs) {
     try {
-      const mod = (await jiti.import(s.file)) as Record<string, unknown> | Fn;
+      const mod = await load(s.file);
       const fn = pick(mod, s.exportName);
       if (typeof fn === 'string') errors.push({ key: s.key, message: fn });
       else fns.set(s.key, fn);

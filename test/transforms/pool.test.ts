@@ -63,6 +63,9 @@ const MODULES: Record<string, string> = {
   'syntax.ts': `export default (ctx => ({ message: 'broken' `,
   'no-export.mjs': `export const something = 1;`,
   'load-throws.mjs': `throw new Error('refusing to load');`,
+  // whether jiti was loaded in this worker
+  'probe.mjs': `import { createRequire } from 'node:module';
+    export default () => ({ jiti: Object.keys(createRequire(import.meta.url).cache).some((k) => /jiti/.test(k)) });`,
 };
 for (const [f, src] of Object.entries(MODULES)) writeFileSync(join(dir, f), src);
 mkdirSync(join(dir, 'sub'));
@@ -106,6 +109,16 @@ async function callError(p: Promise<unknown>): Promise<TransformCallError> {
 }
 
 describe('createTransformPool()', () => {
+  describe('loaders', () => {
+    it('loads jiti in a worker only when Node cannot load one of its modules', async () => {
+      const native = await pool([spec('probe.mjs'), spec('default.ts'), spec('fn.cjs')]);
+      expect(await native.call('probe.mjs', [{}], 5000)).toEqual([{ jiti: false }]);
+      const mixed = await pool([spec('probe.mjs'), spec('enum.ts')]);
+      expect(await mixed.call('probe.mjs', [{}], 5000)).toEqual([{ jiti: true }]);
+      expect(await mixed.call('enum.ts', [{}], 5000)).toEqual([{ kind: 'wake', text: 'from an enum' }]);
+    });
+  });
+
   describe('exports', () => {
     it.each([
       ['a default export', 'default.ts', 'default 1'],
@@ -284,8 +297,6 @@ describe('createTransformPool()', () => {
       expect(err.detail).toBe('timed out after 50 ms waiting for a free worker');
       g.open();
       expect(await busy).toEqual([{ message: 'released 2' }]);
-      // the pool's rebalancing timer (scaleAfterMs) may still be due; the deadlines' timer never counts
-      await until(() => timers() === before, 2000);
     });
 
     it('fails a promise that never settles', async () => {
