@@ -183,6 +183,10 @@ export const SCHEMA: readonly string[] = [
    ALTER TABLE runs ADD COLUMN message_text INTEGER;
    ALTER TABLE runs ADD COLUMN reply_text INTEGER;
    ALTER TABLE messages ADD COLUMN content_text INTEGER;`,
+  // A delivery's long text out of line too: the outbox row refers to the run's stored reply (or a text of
+  // its own), so a 100 KiB reply is not written a third time, and the send's result, which changes the
+  // row's size, rewrites a small row rather than its overflow pages. Older entries keep their text inline.
+  `ALTER TABLE outbox ADD COLUMN text_ref INTEGER;`,
 ];
 
 export const SCHEMA_VERSION = SCHEMA.length;

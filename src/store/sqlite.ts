@@ -45,8 +45,9 @@ type Row = Record<string, unknown>;
 const SQLITE_BUSY = 5;
 
 /**
- * Texts longer than this many characters (a run's message and reply, and the transcript lines that repeat
- * them) are stored once, out of the row, in the `texts` table (migration 7). Shorter ones fit in the row's
+ * Texts longer than this many characters (a run's message and reply, the transcript lines that repeat
+ * them, and a delivery's text) are stored once, out of the row, in the `texts` table (migrations 7 and 8).
+ * Shorter ones fit in the row's
  * page; a longer one inline would be rewritten, overflow pages and all, by every change of the row's status.
  */
 export const LONG_TEXT = 2048;
@@ -141,7 +142,7 @@ function toDelivery(r: Row): Delivery {
     runId: String(r.run_id),
     channel: String(r.channel),
     to: str(r.to_),
-    text: String(r.text),
+    text: String(r.text_body ?? r.text),
     status: r.status as Delivery['status'],
     attempts: Number(r.attempts),
     nextAttemptAt: Number(r.next_attempt_at),
@@ -232,9 +233,9 @@ export class SqliteStore implements Store {
       consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE seq = ? AND status = 'pending'"),
       // events have no index on id: only for an id this store did not hand out as pending (a table scan)
       consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND status = 'pending'"),
-      insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
-      dueOutbox: p("SELECT * FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?"),
+      insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, status, attempts, next_attempt_at, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
+      dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body FROM outbox o WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
       nextOutbox: p("SELECT min(next_attempt_at) AS t FROM outbox WHERE status = 'pending' AND next_attempt_at > ?"),
       updateOutbox: p(`UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?,
         sent_parts = coalesce(?, sent_parts) WHERE id = ?`),
@@ -419,7 +420,9 @@ export class SqliteStore implements Store {
       if (o.event) this.q.insertEvent!.run(o.event.id, o.event.source, o.event.text, o.event.createdAt, o.event.runId);
       if (d.kind === 'outbox') {
         const e = d.entry;
-        this.q.insertOutbox!.run(e.id, e.runId, e.channel, e.to, e.text, e.createdAt, e.createdAt, e.createdAt);
+        // the reply it delivers is stored already when long
+        const textRef = e.text === o.reply ? replyRef : this.longText(e.text);
+        this.q.insertOutbox!.run(e.id, e.runId, e.channel, e.to, textRef === null ? e.text : '', textRef, e.createdAt, e.createdAt, e.createdAt);
       }
       for (const id of o.consumedEventIds ?? []) {
         const seq = this.pendingSeq.get(id);

@@ -597,6 +597,50 @@ describe('SqliteStore', () => {
       expect((await store.transcript(run.sessionKey, 10, bytes(own) + bytes(reply) - 1)).map((m) => m.content.slice(0, 6))).toEqual(['other ']);
     });
 
+    it("delivers a long reply from its one stored copy, and a send's result writes a few pages, not the reply again", async () => {
+      const run = newRun();
+      await store.accept({ events: [], runs: [run] });
+      const reply = long('answer');
+      const entry = newDelivery(run.id, { text: reply });
+      await store.finishRun(okOutcome(run.id, { reply, delivery: { kind: 'outbox', entry } }));
+      expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 1 }]);
+      expect(query('SELECT length(o.text) AS inline, o.text_ref = r.reply_text AS same FROM outbox o JOIN runs r ON r.id = o.run_id')).toEqual([{ inline: 0, same: 1 }]);
+      expect((await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => d.text)).toEqual([reply]);
+      const before = walPages();
+      await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 1, at: 2_100, status: 'sent' });
+      // inline, the entry's record (the whole reply, about 30 pages) would be written again: its size changes
+      expect(walPages() - before).toBeLessThanOrEqual(4);
+      expect((await store.getRun(run.id))!).toMatchObject({ reply, delivery: { status: 'sent', attempts: 1 } });
+    });
+
+    it('stores a long delivery text that is not the reply once, out of the entry', async () => {
+      const run = newRun();
+      await store.accept({ events: [], runs: [run] });
+      const text = long('formatted answer', 30_000);
+      await store.finishRun(okOutcome(run.id, { reply: 'short', delivery: { kind: 'outbox', entry: newDelivery(run.id, { text }) } }));
+      expect(query('SELECT length(text) AS inline, text_ref IS NOT NULL AS ref FROM outbox')).toEqual([{ inline: 0, ref: 1 }]);
+      expect((await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => d.text)).toEqual([text]);
+      // a short one stays inline
+      const other = newRun();
+      await store.accept({ events: [], runs: [other] });
+      await store.finishRun(okOutcome(other.id, { reply: 'short', delivery: { kind: 'outbox', entry: newDelivery(other.id, { text: 'short' }) } }));
+      expect(query(`SELECT text, text_ref AS ref FROM outbox WHERE run_id = '${other.id}'`)).toEqual([{ text: 'short', ref: null }]);
+    });
+
+    it('delivers the long text a version 7 database kept inline in its outbox', async () => {
+      const { path, old } = databaseAt(7);
+      const text = long('old answer');
+      old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
+        wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply, delivery_id)
+        VALUES ('r-old', 'hook', 'agent', 'Webhook', 0, 's-1', 'hi', 'echo/echo', NULL, 60, 'now', 1, 'last', NULL, 'ok', 1, 1, 2, 'short', 'd-old')`).run();
+      old.prepare(`INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, created_at, updated_at)
+        VALUES ('d-old', 'r-old', 'console', NULL, ?, 'pending', 0, 2, 2, 2)`).run(text);
+      old.close();
+      const s = new SqliteStore({ path, locking: 'normal' });
+      expect((await s.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => [d.id, d.text])).toEqual([['d-old', text]]);
+      await s.close();
+    });
+
     it('reads the long texts a version 6 database kept inline, and stores new ones out of line', async () => {
       const { path, old } = databaseAt(6);
       const message = long('old request');
