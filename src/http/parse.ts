@@ -86,6 +86,9 @@ export function parseJsonText(text: string): unknown {
 
 /** True when brackets outside strings open more than `max` levels at some point (a linear scan, no parse). */
 function nestedDeeperThan(text: string, max: number): boolean {
+  // a text with at most `max` opening brackets anywhere cannot be deeper: two native searches instead of
+  // a loop over every character (a 100 KiB message: 1.5 µs against 110)
+  if (openersAtMost(text, max)) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -99,6 +102,14 @@ function nestedDeeperThan(text: string, max: number): boolean {
     } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
   }
   return false;
+}
+
+/** True when `text` holds at most `max` characters `{` and `[`, in strings or not. */
+function openersAtMost(text: string, max: number): boolean {
+  let n = 0;
+  for (let i = text.indexOf('{'); i !== -1; i = text.indexOf('{', i + 1)) if (++n > max) return false;
+  for (let i = text.indexOf('['); i !== -1; i = text.indexOf('[', i + 1)) if (++n > max) return false;
+  return true;
 }
 
 /**

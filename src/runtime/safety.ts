@@ -93,7 +93,8 @@ const DETECT_SOURCE = `(${MARKER_LIKE})|(${NOTICE_LIKE})|${ANGLES_LIKE}`;
 const DETECT = new RegExp(DETECT_SOURCE, 'gi');
 // non-global twin for the common "nothing to find" answer: no lastIndex state, no match objects
 const ANY = new RegExp(DETECT_SOURCE, 'i');
-const PLAIN_ASCII = /^[\x00-\x7F]*$/;
+/** Only ASCII: UTF-8 takes one byte for each of its code units and more for any other (Node counts natively; twice as fast as a regex). */
+const plainAscii = (text: string) => Buffer.byteLength(text, 'utf8') === text.length;
 
 export type MarkerKind = 'marker' | 'notice' | 'angles';
 
@@ -109,7 +110,7 @@ const PLACEHOLDER: Readonly<Record<MarkerKind, string>> = { marker: SANITIZED_MA
 /** Every marker-like sequence in `text`, in order, non-overlapping. */
 export function findMarkerLike(text: string): MarkerHit[] {
   const hits: MarkerHit[] = [];
-  if (PLAIN_ASCII.test(text)) {
+  if (plainAscii(text)) {
     if (!ANY.test(text)) return hits;
     for (const m of text.matchAll(DETECT)) hits.push({ kind: kindOf(m), start: m.index, end: m.index + m[0].length });
     return hits;

@@ -121,6 +121,17 @@ describe('parseJson()', () => {
     expect(err).toMatchObject({ status: 400, code: 'INVALID_JSON', message: `invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels` });
   });
 
+  it('counts depth, not brackets: many brackets in strings or side by side are accepted, one level too deep anywhere is not', () => {
+    const many = MAX_JSON_DEPTH * 3;
+    // more brackets than the depth limit, all inside strings
+    expect(parseJson(Buffer.from(JSON.stringify({ text: '{['.repeat(many) })))).toEqual({ text: '{['.repeat(many) });
+    // more objects than the depth limit, side by side
+    expect((parseJson(Buffer.from(JSON.stringify(Array.from({ length: many }, (_, i) => ({ i }))))) as unknown[]).length).toBe(many);
+    // the same, with one value nested a level too deep at the end
+    const deep = `[${Array.from({ length: many }, (_, i) => `{"i":${i}}`).join(',')},${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}]`;
+    expect(thrown(() => parseJson(Buffer.from(deep)))).toMatchObject({ status: 400, code: 'INVALID_JSON', message: `invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels` });
+  });
+
   it.each([
     ['arrays', (d: number) => `${'['.repeat(d)}${']'.repeat(d)}`],
     ['objects with a key that triggers the poisoning scan', (d: number) => `${'{"a":'.repeat(d)}{"constructor":1}${'}'.repeat(d)}`],
