@@ -155,10 +155,11 @@ async function round(server: Server, s: Scenario, bodyFile: string, dir: string)
 async function runScenario(s: Scenario): Promise<ScenarioResult> {
   const dir = mkdtempSync(join(work, `${s.id}-`));
   const files = writeIntakeConfig(dir, merge(baseConfig(), s.config ?? {}), s.files);
-  // Checked by each checkout before any server starts. A start that compiles a TS plugin (the
-  // agent-intake scenario's) keeps jiti's compiler resident, about 20 MB, so whichever server
-  // started first used to peak that much higher (docs/performance.md, twelfth round); `check`
-  // loads the plugins and leaves them compiled in jiti's cache for the servers.
+  // Checked by each checkout before any server starts. Until the thirteenth round a start that
+  // compiled a TS plugin (the agent-intake scenario's) kept jiti's compiler resident, about 20 MB,
+  // so whichever server started first peaked that much higher (docs/performance.md, twelfth round);
+  // checkouts from before then still do. `check` loads the plugins and leaves them compiled in
+  // jiti's cache for the servers.
   const refused = checkConfig(files);
   if (refused) {
     if (s.requires) return { scenario: s, skipped: `\`hook-intake check\` refuses the config, so ${s.requires} are not supported yet (${refused})` };
