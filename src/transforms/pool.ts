@@ -11,7 +11,8 @@
  *
  * Size: the pool starts with `min` workers and grows, up to `max`, only when a
  * call has waited `scaleAfterMs` for a free worker (a slow or stuck
- * transform); extra workers retire after `idleMs` without work. A worker costs
+ * transform: its worker has answered nothing for that long); extra workers
+ * retire after `idleMs` without work. A worker costs
  * ~17 MB (~33 MB once it strips TypeScript), so a steady pool of one keeps
  * memory low; one round trip costs ~10 µs CPU under concurrency (~24 µs when
  * calls are serial, 2 KiB payload).
@@ -124,6 +125,11 @@ interface Slot {
   takenBack: BigInt64Array;
   /** Jobs sent to this worker, in order; the first is running, the rest wait behind it. */
   sent: Job[];
+  /**
+   * When the worker's last answer was taken (`Date.now()`): it runs its calls in order, so the
+   * first call in `sent` started no earlier than this, however long ago it was sent.
+   */
+  answeredAt: number;
   live: boolean;
   idleTimer?: NodeJS.Timeout;
 }
@@ -207,6 +213,7 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     // docs/performance.md, eleventh round). V8 replaces a Map's table as it grows and shrinks, in the
     // old generation once the table is there, and a replaced table still refers to its entries
     // (util/recycled.ts; confirmed in the twelfth round).
+    slot.answeredAt = Date.now();
     const sent = slot.sent;
     let at = 0;
     while (at < sent.length && sent[at]!.id !== m.id) at++;
@@ -223,7 +230,7 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
   };
 
   const attach = ({ worker: w, takenBack, replies }: Started): Slot => {
-    const slot: Slot = { worker: w, replies, takenBack, sent: [], live: true };
+    const slot: Slot = { worker: w, replies, takenBack, sent: [], answeredAt: 0, live: true };
     replies.on('message', (m: Reply) => {
       answer(slot, m);
       drain(slot);
@@ -310,20 +317,31 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     );
   };
 
+  /**
+   * How long the worker has been on its current call, at most: since that call was sent or since the
+   * worker's last answer, whichever is later. Counted from when it was sent alone, a call sent ahead
+   * behind 31 others looked slow while the worker was answering every few microseconds: under load on
+   * a busy machine, one late turn of the main thread made the pool start a second worker that was not
+   * needed (about 40 MB; docs/performance.md, fourteenth round).
+   */
+  const onCallFor = (slot: Slot, now: number) => now - Math.max(slot.sent[0]!.sentAt!, slot.answeredAt);
+
   /** A worker that can take another call now: alive, room in its pipeline, and not stuck on a slow one. */
-  const ready = (slot: Slot, now: number) =>
-    slot.live && slot.sent.length < PIPELINE && (slot.sent.length === 0 || now - slot.sent[0]!.sentAt! < scaleAfterMs);
+  const ready = (slot: Slot, now: number) => slot.live && slot.sent.length < PIPELINE && (slot.sent.length === 0 || onCallFor(slot, now) < scaleAfterMs);
 
   /**
    * Runs while calls wait: takes back the calls queued behind a call that has
-   * run past `scaleAfterMs`, and starts one more worker per waiting call while
-   * no worker can take it (up to `max`).
+   * run past `scaleAfterMs` (with no answer from its worker for that long), and
+   * starts one more worker per waiting call while no worker can take it (up to
+   * `max`).
    */
   const rebalance = () => {
     rebalanceTimer = undefined;
     if (closed) return;
+    // answers that reached the ports while this thread was busy (they wait behind this timer) count first
+    for (const s of slots) drain(s);
     const now = Date.now();
-    for (const s of slots) if (s.sent.length > 1 && now - s.sent[0]!.sentAt! >= scaleAfterMs) reclaim(s);
+    for (const s of slots) if (s.sent.length > 1 && onCallFor(s, now) >= scaleAfterMs) reclaim(s);
     if (queue.length && !slots.some((s) => ready(s, now)) && now - queue[0]!.queuedAt >= scaleAfterMs && slots.length + starting < max && starting < queue.length) {
       scaledUp++;
       grow();

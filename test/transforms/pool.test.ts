@@ -60,6 +60,12 @@ const MODULES: Record<string, string> = {
       Atomics.add(new Int32Array(ctx.counter), 0, 1);
       return { message: 'ran ' + ctx.n };
     };`,
+  // waits until the shared step count reaches its n: the test lets calls finish one at a time
+  'step.mjs': `export default (ctx) => {
+      const c = new Int32Array(ctx.steps);
+      for (let v = Atomics.load(c, 0); v < ctx.n; v = Atomics.load(c, 0)) Atomics.wait(c, 0, v);
+      return { message: 'step ' + ctx.n };
+    };`,
   'syntax.ts': `export default (ctx => ({ message: 'broken' `,
   'no-export.mjs': `export const something = 1;`,
   'load-throws.mjs': `throw new Error('refusing to load');`,
@@ -379,6 +385,35 @@ describe('createTransformPool()', () => {
       expect(await Promise.all([5, 6, 7, 8].map((n) => p.call('late.mjs', [{ counter, n }], 10_000)))).toEqual([5, 6, 7, 8].map((n) => [{ message: `ran ${n}` }]));
       expect(Atomics.load(new Int32Array(counter), 0)).toBe(8);
       expect(p.stats()).toMatchObject({ workers: 2, restarts: 0 });
+    });
+
+    it('does not count a call sent ahead as slow while its worker keeps answering the calls before it', async () => {
+      // 40 calls: 32 go to the worker at once, 8 wait in the pool; each finishes 10 ms after the one before,
+      // so the last calls sent are answered long after they were sent, but the worker is never stuck
+      const p = await pool([spec('step.mjs')], { max: 2, scaleAfterMs: 150, idleMs: 60_000 });
+      const steps = new SharedArrayBuffer(4);
+      const counter = new Int32Array(steps);
+      const calls = Array.from({ length: 40 }, (_, i) => p.call('step.mjs', [{ steps, n: i + 1 }], 60_000));
+      for (let n = 1; n <= calls.length; n++) {
+        Atomics.store(counter, 0, n);
+        Atomics.notify(counter, 0);
+        expect(await calls[n - 1]).toEqual([{ message: `step ${n}` }]);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(p.stats()).toMatchObject({ workers: 1, scaledUp: 0 });
+    });
+
+    it('takes the answers already on the ports before it judges a worker slow', async () => {
+      const p = await pool([spec('count.mjs')], { max: 2, scaleAfterMs: 30, idleMs: 60_000 });
+      const counter = new SharedArrayBuffer(4);
+      const calls = Array.from({ length: 40 }, (_, n) => p.call('count.mjs', [{ counter, n }], 60_000));
+      // the first 32 go to the worker on the next turn; then this thread is busy past scaleAfterMs while
+      // the worker answers them all, and the pool's check runs before their events
+      await new Promise((r) => setImmediate(r));
+      const from = performance.now();
+      while (Atomics.load(new Int32Array(counter), 0) < 32 || performance.now() - from < 80);
+      expect((await Promise.all(calls)).map((r) => r[0])).toEqual(calls.map((_, n) => ({ message: `counted ${n}` })));
+      expect(p.stats()).toMatchObject({ workers: 1, scaledUp: 0 });
     });
 
     it('never grows past max', async () => {
