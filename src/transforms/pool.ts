@@ -155,10 +155,11 @@ interface Reply {
   stack?: string;
 }
 
-async function startWorker(source: WorkerSource, specs: TransformSpec[]): Promise<Started> {
+/** `forNext`: whether the source starts a spare for the next worker (see `WorkerSource.take`). */
+async function startWorker(source: WorkerSource, specs: TransformSpec[], forNext = true): Promise<Started> {
   const shared = new SharedArrayBuffer(TakenBack.length * BigInt64Array.BYTES_PER_ELEMENT);
   const { port1, port2 } = new MessageChannel();
-  const result = await initWorker(await source.take(), specs, shared, port2);
+  const result = await initWorker(await source.take(forNext), specs, shared, port2);
   if ('errors' in result) {
     port1.close();
     throw new TransformLoadError(result.errors);
@@ -296,9 +297,10 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     requeue(waiting);
   };
 
-  const grow = () => {
+  /** Starts a worker: to replace one that was dropped, or (`scaling`) one more while calls wait. */
+  const grow = (scaling = false) => {
     starting++;
-    startWorker(source, specs).then(
+    startWorker(source, specs, !scaling).then(
       (started) => {
         starting--;
         if (closed) {
@@ -344,7 +346,7 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     for (const s of slots) if (s.sent.length > 1 && onCallFor(s, now) >= scaleAfterMs) reclaim(s);
     if (queue.length && !slots.some((s) => ready(s, now)) && now - queue[0]!.queuedAt >= scaleAfterMs && slots.length + starting < max && starting < queue.length) {
       scaledUp++;
-      grow();
+      grow(true);
     }
     pump();
   };

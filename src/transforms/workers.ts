@@ -69,7 +69,11 @@ export function initWorker(
 }
 
 export interface WorkerSource {
-  take(): Promise<Worker>;
+  /**
+   * A worker, a spare if one is ready. `forNext` (default true): start a spare for the next take,
+   * as for a reload or a worker replaced after a deadline; false when a pool grows.
+   */
+  take(forNext?: boolean): Promise<Worker>;
   close(): Promise<void>;
 }
 
@@ -80,9 +84,12 @@ export const SPARE_KEEP_MS = 5 * 60_000;
  * Keeps up to `spares` idle workers while workers are being taken. The first `take` (the first
  * configuration's workers) starts none: a configuration that is never edited keeps no spare,
  * since each is an isolate of its own (about 17–33 MB resident). Every later `take` (a reload, a
- * worker replaced after a deadline, a pool that grows) starts one for the next, so a run of edits
- * pays a worker's start-up (about 50 ms) only once; spares retire after `keepMs` without a
- * `take`. They do not keep the process alive.
+ * worker replaced after a deadline) starts one for the next, so a run of edits pays a worker's
+ * start-up (about 50 ms) only once; spares retire after `keepMs` without a `take`. A pool that
+ * grows takes a spare if one is ready but starts none (`forNext` false): growth comes from a slow
+ * transform or a stalled worker, and a spare beside the extra worker doubled what it cost, about
+ * 20 MB more that the allocator keeps after both have ended (docs/performance.md, fourteenth
+ * round). They do not keep the process alive.
  */
 export function createWorkerSource(spares: number, keepMs = SPARE_KEEP_MS): WorkerSource & { spares(): number } {
   const idle: Promise<Worker>[] = [];
@@ -104,9 +111,9 @@ export function createWorkerSource(spares: number, keepMs = SPARE_KEEP_MS): Work
     retireTimer.unref();
   };
   return {
-    async take() {
+    async take(forNext = true) {
       const next = idle.shift();
-      if (++taken > 1) refill();
+      if (++taken > 1 && forNext) refill();
       if (next) {
         try {
           const w = await next;

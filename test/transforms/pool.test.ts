@@ -428,6 +428,33 @@ describe('createTransformPool()', () => {
       expect((await Promise.all(calls)).map((r) => r[0])).toEqual([0, 1, 2].map((n) => ({ message: `released ${n}` })));
     });
 
+    it('starts no spare in its worker source when it grows, and one when it replaces a worker', async () => {
+      const source = createWorkerSource(1);
+      try {
+        const p = await pool(ALL_GOOD, { max: 3, scaleAfterMs: 10, idleMs: 60_000, source });
+        const g = gate();
+        const busy = p.call('block.mjs', [{ flag: g.flag, n: 1 }], 10_000);
+        // served by a second worker, taken from the source without a spare for the next
+        expect(await p.call('default.ts', [{ n: 5 }], 10_000)).toEqual([{ message: 'default 5' }]);
+        expect(p.stats()).toMatchObject({ workers: 2, scaledUp: 1 });
+        expect(source.spares()).toBe(0);
+        g.open();
+        await busy;
+      } finally {
+        await source.close();
+      }
+      const other = createWorkerSource(1);
+      try {
+        const p = await pool(ALL_GOOD, { max: 1, source: other });
+        expect(other.spares()).toBe(0);
+        // a worker stopped by a deadline is replaced, and that take starts a spare
+        expect((await callError(p.call('stuck.mjs', [{}], 100))).timedOut).toBe(true);
+        await until(() => p.stats().restarts === 1 && other.spares() === 1);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('draws its workers from a worker source', async () => {
       const source = createWorkerSource(1);
       try {
@@ -454,6 +481,11 @@ describe('createTransformPool()', () => {
         expect(source.spares()).toBe(1);
         await until(() => source.spares() === 0, 5000);
         expect(Date.now() - before).toBeGreaterThanOrEqual(350);
+        // a take for a pool that grows starts none (and takes no spare, none being left)
+        taken.push(await source.take(false));
+        expect(source.spares()).toBe(0);
+        taken.push(await source.take());
+        expect(source.spares()).toBe(1);
       } finally {
         await Promise.all(taken.map((w) => w.terminate()));
         await source.close();
