@@ -321,10 +321,9 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
 
   /**
    * How long the worker has been on its current call, at most: since that call was sent or since the
-   * worker's last answer, whichever is later. Counted from when it was sent alone, a call sent ahead
-   * behind 31 others looked slow while the worker was answering every few microseconds: under load on
-   * a busy machine, one late turn of the main thread made the pool start a second worker that was not
-   * needed (about 40 MB; docs/performance.md, fourteenth round).
+   * worker's last answer, whichever is later. Counted from the send alone, the last of the calls sent
+   * together looked slow while the worker was still answering the ones before it, and the pool grew a
+   * worker it did not need (docs/performance.md, fourteenth round).
    */
   const onCallFor = (slot: Slot, now: number) => now - Math.max(slot.sent[0]!.sentAt!, slot.answeredAt);
 
