@@ -74,6 +74,20 @@ export function createMetrics(deps: MetricsDeps): Registry {
     g.set({ state: 'queued' }, r.queued);
     g.set({ state: 'running' }, r.running);
   });
+  gauge(
+    'hook_intake_transform_pool',
+    "The serving configuration's transform pool (absent without transforms): workers, busy workers, calls waiting, and since that configuration went live, workers replaced (restarts) and times the pool grew (scaled_up).",
+    ['stat'],
+    (g) => {
+      const t = deps.generations.current.transforms?.stats();
+      if (!t) return;
+      g.set({ stat: 'workers' }, t.workers);
+      g.set({ stat: 'busy' }, t.busy);
+      g.set({ stat: 'queued' }, t.queued);
+      g.set({ stat: 'restarts' }, t.restarts);
+      g.set({ stat: 'scaled_up' }, t.scaledUp);
+    },
+  );
   gauge('hook_intake_generation', 'Id of the configuration generation serving requests.', [], (g) => g.set(deps.generations.current.id));
   gauge('hook_intake_reload_failed', '1 while the last reload failed and an older configuration is serving.', [], (g) =>
     g.set(deps.generations.lastReloadError ? 1 : 0),

@@ -3,8 +3,10 @@
  * answers by hook and status, with the runtime's gauges.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cleanup, post, startCli, until } from '../helpers/cli.ts';
+import { cleanup, post, startCli, tempDir, until } from '../helpers/cli.ts';
 
 const HOOK = `hk_${randomBytes(18).toString('hex')}`;
 const GW = `gw_${randomBytes(18).toString('hex')}`;
@@ -35,11 +37,43 @@ describe('GET /metrics', () => {
       expect(text).toMatch(/hook_intake_generation \d+/);
       expect(text).toContain('hook_intake_reload_failed 0');
       expect(text).toContain('hook_intake_process_resident_memory_bytes');
+      // no transforms in this configuration, so no pool
+      expect(text).not.toContain('hook_intake_transform_pool{');
       expect(text).not.toContain(HOOK);
       expect(text).not.toContain(GW);
     } finally {
       await srv.stop();
       cleanup(srv.dir);
+    }
+  });
+
+  it("shows the serving configuration's transform pool", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'transforms'));
+    writeFileSync(join(dir, 'transforms', 'shape.ts'), `export default (ctx: { payload: { n: number } }) => ({ text: 'n=' + ctx.payload.n });`);
+    writeFileSync(join(dir, 'transforms', 'stuck.mjs'), `export default () => { for (;;) {} };`);
+    const mappings = [
+      { id: 'shape', match: { path: 'shape' }, action: 'wake', transform: { module: 'shape.ts' } },
+      { id: 'stuck', match: { path: 'stuck' }, action: 'wake', transform: { module: 'stuck.mjs', timeoutMs: 200 } },
+    ];
+    const srv = await startCli({ dir, config: { gateway: { auth: { token: GW } }, hooks: { enabled: true, token: HOOK, mappings }, agents: { defaults: { heartbeat: { every: '0' } } } } });
+    try {
+      expect((await post(`${srv.url}/hooks/shape`, { n: 1 }, { authorization: `Bearer ${HOOK}` })).status).toBe(200);
+      const text = await (await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${GW}` } })).text();
+      expect(text).toContain('hook_intake_transform_pool{stat="workers"} 1');
+      expect(text).toContain('hook_intake_transform_pool{stat="busy"} 0');
+      expect(text).toContain('hook_intake_transform_pool{stat="queued"} 0');
+      expect(text).toContain('hook_intake_transform_pool{stat="restarts"} 0');
+      expect(text).toContain('hook_intake_transform_pool{stat="scaled_up"} 0');
+      // a call past its deadline: its worker is terminated and replaced
+      expect((await post(`${srv.url}/hooks/stuck`, {}, { authorization: `Bearer ${HOOK}` })).status).toBeGreaterThanOrEqual(500);
+      await until(async () => {
+        const t = await (await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${GW}` } })).text();
+        return t.includes('hook_intake_transform_pool{stat="restarts"} 1') && t.includes('hook_intake_transform_pool{stat="workers"} 1') ? t : undefined;
+      });
+    } finally {
+      await srv.stop();
+      cleanup(dir);
     }
   });
 });
