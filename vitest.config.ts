@@ -8,5 +8,7 @@ export default defineConfig({
     // end-to-end files start real servers; two workers match the machine's two cores
     maxWorkers: 2,
     reporters: ['default'],
+    // the run's own temporary directory (test/global-setup.ts)
+    globalSetup: ['test/global-setup.ts'],
   },
 });
