@@ -389,8 +389,9 @@ describe('createTransformPool()', () => {
 
     it('does not count a call sent ahead as slow while its worker keeps answering the calls before it', async () => {
       // 40 calls: 32 go to the worker at once, 8 wait in the pool; each finishes 10 ms after the one before,
-      // so the last calls sent are answered long after they were sent, but the worker is never stuck
-      const p = await pool([spec('step.mjs')], { max: 2, scaleAfterMs: 150, idleMs: 60_000 });
+      // so the last calls sent are answered 400 ms or more after they were sent (past scaleAfterMs, where
+      // the old rule took them back and grew the pool), but the worker is never stuck
+      const p = await pool([spec('step.mjs')], { max: 2, scaleAfterMs: 300, idleMs: 60_000 });
       const steps = new SharedArrayBuffer(4);
       const counter = new Int32Array(steps);
       const calls = Array.from({ length: 40 }, (_, i) => p.call('step.mjs', [{ steps, n: i + 1 }], 60_000));
