@@ -126,7 +126,7 @@ interface Slot {
   /** Jobs sent to this worker, in order; the first is running, the rest wait behind it. */
   sent: Job[];
   /**
-   * When the worker's last answer was taken (`Date.now()`): it runs its calls in order, so the
+   * When the worker's last answers were taken (`Date.now()`, once per batch): it runs its calls in order, so the
    * first call in `sent` started no earlier than this, however long ago it was sent.
    */
   answeredAt: number;
@@ -214,7 +214,6 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
     // docs/performance.md, eleventh round). V8 replaces a Map's table as it grows and shrinks, in the
     // old generation once the table is there, and a replaced table still refers to its entries
     // (util/recycled.ts; confirmed in the twelfth round).
-    slot.answeredAt = Date.now();
     const sent = slot.sent;
     let at = 0;
     while (at < sent.length && sent[at]!.id !== m.id) at++;
@@ -227,12 +226,17 @@ export async function createTransformPool(specs: TransformSpec[], opts: PoolOpti
 
   /** Takes every answer the worker has already sent, without waiting for their events. */
   const drain = (slot: Slot) => {
-    for (let r = receiveMessageOnPort(slot.replies); r; r = receiveMessageOnPort(slot.replies)) answer(slot, r.message as Reply);
+    let r = receiveMessageOnPort(slot.replies);
+    if (!r) return;
+    slot.answeredAt = Date.now();
+    for (; r; r = receiveMessageOnPort(slot.replies)) answer(slot, r.message as Reply);
   };
 
   const attach = ({ worker: w, takenBack, replies }: Started): Slot => {
     const slot: Slot = { worker: w, replies, takenBack, sent: [], answeredAt: 0, live: true };
     replies.on('message', (m: Reply) => {
+      // one clock read for this answer and the ones drained behind it
+      slot.answeredAt = Date.now();
       answer(slot, m);
       drain(slot);
       pump();
