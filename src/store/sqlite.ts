@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { SCHEMA, SCHEMA_VERSION } from './sqlite-schema.ts';
 import { WriteQueue } from './write-queue.ts';
+import { WalPresync } from './wal-presync.ts';
 import { RecycledMap } from '../util/recycled.ts';
 import type {
   AcceptBatch,
@@ -172,6 +173,7 @@ export class SqliteStore implements Store {
   readonly path: string;
   private readonly db: DatabaseSync;
   private readonly writes: WriteQueue;
+  private readonly presync: WalPresync | undefined;
   private readonly q: Record<string, StatementSync>;
   private closed = false;
   /**
@@ -244,7 +246,9 @@ export class SqliteStore implements Store {
       getMeta: p('SELECT value FROM meta WHERE key = ?'),
       setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
     };
-    this.writes = new WriteQueue(this.db, () => this.metaCache.clear());
+    // With `full`, every commit syncs the WAL itself; in memory there is no file to sync.
+    const presync = (this.presync = opts.path === ':memory:' || opts.synchronous === 'full' ? undefined : new WalPresync(`${opts.path}-wal`));
+    this.writes = new WriteQueue(this.db, () => this.metaCache.clear(), presync ? () => presync.committed() : undefined);
   }
 
   private migrate(): void {
@@ -481,6 +485,7 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     await this.writes.drain();
     this.closed = true;
+    this.presync?.close();
     this.db.close();
   }
 }

@@ -21,10 +21,15 @@ export class WriteQueue {
 
   private readonly db: DatabaseSync;
   private readonly onRollback: () => void;
-  /** `onRollback` runs after any rollback: state a write cached beside the database is stale then. */
-  constructor(db: DatabaseSync, onRollback: () => void = () => {}) {
+  private readonly onCommit: () => void;
+  /**
+   * `onRollback` runs after any rollback: state a write cached beside the database is stale then.
+   * `onCommit` runs after each COMMIT, before the writes' promises settle.
+   */
+  constructor(db: DatabaseSync, onRollback: () => void = () => {}, onCommit: () => void = () => {}) {
     this.db = db;
     this.onRollback = onRollback;
+    this.onCommit = onCommit;
   }
 
   run<T>(fn: () => T): Promise<T> {
@@ -59,6 +64,7 @@ export class WriteQueue {
       this.settleIdle();
       return;
     }
+    this.onCommit();
     for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]);
     this.settleIdle();
   };
@@ -68,6 +74,7 @@ export class WriteQueue {
       this.db.exec('BEGIN IMMEDIATE');
       const v = w.fn();
       this.db.exec('COMMIT');
+      this.onCommit();
       w.resolve(v);
     } catch (err) {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');

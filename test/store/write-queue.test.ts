@@ -90,6 +90,27 @@ describe('WriteQueue.run()', () => {
   });
 });
 
+describe('WriteQueue onCommit', () => {
+  it('runs once per transaction that commits, after COMMIT and before the writes settle', async () => {
+    const seen: { inTx: boolean; rows: string[] }[] = [];
+    const q = new WriteQueue(db, undefined, () => seen.push({ inTx: db.isTransaction, rows: committed() }));
+    let settledBefore = 0;
+    await Promise.all([q.run(insert('a')), q.run(insert('b'))].map((p) => p.then(() => (settledBefore = seen.length))));
+    expect(seen).toEqual([{ inTx: false, rows: ['a', 'b'] }]);
+    expect(settledBefore).toBe(1);
+    await q.run(insert('c'));
+    expect(seen).toHaveLength(2);
+  });
+
+  it('runs for each write that commits alone after a shared transaction failed, and not for the one that failed', async () => {
+    let commits = 0;
+    const q = new WriteQueue(db, undefined, () => commits++);
+    const results = await Promise.allSettled([q.run(insert('a')), q.run(insert('a')), q.run(insert('b'))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(commits).toBe(2);
+  });
+});
+
 describe('WriteQueue.drain()', () => {
   it('resolves at once when nothing is queued', async () => {
     await expect(queue.drain()).resolves.toBeUndefined();
