@@ -174,6 +174,7 @@ export class SqliteStore implements Store {
   private readonly db: DatabaseSync;
   private readonly writes: WriteQueue;
   private readonly presync: WalPresync | undefined;
+  private commitObserver: ((seconds: number) => void) | undefined;
   private readonly q: Record<string, StatementSync>;
   private closed = false;
   /**
@@ -248,7 +249,10 @@ export class SqliteStore implements Store {
     };
     // With `full`, every commit syncs the WAL itself; in memory there is no file to sync.
     const presync = (this.presync = opts.path === ':memory:' || opts.synchronous === 'full' ? undefined : new WalPresync(`${opts.path}-wal`));
-    this.writes = new WriteQueue(this.db, () => this.metaCache.clear(), presync ? () => presync.committed() : undefined);
+    this.writes = new WriteQueue(this.db, () => this.metaCache.clear(), (ms) => {
+      presync?.committed();
+      this.commitObserver?.(ms / 1000);
+    });
   }
 
   private migrate(): void {
@@ -479,6 +483,10 @@ export class SqliteStore implements Store {
 
   setMeta(key: string, value: string): Promise<void> {
     return this.writes.run(() => this.putMeta(key, value));
+  }
+
+  observeCommits(fn: (seconds: number) => void): void {
+    this.commitObserver = fn;
   }
 
   async close(): Promise<void> {

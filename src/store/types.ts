@@ -196,5 +196,7 @@ export interface Store {
 
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
+  /** Calls `fn` after each group commit with how long it held the event loop, in seconds (`/metrics`). */
+  observeCommits?(fn: (seconds: number) => void): void;
   close(): Promise<void>;
 }

@@ -21,12 +21,13 @@ export class WriteQueue {
 
   private readonly db: DatabaseSync;
   private readonly onRollback: () => void;
-  private readonly onCommit: () => void;
+  private readonly onCommit: (ms: number) => void;
   /**
    * `onRollback` runs after any rollback: state a write cached beside the database is stale then.
-   * `onCommit` runs after each COMMIT, before the writes' promises settle.
+   * `onCommit` runs after each COMMIT, before the writes' promises settle, with how long the
+   * transaction took from BEGIN to the end of COMMIT (a checkpoint SQLite runs inside the commit included).
    */
-  constructor(db: DatabaseSync, onRollback: () => void = () => {}, onCommit: () => void = () => {}) {
+  constructor(db: DatabaseSync, onRollback: () => void = () => {}, onCommit: (ms: number) => void = () => {}) {
     this.db = db;
     this.onRollback = onRollback;
     this.onCommit = onCommit;
@@ -53,6 +54,7 @@ export class WriteQueue {
     this.pending = [];
     this.scheduled = false;
     const results: unknown[] = [];
+    const t0 = performance.now();
     try {
       this.db.exec('BEGIN IMMEDIATE');
       for (const w of batch) results.push(w.fn());
@@ -64,17 +66,18 @@ export class WriteQueue {
       this.settleIdle();
       return;
     }
-    this.onCommit();
+    this.onCommit(performance.now() - t0);
     for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]);
     this.settleIdle();
   };
 
   private runAlone(w: Pending): void {
+    const t0 = performance.now();
     try {
       this.db.exec('BEGIN IMMEDIATE');
       const v = w.fn();
       this.db.exec('COMMIT');
-      this.onCommit();
+      this.onCommit(performance.now() - t0);
       w.resolve(v);
     } catch (err) {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');

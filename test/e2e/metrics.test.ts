@@ -37,6 +37,11 @@ describe('GET /metrics', () => {
       expect(text).toMatch(/hook_intake_generation \d+/);
       expect(text).toContain('hook_intake_reload_failed 0');
       expect(text).toContain('hook_intake_process_resident_memory_bytes');
+      // a commit per request at least (they were sent one after another), and the run's
+      const commits = Number(/^hook_intake_store_commit_seconds_count (\d+)$/m.exec(text)?.[1]);
+      expect(commits).toBeGreaterThanOrEqual(4);
+      expect(text).toContain(`hook_intake_store_commit_seconds_bucket{le="+Inf"} ${commits}`);
+      expect(Number(/^hook_intake_store_commit_seconds_sum (\S+)$/m.exec(text)?.[1])).toBeGreaterThan(0);
       // no transforms in this configuration, so no pool
       expect(text).not.toContain('hook_intake_transform_pool{');
       expect(text).not.toContain(HOOK);

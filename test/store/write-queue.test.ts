@@ -102,6 +102,20 @@ describe('WriteQueue onCommit', () => {
     expect(seen).toHaveLength(2);
   });
 
+  it('is told how long the transaction took, from BEGIN to the end of COMMIT', async () => {
+    const took: number[] = [];
+    const q = new WriteQueue(db, undefined, (ms) => took.push(ms));
+    await q.run(() => {
+      const until = performance.now() + 30;
+      while (performance.now() < until); // a slow statement
+      return insert('slow')();
+    });
+    await q.run(insert('fast'));
+    expect(took).toHaveLength(2);
+    expect(took[0]).toBeGreaterThanOrEqual(30);
+    expect(took[1]).toBeLessThan(took[0]!);
+  });
+
   it('runs for each write that commits alone after a shared transaction failed, and not for the one that failed', async () => {
     let commits = 0;
     const q = new WriteQueue(db, undefined, () => commits++);
