@@ -553,6 +553,7 @@ describe('SqliteStore', () => {
       await store.accept({ events: [], runs: [run, short] });
       expect((await store.getRun(run.id))!.message).toBe(message);
       expect((await store.queuedRun(run.id))!.message).toBe(message);
+      expect(await store.queuedRunAt(1)).toEqual(run);
       expect((await store.listRuns({ limit: 10 })).map((r) => r.message.length)).toEqual([LONG_TEXT, message.length]);
       expect((await store.unfinishedRuns()).find((r) => r.id === run.id)!.message).toBe(message);
       // one stored copy, outside the row; a text of LONG_TEXT characters stays inline
