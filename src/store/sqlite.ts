@@ -72,11 +72,10 @@ function toEvent(r: Row): SystemEvent {
   };
 }
 
-/** The columns a run was accepted with (what `queuedRun` reads). */
 /**
- * The columns the runner reads to start a queued run (`QUEUED_COLUMNS`), in the order `toNewRun`
- * takes them: that read returns arrays, which node:sqlite makes in about half the time of objects
- * (docs/performance.md, fifteenth round).
+ * The columns a run was accepted with, which the runner reads to start a queued run
+ * (`QUEUED_COLUMNS`), in the order `toNewRun` takes them: that read returns arrays, which
+ * node:sqlite makes in about half the time of objects (docs/performance.md, fifteenth round).
  */
 const QUEUED = ['id', 'kind', 'hook_name', 'label', 'trusted', 'session_key', 'message', 'message_body', 'model', 'thinking',
   'timeout_seconds', 'wake_mode', 'deliver', 'channel', 'to_', 'created_at'] as const;
