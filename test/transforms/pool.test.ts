@@ -295,7 +295,8 @@ describe('createTransformPool()', () => {
       const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
       const before = timers();
       expect(await p.call('default.ts', [{ n: 7 }], 60_000)).toEqual([{ message: 'default 7' }]);
-      expect(timers()).toBe(before);
+      // the count is the whole process's: a timer an earlier test left may end meanwhile, never one more
+      expect(timers()).toBeLessThanOrEqual(before);
       // a long deadline first, then a short one behind it: the short one fails on its own time
       const g = gate();
       const busy = p.call('block.mjs', [{ flag: g.flag, n: 2 }], 60_000);
