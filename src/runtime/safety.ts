@@ -64,7 +64,83 @@ export function wrapExternal(content: string, source: string, id: string = bound
   // the id is printed inside the markers; anything but hex could break their shape
   if (!BOUNDARY_ID.test(id)) throw new TypeError('boundary id must be 8 to 64 lower-case hex digits');
   const src = cleanLabel(source);
-  return `${notice(src)}\n<<<${MARKER} id="${id}" source="${src}">>>\n${neutralize(content)}\n<<<${END_MARKER} id="${id}">>>`;
+  return boundaryAround(neutralize(content), src, id);
+}
+
+/** The boundary's lines around `content`, which is neutralised already, with a clean source. */
+const boundaryAround = (content: string, src: string, id: string) =>
+  `${notice(src)}\n<<<${MARKER} id="${id}" source="${src}">>>\n${content}\n<<<${END_MARKER} id="${id}">>>`;
+
+// the notice around its source: NOTICE_HEAD + source + NOTICE_TAIL
+const [NOTICE_HEAD, NOTICE_TAIL] = notice('\0').split('\0') as [string, string];
+const OPEN_HEAD = `\n<<<${MARKER} id="`;
+const SOURCE_HEAD = '" source="';
+const OPEN_TAIL = '">>>\n';
+
+/** A text holding a boundary, stored compactly (see packBoundary). */
+export interface PackedBoundary {
+  /** The text with the boundary's notice and marker lines taken out. */
+  rest: string;
+  /** What rebuilds them: `<id>:<start>:<end>:<source>`, with the wrapped content at `rest.slice(start, end)`. */
+  key: string;
+}
+
+/**
+ * The compact form of a text that holds a boundary, for storage. The notice and the two marker
+ * lines are about 380 of the 500 characters a one-line message takes once wrapped, and they are
+ * rebuilt from the id and the source alone. The text may have more before and after the boundary
+ * (a run's summary event starts with `Hook <name>:`); only its first boundary is packed.
+ *
+ * Undefined for a text without a boundary, or with one that does not rebuild byte for byte (a
+ * reply that quotes a boundary in part, say): `unpackBoundary(rest, key)` is always the text given.
+ */
+export function packBoundary(text: string): PackedBoundary | undefined {
+  const at = text.indexOf(NOTICE_HEAD);
+  if (at < 0) return undefined;
+  const open = text.indexOf(OPEN_HEAD, at + NOTICE_HEAD.length);
+  if (open < 0) return undefined;
+  const idAt = open + OPEN_HEAD.length;
+  const idEnd = text.indexOf(SOURCE_HEAD, idAt);
+  if (idEnd < 0) return undefined;
+  const id = text.slice(idAt, idEnd);
+  if (!BOUNDARY_ID.test(id)) return undefined;
+  const srcAt = idEnd + SOURCE_HEAD.length;
+  const srcEnd = text.indexOf(OPEN_TAIL, srcAt);
+  if (srcEnd < 0) return undefined;
+  const src = text.slice(srcAt, srcEnd);
+  // the notice names the same source and is the notice word for word: the text between is
+  // NOTICE_HEAD (found above) + src + NOTICE_TAIL
+  if (open - at !== NOTICE_HEAD.length + src.length + NOTICE_TAIL.length) return undefined;
+  if (!text.startsWith(src, at + NOTICE_HEAD.length) || !text.endsWith(NOTICE_TAIL, open)) return undefined;
+  const contentAt = srcEnd + OPEN_TAIL.length;
+  const close = `\n<<<${END_MARKER} id="${id}">>>`;
+  const contentEnd = text.indexOf(close, contentAt);
+  if (contentEnd < 0) return undefined;
+  // every piece of the text between `at` and the end marker's end is now what boundaryAround() writes
+  return {
+    rest: text.slice(0, at) + text.slice(contentAt, contentEnd) + text.slice(contentEnd + close.length),
+    key: `${id}:${at}:${at + contentEnd - contentAt}:${src}`,
+  };
+}
+
+/** The text `packBoundary` gave `rest` and `key` for. */
+export function unpackBoundary(rest: string, key: string): string {
+  const { id, start, end, src } = parseKey(key);
+  return rest.slice(0, start) + boundaryAround(rest.slice(start, end), src, id) + rest.slice(end);
+}
+
+/** How many UTF-8 bytes unpacking adds to the rest stored with `key`. */
+export function boundaryBytes(key: string): number {
+  const { id, src } = parseKey(key);
+  return Buffer.byteLength(boundaryAround('', src, id));
+}
+
+function parseKey(key: string): { id: string; start: number; end: number; src: string } {
+  const a = key.indexOf(':');
+  const b = key.indexOf(':', a + 1);
+  const c = key.indexOf(':', b + 1);
+  if (c < 0) throw new TypeError(`not a packed boundary's key: ${JSON.stringify(key.slice(0, 40))}`);
+  return { id: key.slice(0, a), start: Number(key.slice(a + 1, b)), end: Number(key.slice(b + 1, c)), src: key.slice(c + 1) };
 }
 
 /** A label (hook name, source) made safe to print inside a marker or a summary line: one line, no quotes or angles, nothing marker-like. */

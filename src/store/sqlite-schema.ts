@@ -187,6 +187,15 @@ export const SCHEMA: readonly string[] = [
   // its own), so a 100 KiB reply is not written a third time, and the send's result, which changes the
   // row's size, rewrites a small row rather than its overflow pages. Older entries keep their text inline.
   `ALTER TABLE outbox ADD COLUMN text_ref INTEGER;`,
+  // Texts that hold a safety boundary stored without its notice and marker lines, which are rebuilt on
+  // reading from the key in the matching *_wrap column (runtime/safety.ts, packBoundary): they were about
+  // 380 of the 500 characters of a wrapped one-line message, in every wake's event, run, transcript line,
+  // summary event and delivery. Rows written before this step keep their texts whole (the key is NULL).
+  `ALTER TABLE runs ADD COLUMN message_wrap TEXT;
+   ALTER TABLE runs ADD COLUMN reply_wrap TEXT;
+   ALTER TABLE messages ADD COLUMN content_wrap TEXT;
+   ALTER TABLE events ADD COLUMN text_wrap TEXT;
+   ALTER TABLE outbox ADD COLUMN text_wrap TEXT;`,
 ];
 
 export const SCHEMA_VERSION = SCHEMA.length;

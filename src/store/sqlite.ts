@@ -10,6 +10,7 @@ import { SCHEMA, SCHEMA_VERSION } from './sqlite-schema.ts';
 import { WriteQueue } from './write-queue.ts';
 import { WalPresync } from './wal-presync.ts';
 import { RecycledMap } from '../util/recycled.ts';
+import { boundaryBytes, packBoundary, unpackBoundary } from '../runtime/safety.ts';
 import type {
   AcceptBatch,
   Delivery,
@@ -17,6 +18,7 @@ import type {
   EventStatus,
   IdempotencyRecord,
   ListOptions,
+  NewEvent,
   NewRun,
   Run,
   RunOutcome,
@@ -59,11 +61,23 @@ export class StoreInUseError extends Error {}
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
+/**
+ * A text as stored: without its safety boundary's notice and marker lines when it holds one, and the
+ * key that rebuilds them (`*_wrap` columns, migration 9), else as it is with a null key.
+ */
+function packed(text: string): [string, string | null] {
+  const p = packBoundary(text);
+  return p ? [p.rest, p.key] : [text, null];
+}
+
+/** A stored text read back: rebuilt from its key when it has one (see `packed`). */
+const unpacked = (text: unknown, key: unknown): string => (key === null || key === undefined ? String(text) : unpackBoundary(String(text), String(key)));
+
 function toEvent(r: Row): SystemEvent {
   return {
     id: String(r.id),
     source: String(r.source),
-    text: String(r.text),
+    text: unpacked(r.text, r.text_wrap),
     status: r.status as EventStatus,
     createdAt: Number(r.created_at),
     consumedAt: num(r.consumed_at),
@@ -78,7 +92,7 @@ function toEvent(r: Row): SystemEvent {
  * node:sqlite makes in about half the time of objects (docs/performance.md, fifteenth round).
  */
 const QUEUED = ['id', 'kind', 'hook_name', 'label', 'trusted', 'session_key', 'message', 'message_body', 'model', 'thinking',
-  'timeout_seconds', 'wake_mode', 'deliver', 'channel', 'to_', 'created_at'] as const;
+  'timeout_seconds', 'wake_mode', 'deliver', 'channel', 'to_', 'created_at', 'message_wrap'] as const;
 
 /** A queued run from its `QUEUED` columns, in that order. */
 function toNewRun(a: readonly unknown[]): NewRun {
@@ -89,7 +103,7 @@ function toNewRun(a: readonly unknown[]): NewRun {
     label: String(a[3]),
     trusted: a[4] === 1,
     sessionKey: String(a[5]),
-    message: String(a[7] ?? a[6]),
+    message: unpacked(a[7] ?? a[6], a[16]),
     model: String(a[8]),
     thinking: str(a[9]),
     timeoutSeconds: Number(a[10]),
@@ -113,7 +127,7 @@ function toRun(r: Row): Run {
     attempts: Number(r.attempts),
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
-    reply: str(r.reply_body ?? r.reply),
+    reply: (r.reply_body ?? r.reply) === null ? null : unpacked(r.reply_body ?? r.reply, r.reply_wrap),
     summary: str(r.summary),
     error: str(r.error),
     delivery: fromOutbox
@@ -139,7 +153,7 @@ function toMessage(r: Row): SessionMessage {
     id: Number(r.id),
     sessionKey: String(r.session_key),
     role: r.role as SessionMessage['role'],
-    content: String(r.content_body ?? r.content),
+    content: unpacked(r.content_body ?? r.content, r.content_wrap),
     runId: str(r.run_id),
     createdAt: Number(r.created_at),
   };
@@ -151,7 +165,7 @@ function toDelivery(r: Row): Delivery {
     runId: String(r.run_id),
     channel: String(r.channel),
     to: str(r.to_),
-    text: String(r.text_body ?? r.text),
+    text: unpacked(r.text_body ?? r.text, r.text_wrap),
     status: r.status as Delivery['status'],
     attempts: Number(r.attempts),
     nextAttemptAt: Number(r.next_attempt_at),
@@ -212,10 +226,10 @@ export class SqliteStore implements Store {
       return stmt;
     };
     this.q = {
-      insertEvent: p('INSERT INTO events (id, source, text, status, created_at, run_id) VALUES (?, ?, ?, \'pending\', ?, ?)'),
+      insertEvent: p('INSERT INTO events (id, source, text, status, created_at, run_id, text_wrap) VALUES (?, ?, ?, \'pending\', ?, ?, ?)'),
       insertRun: p(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-        wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+        wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       insertText: p('INSERT INTO texts (body) VALUES (?)'),
       messageTextOf: p('SELECT message_text FROM runs WHERE id = ?'),
       putIdem: p('INSERT OR REPLACE INTO idempotency (key, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
@@ -238,17 +252,19 @@ export class SqliteStore implements Store {
       requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
       // started_at and one attempt are written here when the run's start was still queued (see startRun)
       finishRun: p(`UPDATE runs SET started_at = coalesce(?, started_at), attempts = attempts + ?, status = ?, finished_at = ?, reply = ?,
-        summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ? WHERE id = ?`),
-      insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at, content_text) VALUES (?, ?, ?, ?, ?, ?)'),
+        summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ?, reply_wrap = ?
+        WHERE id = ?`),
+      insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at, content_text, content_wrap) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       // sizes first (from the record headers: the texts are not read), then only the rows that fit
       transcriptSizes: p(`SELECT id, CASE WHEN content_text IS NULL THEN octet_length(content)
-        ELSE (SELECT octet_length(body) FROM texts WHERE id = content_text) END AS bytes FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?`),
+        ELSE (SELECT octet_length(body) FROM texts WHERE id = content_text) END AS bytes, content_wrap AS wrap
+        FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?`),
       transcriptFrom: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? AND m.id >= ? ORDER BY m.id ASC`),
       consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE seq = ? AND status = 'pending'"),
       // events have no index on id: only for an id this store did not hand out as pending (a table scan)
       consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND status = 'pending'"),
-      insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, status, attempts, next_attempt_at, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
+      insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
       dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body FROM outbox o WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
       nextOutbox: p("SELECT min(next_attempt_at) AS t FROM outbox WHERE status = 'pending' AND next_attempt_at > ?"),
       updateOutbox: p(`UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?,
@@ -285,7 +301,7 @@ export class SqliteStore implements Store {
 
   accept(batch: AcceptBatch): Promise<number[]> {
     return this.writes.run(() => {
-      for (const e of batch.events) this.q.insertEvent!.run(e.id, e.source, e.text, e.createdAt, e.runId);
+      for (const e of batch.events) this.insertEvent(e);
       const seqs = batch.runs.map((r) => this.insertRun(r, 'queued', null));
       const i = batch.idempotency;
       if (i) this.q.putIdem!.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
@@ -293,12 +309,18 @@ export class SqliteStore implements Store {
     });
   }
 
+  private insertEvent(e: NewEvent): void {
+    const [text, key] = packed(e.text);
+    this.q.insertEvent!.run(e.id, e.source, text, e.createdAt, e.runId, key);
+  }
+
   /** Returns the run's seq. */
   private insertRun(r: NewRun, status: RunStatus, startedAt: number | null): number {
-    const ref = this.longText(r.message);
+    const [message, key] = packed(r.message);
+    const ref = this.longText(message);
     const { lastInsertRowid } = this.q.insertRun!.run(
-      r.id, r.kind, r.hookName, r.label, r.trusted ? 1 : 0, r.sessionKey, ref === null ? r.message : '', r.model, r.thinking, r.timeoutSeconds,
-      r.wakeMode, r.deliver ? 1 : 0, r.channel, r.to, status, startedAt === null ? 0 : 1, r.createdAt, startedAt, 'pending', ref,
+      r.id, r.kind, r.hookName, r.label, r.trusted ? 1 : 0, r.sessionKey, ref === null ? message : '', r.model, r.thinking, r.timeoutSeconds,
+      r.wakeMode, r.deliver ? 1 : 0, r.channel, r.to, status, startedAt === null ? 0 : 1, r.createdAt, startedAt, 'pending', ref, key,
     );
     return Number(lastInsertRowid);
   }
@@ -345,13 +367,15 @@ export class SqliteStore implements Store {
   }
 
   async transcript(sessionKey: string, limit: number, maxBytes = Infinity): Promise<SessionMessage[]> {
-    const sizes = this.q.transcriptSizes!.all(sessionKey, limit) as { id: number; bytes: number }[];
+    const sizes = this.q.transcriptSizes!.all(sessionKey, limit) as { id: number; bytes: number; wrap: string | null }[];
     if (!sizes.length) return [];
+    // as read back: a packed boundary's lines count too
+    const bytes = (s: { bytes: number; wrap: string | null }) => s.bytes + (s.wrap === null ? 0 : boundaryBytes(s.wrap));
     // newest first: keep messages while the total stays within maxBytes (the newest always)
     let from = sizes[0]!.id;
-    let total = sizes[0]!.bytes;
+    let total = bytes(sizes[0]!);
     for (let i = 1; i < sizes.length; i++) {
-      total += sizes[i]!.bytes;
+      total += bytes(sizes[i]!);
       if (total > maxBytes) break;
       from = sizes[i]!.id;
     }
@@ -423,25 +447,28 @@ export class SqliteStore implements Store {
         d.kind === 'outbox'
           ? ['pending', null, d.entry.channel, d.entry.to, d.entry.id]
           : ['skipped', d.reason, d.channel ?? null, d.to ?? null, null];
-      const replyRef = this.longText(o.reply);
-      this.q.finishRun!.run(startedAt ?? null, startedAt === undefined ? 0 : 1, o.status, o.finishedAt, replyRef === null ? o.reply : null, o.summary, o.error,
-        dStatus, dReason, dChannel, dTo, dId, replyRef, o.id);
+      const [reply, replyKey] = o.reply === null ? [null, null] : packed(o.reply);
+      const replyRef = this.longText(reply);
+      this.q.finishRun!.run(startedAt ?? null, startedAt === undefined ? 0 : 1, o.status, o.finishedAt, replyRef === null ? reply : null, o.summary, o.error,
+        dStatus, dReason, dChannel, dTo, dId, replyRef, replyKey, o.id);
       for (const m of o.messages) {
-        // a line that repeats the run's long message or reply refers to the stored text
+        const [content, key] = m.content === o.reply ? [reply!, replyKey] : packed(m.content);
+        // a line that repeats the run's long message or reply refers to the stored text (packed the same way)
         let ref: number | null = null;
-        if (m.content.length > LONG_TEXT) {
+        if (content.length > LONG_TEXT) {
           if (m.same === 'reply' && m.content === o.reply) ref = replyRef;
           else if (m.same === 'message') ref = (this.q.messageTextOf!.get(o.id) as { message_text: number | null } | undefined)?.message_text ?? null;
-          ref ??= this.longText(m.content);
+          ref ??= this.longText(content);
         }
-        this.q.insertMessage!.run(m.sessionKey, m.role, ref === null ? m.content : '', m.runId, m.createdAt, ref);
+        this.q.insertMessage!.run(m.sessionKey, m.role, ref === null ? content : '', m.runId, m.createdAt, ref, key);
       }
-      if (o.event) this.q.insertEvent!.run(o.event.id, o.event.source, o.event.text, o.event.createdAt, o.event.runId);
+      if (o.event) this.insertEvent(o.event);
       if (d.kind === 'outbox') {
         const e = d.entry;
         // the reply it delivers is stored already when long
-        const textRef = e.text === o.reply ? replyRef : this.longText(e.text);
-        this.q.insertOutbox!.run(e.id, e.runId, e.channel, e.to, textRef === null ? e.text : '', textRef, e.createdAt, e.createdAt, e.createdAt);
+        const [text, key] = e.text === o.reply ? [reply!, replyKey] : packed(e.text);
+        const textRef = e.text === o.reply ? replyRef : this.longText(text);
+        this.q.insertOutbox!.run(e.id, e.runId, e.channel, e.to, textRef === null ? text : '', textRef, key, e.createdAt, e.createdAt, e.createdAt);
       }
       for (const id of o.consumedEventIds ?? []) {
         const seq = this.pendingSeq.get(id);
