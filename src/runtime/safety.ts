@@ -77,26 +77,30 @@ const OPEN_HEAD = `\n<<<${MARKER} id="`;
 const SOURCE_HEAD = '" source="';
 const OPEN_TAIL = '">>>\n';
 
-/** A text holding a boundary, stored compactly (see packBoundary). */
+/** A text holding boundaries, stored compactly (see packBoundary). */
 export interface PackedBoundary {
-  /** The text with the boundary's notice and marker lines taken out. */
+  /** The text with the boundaries' notice and marker lines taken out. */
   rest: string;
-  /** What rebuilds them: `<id>:<start>:<end>:<source>`, with the wrapped content at `rest.slice(start, end)`. */
+  /**
+   * What rebuilds them: a line `<id>:<start>:<end>:<source>` per boundary, in order, with the
+   * wrapped content at `rest.slice(start, end)`.
+   */
   key: string;
 }
 
-/**
- * The compact form of a text that holds a boundary, for storage. The notice and the two marker
- * lines are about 380 of the 500 characters a one-line message takes once wrapped, and they are
- * rebuilt from the id and the source alone. The text may have more before and after the boundary
- * (a run's summary event starts with `Hook <name>:`); only its first boundary is packed.
- *
- * Undefined for a text without a boundary, or with one that does not rebuild byte for byte (a
- * reply that quotes a boundary in part, say): `unpackBoundary(rest, key)` is always the text given.
- */
-export function packBoundary(text: string): PackedBoundary | undefined {
-  const at = text.indexOf(NOTICE_HEAD);
-  if (at < 0) return undefined;
+/** One boundary of a text: its id and source, and where its notice begins and its content lies. */
+interface Found {
+  at: number;
+  id: string;
+  src: string;
+  contentAt: number;
+  contentEnd: number;
+  /** Where the end marker's line ends. */
+  end: number;
+}
+
+/** The boundary whose notice starts at `at`, when the text has the whole of it there, word for word. */
+function boundaryAt(text: string, at: number): Found | undefined {
   const open = text.indexOf(OPEN_HEAD, at + NOTICE_HEAD.length);
   if (open < 0) return undefined;
   const idAt = open + OPEN_HEAD.length;
@@ -108,39 +112,77 @@ export function packBoundary(text: string): PackedBoundary | undefined {
   const srcEnd = text.indexOf(OPEN_TAIL, srcAt);
   if (srcEnd < 0) return undefined;
   const src = text.slice(srcAt, srcEnd);
+  // a key has a line per boundary; a clean label never has a line feed
+  if (src.includes('\n')) return undefined;
   // the notice names the same source and is the notice word for word: the text between is
-  // NOTICE_HEAD (found above) + src + NOTICE_TAIL
+  // NOTICE_HEAD (found at `at`) + src + NOTICE_TAIL
   if (open - at !== NOTICE_HEAD.length + src.length + NOTICE_TAIL.length) return undefined;
   if (!text.startsWith(src, at + NOTICE_HEAD.length) || !text.endsWith(NOTICE_TAIL, open)) return undefined;
   const contentAt = srcEnd + OPEN_TAIL.length;
   const close = `\n<<<${END_MARKER} id="${id}">>>`;
   const contentEnd = text.indexOf(close, contentAt);
   if (contentEnd < 0) return undefined;
-  // every piece of the text between `at` and the end marker's end is now what boundaryAround() writes
-  return {
-    rest: text.slice(0, at) + text.slice(contentAt, contentEnd) + text.slice(contentEnd + close.length),
-    key: `${id}:${at}:${at + contentEnd - contentAt}:${src}`,
-  };
+  // every piece from `at` to `end` is now what boundaryAround() writes
+  return { at, id, src, contentAt, contentEnd, end: contentEnd + close.length };
+}
+
+/**
+ * The compact form of a text that holds boundaries, for storage. The notice and the two marker
+ * lines are about 380 of the 500 characters a one-line message takes once wrapped, and they are
+ * rebuilt from the id and the source alone. Text before, between and after the boundaries stays
+ * in the rest: a run's summary event starts with `Hook <name>:`, a heartbeat's prompt holds a
+ * boundary per event.
+ *
+ * Undefined for a text without a whole boundary; a part of one that does not rebuild byte for
+ * byte (a reply that quotes a boundary in part, say) stays in the rest as it is.
+ * `unpackBoundary(rest, key)` is always the text given.
+ */
+export function packBoundary(text: string): PackedBoundary | undefined {
+  let rest = '';
+  let key = '';
+  let from = 0; // the text before this is in `rest` already
+  for (let at = text.indexOf(NOTICE_HEAD); at >= 0; ) {
+    const b = boundaryAt(text, at);
+    if (!b) {
+      at = text.indexOf(NOTICE_HEAD, at + 1);
+      continue;
+    }
+    rest += text.slice(from, at);
+    const start = rest.length;
+    rest += text.slice(b.contentAt, b.contentEnd);
+    key += `${key ? '\n' : ''}${b.id}:${start}:${rest.length}:${b.src}`;
+    from = b.end;
+    at = text.indexOf(NOTICE_HEAD, from);
+  }
+  return key ? { rest: rest + text.slice(from), key } : undefined;
 }
 
 /** The text `packBoundary` gave `rest` and `key` for. */
 export function unpackBoundary(rest: string, key: string): string {
-  const { id, start, end, src } = parseKey(key);
-  return rest.slice(0, start) + boundaryAround(rest.slice(start, end), src, id) + rest.slice(end);
+  let out = '';
+  let pos = 0;
+  for (const { id, start, end, src } of parseKey(key)) {
+    out += rest.slice(pos, start) + boundaryAround(rest.slice(start, end), src, id);
+    pos = end;
+  }
+  return out + rest.slice(pos);
 }
 
 /** How many UTF-8 bytes unpacking adds to the rest stored with `key`. */
 export function boundaryBytes(key: string): number {
-  const { id, src } = parseKey(key);
-  return Buffer.byteLength(boundaryAround('', src, id));
+  let n = 0;
+  for (const { id, src } of parseKey(key)) n += Buffer.byteLength(boundaryAround('', src, id));
+  return n;
 }
 
-function parseKey(key: string): { id: string; start: number; end: number; src: string } {
-  const a = key.indexOf(':');
-  const b = key.indexOf(':', a + 1);
-  const c = key.indexOf(':', b + 1);
-  if (c < 0) throw new TypeError(`not a packed boundary's key: ${JSON.stringify(key.slice(0, 40))}`);
-  return { id: key.slice(0, a), start: Number(key.slice(a + 1, b)), end: Number(key.slice(b + 1, c)), src: key.slice(c + 1) };
+function parseKey(key: string): { id: string; start: number; end: number; src: string }[] {
+  return key.split('\n').map((line) => {
+    const a = line.indexOf(':');
+    const b = line.indexOf(':', a + 1);
+    const c = line.indexOf(':', b + 1);
+    if (a < 0 || b < 0 || c < 0) throw new TypeError(`not a packed boundary's key: ${JSON.stringify(key.slice(0, 40))}`);
+    return { id: line.slice(0, a), start: Number(line.slice(a + 1, b)), end: Number(line.slice(b + 1, c)), src: line.slice(c + 1) };
+  });
 }
 
 /** A label (hook name, source) made safe to print inside a marker or a summary line: one line, no quotes or angles, nothing marker-like. */

@@ -753,6 +753,15 @@ describe('SqliteStore', () => {
       expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([message]);
     });
 
+    it("a heartbeat's prompt is stored with every event's boundary packed", async () => {
+      const prompt = `Heartbeat.\n\n${Array.from({ length: 20 }, (_, i) => `[${i}] ${wrapped(`event ${i}`)}`).join('\n\n')}`;
+      const beat = newRun({ kind: 'heartbeat', sessionKey: 'main', trusted: true, message: prompt });
+      await store.insertHeartbeat(beat, 2_000);
+      expect((await store.getRun(beat.id))!.message).toBe(prompt);
+      const [row] = query<{ message: string; keys: number }>("SELECT message, length(message_wrap) - length(replace(message_wrap, char(10), '')) + 1 AS keys FROM runs");
+      expect(row).toEqual({ message: `Heartbeat.\n\n${Array.from({ length: 20 }, (_, i) => `[${i}] event ${i}`).join('\n\n')}`, keys: 20 });
+    });
+
     it("the transcript's byte budget counts the lines as read back, boundary included", async () => {
       const sessionKey = 'hook:budget';
       const older = wrapped('older');
