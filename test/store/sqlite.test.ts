@@ -36,6 +36,24 @@ function committedRows(table: string): number {
   }
 }
 
+/** Reads the file through a second connection (everything committed). */
+function query<T>(sql: string): T[] {
+  const db = new DatabaseSync(file, { readOnly: true });
+  try {
+    return db.prepare(sql).all() as T[];
+  } finally {
+    db.close();
+  }
+}
+
+/** A finished run `r-old` in session `s-1`, with `message` as its message and reply and one transcript line, as an older schema stored it. */
+function insertOldRun(old: DatabaseSync, message: string): void {
+  old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
+    wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply)
+    VALUES ('r-old', 'hook', 'agent', 'Webhook', 0, 's-1', ?, 'echo/echo', NULL, 60, 'now', 0, 'last', NULL, 'ok', 1, 1, 2, ?)`).run(message, message);
+  old.prepare("INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES ('s-1', 'user', ?, 'r-old', 2)").run(message);
+}
+
 /** A database file as a build of schema `version` left it (migration fixtures), open for the fixture's rows. */
 function databaseAt(version: number): { path: string; old: DatabaseSync } {
   const path = join(dir, `v${version}.db`);
@@ -536,15 +554,6 @@ describe('SqliteStore', () => {
     // non-ASCII, so that character counts and byte counts differ
     const long = (tag: string, chars = 100 * 1024) => `${tag}: ${'Zürich ✓ '.repeat(Math.ceil(chars / 9))}`.slice(0, chars);
 
-    /** Reads the file through a second connection (everything committed). */
-    function query<T>(sql: string): T[] {
-      const db = new DatabaseSync(file, { readOnly: true });
-      try {
-        return db.prepare(sql).all() as T[];
-      } finally {
-        db.close();
-      }
-    }
     const walPages = () => (existsSync(`${file}-wal`) ? Math.max(0, statSync(`${file}-wal`).size - 32) / (4096 + 24) : 0);
 
     it('keeps a long message out of the run row and reads it back everywhere a run is read', async () => {
@@ -646,10 +655,7 @@ describe('SqliteStore', () => {
     it('reads the long texts a version 6 database kept inline, and stores new ones out of line', async () => {
       const { path, old } = databaseAt(6);
       const message = long('old request');
-      old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-        wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply)
-        VALUES ('r-old', 'hook', 'agent', 'Webhook', 0, 's-1', ?, 'echo/echo', NULL, 60, 'now', 0, 'last', NULL, 'ok', 1, 1, 2, ?)`).run(message, message);
-      old.prepare("INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES ('s-1', 'user', ?, 'r-old', 2)").run(message);
+      insertOldRun(old, message);
       old.close();
 
       const s = new SqliteStore({ path, locking: 'normal' });
@@ -669,15 +675,6 @@ describe('SqliteStore', () => {
   describe('texts with a safety boundary', () => {
     const ID = '0123456789abcdef';
     const wrapped = (content: string, source = 'Webhook') => wrapExternal(content, source, ID);
-
-    function query<T>(sql: string): T[] {
-      const db = new DatabaseSync(file, { readOnly: true });
-      try {
-        return db.prepare(sql).all() as T[];
-      } finally {
-        db.close();
-      }
-    }
 
     it('are stored without the notice and marker lines, in every table, and read back whole everywhere', async () => {
       const message = wrapped('Disk usage on db-3 is at 91%.', 'Monitoring');
@@ -781,10 +778,7 @@ describe('SqliteStore', () => {
     it('reads the whole texts a version 8 database stored, and packs new ones', async () => {
       const { path, old } = databaseAt(8);
       const message = wrapped('old request');
-      old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-        wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply)
-        VALUES ('r-old', 'hook', 'agent', 'Webhook', 0, 's-1', ?, 'echo/echo', NULL, 60, 'now', 0, 'last', NULL, 'ok', 1, 1, 2, ?)`).run(message, message);
-      old.prepare("INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES ('s-1', 'user', ?, 'r-old', 2)").run(message);
+      insertOldRun(old, message);
       old.prepare("INSERT INTO events (id, source, text, created_at) VALUES ('e-old', 'wake', ?, 1)").run(message);
       old.close();
 
