@@ -168,10 +168,14 @@ export function unpackBoundary(rest: string, key: string): string {
   return out + rest.slice(pos);
 }
 
-/** How many UTF-8 bytes unpacking adds to the rest stored with `key`. */
+/** The UTF-8 bytes of a boundary's lines without their id and source, each of which they hold twice. */
+const BOUNDARY_BYTES = Buffer.byteLength(boundaryAround('', '', ''));
+
+/** How many UTF-8 bytes unpacking adds to the rest stored with `key` (counted, not built: a heartbeat's prompt has hundreds). */
 export function boundaryBytes(key: string): number {
   let n = 0;
-  for (const { id, src } of parseKey(key)) n += Buffer.byteLength(boundaryAround('', src, id));
+  // an id is hex digits, one byte each
+  for (const { id, src } of parseKey(key)) n += BOUNDARY_BYTES + 2 * id.length + 2 * Buffer.byteLength(src);
   return n;
 }
 
