@@ -10,6 +10,7 @@ import type { PreparedAction } from './prepare.ts';
 import type { QueuedRef } from './runner.ts';
 import { errors } from '../errors.ts';
 import { uuidv7 } from '../util/uuid7.ts';
+import { ownSessionRunId } from './sessions.ts';
 
 export interface DispatchOptions {
   /** Success status of a single agent action (`hooks.agentStatus`). */
@@ -57,7 +58,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           if (a.mode === 'now') wakeNow = true;
         } else {
           runs.push({
-            id: uuidv7(now),
+            // a session made for this run is keyed by the run's id (`hook:<id>`), which lets the store keep its first lines in the run's row
+            id: (a.newSession && ownSessionRunId(a.sessionKey)) || uuidv7(now),
             kind: 'hook',
             hookName: a.name,
             label: a.label,

@@ -196,6 +196,11 @@ export const SCHEMA: readonly string[] = [
    ALTER TABLE messages ADD COLUMN content_wrap TEXT;
    ALTER TABLE events ADD COLUMN text_wrap TEXT;
    ALTER TABLE outbox ADD COLUMN text_wrap TEXT;`,
+  // A session made for one run (`hook:<the run's id>`, runtime/sessions.ts) starts with that run's message and
+  // reply, which the run's row holds already: a successful run of such a session writes no transcript rows and
+  // sets own_lines = 1, and a read of the session's transcript rebuilds its first two lines from the run. Two
+  // rows and their index entries fewer for most agent requests. Rows written before this step have NULL.
+  `ALTER TABLE runs ADD COLUMN own_lines INTEGER;`,
 ];
 
 export const SCHEMA_VERSION = SCHEMA.length;

@@ -11,8 +11,10 @@ import { WriteQueue } from './write-queue.ts';
 import { WalPresync } from './wal-presync.ts';
 import { RecycledMap } from '../util/recycled.ts';
 import { boundaryBytes, packBoundary, unpackBoundary } from '../runtime/safety.ts';
+import { ownSessionRunId } from '../runtime/sessions.ts';
 import type {
   AcceptBatch,
+  NewMessage,
   Delivery,
   DeliveryAttempt,
   EventStatus,
@@ -176,6 +178,18 @@ function toDelivery(r: Row): Delivery {
   };
 }
 
+/**
+ * Whether a run's transcript lines are exactly what its row can give back (`SqliteStore.ownLines`), so its finish
+ * writes no transcript rows: a successful run of the session made for it (`hook:<its id>`) whose lines are its
+ * message at its start and its reply at its finish, in that order. Any other outcome writes its lines as rows.
+ */
+function keptInRun(o: RunOutcome): boolean {
+  if (o.status !== 'ok' || o.reply === null || o.messages.length !== 2 || ownSessionRunId(o.messages[0]!.sessionKey) !== o.id) return false;
+  const [u, a] = o.messages as [RunOutcome['messages'][number], RunOutcome['messages'][number]];
+  const mine = (m: NewMessage) => m.sessionKey === u.sessionKey && m.runId === o.id;
+  return mine(u) && u.role === 'user' && u.same === 'message' && mine(a) && a.role === 'assistant' && a.same === 'reply' && a.content === o.reply && a.createdAt === o.finishedAt;
+}
+
 /** A long text kept out of line (`LONG_TEXT`), by the column holding its rowid; NULL for an inline one. */
 const body = (ref: string) => `(SELECT body FROM texts WHERE id = ${ref})`;
 
@@ -252,8 +266,11 @@ export class SqliteStore implements Store {
       requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
       // started_at and one attempt are written here when the run's start was still queued (see startRun)
       finishRun: p(`UPDATE runs SET started_at = coalesce(?, started_at), attempts = attempts + ?, status = ?, finished_at = ?, reply = ?,
-        summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ?, reply_wrap = ?
-        WHERE id = ?`),
+        summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ?, reply_wrap = ?,
+        own_lines = ? WHERE id = ?`),
+      // the first two lines of a session made for a run, kept in that run's row (see `ownLines`)
+      ownLines: p(`SELECT seq, message, ${body('message_text')} AS message_body, message_wrap, reply, ${body('reply_text')} AS reply_body, reply_wrap,
+        started_at, finished_at FROM runs WHERE id = ? AND session_key = ? AND own_lines = 1`),
       insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at, content_text, content_wrap) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       // sizes first (from the record headers: the texts are not read), then only the rows that fit
       transcriptSizes: p(`SELECT id, CASE WHEN content_text IS NULL THEN octet_length(content)
@@ -363,23 +380,60 @@ export class SqliteStore implements Store {
   }
 
   async listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]> {
-    return (this.q.listMessages!.all(sessionKey, opts.limit) as Row[]).map(toMessage);
+    const rows = (this.q.listMessages!.all(sessionKey, opts.limit) as Row[]).map(toMessage);
+    // a session's own lines are its oldest: after its rows, newest first, while the limit allows
+    if (rows.length < opts.limit) rows.push(...this.ownLines(sessionKey).reverse().slice(0, opts.limit - rows.length));
+    return rows;
   }
 
   async transcript(sessionKey: string, limit: number, maxBytes = Infinity): Promise<SessionMessage[]> {
     const sizes = this.q.transcriptSizes!.all(sessionKey, limit) as { id: number; bytes: number; wrap: string | null }[];
-    if (!sizes.length) return [];
     // as read back: a packed boundary's lines count too
     const bytes = (s: { bytes: number; wrap: string | null }) => s.bytes + (s.wrap === null ? 0 : boundaryBytes(s.wrap));
     // newest first: keep messages while the total stays within maxBytes (the newest always)
-    let from = sizes[0]!.id;
-    let total = bytes(sizes[0]!);
-    for (let i = 1; i < sizes.length; i++) {
-      total += bytes(sizes[i]!);
-      if (total > maxBytes) break;
-      from = sizes[i]!.id;
+    let from: number | undefined;
+    let total = 0;
+    for (const s of sizes) {
+      const b = bytes(s);
+      if (from !== undefined && total + b > maxBytes) return this.transcriptFrom(sessionKey, from);
+      total += b;
+      from = s.id;
     }
+    // every row fits: the session's own lines, its oldest, come before them while the limit and the budget allow
+    const own = sizes.length < limit ? this.ownLines(sessionKey) : [];
+    let kept = sizes.length;
+    let first = own.length;
+    while (first > 0 && kept < limit) {
+      const b = Buffer.byteLength(own[first - 1]!.content);
+      if (kept > 0 && total + b > maxBytes) break;
+      total += b;
+      kept++;
+      first--;
+    }
+    const older = own.slice(first);
+    return from === undefined ? older : [...older, ...this.transcriptFrom(sessionKey, from)];
+  }
+
+  private transcriptFrom(sessionKey: string, from: number): SessionMessage[] {
     return (this.q.transcriptFrom!.all(sessionKey, from) as Row[]).map(toMessage);
+  }
+
+  /**
+   * The first two lines of a session made for a run (`hook:<the run's id>`, runtime/sessions.ts), oldest
+   * first: that run's message at its start and its reply at its finish, read from its row when its finish
+   * kept them there (`keptInRun`); none for any other key. Their ids are negative (−2·seq and −2·seq + 1,
+   * from the run's seq), so they never collide with the transcript rows' and sort before them.
+   */
+  private ownLines(sessionKey: string): SessionMessage[] {
+    const runId = ownSessionRunId(sessionKey);
+    if (runId === undefined) return [];
+    const r = this.q.ownLines!.get(runId, sessionKey) as Row | undefined;
+    if (!r) return [];
+    const seq = Number(r.seq);
+    return [
+      { id: -2 * seq, sessionKey, role: 'user', content: unpacked(r.message_body ?? r.message, r.message_wrap), runId, createdAt: Number(r.started_at) },
+      { id: -2 * seq + 1, sessionKey, role: 'assistant', content: unpacked(r.reply_body ?? r.reply, r.reply_wrap), runId, createdAt: Number(r.finished_at) },
+    ];
   }
 
   async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
@@ -449,9 +503,10 @@ export class SqliteStore implements Store {
           : ['skipped', d.reason, d.channel ?? null, d.to ?? null, null];
       const [reply, replyKey] = o.reply === null ? [null, null] : packed(o.reply);
       const replyRef = this.longText(reply);
+      const own = keptInRun(o);
       this.q.finishRun!.run(startedAt ?? null, startedAt === undefined ? 0 : 1, o.status, o.finishedAt, replyRef === null ? reply : null, o.summary, o.error,
-        dStatus, dReason, dChannel, dTo, dId, replyRef, replyKey, o.id);
-      for (const m of o.messages) {
+        dStatus, dReason, dChannel, dTo, dId, replyRef, replyKey, own ? 1 : null, o.id);
+      for (const m of own ? [] : o.messages) {
         const [content, key] = m.content === o.reply ? [reply!, replyKey] : packed(m.content);
         // a line that repeats the run's long message or reply refers to the stored text (packed the same way)
         let ref: number | null = null;

@@ -117,7 +117,8 @@ export interface RunOutcome {
   error: string | null;
   /**
    * Transcript lines to append to the run's session. `same` marks a line whose content is the run's
-   * message or this outcome's reply, so that a store may keep a long text once.
+   * message (and whose time is the run's start) or this outcome's reply, so that a store may keep a
+   * long text once, or keep both lines in the run's own record (a session made for the run).
    */
   messages: (NewMessage & { same?: 'message' | 'reply' })[];
   /** The summary event for the main session, if any. */

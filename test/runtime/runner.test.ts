@@ -10,6 +10,7 @@ import { newRun, scriptedProvider } from '../helpers/runtime.ts';
 import { RUNS_PER_TURN } from '../../src/runtime/runner.ts';
 import { until } from '../helpers/cli.ts';
 import { SqliteStore } from '../../src/store/sqlite.ts';
+import { uuidv7 } from '../../src/util/uuid7.ts';
 
 afterEach(closeAll);
 
@@ -243,6 +244,33 @@ describe('createRunner()', () => {
       ]);
       // the run id itself is unchanged by the mark it is queued with
       expect((await finished(s, fresh.id)).status).toBe('ok');
+    });
+
+    it('a run of the session made for it (hook:<its id>) keeps its lines in its own row; a later run of that session is sent them', async () => {
+      const store = new SqliteStore({ path: ':memory:' });
+      const s = setup({ maxConcurrent: 1, store });
+      const id = uuidv7();
+      const fresh = newRun({ id, model: 'sp/m', sessionKey: `hook:${id}`, message: 'Q1' });
+      const [seq] = await store.accept({ events: [], runs: [fresh] });
+      s.runner.enqueue([{ id, sessionKey: fresh.sessionKey, newSession: true, seq: seq! }]);
+      await s.provider.waitForCalls(1);
+      s.provider.calls[0]!.reply('A1');
+      const run = await finished(s, id);
+      // no transcript rows: the two lines are the run's own, with ids from its seq
+      expect(await store.listMessages(fresh.sessionKey, { limit: 10 })).toEqual([
+        { id: -2 * seq! + 1, sessionKey: fresh.sessionKey, role: 'assistant', content: 'A1', runId: id, createdAt: run.finishedAt },
+        { id: -2 * seq!, sessionKey: fresh.sessionKey, role: 'user', content: 'Q1', runId: id, createdAt: run.startedAt },
+      ]);
+      const next = await s.add({ model: 'sp/m', sessionKey: fresh.sessionKey, message: 'Q2' });
+      await s.provider.waitForCalls(2);
+      expect(s.provider.calls[1]!.req.messages).toEqual([
+        { role: 'user', content: 'Q1' },
+        { role: 'assistant', content: 'A1' },
+        { role: 'user', content: 'Q2' },
+      ]);
+      s.provider.calls[1]!.reply('A2');
+      await finished(s, next.id);
+      expect((await store.transcript(fresh.sessionKey, 10)).map((m) => m.content)).toEqual(['Q1', 'A1', 'Q2', 'A2']);
     });
 
     it('queues "Hook <name>: <summary>" in the main session, inside the boundary for untrusted hooks', async () => {

@@ -10,6 +10,8 @@ import { LONG_TEXT, SqliteStore } from '../../src/store/sqlite.ts';
 import { SCHEMA, SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
 import { wrapExternal } from '../../src/runtime/safety.ts';
+import { uuidv7 } from '../../src/util/uuid7.ts';
+import type { NewRun, RunOutcome, SessionMessage } from '../../src/store/types.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
 
 const dir = tempDir('hook-intake-store-');
@@ -796,6 +798,119 @@ describe('SqliteStore', () => {
         { id: added.id, n: 3, packed: 1 },
       ]);
       db.close();
+    });
+  });
+
+  describe('a session made for its run (hook:<run id>)', () => {
+    /** A run of its own new session, as the dispatcher makes one. */
+    const ownRun = (over: Partial<NewRun> = {}) => {
+      const id = uuidv7();
+      return newRun({ id, sessionKey: `hook:${id}`, message: 'Q1', ...over });
+    };
+    /** The runner's outcome of a successful run: its message at its start, its reply at its finish. */
+    const ranOk = (run: NewRun, reply: string, startedAt = 1_500, finishedAt = 2_000): RunOutcome =>
+      okOutcome(run.id, {
+        finishedAt,
+        reply,
+        messages: [
+          { ...newMessage({ sessionKey: run.sessionKey, content: run.message, runId: run.id, createdAt: startedAt }), same: 'message' },
+          { ...newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: reply, runId: run.id, createdAt: finishedAt }), same: 'reply' },
+        ],
+      });
+    const lines = (ms: SessionMessage[]) => ms.map((m) => `${m.role}:${m.content}`);
+
+    it("keeps a successful run's two lines in its row and reads them back as the session's first lines", async () => {
+      const run = ownRun();
+      const [seq] = await store.accept({ events: [], runs: [run] });
+      await store.startRun(run.id, 1_500);
+      await store.finishRun(ranOk(run, 'A1'));
+      expect(committedRows('messages')).toBe(0);
+      expect(query('SELECT own_lines FROM runs')).toEqual([{ own_lines: 1 }]);
+      const first = { sessionKey: run.sessionKey, runId: run.id };
+      expect(await store.transcript(run.sessionKey, 10)).toEqual([
+        { ...first, id: -2 * seq!, role: 'user', content: 'Q1', createdAt: 1_500 },
+        { ...first, id: -2 * seq! + 1, role: 'assistant', content: 'A1', createdAt: 2_000 },
+      ]);
+      expect(lines(await store.listMessages(run.sessionKey, { limit: 10 }))).toEqual(['assistant:A1', 'user:Q1']);
+      expect(lines(await store.listMessages(run.sessionKey, { limit: 1 }))).toEqual(['assistant:A1']);
+      expect(lines(await store.transcript(run.sessionKey, 1))).toEqual(['assistant:A1']);
+    });
+
+    it('a later run of the session adds rows after them; the window and the byte budget drop the oldest lines first', async () => {
+      const run = ownRun({ message: 'q'.repeat(100) });
+      await store.accept({ events: [], runs: [run] });
+      await store.finishRun(ranOk(run, 'a'.repeat(50)));
+      const next = newRun({ sessionKey: run.sessionKey, message: 'Q2' });
+      await store.accept({ events: [], runs: [next] });
+      await store.finishRun(ranOk(next, 'A2', 3_000, 4_000));
+      expect(committedRows('messages')).toBe(2);
+      const all = [`user:${'q'.repeat(100)}`, `assistant:${'a'.repeat(50)}`, 'user:Q2', 'assistant:A2'];
+      expect(lines(await store.transcript(run.sessionKey, 10))).toEqual(all);
+      expect(lines(await store.listMessages(run.sessionKey, { limit: 10 }))).toEqual([...all].reverse());
+      expect(lines(await store.listMessages(run.sessionKey, { limit: 3 }))).toEqual(all.slice(1).reverse());
+      expect(lines(await store.transcript(run.sessionKey, 3))).toEqual(all.slice(1));
+      expect(lines(await store.transcript(run.sessionKey, 2))).toEqual(all.slice(2));
+      // 154 bytes in all: one byte less leaves out the first line, 101 less the second too
+      expect(lines(await store.transcript(run.sessionKey, 10, 154))).toEqual(all);
+      expect(lines(await store.transcript(run.sessionKey, 10, 153))).toEqual(all.slice(1));
+      expect(lines(await store.transcript(run.sessionKey, 10, 54))).toEqual(all.slice(1));
+      expect(lines(await store.transcript(run.sessionKey, 10, 53))).toEqual(all.slice(2));
+      // the newest line stays whatever its size
+      expect(lines(await store.transcript(run.sessionKey, 10, 1))).toEqual(all.slice(3));
+    });
+
+    it('alone, its newest line stays whatever the budget, and each line counts as read back', async () => {
+      const message = wrapExternal(`${'Zürich ✓ '.repeat(2 * LONG_TEXT)}end`, 'Webhook');
+      const run = ownRun({ message });
+      await store.accept({ events: [], runs: [run] });
+      await store.finishRun(ranOk(run, message));
+      // the message and the reply, each stored once, and no transcript rows
+      expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 2 }]);
+      expect(committedRows('messages')).toBe(0);
+      const bytes = Buffer.byteLength(message);
+      expect((await store.transcript(run.sessionKey, 10, 2 * bytes)).map((m) => m.content)).toEqual([message, message]);
+      expect((await store.transcript(run.sessionKey, 10, 2 * bytes - 1)).map((m) => m.content)).toEqual([message]);
+      expect((await store.transcript(run.sessionKey, 10, 1)).map((m) => m.content)).toEqual([message]);
+    });
+
+    it('a run that did not succeed, or whose lines are not its message and reply, writes them as rows as before', async () => {
+      const failed = ownRun();
+      const odd = ownRun({ message: 'Q3' });
+      const late = ownRun({ message: 'Q4' });
+      const unmarked = ownRun({ message: 'Q5' });
+      await store.accept({ events: [], runs: [failed, odd, late, unmarked] });
+      await store.finishRun({ ...ranOk(failed, 'x'), status: 'error', reply: null, error: 'provider failed', messages: ranOk(failed, 'x').messages.slice(0, 1) });
+      // a third line
+      const three = ranOk(odd, 'A3');
+      await store.finishRun({ ...three, messages: [...three.messages, newMessage({ sessionKey: odd.sessionKey, role: 'assistant', content: 'more', runId: odd.id })] });
+      // the reply's line at another time than the finish
+      const moved = ranOk(late, 'A4');
+      await store.finishRun({ ...moved, messages: [moved.messages[0]!, { ...moved.messages[1]!, createdAt: 1_999 }] });
+      // lines without `same`
+      await store.finishRun({ ...ranOk(unmarked, 'A5'), messages: ranOk(unmarked, 'A5').messages.map(({ same: _, ...m }) => m) });
+      expect(query('SELECT own_lines FROM runs ORDER BY seq')).toEqual([{ own_lines: null }, { own_lines: null }, { own_lines: null }, { own_lines: null }]);
+      expect(committedRows('messages')).toBe(1 + 3 + 2 + 2);
+      expect(lines(await store.transcript(failed.sessionKey, 10))).toEqual(['user:Q1']);
+      expect(lines(await store.transcript(odd.sessionKey, 10))).toEqual(['user:Q3', 'assistant:A3', 'assistant:more']);
+      expect((await store.transcript(late.sessionKey, 10)).map((m) => m.createdAt)).toEqual([1_500, 1_999]);
+      expect((await store.transcript(unmarked.sessionKey, 10)).every((m) => m.id > 0)).toBe(true);
+    });
+
+    it('only a key that names the run it was made for reads that run', async () => {
+      const own = ownRun();
+      // a run with a key of the same form that names another run (here a key of a run that does not exist)
+      const named = newRun({ id: uuidv7(), sessionKey: `hook:${uuidv7()}`, message: 'N1' });
+      await store.accept({ events: [], runs: [own, named] });
+      await store.finishRun(ranOk(own, 'A1'));
+      await store.finishRun(ranOk(named, 'B1'));
+      expect(query('SELECT own_lines FROM runs ORDER BY seq')).toEqual([{ own_lines: 1 }, { own_lines: null }]);
+      expect(lines(await store.transcript(named.sessionKey, 10))).toEqual(['user:N1', 'assistant:B1']);
+      expect(await store.transcript(`hook:${named.id}`, 10)).toEqual([]);
+      expect(await store.listMessages(`hook:${named.id}`, { limit: 10 })).toEqual([]);
+      // a queued run of its own session has no lines yet
+      const queued = ownRun();
+      await store.accept({ events: [], runs: [queued] });
+      expect(await store.transcript(queued.sessionKey, 10)).toEqual([]);
     });
   });
 
