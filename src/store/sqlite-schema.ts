@@ -201,6 +201,13 @@ export const SCHEMA: readonly string[] = [
   // sets own_lines = 1, and a read of the session's transcript rebuilds its first two lines from the run. Two
   // rows and their index entries fewer for most agent requests. Rows written before this step have NULL.
   `ALTER TABLE runs ADD COLUMN own_lines INTEGER;`,
+  // Pending events found from a watermark instead of a partial index: meta 'eventsPendingFrom' is a seq below which
+  // every event is consumed, moved on in the transaction that consumes events (heartbeats take the oldest first),
+  // and the heartbeat reads forward from it by rowid. Every wake and summary event was an insert into the index, and
+  // every consumed one a delete from it: a page or two of each commit.
+  `INSERT OR REPLACE INTO meta (key, value) VALUES ('eventsPendingFrom', CAST(coalesce((SELECT min(seq) FROM events WHERE status = 'pending'),
+     (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS TEXT));
+   DROP INDEX events_pending;`,
 ];
 
 export const SCHEMA_VERSION = SCHEMA.length;

@@ -49,6 +49,9 @@ type Row = Record<string, unknown>;
 
 const SQLITE_BUSY = 5;
 
+/** The meta key of the pending events' watermark (`SqliteStore.pendingFrom`). */
+const PENDING_FROM = 'eventsPendingFrom';
+
 /**
  * Texts longer than this many characters (a run's message and reply, the transcript lines that repeat
  * them, and a delivery's text) are stored once, out of the row, in the `texts` table (migrations 7 and 8).
@@ -257,7 +260,11 @@ export class SqliteStore implements Store {
       listMessages: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? ORDER BY m.id DESC LIMIT ?`),
       listEvents: p('SELECT * FROM events ORDER BY seq DESC LIMIT ?'),
       listEventsByStatus: p('SELECT * FROM events WHERE status = ? ORDER BY seq DESC LIMIT ?'),
-      pendingEvents: p("SELECT * FROM events WHERE status = 'pending' ORDER BY seq ASC LIMIT ?"),
+      // forward from the watermark (see `pendingFrom`): the events below it are all consumed
+      pendingEvents: p("SELECT * FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq ASC LIMIT ?"),
+      // where the watermark moves to: the first pending event from it on, else the seq the next event will get
+      firstPending: p(`SELECT coalesce((SELECT seq FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq LIMIT 1),
+        (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS seq`),
       countEvents: p('SELECT status, count(*) AS n FROM events GROUP BY status'),
       countRuns: p('SELECT status, count(*) AS n FROM runs GROUP BY status'),
       countOutbox: p('SELECT status, count(*) AS n FROM outbox GROUP BY status'),
@@ -442,7 +449,7 @@ export class SqliteStore implements Store {
   }
 
   async pendingEvents(limit: number): Promise<SystemEvent[]> {
-    const rows = this.q.pendingEvents!.all(limit) as Row[];
+    const rows = this.q.pendingEvents!.all(this.pendingFrom(), limit) as Row[];
     for (const r of rows) this.pendingSeq.set(String(r.id), Number(r.seq));
     return rows.map(toEvent);
   }
@@ -532,6 +539,10 @@ export class SqliteStore implements Store {
           this.pendingSeq.delete(id);
         } else this.q.consumeEventById!.run(o.finishedAt, o.id, id);
       }
+      if (o.consumedEventIds?.length) {
+        const { seq } = this.q.firstPending!.get(this.pendingFrom()) as { seq: number };
+        this.putMeta(PENDING_FROM, String(seq));
+      }
     });
   }
 
@@ -568,10 +579,22 @@ export class SqliteStore implements Store {
   }
 
   async getMeta(key: string): Promise<string | undefined> {
+    return this.meta(key);
+  }
+
+  private meta(key: string): string | undefined {
     if (this.metaCache.has(key)) return this.metaCache.get(key);
     const v = (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
     this.metaCache.set(key, v);
     return v;
+  }
+
+  /**
+   * The pending events' watermark: every event with a lower seq is consumed (migration 11). It moves in the
+   * transaction that consumes events, through `putMeta`, so a rollback, which clears the cache, takes it back too.
+   */
+  private pendingFrom(): number {
+    return Number(this.meta(PENDING_FROM) ?? 1);
   }
 
   setMeta(key: string, value: string): Promise<void> {

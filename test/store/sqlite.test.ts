@@ -57,8 +57,8 @@ function insertOldRun(old: DatabaseSync, message: string): void {
 }
 
 /** A database file as a build of schema `version` left it (migration fixtures), open for the fixture's rows. */
-function databaseAt(version: number): { path: string; old: DatabaseSync } {
-  const path = join(dir, `v${version}.db`);
+function databaseAt(version: number, name = `v${version}`): { path: string; old: DatabaseSync } {
+  const path = join(dir, `${name}.db`);
   const old = new DatabaseSync(path);
   for (const step of SCHEMA.slice(0, version)) old.exec(step);
   old.exec(`PRAGMA user_version = ${version}`);
@@ -467,7 +467,9 @@ describe('SqliteStore', () => {
       // no unique index on id and no AUTOINCREMENT left on events
       const sql = String((db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'events'").get() as { sql: string }).sql);
       expect(sql).not.toMatch(/UNIQUE|AUTOINCREMENT/i);
-      expect(db.prepare("SELECT name FROM sqlite_schema WHERE tbl_name = 'events' AND type = 'index'").all()).toEqual([{ name: 'events_pending' }]);
+      // no index at all since version 11: pending events are read from a watermark, here e-3's seq
+      expect(db.prepare("SELECT name FROM sqlite_schema WHERE tbl_name = 'events' AND type = 'index'").all()).toEqual([]);
+      expect(db.prepare("SELECT value FROM meta WHERE key = 'eventsPendingFrom'").all()).toEqual([{ value: '3' }]);
       db.close();
     });
 
@@ -798,6 +800,76 @@ describe('SqliteStore', () => {
         { id: added.id, n: 3, packed: 1 },
       ]);
       db.close();
+    });
+  });
+
+  describe('pending events from a watermark', () => {
+    const consume = async (s: SqliteStore, ids: string[]) => {
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await s.insertHeartbeat(hb, 5);
+      await s.finishRun(okOutcome(hb.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ids }));
+    };
+    const watermark = () => query<{ value: string }>("SELECT value FROM meta WHERE key = 'eventsPendingFrom'").map((r) => Number(r.value));
+    const pendingIds = async (s = store) => (await s.pendingEvents(10)).map((e) => e.id);
+
+    it('a version 10 database starts it at its oldest pending event', async () => {
+      const { path, old } = databaseAt(10);
+      const ins = old.prepare("INSERT INTO events (id, source, text, status, created_at) VALUES (?, 'wake', 'x', ?, 1)");
+      for (const [id, status] of [['e-1', 'consumed'], ['e-2', 'pending'], ['e-3', 'consumed'], ['e-4', 'pending']]) ins.run(id!, status!);
+      old.close();
+      const s = new SqliteStore({ path, locking: 'normal' });
+      expect(await pendingIds(s)).toEqual(['e-2', 'e-4']);
+      await s.close();
+      const db = new DatabaseSync(path, { readOnly: true });
+      expect(db.prepare("SELECT value FROM meta WHERE key = 'eventsPendingFrom'").get()).toEqual({ value: '2' });
+      db.close();
+      // and an empty one at the seq its first event will get
+      const empty = databaseAt(10, 'v10-empty');
+      empty.old.close();
+      const e = new SqliteStore({ path: empty.path, locking: 'normal' });
+      await e.accept({ events: [newEvent({ id: 'first' })], runs: [] });
+      expect(await pendingIds(e)).toEqual(['first']);
+      await e.close();
+    });
+
+    it('moves past consumed events to the first pending one, or to the next seq when none is left', async () => {
+      const ids = ['a', 'b', 'c', 'd'];
+      await store.accept({ events: ids.map((id) => newEvent({ id })), runs: [] });
+      expect(watermark()).toEqual([1]);
+      expect(await pendingIds()).toEqual(ids);
+      // a later event alone: the watermark stays at the first, still pending
+      await consume(store, ['c']);
+      expect(watermark()).toEqual([1]);
+      expect(await pendingIds()).toEqual(['a', 'b', 'd']);
+      await consume(store, ['a', 'b']);
+      expect(watermark()).toEqual([4]);
+      expect(await pendingIds()).toEqual(['d']);
+      await consume(store, ['d']);
+      expect(watermark()).toEqual([5]);
+      expect(await pendingIds()).toEqual([]);
+      await store.accept({ events: [newEvent({ id: 'e' })], runs: [] });
+      expect(await pendingIds()).toEqual(['e']);
+      // kept across a restart
+      await store.close();
+      store = new SqliteStore({ path: file, locking: 'normal' });
+      expect(await pendingIds()).toEqual(['e']);
+    });
+
+    it('a consuming finish that is rolled back leaves the watermark and the events where they were', async () => {
+      await store.accept({ events: [newEvent({ id: 'a' }), newEvent({ id: 'b' })], runs: [] });
+      const taken = newDelivery('r-0');
+      const first = newRun();
+      await store.accept({ events: [], runs: [first] });
+      await store.finishRun(okOutcome(first.id, { delivery: { kind: 'outbox', entry: taken } }));
+      expect(await pendingIds()).toEqual(['a', 'b']);
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      // its outbox entry's id is taken: the whole finish fails
+      await expect(store.finishRun(okOutcome(hb.id, { delivery: { kind: 'outbox', entry: { ...taken, runId: hb.id } }, consumedEventIds: ['a'] }))).rejects.toThrow(/UNIQUE/);
+      expect(watermark()).toEqual([1]);
+      expect(await pendingIds()).toEqual(['a', 'b']);
+      await consume(store, ['a']);
+      expect(await pendingIds()).toEqual(['b']);
     });
   });
 
