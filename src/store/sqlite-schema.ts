@@ -208,6 +208,19 @@ export const SCHEMA: readonly string[] = [
   `INSERT OR REPLACE INTO meta (key, value) VALUES ('eventsPendingFrom', CAST(coalesce((SELECT min(seq) FROM events WHERE status = 'pending'),
      (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS TEXT));
    DROP INDEX events_pending;`,
+  // Events consumed by range: a heartbeat takes the oldest pending events, so what it consumes is every event
+  // from the watermark up to the last one it read. One row here records that (the heartbeat, when, and the
+  // range of seqs) where each event's row was updated before: 200 updates a full heartbeat, rows that grew
+  // by the heartbeat's id and spread over a dozen pages. An event's row keeps status 'pending'; it is
+  // consumed when a range covers it (readers join this table), and every range lies below the watermark.
+  // Keyed by the range's last seq: heartbeats append, and the range holding seq s is the first ending at
+  // or after s. Events consumed before this step keep their rows' status.
+  `CREATE TABLE consumed (
+     to_seq INTEGER PRIMARY KEY,
+     from_seq INTEGER NOT NULL,
+     heartbeat_id TEXT NOT NULL,
+     consumed_at INTEGER NOT NULL
+   );`,
 ];
 
 export const SCHEMA_VERSION = SCHEMA.length;

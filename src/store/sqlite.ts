@@ -78,18 +78,28 @@ function packed(text: string): [string, string | null] {
 /** A stored text read back: rebuilt from its key when it has one (see `packed`). */
 const unpacked = (text: unknown, key: unknown): string => (key === null || key === undefined ? String(text) : unpackBoundary(String(text), String(key)));
 
+/** An event row, with the range that consumed it when one covers it (`EVENT_COLUMNS`). */
 function toEvent(r: Row): SystemEvent {
+  const byRange = r.range_at !== null && r.range_at !== undefined;
   return {
     id: String(r.id),
     source: String(r.source),
     text: unpacked(r.text, r.text_wrap),
-    status: r.status as EventStatus,
+    status: byRange ? 'consumed' : (r.status as EventStatus),
     createdAt: Number(r.created_at),
-    consumedAt: num(r.consumed_at),
-    heartbeatId: str(r.heartbeat_id),
+    consumedAt: byRange ? Number(r.range_at) : num(r.consumed_at),
+    heartbeatId: byRange ? String(r.range_heartbeat) : str(r.heartbeat_id),
     runId: str(r.run_id),
   };
 }
+
+/**
+ * An event's columns with the range that consumed it (migration 12): the first range ending at or
+ * after its seq, when that range starts at or before it. Only a row still marked pending can be in one.
+ */
+const EVENT_COLUMNS = `SELECT e.*, c.consumed_at AS range_at, c.heartbeat_id AS range_heartbeat FROM events e
+  LEFT JOIN consumed c ON e.status = 'pending' AND c.to_seq = (SELECT min(x.to_seq) FROM consumed x WHERE x.to_seq >= e.seq)
+  AND c.from_seq <= e.seq`;
 
 /**
  * The columns a run was accepted with, which the runner reads to start a queued run
@@ -258,14 +268,19 @@ export class SqliteStore implements Store {
       listRuns: p(`${RUN_COLUMNS} ORDER BY r.seq DESC LIMIT ?`),
       listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.status = ? ORDER BY r.seq DESC LIMIT ?`),
       listMessages: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? ORDER BY m.id DESC LIMIT ?`),
-      listEvents: p('SELECT * FROM events ORDER BY seq DESC LIMIT ?'),
-      listEventsByStatus: p('SELECT * FROM events WHERE status = ? ORDER BY seq DESC LIMIT ?'),
+      listEvents: p(`${EVENT_COLUMNS} ORDER BY e.seq DESC LIMIT ?`),
+      // below the watermark every event is consumed (by its row or by a range); from it on, those marked pending are pending
+      listPendingEvents: p("SELECT * FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT ?"),
+      listConsumedEvents: p(`${EVENT_COLUMNS} WHERE e.seq < ? OR e.status = 'consumed' ORDER BY e.seq DESC LIMIT ?`),
       // forward from the watermark (see `pendingFrom`): the events below it are all consumed
       pendingEvents: p("SELECT * FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq ASC LIMIT ?"),
       // where the watermark moves to: the first pending event from it on, else the seq the next event will get
       firstPending: p(`SELECT coalesce((SELECT seq FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq LIMIT 1),
         (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS seq`),
-      countEvents: p('SELECT status, count(*) AS n FROM events GROUP BY status'),
+      countEvents: p("SELECT count(*) AS n, (SELECT count(*) FROM events WHERE seq >= ? AND status = 'pending') AS pending FROM events"),
+      // the pending events in a range of seqs (a heartbeat's, to see that it consumed all of them)
+      countPendingIn: p("SELECT count(*) AS n FROM events WHERE seq BETWEEN ? AND ? AND status = 'pending'"),
+      consumeRange: p('INSERT INTO consumed (to_seq, from_seq, heartbeat_id, consumed_at) VALUES (?, ?, ?, ?)'),
       countRuns: p('SELECT status, count(*) AS n FROM runs GROUP BY status'),
       countOutbox: p('SELECT status, count(*) AS n FROM outbox GROUP BY status'),
       unfinished: p(`${RUN_COLUMNS} WHERE r.kind = 'hook' AND r.status IN ('queued', 'running') ORDER BY r.seq ASC`),
@@ -444,7 +459,12 @@ export class SqliteStore implements Store {
   }
 
   async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
-    const rows = opts.status ? this.q.listEventsByStatus!.all(opts.status, opts.limit) : this.q.listEvents!.all(opts.limit);
+    const rows =
+      opts.status === 'pending'
+        ? this.q.listPendingEvents!.all(this.pendingFrom(), opts.limit)
+        : opts.status === 'consumed'
+          ? this.q.listConsumedEvents!.all(this.pendingFrom(), opts.limit)
+          : this.q.listEvents!.all(opts.limit);
     return (rows as Row[]).map(toEvent);
   }
 
@@ -457,11 +477,11 @@ export class SqliteStore implements Store {
   async counts(): Promise<StoreCounts> {
     const tally = (stmt: StatementSync) =>
       Object.fromEntries((stmt.all() as { status: string; n: number }[]).map((r) => [r.status, Number(r.n)]));
-    const e = tally(this.q.countEvents!);
+    const e = this.q.countEvents!.get(this.pendingFrom()) as { n: number; pending: number };
     const r = tally(this.q.countRuns!);
     const o = tally(this.q.countOutbox!);
     return {
-      events: { pending: e.pending ?? 0, consumed: e.consumed ?? 0 },
+      events: { pending: Number(e.pending), consumed: Number(e.n) - Number(e.pending) },
       runs: { queued: r.queued ?? 0, running: r.running ?? 0, ok: r.ok ?? 0, error: r.error ?? 0, timeout: r.timeout ?? 0 },
       outbox: { pending: o.pending ?? 0, failed: o.failed ?? 0 },
     };
@@ -532,18 +552,39 @@ export class SqliteStore implements Store {
         const textRef = e.text === o.reply ? replyRef : this.longText(text);
         this.q.insertOutbox!.run(e.id, e.runId, e.channel, e.to, textRef === null ? text : '', textRef, key, e.createdAt, e.createdAt, e.createdAt);
       }
-      for (const id of o.consumedEventIds ?? []) {
-        const seq = this.pendingSeq.get(id);
-        if (seq !== undefined) {
-          this.q.consumeEvent!.run(o.finishedAt, o.id, seq);
-          this.pendingSeq.delete(id);
-        } else this.q.consumeEventById!.run(o.finishedAt, o.id, id);
-      }
-      if (o.consumedEventIds?.length) {
-        const { seq } = this.q.firstPending!.get(this.pendingFrom()) as { seq: number };
-        this.putMeta(PENDING_FROM, String(seq));
-      }
+      if (o.consumedEventIds?.length) this.consume(o.consumedEventIds, o.id, o.finishedAt);
     });
+  }
+
+  /**
+   * Inside a write: marks a heartbeat's events consumed and moves the watermark on. A heartbeat reads the
+   * oldest pending events (`pendingEvents`), so what it consumes is normally every pending event from the
+   * first one on up to the last it read: one row in `consumed` records that. Any other set (ids this store
+   * did not hand out, or events left out in between) is marked row by row.
+   */
+  private consume(ids: readonly string[], heartbeatId: string, at: number): void {
+    const from = this.pendingFrom();
+    const seqs = ids.map((id) => this.pendingSeq.get(id));
+    const first = seqs[0];
+    const last = seqs[seqs.length - 1];
+    const inOrder = seqs.every((s, i) => s !== undefined && (i === 0 || s > seqs[i - 1]!));
+    if (
+      inOrder &&
+      first === (this.q.firstPending!.get(from) as { seq: number }).seq &&
+      Number((this.q.countPendingIn!.get(first!, last!) as { n: number }).n) === seqs.length
+    ) {
+      this.q.consumeRange!.run(last!, first, heartbeatId, at);
+      // past the range, an event marked pending is pending
+      this.putMeta(PENDING_FROM, String((this.q.firstPending!.get(last! + 1) as { seq: number }).seq));
+    } else {
+      ids.forEach((id, i) => {
+        const seq = seqs[i];
+        if (seq !== undefined) this.q.consumeEvent!.run(at, heartbeatId, seq);
+        else this.q.consumeEventById!.run(at, heartbeatId, id);
+      });
+      this.putMeta(PENDING_FROM, String((this.q.firstPending!.get(from) as { seq: number }).seq));
+    }
+    for (const id of ids) this.pendingSeq.delete(id);
   }
 
   async dueDeliveries(now: number, limit: number): Promise<Delivery[]> {

@@ -871,6 +871,71 @@ describe('SqliteStore', () => {
       await consume(store, ['a']);
       expect(await pendingIds()).toEqual(['b']);
     });
+
+    it("records a heartbeat's oldest pending events as one consumed range, and every reader sees them consumed", async () => {
+      await store.accept({ events: ['a', 'b', 'c', 'd'].map((id) => newEvent({ id })), runs: [] });
+      expect(await pendingIds()).toEqual(['a', 'b', 'c', 'd']);
+      const hb1 = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb1, 5);
+      await store.finishRun(okOutcome(hb1.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['a', 'b', 'c'] }));
+      // one row for the three; the events' rows are not rewritten
+      expect(query('SELECT * FROM consumed')).toEqual([{ to_seq: 3, from_seq: 1, heartbeat_id: hb1.id, consumed_at: 9 }]);
+      expect(query<{ status: string }>('SELECT status FROM events ORDER BY seq').map((r) => r.status)).toEqual(['pending', 'pending', 'pending', 'pending']);
+      expect(watermark()).toEqual([4]);
+      const seen = async () => (await store.listEvents({ limit: 10 })).map((e) => [e.id, e.status, e.consumedAt, e.heartbeatId]);
+      expect(await seen()).toEqual([
+        ['d', 'pending', null, null],
+        ['c', 'consumed', 9, hb1.id],
+        ['b', 'consumed', 9, hb1.id],
+        ['a', 'consumed', 9, hb1.id],
+      ]);
+      expect((await store.listEvents({ limit: 10, status: 'consumed' })).map((e) => e.id)).toEqual(['c', 'b', 'a']);
+      expect((await store.listEvents({ limit: 2, status: 'consumed' })).map((e) => e.id)).toEqual(['c', 'b']);
+      expect((await store.listEvents({ limit: 10, status: 'pending' })).map((e) => e.id)).toEqual(['d']);
+      expect((await store.counts()).events).toEqual({ pending: 1, consumed: 3 });
+      expect(await pendingIds()).toEqual(['d']);
+      // the next heartbeat's range is its own
+      await store.accept({ events: [newEvent({ id: 'e' })], runs: [] });
+      expect(await pendingIds()).toEqual(['d', 'e']);
+      const hb2 = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb2, 10);
+      await store.finishRun(okOutcome(hb2.id, { finishedAt: 12, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['d', 'e'] }));
+      await store.close();
+      store = new SqliteStore({ path: file, locking: 'normal' });
+      expect(await seen()).toEqual([
+        ['e', 'consumed', 12, hb2.id],
+        ['d', 'consumed', 12, hb2.id],
+        ['c', 'consumed', 9, hb1.id],
+        ['b', 'consumed', 9, hb1.id],
+        ['a', 'consumed', 9, hb1.id],
+      ]);
+      expect((await store.counts()).events).toEqual({ pending: 0, consumed: 5 });
+      expect(await pendingIds()).toEqual([]);
+    });
+
+    it('marks events row by row when they are not the oldest pending ones in order, and reads both kinds alike', async () => {
+      await store.accept({ events: ['a', 'b', 'c', 'd', 'e'].map((id) => newEvent({ id })), runs: [] });
+      expect(await pendingIds()).toEqual(['a', 'b', 'c', 'd', 'e']);
+      // a later event alone, then two with a pending one left out between them, then two out of order
+      await consume(store, ['c']);
+      await consume(store, ['b', 'd']);
+      expect(query('SELECT * FROM consumed')).toEqual([]);
+      expect(query<{ id: string }>("SELECT id FROM events WHERE status = 'consumed' ORDER BY seq").map((r) => r.id)).toEqual(['b', 'c', 'd']);
+      expect(watermark()).toEqual([1]);
+      await consume(store, ['e', 'a']);
+      expect(query('SELECT * FROM consumed')).toEqual([]);
+      expect(watermark()).toEqual([6]);
+      expect((await store.counts()).events).toEqual({ pending: 0, consumed: 5 });
+      // an event consumed by its row above the watermark still lists as consumed, and ranges go on from there
+      await store.accept({ events: ['f', 'g', 'h'].map((id) => newEvent({ id })), runs: [] });
+      expect(await pendingIds()).toEqual(['f', 'g', 'h']);
+      await consume(store, ['g']);
+      await consume(store, ['f', 'h']);
+      expect(query<{ to_seq: number; from_seq: number }>('SELECT to_seq, from_seq FROM consumed')).toEqual([{ to_seq: 8, from_seq: 6 }]);
+      expect((await store.listEvents({ limit: 10 })).map((e) => `${e.id}:${e.status}`)).toEqual(['h:consumed', 'g:consumed', 'f:consumed', 'e:consumed', 'd:consumed', 'c:consumed', 'b:consumed', 'a:consumed']);
+      expect((await store.listEvents({ limit: 10, status: 'pending' })).map((e) => e.id)).toEqual([]);
+      expect((await store.counts()).events).toEqual({ pending: 0, consumed: 8 });
+    });
   });
 
   describe('a session made for its run (hook:<run id>)', () => {
