@@ -400,6 +400,84 @@ describe('SqliteStore', () => {
     });
   });
 
+  describe('counts()', () => {
+    const pendingEventIds = async () => (await store.pendingEvents(10)).map((e) => e.id);
+    /** Every row counted from scratch, a consumed range covering an event counting as consumed. */
+    const full = () => {
+      const by = (sql: string) => Object.fromEntries(query<{ status: string; n: number }>(sql).map((r) => [r.status, r.n]));
+      const e = by(`SELECT CASE WHEN status = 'pending' AND EXISTS (SELECT 1 FROM consumed c WHERE e.seq BETWEEN c.from_seq AND c.to_seq)
+        THEN 'consumed' ELSE status END AS status, count(*) AS n FROM events e GROUP BY 1`);
+      const r = by('SELECT status, count(*) AS n FROM runs GROUP BY status');
+      const o = by('SELECT status, count(*) AS n FROM outbox GROUP BY status');
+      return {
+        events: { pending: e.pending ?? 0, consumed: e.consumed ?? 0 },
+        runs: { queued: r.queued ?? 0, running: r.running ?? 0, ok: r.ok ?? 0, error: r.error ?? 0, timeout: r.timeout ?? 0 },
+        outbox: { pending: o.pending ?? 0, failed: o.failed ?? 0 },
+      };
+    };
+
+    it('tallies what can no longer change once and the rest as it is now, and agrees with counting every row', async () => {
+      const runs = [newRun(), newRun(), newRun(), newRun()];
+      await store.accept({ events: [newEvent({ id: 'e1' }), newEvent({ id: 'e2' })], runs });
+      await store.startRun(runs[0]!.id, 1);
+      const d1 = newDelivery(runs[0]!.id);
+      await store.finishRun(okOutcome(runs[0]!.id, { delivery: { kind: 'outbox', entry: d1 } }));
+      await store.finishRun(okOutcome(runs[1]!.id, { status: 'error', reply: null, delivery: { kind: 'skipped', reason: 'run did not succeed' } }));
+      const first = await store.counts();
+      expect(first).toEqual(full());
+      expect(first.runs).toEqual({ queued: 2, running: 0, ok: 1, error: 1, timeout: 0 });
+      // the oldest run still queued, the delivery still pending: what is above them is counted live
+      const d2 = newDelivery(runs[3]!.id);
+      await store.finishRun(okOutcome(runs[3]!.id, { status: 'timeout', reply: null, delivery: { kind: 'outbox', entry: d2 } }));
+      await store.recordDelivery({ id: d1.id, runId: runs[0]!.id, attempts: 1, at: 2_100, status: 'sent' });
+      expect(await store.counts()).toEqual(full());
+      expect(await pendingEventIds()).toEqual(['e1', 'e2']);
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      expect((await store.counts()).runs.running).toBe(1);
+      await store.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['e1', 'e2'] }));
+      await store.finishRun(okOutcome(runs[2]!.id, { delivery: { kind: 'skipped', reason: 'deliver is false' } }));
+      await store.recordDelivery({ id: d2.id, runId: runs[3]!.id, attempts: 5, at: 2_200, status: 'failed', error: 'HTTP 500' });
+      await store.accept({ events: [newEvent({ id: 'e3' })], runs: [newRun()] });
+      const later = await store.counts();
+      expect(later).toEqual(full());
+      expect(later).toEqual({
+        events: { pending: 1, consumed: 2 },
+        runs: { queued: 1, running: 0, ok: 3, error: 1, timeout: 1 },
+        outbox: { pending: 0, failed: 1 },
+      });
+      await store.close();
+      store = new SqliteStore({ path: file, locking: 'normal' });
+      expect(await store.counts()).toEqual(later);
+    });
+
+    it('catches up on many rows across turns of the event loop', async () => {
+      await store.close();
+      const db = new DatabaseSync(file);
+      db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 45000)
+        INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, timeout_seconds, wake_mode, deliver, channel, status, attempts, created_at, delivery_status)
+        SELECT printf('bulk-%d', i), 'hook', 'h', 'h', 0, printf('s-%d', i), 'm', 'echo/echo', 60, 'now', 0, 'last', CASE WHEN i % 3 = 0 THEN 'error' ELSE 'ok' END, 1, i, 'skipped' FROM n`);
+      db.close();
+      store = new SqliteStore({ path: file, locking: 'normal' });
+      // a queued run above them all: the 45,000 below have settled, and are tallied in slices
+      await store.accept({ events: [], runs: [newRun()] });
+      let turns = 0;
+      let spinning = true;
+      const spin = () => {
+        if (!spinning) return;
+        turns++;
+        setImmediate(spin);
+      };
+      setImmediate(spin);
+      const [a, b] = await Promise.all([store.counts(), store.counts()]);
+      spinning = false;
+      expect(a.runs).toEqual({ queued: 1, running: 0, ok: 30000, error: 15000, timeout: 0 });
+      expect(b).toEqual(a);
+      expect(a).toEqual(full());
+      expect(turns).toBeGreaterThanOrEqual(2);
+    });
+  });
+
   it('keeps meta values and overwrites them', async () => {
     await store.setMeta('k', 'v1');
     await store.setMeta('k', 'v2');
