@@ -270,6 +270,9 @@ export class SqliteStore implements Store {
       queuedRunAt: arrays(p(`${QUEUED_COLUMNS} WHERE seq = ? AND status = 'queued'`)),
       listRuns: p(`${RUN_COLUMNS} ORDER BY r.seq DESC LIMIT ?`),
       listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.status = ? ORDER BY r.seq DESC LIMIT ?`),
+      // queued and running runs from the index of unfinished ones, not a walk back through every finished run
+      listUnfinishedByStatus: p(`${RUN_COLUMNS.replace('FROM runs r', 'FROM runs r INDEXED BY runs_unfinished')}
+        WHERE r.status IN ('queued', 'running') AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
       listMessages: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? ORDER BY m.id DESC LIMIT ?`),
       listEvents: p(`${EVENT_COLUMNS} ORDER BY e.seq DESC LIMIT ?`),
       // below the watermark every event is consumed (by its row or by a range); from it on, those marked pending are pending
@@ -410,7 +413,8 @@ export class SqliteStore implements Store {
   }
 
   async listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]> {
-    const rows = opts.status ? this.q.listRunsByStatus!.all(opts.status, opts.limit) : this.q.listRuns!.all(opts.limit);
+    const byStatus = opts.status === 'queued' || opts.status === 'running' ? this.q.listUnfinishedByStatus! : this.q.listRunsByStatus!;
+    const rows = opts.status ? byStatus.all(opts.status, opts.limit) : this.q.listRuns!.all(opts.limit);
     return (rows as Row[]).map(toRun);
   }
 
