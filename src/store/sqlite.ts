@@ -584,7 +584,7 @@ export class SqliteStore implements Store {
   finishRun(o: RunOutcome): Promise<void> {
     const startedAt = this.queuedStarts.get(o.id);
     this.queuedStarts.delete(o.id);
-    return this.writes.run(() => {
+    const done = this.writes.run(() => {
       const d = o.delivery;
       const [dStatus, dReason, dChannel, dTo, dId] =
         d.kind === 'outbox'
@@ -616,6 +616,12 @@ export class SqliteStore implements Store {
       }
       if (o.consumedEventIds?.length) this.consume(o.consumedEventIds, o.id, o.finishedAt);
     });
+    const consumed = o.consumedEventIds;
+    if (!consumed?.length) return done;
+    // forgotten once committed: a finish retried alone after its group's transaction failed still finds them
+    return done.then(() => {
+      for (const id of consumed) this.pendingSeq.delete(id);
+    });
   }
 
   /**
@@ -646,7 +652,6 @@ export class SqliteStore implements Store {
       });
       this.putMeta(PENDING_FROM, String((this.q.firstPending!.get(from) as { seq: number }).seq));
     }
-    for (const id of ids) this.pendingSeq.delete(id);
   }
 
   async dueDeliveries(now: number, limit: number): Promise<Delivery[]> {

@@ -950,6 +950,30 @@ describe('SqliteStore', () => {
       expect(await pendingIds()).toEqual(['b']);
     });
 
+    it("a heartbeat's finish retried alone, after another write sank their shared transaction, still consumes its events as one range", async () => {
+      await store.accept({ events: [newEvent({ id: 'a' }), newEvent({ id: 'b' })], runs: [] });
+      const taken = newDelivery('r-0');
+      const other = newRun();
+      await store.accept({ events: [], runs: [other] });
+      await store.finishRun(okOutcome(other.id, { delivery: { kind: 'outbox', entry: taken } }));
+      expect(await pendingIds()).toEqual(['a', 'b']);
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      const late = newRun();
+      await store.accept({ events: [], runs: [late] });
+      // queued in the same turn: one transaction, which the second write's taken outbox id fails
+      const [consumed, failed] = await Promise.allSettled([
+        store.finishRun(okOutcome(hb.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['a', 'b'] })),
+        store.finishRun(okOutcome(late.id, { delivery: { kind: 'outbox', entry: { ...taken, runId: late.id } } })),
+      ]);
+      expect(consumed.status).toBe('fulfilled');
+      expect(failed.status).toBe('rejected');
+      expect(query('SELECT to_seq, from_seq, heartbeat_id FROM consumed')).toEqual([{ to_seq: 2, from_seq: 1, heartbeat_id: hb.id }]);
+      expect(query<{ status: string }>('SELECT status FROM events ORDER BY seq').map((r) => r.status)).toEqual(['pending', 'pending']);
+      expect(watermark()).toEqual([3]);
+      expect(await pendingIds()).toEqual([]);
+    });
+
     it("records a heartbeat's oldest pending events as one consumed range, and every reader sees them consumed", async () => {
       await store.accept({ events: ['a', 'b', 'c', 'd'].map((id) => newEvent({ id })), runs: [] });
       expect(await pendingIds()).toEqual(['a', 'b', 'c', 'd']);
