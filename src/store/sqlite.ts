@@ -279,7 +279,7 @@ export class SqliteStore implements Store {
       listPendingEvents: p("SELECT * FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT ?"),
       listConsumedEvents: p(`${EVENT_COLUMNS} WHERE e.seq < ? OR e.status = 'consumed' ORDER BY e.seq DESC LIMIT ?`),
       // forward from the watermark (see `pendingFrom`): the events below it are all consumed
-      pendingEvents: p("SELECT * FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq ASC LIMIT ?"),
+      pendingEvents: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq ASC LIMIT ?")),
       // where the watermark moves to: the first pending event from it on, else the seq the next event will get
       firstPending: p(`SELECT coalesce((SELECT seq FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq LIMIT 1),
         (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS seq`),
@@ -486,9 +486,13 @@ export class SqliteStore implements Store {
   }
 
   async pendingEvents(limit: number): Promise<SystemEvent[]> {
-    const rows = this.q.pendingEvents!.all(this.pendingFrom(), limit) as Row[];
-    for (const r of rows) this.pendingSeq.set(String(r.id), Number(r.seq));
-    return rows.map(toEvent);
+    // as arrays (about half the time of objects for a heartbeat's 200): seq, id, source, text, text_wrap, created_at, run_id
+    const rows = this.q.pendingEvents!.all(this.pendingFrom(), limit) as unknown as unknown[][];
+    return rows.map((a) => {
+      const id = String(a[1]);
+      this.pendingSeq.set(id, Number(a[0]));
+      return { id, source: String(a[2]), text: unpacked(a[3], a[4]), status: 'pending', createdAt: Number(a[5]), consumedAt: null, heartbeatId: null, runId: str(a[6]) };
+    });
   }
 
   /**
