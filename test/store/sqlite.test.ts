@@ -933,7 +933,8 @@ describe('SqliteStore', () => {
       expect(await pendingIds()).toEqual(['e']);
     });
 
-    it('a consuming finish that is rolled back leaves the watermark and the events where they were', async () => {
+    /** Events a and b pending, a delivery id a finished run has taken, and a heartbeat started. */
+    const takenAndHeartbeat = async () => {
       await store.accept({ events: [newEvent({ id: 'a' }), newEvent({ id: 'b' })], runs: [] });
       const taken = newDelivery('r-0');
       const first = newRun();
@@ -942,6 +943,11 @@ describe('SqliteStore', () => {
       expect(await pendingIds()).toEqual(['a', 'b']);
       const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
       await store.insertHeartbeat(hb, 5);
+      return { taken, hb };
+    };
+
+    it('a consuming finish that is rolled back leaves the watermark and the events where they were', async () => {
+      const { taken, hb } = await takenAndHeartbeat();
       // its outbox entry's id is taken: the whole finish fails
       await expect(store.finishRun(okOutcome(hb.id, { delivery: { kind: 'outbox', entry: { ...taken, runId: hb.id } }, consumedEventIds: ['a'] }))).rejects.toThrow(/UNIQUE/);
       expect(watermark()).toEqual([1]);
@@ -951,14 +957,7 @@ describe('SqliteStore', () => {
     });
 
     it("a heartbeat's finish retried alone, after another write sank their shared transaction, still consumes its events as one range", async () => {
-      await store.accept({ events: [newEvent({ id: 'a' }), newEvent({ id: 'b' })], runs: [] });
-      const taken = newDelivery('r-0');
-      const other = newRun();
-      await store.accept({ events: [], runs: [other] });
-      await store.finishRun(okOutcome(other.id, { delivery: { kind: 'outbox', entry: taken } }));
-      expect(await pendingIds()).toEqual(['a', 'b']);
-      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
-      await store.insertHeartbeat(hb, 5);
+      const { taken, hb } = await takenAndHeartbeat();
       const late = newRun();
       await store.accept({ events: [], runs: [late] });
       // queued in the same turn: one transaction, which the second write's taken outbox id fails
