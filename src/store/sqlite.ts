@@ -642,20 +642,25 @@ export class SqliteStore implements Store {
     const inOrder = seqs.every((s, i) => s !== undefined && (i === 0 || s > seqs[i - 1]!));
     if (
       inOrder &&
-      first === (this.q.firstPending!.get(from) as { seq: number }).seq &&
+      first === this.firstPendingFrom(from) &&
       Number((this.q.countPendingIn!.get(first!, last!) as { n: number }).n) === seqs.length
     ) {
       this.q.consumeRange!.run(last!, first, heartbeatId, at);
       // past the range, an event marked pending is pending
-      this.putMeta(PENDING_FROM, String((this.q.firstPending!.get(last! + 1) as { seq: number }).seq));
+      this.putMeta(PENDING_FROM, String(this.firstPendingFrom(last! + 1)));
     } else {
       ids.forEach((id, i) => {
         const seq = seqs[i];
         if (seq !== undefined) this.q.consumeEvent!.run(at, heartbeatId, seq);
         else this.q.consumeEventById!.run(at, heartbeatId, id);
       });
-      this.putMeta(PENDING_FROM, String((this.q.firstPending!.get(from) as { seq: number }).seq));
+      this.putMeta(PENDING_FROM, String(this.firstPendingFrom(from)));
     }
+  }
+
+  /** The first event still marked pending from `seq` on, else the seq the next event will get. */
+  private firstPendingFrom(seq: number): number {
+    return Number((this.q.firstPending!.get(seq) as { seq: number }).seq);
   }
 
   async dueDeliveries(now: number, limit: number): Promise<Delivery[]> {
