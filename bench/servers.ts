@@ -11,8 +11,8 @@ import { dirname, join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/hook-intake.js');
-const BARE = join(ROOT, 'bench/bare-server.ts');
-const KOA = join(ROOT, 'bench/koa-server.ts');
+const BARE = join(ROOT, 'bench/bare-server.mjs');
+const KOA = join(ROOT, 'bench/koa-server.mjs');
 
 export interface Server {
   name: string;

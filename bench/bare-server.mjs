@@ -4,17 +4,17 @@
  * Every hook-intake figure in the benchmark is a ratio against this server,
  * measured in the same run on the same machine.
  *
- * Usage: node bench/bare-server.ts TOKEN  (prints `listening on http://ADDR:PORT`)
+ * Usage: node bench/bare-server.mjs TOKEN  (prints `listening on http://ADDR:PORT`)
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 const expected = `Bearer ${process.argv[2] ?? ''}`;
 const OK = '{"ok":true}';
 
 const server = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
+  /** @type {Buffer[]} */
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     let status = 200;
     if (req.headers.authorization !== expected) status = 401;
@@ -32,7 +32,7 @@ const server = createServer((req, res) => {
 });
 
 server.listen(0, '127.0.0.1', () => {
-  const a = server.address() as AddressInfo;
+  const a = /** @type {import('node:net').AddressInfo} */ (server.address());
   process.stdout.write(`listening on http://${a.address}:${a.port}\n`);
 });
 process.on('SIGTERM', () => {

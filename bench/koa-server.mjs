@@ -4,17 +4,17 @@
  * with `--koa`, it shows how much of hook-intake's cost per request is the
  * framework itself on this machine.
  *
- * Usage: node bench/koa-server.ts TOKEN  (prints `listening on http://ADDR:PORT`)
+ * Usage: node bench/koa-server.mjs TOKEN  (prints `listening on http://ADDR:PORT`)
  */
-import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 
 const expected = `Bearer ${process.argv[2] ?? ''}`;
 const app = new Koa();
 
 app.use(async (ctx) => {
-  const chunks: Buffer[] = [];
-  for await (const c of ctx.req) chunks.push(c as Buffer);
+  /** @type {Buffer[]} */
+  const chunks = [];
+  for await (const c of ctx.req) chunks.push(c);
   if (ctx.get('authorization') !== expected) {
     ctx.status = 401;
     ctx.body = { ok: false };
@@ -31,7 +31,7 @@ app.use(async (ctx) => {
 });
 
 const server = app.listen(0, '127.0.0.1', () => {
-  const a = server.address() as AddressInfo;
+  const a = /** @type {import('node:net').AddressInfo} */ (server.address());
   process.stdout.write(`listening on http://${a.address}:${a.port}\n`);
 });
 process.on('SIGTERM', () => {
