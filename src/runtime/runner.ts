@@ -77,7 +77,8 @@ export function createRunner(deps: RunnerDeps): Runner {
   const bySession = new RecycledMap<string, string | Fifo<string>>();
   const ready = new Fifo<string>();
   // Queued runs of new sessions, by seq: nothing else can queue on their session keys, so they need no
-  // entry in bySession, and a backlog of millions is one buffer the garbage collector does not walk.
+  // entry in bySession; their seqs are mostly consecutive, and a run of consecutive seqs is two slots of
+  // one buffer the garbage collector does not walk, however long the backlog.
   const fresh = new NumberFifo();
   // when both kinds wait, pump takes them in turn
   let freshNext = false;
