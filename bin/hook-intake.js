@@ -10,17 +10,19 @@ import { enableCompileCache, flushCompileCache, constants } from 'node:module';
 
 const cache = enableCompileCache?.();
 const caching = cache?.status === constants.compileCacheStatus?.ENABLED || cache?.status === constants.compileCacheStatus?.ALREADY_ENABLED;
-const { serveFlags, restartForCache, RESTARTED_ENV } = await import('../src/cli/node-flags.ts');
+const { serveFlags, serveEnv, restartForCache, RESTARTED_ENV } = await import('../src/cli/node-flags.ts');
 const restarted = process.env[RESTARTED_ENV] === '1';
 delete process.env[RESTARTED_ENV];
 
-// `serve` runs with a smaller young generation (see docs/performance.md): the process replaces
-// itself once (same pid) with the flag added, unless the operator already chose a size.
+// `serve` runs with three V8 flags and a setting of the C allocator that keep resident memory lower
+// (see docs/performance.md, "Memory"): the process replaces itself once (same pid) with them added,
+// except those the operator already chose either way.
 const args = process.argv.slice(2);
 const flags = serveFlags(args, process.execArgv, process.env.NODE_OPTIONS);
-if (flags.length && typeof process.execve === 'function') {
+const env = serveEnv(args, process.env);
+if ((flags.length || env) && typeof process.execve === 'function') {
   try {
-    process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], process.env);
+    process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, ...env });
   } catch {
     // the replacement failed (the process is still this one): serve with Node's defaults
   }

@@ -55,6 +55,35 @@ export function serveFlags(args: readonly string[], execArgv: readonly string[],
   return CHOSEN.filter((f) => !given.some((g) => f.names.test(g))).map((f) => f.flag);
 }
 
+/**
+ * The C allocator's setting `serve` runs with: glibc's threshold above which an allocation gets
+ * pages of its own from the kernel (and gives them back when freed), held at glibc's own starting
+ * value of 128 KiB.
+ *
+ * By default glibc raises that threshold each time such an allocation is freed, up to 32 MiB, and
+ * the threshold for giving free memory at the top of its heaps back to the kernel with it. After
+ * the first few large buffers have come and gone, every allocation below the new threshold comes
+ * from the heaps, where freed memory stays resident. Under sustained agent load that kept 8–18 MiB more
+ * resident after 30–36 s (docs/performance.md, eighteenth round). Setting the threshold, to any
+ * value, turns the raising off. Other C libraries ignore the variable.
+ */
+export const MALLOC_TUNABLE = 'glibc.malloc.mmap_threshold=131072';
+
+/**
+ * What `serve` adds to its environment when it replaces itself: `GLIBC_TUNABLES` with
+ * `MALLOC_TUNABLE`, unless the operator has set either allocator threshold already (in
+ * `GLIBC_TUNABLES` or through glibc's older `MALLOC_*_THRESHOLD_` variables). Undefined when
+ * nothing is to be added, and for commands other than `serve`.
+ */
+export function serveEnv(args: readonly string[], env: NodeJS.ProcessEnv): { GLIBC_TUNABLES: string } | undefined {
+  if (args[0] !== 'serve') return undefined;
+  if (env.MALLOC_MMAP_THRESHOLD_ !== undefined || env.MALLOC_TRIM_THRESHOLD_ !== undefined) return undefined;
+  const tunables = env.GLIBC_TUNABLES;
+  if (!tunables) return { GLIBC_TUNABLES: MALLOC_TUNABLE };
+  if (/(^|:)glibc\.malloc\.(mmap|trim)_threshold=/.test(tunables)) return undefined;
+  return { GLIBC_TUNABLES: `${tunables}:${MALLOC_TUNABLE}` };
+}
+
 /** Set (to `1`) on the image `restartForCache` starts, so that it happens at most once. */
 export const RESTARTED_ENV = 'HOOK_INTAKE_COMPILE_CACHE_RESTART';
 

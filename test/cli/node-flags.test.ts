@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { serveFlags } from '../../src/cli/node-flags.ts';
+import { MALLOC_TUNABLE, serveEnv, serveFlags } from '../../src/cli/node-flags.ts';
 import { cleanup, post, startCli } from '../helpers/cli.ts';
 
 describe('serveFlags()', () => {
@@ -39,11 +39,37 @@ describe('serveFlags()', () => {
   });
 });
 
+describe('serveEnv()', () => {
+  it("holds glibc's allocation threshold for serve only", () => {
+    expect(MALLOC_TUNABLE).toBe('glibc.malloc.mmap_threshold=131072');
+    expect(serveEnv(['serve', '--port', '0'], {})).toEqual({ GLIBC_TUNABLES: MALLOC_TUNABLE });
+    for (const args of [['check'], ['try', 'wake'], []]) expect(serveEnv(args, {}), args.join(' ')).toBeUndefined();
+  });
+
+  it("adds it to the operator's other tunables", () => {
+    expect(serveEnv(['serve'], { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).toEqual({ GLIBC_TUNABLES: `glibc.malloc.arena_max=2:${MALLOC_TUNABLE}` });
+    expect(serveEnv(['serve'], { GLIBC_TUNABLES: '' })).toEqual({ GLIBC_TUNABLES: MALLOC_TUNABLE });
+  });
+
+  it("keeps the operator's own threshold, in GLIBC_TUNABLES or glibc's older variables", () => {
+    for (const env of [
+      { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=4194304' },
+      { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2:glibc.malloc.trim_threshold=0' },
+      { MALLOC_MMAP_THRESHOLD_: '65536' },
+      { MALLOC_TRIM_THRESHOLD_: '65536' },
+    ])
+      expect(serveEnv(['serve'], env), JSON.stringify(env)).toBeUndefined();
+    // a name that only ends like one of them is not the operator's choice
+    expect(serveEnv(['serve'], { GLIBC_TUNABLES: 'glibc.malloc.xmmap_threshold=1' })).toEqual({ GLIBC_TUNABLES: `glibc.malloc.xmmap_threshold=1:${MALLOC_TUNABLE}` });
+  });
+});
+
 const procfs = existsSync('/proc/self/cmdline');
 if (!procfs) console.info('skipping the command-line check of the running server: no /proc on this system');
 
 describe.skipIf(!procfs)('hook-intake serve', () => {
   const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
   const config = () => ({ hooks: { enabled: true, token: `hk_${randomBytes(12).toString('hex')}` }, gateway: { auth: { token: `gw_${randomBytes(12).toString('hex')}` } } });
 
   it('runs with the flag under the pid it was started as, and serves', async () => {
@@ -53,7 +79,34 @@ describe.skipIf(!procfs)('hook-intake serve', () => {
       expect(cmdline(srv.proc.pid!)).toContain('--max-semi-space-size=8');
       expect(cmdline(srv.proc.pid!)).toContain('--no-maglev');
       expect(cmdline(srv.proc.pid!)).toContain('--no-allocation-site-pretenuring');
+      expect(environ(srv.proc.pid!)).toContain(`GLIBC_TUNABLES=${MALLOC_TUNABLE}`);
       expect((await post(`${srv.url}/hooks/wake`, { text: 'x', mode: 'next-heartbeat' }, { authorization: `Bearer ${c.hooks.token}` })).status).toBe(200);
+    } finally {
+      expect(await srv.stop()).toBe(0);
+      cleanup(srv.dir);
+    }
+  });
+
+  it('replaces itself for the allocator setting alone when the operator chose all three V8 flags', async () => {
+    const c = config();
+    const srv = await startCli({ config: c, nodeArgs: ['--maglev', '--allocation-site-pretenuring', '--max-semi-space-size=16'] });
+    try {
+      expect(environ(srv.proc.pid!)).toContain(`GLIBC_TUNABLES=${MALLOC_TUNABLE}`);
+      expect(cmdline(srv.proc.pid!)).toContain('--max-semi-space-size=16');
+      expect(cmdline(srv.proc.pid!)).not.toContain('--no-maglev');
+      expect((await post(`${srv.url}/hooks/wake`, { text: 'x', mode: 'next-heartbeat' }, { authorization: `Bearer ${c.hooks.token}` })).status).toBe(200);
+    } finally {
+      expect(await srv.stop()).toBe(0);
+      cleanup(srv.dir);
+    }
+  });
+
+  it("leaves the operator's allocator threshold alone", async () => {
+    const srv = await startCli({ config: config(), env: { GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=262144' } });
+    try {
+      const env = environ(srv.proc.pid!);
+      expect(env).toContain('GLIBC_TUNABLES=glibc.malloc.trim_threshold=262144');
+      expect(env.join('\n')).not.toContain(MALLOC_TUNABLE);
     } finally {
       expect(await srv.stop()).toBe(0);
       cleanup(srv.dir);
