@@ -70,71 +70,55 @@ if (!procfs) console.info('skipping the command-line check of the running server
 describe.skipIf(!procfs)('hook-intake serve', () => {
   const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
   const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-  const config = () => ({ hooks: { enabled: true, token: `hk_${randomBytes(12).toString('hex')}` }, gateway: { auth: { token: `gw_${randomBytes(12).toString('hex')}` } } });
 
-  it('runs with the flag under the pid it was started as, and serves', async () => {
-    const c = config();
-    const srv = await startCli({ config: c });
+  /** Starts `serve` with a fresh config, hands `check` its pid and a wake request, then stops it (exit 0) whatever happened. */
+  async function serving(opts: { nodeArgs?: string[]; env?: Record<string, string> }, check: (pid: number, wake: () => Promise<number>) => Promise<void> | void): Promise<void> {
+    const c = { hooks: { enabled: true, token: `hk_${randomBytes(12).toString('hex')}` }, gateway: { auth: { token: `gw_${randomBytes(12).toString('hex')}` } } };
+    const srv = await startCli({ config: c, ...opts });
+    const wake = async () => (await post(`${srv.url}/hooks/wake`, { text: 'x', mode: 'next-heartbeat' }, { authorization: `Bearer ${c.hooks.token}` })).status;
     try {
-      expect(cmdline(srv.proc.pid!)).toContain('--max-semi-space-size=8');
-      expect(cmdline(srv.proc.pid!)).toContain('--no-maglev');
-      expect(cmdline(srv.proc.pid!)).toContain('--no-allocation-site-pretenuring');
-      expect(environ(srv.proc.pid!)).toContain(`GLIBC_TUNABLES=${MALLOC_TUNABLE}`);
-      expect((await post(`${srv.url}/hooks/wake`, { text: 'x', mode: 'next-heartbeat' }, { authorization: `Bearer ${c.hooks.token}` })).status).toBe(200);
+      await check(srv.proc.pid!, wake);
     } finally {
       expect(await srv.stop()).toBe(0);
       cleanup(srv.dir);
     }
-  });
+  }
 
-  it('replaces itself for the allocator setting alone when the operator chose all three V8 flags', async () => {
-    const c = config();
-    const srv = await startCli({ config: c, nodeArgs: ['--maglev', '--allocation-site-pretenuring', '--max-semi-space-size=16'] });
-    try {
-      expect(environ(srv.proc.pid!)).toContain(`GLIBC_TUNABLES=${MALLOC_TUNABLE}`);
-      expect(cmdline(srv.proc.pid!)).toContain('--max-semi-space-size=16');
-      expect(cmdline(srv.proc.pid!)).not.toContain('--no-maglev');
-      expect((await post(`${srv.url}/hooks/wake`, { text: 'x', mode: 'next-heartbeat' }, { authorization: `Bearer ${c.hooks.token}` })).status).toBe(200);
-    } finally {
-      expect(await srv.stop()).toBe(0);
-      cleanup(srv.dir);
-    }
-  });
+  it('runs with the flag under the pid it was started as, and serves', () =>
+    serving({}, async (pid, wake) => {
+      expect(cmdline(pid)).toContain('--max-semi-space-size=8');
+      expect(cmdline(pid)).toContain('--no-maglev');
+      expect(cmdline(pid)).toContain('--no-allocation-site-pretenuring');
+      expect(environ(pid)).toContain(`GLIBC_TUNABLES=${MALLOC_TUNABLE}`);
+      expect(await wake()).toBe(200);
+    }));
 
-  it("leaves the operator's allocator threshold alone", async () => {
-    const srv = await startCli({ config: config(), env: { GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=262144' } });
-    try {
-      const env = environ(srv.proc.pid!);
+  it('replaces itself for the allocator setting alone when the operator chose all three V8 flags', () =>
+    serving({ nodeArgs: ['--maglev', '--allocation-site-pretenuring', '--max-semi-space-size=16'] }, async (pid, wake) => {
+      expect(environ(pid)).toContain(`GLIBC_TUNABLES=${MALLOC_TUNABLE}`);
+      expect(cmdline(pid)).toContain('--max-semi-space-size=16');
+      expect(cmdline(pid)).not.toContain('--no-maglev');
+      expect(await wake()).toBe(200);
+    }));
+
+  it("leaves the operator's allocator threshold alone", () =>
+    serving({ env: { GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=262144' } }, (pid) => {
+      const env = environ(pid);
       expect(env).toContain('GLIBC_TUNABLES=glibc.malloc.trim_threshold=262144');
       expect(env.join('\n')).not.toContain(MALLOC_TUNABLE);
-    } finally {
-      expect(await srv.stop()).toBe(0);
-      cleanup(srv.dir);
-    }
-  });
+    }));
 
-  it('leaves Maglev on when node was started with --maglev', async () => {
-    const c = config();
-    const srv = await startCli({ config: c, nodeArgs: ['--maglev'] });
-    try {
-      expect(cmdline(srv.proc.pid!)).toContain('--max-semi-space-size=8');
-      expect(cmdline(srv.proc.pid!)).toContain('--no-allocation-site-pretenuring');
-      expect(cmdline(srv.proc.pid!)).not.toContain('--no-maglev');
-      expect((await post(`${srv.url}/hooks/wake`, { text: 'x', mode: 'next-heartbeat' }, { authorization: `Bearer ${c.hooks.token}` })).status).toBe(200);
-    } finally {
-      expect(await srv.stop()).toBe(0);
-      cleanup(srv.dir);
-    }
-  });
+  it('leaves Maglev on when node was started with --maglev', () =>
+    serving({ nodeArgs: ['--maglev'] }, async (pid, wake) => {
+      expect(cmdline(pid)).toContain('--max-semi-space-size=8');
+      expect(cmdline(pid)).toContain('--no-allocation-site-pretenuring');
+      expect(cmdline(pid)).not.toContain('--no-maglev');
+      expect(await wake()).toBe(200);
+    }));
 
-  it('leaves a size set in NODE_OPTIONS alone', async () => {
-    const srv = await startCli({ config: config(), env: { NODE_OPTIONS: '--max-semi-space-size=4' } });
-    try {
-      expect(cmdline(srv.proc.pid!)).not.toContain('--max-semi-space-size=8');
-      expect(cmdline(srv.proc.pid!)).toContain('--no-maglev');
-    } finally {
-      expect(await srv.stop()).toBe(0);
-      cleanup(srv.dir);
-    }
-  });
+  it('leaves a size set in NODE_OPTIONS alone', () =>
+    serving({ env: { NODE_OPTIONS: '--max-semi-space-size=4' } }, (pid) => {
+      expect(cmdline(pid)).not.toContain('--max-semi-space-size=8');
+      expect(cmdline(pid)).toContain('--no-maglev');
+    }));
 });
