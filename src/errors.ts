@@ -60,6 +60,8 @@ export const errors = {
   // messages name the field, never its value: answers show up in senders' delivery logs
   modelNotAllowed: () => new HookError(400, 'MODEL_NOT_ALLOWED', 'model: is not one of agents.defaults.models', { field: 'model' }),
   hookNotFound: (name: string) => new HookError(404, 'HOOK_NOT_FOUND', `no hook mapping matches "${name}"`),
+  signedButUnmatched: (name: string, mapping: string) =>
+    new HookError(404, 'HOOK_NOT_FOUND', `the signature is valid for mapping "${mapping}", but no mapping's match accepts this request to "${name}"`),
   transformFailed: () => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed', { expose: true }),
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
   unavailable: (reason: string, retryAfterSeconds?: number) =>

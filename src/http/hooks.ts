@@ -1,7 +1,8 @@
 /**
  * The `/hooks` handler. Checks run in the order of SPEC §4.2:
  * method → auth → empty name → body (size, read timeout, media type, parse)
- * → idempotency → route → validation → dispatch.
+ * → a named hook's mapping and its credential → idempotency → validation
+ * → dispatch.
  *
  * It is one middleware on purpose: the hot path runs a fixed sequence of
  * prepared functions instead of a chain of generic middleware.
@@ -15,7 +16,8 @@ import { readBody } from './body.ts';
 import { jsonText, mediaKind, parseForm, parseJsonText, requireIdentityEncoding } from './parse.ts';
 import { idempotencyKey, type Answer, type IdempotencyGuard } from './idempotency.ts';
 import { FailureThrottle, OncePer } from '../auth/throttle.ts';
-import { resolveRequest, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
+import { authorizeRequest, resolveRequest, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
+import type { Pipeline } from '../mapping/pipeline.ts';
 import type { RequestState } from './state.ts';
 import { closeIfBodyUnread, errorBody, logFailure, requestLogger, sendJson, toHookError } from './respond.ts';
 import type { RequestTally } from './metrics.ts';
@@ -132,6 +134,23 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     return true;
   }
 
+  /**
+   * Finds the mapping that owns a named hook's request and checks its
+   * credential. A signed hook's credential is judged only here: its failures
+   * count like a wrong token, its success like a right one.
+   */
+  function authorizeNamed(gen: Generation, hookReq: HookRequest, client: string, now: number): Pipeline | undefined {
+    let owner;
+    try {
+      owner = authorizeRequest(gen, hookReq, deps.named);
+    } catch (err) {
+      if (err instanceof HookError && (err.code === 'UNAUTHORIZED' || err.code === 'INVALID_SIGNATURE')) throw fail(client, now, err);
+      throw err;
+    }
+    if (!hookReq.authenticated) deps.throttle.succeed(client);
+    return owner;
+  }
+
   /** Counts a failed authentication; the one that crosses the limit answers 429 instead. */
   function fail(client: string, now: number, err: HookError): HookError {
     const blockedFor = deps.throttle.fail(client, now);
@@ -201,17 +220,11 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
 
     const idemKey = idempotencyKey(req.headers);
     const scoped = `${name}\n${idemKey ?? ''}`;
+    // a named hook's credential (its mapping's signature, or the token) passes before anything stored is consulted
+    const owner = name === 'wake' || name === 'agent' ? undefined : authorizeNamed(gen, hookReq, client, now);
+    if (owner) state.mapping = owner.id;
     const work = async (): Promise<Answer> => {
-      let resolution;
-      try {
-        resolution = await resolveRequest(gen, hookReq, deps.named);
-      } catch (err) {
-        // a signed hook's credential is judged only now: count its failures like a wrong token
-        if (err instanceof HookError && (err.code === 'UNAUTHORIZED' || err.code === 'INVALID_SIGNATURE')) throw fail(client, now, err);
-        throw err;
-      }
-      if (!authenticated) deps.throttle.succeed(client);
-      if (resolution.mappingId) state.mapping = resolution.mappingId;
+      const resolution = await resolveRequest(gen, hookReq, deps.named, owner);
       if (resolution.kind === 'skip') return { status: 204, body: {} };
       return deps.dispatcher.dispatch(resolution.actions, {
         agentStatus: hc.agentStatus,

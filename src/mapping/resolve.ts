@@ -5,7 +5,7 @@
  */
 import type { Generation } from '../runtime/generation.ts';
 import type { HookRequest, NamedResolver } from '../runtime/intake.ts';
-import { errors } from '../errors.ts';
+import { errors, type HookError } from '../errors.ts';
 import { runPipeline, type RunDeps } from './run.ts';
 import type { Pipeline } from './pipeline.ts';
 import { createRateLimiter } from './rate-limit.ts';
@@ -19,27 +19,50 @@ export function findPipeline(gen: Generation, req: Pick<HookRequest, 'name' | 'p
 /**
  * The credential is checked against the mapping that owns the request: a
  * mapping with `verify` takes the provider signature (and only it), any other
- * mapping the hook token. An unauthenticated caller learns nothing about the
- * mappings: no match is 401 for it, not 404.
+ * mapping the hook token. A caller without a valid credential learns nothing
+ * about the mappings: no match is 401 for it, not 404. A caller whose
+ * signature is valid for a mapping on the path holds that mapping's secret, so
+ * when nothing matches it is told so (404), not that its credential is wrong.
  */
 export function createNamedResolver(deps: RunDeps): NamedResolver {
   const limiter = createRateLimiter();
-  return async (gen, req, boundary) => {
-    const p = findPipeline(gen, req);
-    if (!p) throw req.authenticated ? errors.hookNotFound(req.name) : errors.unauthorized();
-    if (p.verify) {
-      const r = p.verify(req.headers, req.rawBody, req.receivedAt);
-      if (!r.ok) {
-        deps.logger.warn({ mapping: p.id, scheme: p.verifyType, reason: r.reason }, 'signature rejected');
-        throw errors.invalidSignature();
+  return {
+    authorize(gen, req) {
+      const p = findPipeline(gen, req);
+      if (!p) throw noMatch(gen, req);
+      if (p.verify) {
+        const r = p.verify(req.headers, req.rawBody, req.receivedAt);
+        if (!r.ok) {
+          deps.logger.warn({ mapping: p.id, scheme: p.verifyType, reason: r.reason }, 'signature rejected');
+          throw errors.invalidSignature();
+        }
+      } else if (!req.authenticated) throw errors.unauthorized();
+      return p;
+    },
+    async run(gen, req, p, boundary) {
+      if (p.rateLimit) {
+        const wait = limiter.take(p.id, p.rateLimit, req.receivedAt);
+        if (wait !== undefined) throw errors.rateLimited(wait, `hook "${p.id}" takes at most ${p.rateLimit.max} requests per ${p.rateLimit.perSeconds}s`);
       }
-    } else if (!req.authenticated) throw errors.unauthorized();
-    if (p.rateLimit) {
-      const wait = limiter.take(p.id, p.rateLimit, req.receivedAt);
-      if (wait !== undefined) throw errors.rateLimited(wait, `hook "${p.id}" takes at most ${p.rateLimit.max} requests per ${p.rateLimit.perSeconds}s`);
-    }
-    return runPipeline(p, req, gen, boundary, deps);
+      return runPipeline(p, req, gen, boundary, deps);
+    },
   };
+}
+
+/** The answer when no mapping matches: 404 for a caller with a valid token or signature, 401 for anyone else. */
+function noMatch(gen: Generation, req: HookRequest): HookError {
+  if (req.authenticated) return errors.hookNotFound(req.name);
+  const signer = signedFor(gen, req);
+  return signer ? errors.signedButUnmatched(req.name, signer.id) : errors.unauthorized();
+}
+
+/** The first mapping on the request's path whose signature the request carries validly. */
+function signedFor(gen: Generation, req: HookRequest): Pipeline | undefined {
+  for (const p of gen.pipelines) {
+    if (!p.verify || (p.path !== undefined && p.path !== req.name)) continue;
+    if (p.verify(req.headers, req.rawBody, req.receivedAt).ok) return p;
+  }
+  return undefined;
 }
 
 export interface MatchExplanation {

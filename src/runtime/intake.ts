@@ -8,6 +8,7 @@ import { toAgentAction, toWakeAction } from './actions.ts';
 import { prepare, type PreparedAction } from './prepare.ts';
 import { errors } from '../errors.ts';
 import { boundaryId } from './safety.ts';
+import type { Pipeline } from '../mapping/pipeline.ts';
 
 export interface HookRequest {
   /** The hook name after the prefix, without surrounding `/`. */
@@ -35,14 +36,38 @@ export type Resolution =
   | { kind: 'actions'; actions: PreparedAction[]; mappingId?: string }
   | { kind: 'skip'; mappingId?: string };
 
-/** Named-hook resolution (the mapping engine). */
-export type NamedResolver = (gen: Generation, req: HookRequest, boundary: string) => Promise<Resolution>;
+/**
+ * Named-hook resolution (the mapping engine), in two steps: `authorize` finds
+ * the mapping that owns the request and checks its credential, reading nothing
+ * stored, so a caller learns nothing derived from stored state (an idempotent
+ * repeat's first answer) before its credential has passed; `run` then turns
+ * the request into actions.
+ */
+export interface NamedResolver {
+  /** The owning mapping, its credential checked; 401 or 404 otherwise. */
+  authorize(gen: Generation, req: HookRequest): Pipeline;
+  run(gen: Generation, req: HookRequest, owner: Pipeline, boundary: string): Promise<Resolution>;
+}
 
 export const RESERVED_NAMES = new Set(['wake', 'agent']);
 
-export async function resolveRequest(gen: Generation, req: HookRequest, named?: NamedResolver): Promise<Resolution> {
+/**
+ * Checks the request's credential: the hook token for the built-in endpoints,
+ * the owning mapping's credential for a named hook (returned, so it is matched
+ * once). Throws 401 or 404.
+ */
+export function authorizeRequest(gen: Generation, req: HookRequest, named?: NamedResolver): Pipeline | undefined {
+  if (req.name === 'wake' || req.name === 'agent') {
+    if (!req.authenticated) throw errors.unauthorized();
+    return undefined;
+  }
+  if (!named || !gen.pipelines.length) throw req.authenticated ? errors.hookNotFound(req.name) : errors.unauthorized();
+  return named.authorize(gen, req);
+}
+
+/** `owner` is what `authorizeRequest` returned, when the caller checked the credential first. */
+export async function resolveRequest(gen: Generation, req: HookRequest, named?: NamedResolver, owner = authorizeRequest(gen, req, named)): Promise<Resolution> {
   const boundary = boundaryId();
-  if (!req.authenticated && (req.name === 'wake' || req.name === 'agent')) throw errors.unauthorized();
   if (req.name === 'wake') {
     const action = toWakeAction(req.payload);
     return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'wake', trusted: false, boundaryId: boundary })] };
@@ -51,6 +76,5 @@ export async function resolveRequest(gen: Generation, req: HookRequest, named?: 
     const action = toAgentAction(req.payload, gen, 'request');
     return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'agent', trusted: false, boundaryId: boundary })] };
   }
-  if (!named || !gen.pipelines.length) throw req.authenticated ? errors.hookNotFound(req.name) : errors.unauthorized();
-  return named(gen, req, boundary);
+  return named!.run(gen, req, owner!, boundary);
 }

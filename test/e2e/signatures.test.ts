@@ -24,6 +24,7 @@ const config = {
     authFailures: { max: 20, windowSeconds: 60 },
     mappings: [
       ...Object.entries(specs).map(([path, verify]) => ({ id: path, match: { path }, action: 'wake', textTemplate: `${path} {{event}}`, verify })),
+      { id: 'gh-push', match: { path: 'ghpush', headers: { 'x-github-event': 'push' } }, action: 'wake', textTemplate: 'push {{event}}', verify: specs.github },
       { id: 'plain', match: { path: 'plain' }, action: 'wake', textTemplate: 'plain {{event}}' },
       { id: 'limited', match: { path: 'limited' }, action: 'wake', textTemplate: 'limited', rateLimit: { max: 3, perSeconds: 2 } },
     ],
@@ -72,6 +73,42 @@ describe('signed hooks', () => {
     const r = await send(srv, name, body, sign(name, body, { at: Date.now() - 10 * 60_000 }));
     expect(r.body.code).toBe('INVALID_SIGNATURE');
     await srv.waitFor('timestamp outside tolerance');
+  });
+
+  it.each([
+    ['github', 'x-github-delivery'],
+    ['standard', 'webhook-id'],
+    ['stripe', 'idempotency-key'],
+  ])('%s: a repeat of a known %s gets the first answer only with a valid signature', async (name, keyHeader) => {
+    const key = `delivery-${randomBytes(8).toString('hex')}`;
+    const body = JSON.stringify({ event: 'once' });
+    const signed = { ...signatureHeaders(specs[name]!, Buffer.from(body), Date.now(), { messageId: key }), [keyHeader]: key };
+    const first = await send(srv, name, body, signed);
+    expect(first.status).toBe(200);
+    expect(first.body.eventId).toEqual(expect.any(String));
+    const refused = [
+      { [keyHeader]: key },
+      { [keyHeader]: key, authorization: `Bearer ${HOOK}` },
+    ];
+    for (const headers of refused) expect((await send(srv, name, body, headers)).body).toEqual({ ok: false, error: 'missing or invalid signature', code: 'INVALID_SIGNATURE' });
+    // signed for another body
+    expect((await send(srv, name, body.replace('once', 'twice'), signed)).body.code).toBe('INVALID_SIGNATURE');
+    const again = await send(srv, name, body, signed);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ ...first.body, duplicate: true });
+  });
+
+  it('tells a validly signed request that no mapping matches (404), and one without a valid credential 401', async () => {
+    const body = JSON.stringify({ zen: 'Design for failure.', hook_id: 1 });
+    const ping = await send(srv, 'ghpush', body, { ...sign('github', body), 'x-github-event': 'ping' });
+    expect(ping.status).toBe(404);
+    expect(ping.body).toEqual({ ok: false, code: 'HOOK_NOT_FOUND', error: 'the signature is valid for mapping "gh-push", but no mapping\'s match accepts this request to "ghpush"' });
+    expect((await send(srv, 'ghpush', body, { ...sign('github', body), 'x-github-event': 'push' })).status).toBe(200);
+    for (const headers of [{}, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }]) {
+      const r = await send(srv, 'ghpush', body, { ...headers, 'x-github-event': 'ping' });
+      expect(r.status).toBe(401);
+      expect(r.body.code).toBe('UNAUTHORIZED');
+    }
   });
 
   it('still takes the hook token on hooks without verify, and checks it before reading the body', async () => {

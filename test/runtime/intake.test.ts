@@ -3,7 +3,7 @@
  * hand-off of named hooks to the mapping engine.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { resolveRequest, type HookRequest, type Resolution } from '../../src/runtime/intake.ts';
+import { authorizeRequest, resolveRequest, type HookRequest, type Resolution } from '../../src/runtime/intake.ts';
 import { testGeneration } from '../helpers/generation.ts';
 import type { Pipeline } from '../../src/mapping/pipeline.ts';
 import type { Generation } from '../../src/runtime/generation.ts';
@@ -61,18 +61,39 @@ describe('resolveRequest()', () => {
   });
 
   it('answers 404 HOOK_NOT_FOUND for a named hook when no mapping is configured', async () => {
-    const named = vi.fn();
+    const named = { authorize: vi.fn(), run: vi.fn() };
     await expect(resolveRequest(gen, request('github', {}), named)).rejects.toMatchObject({ status: 404, code: 'HOOK_NOT_FOUND' });
     await expect(resolveRequest(gen, request('github', {}))).rejects.toMatchObject({ code: 'HOOK_NOT_FOUND' });
-    expect(named).not.toHaveBeenCalled();
+    expect(named.authorize).not.toHaveBeenCalled();
   });
 
-  it('hands a named hook to the mapping engine with the request and a boundary id', async () => {
-    const withPipelines: Generation = { ...gen, pipelines: [{ id: 'github' } as unknown as Pipeline] };
+  it('hands a named hook to the mapping engine: the owner it authorized, then the run with a boundary id', async () => {
+    const owner = { id: 'github' } as unknown as Pipeline;
+    const withPipelines: Generation = { ...gen, pipelines: [owner] };
     const resolution: Resolution = { kind: 'skip', mappingId: 'github' };
-    const named = vi.fn(async () => resolution);
+    const named = { authorize: vi.fn(() => owner), run: vi.fn(async () => resolution) };
     const req = request('github', { action: 'opened' });
     expect(await resolveRequest(withPipelines, req, named)).toBe(resolution);
-    expect(named).toHaveBeenCalledWith(withPipelines, req, expect.stringMatching(/^[0-9a-f]{16}$/));
+    expect(named.authorize).toHaveBeenCalledWith(withPipelines, req);
+    expect(named.run).toHaveBeenCalledWith(withPipelines, req, owner, expect.stringMatching(/^[0-9a-f]{16}$/));
+  });
+
+  it('takes an owner authorized beforehand without authorizing again', async () => {
+    const owner = { id: 'github' } as unknown as Pipeline;
+    const withPipelines: Generation = { ...gen, pipelines: [owner] };
+    const named = { authorize: vi.fn(() => owner), run: vi.fn(async (): Promise<Resolution> => ({ kind: 'skip' })) };
+    const req = request('github', {});
+    const authorized = authorizeRequest(withPipelines, req, named);
+    await resolveRequest(withPipelines, req, named, authorized);
+    expect(named.authorize).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('authorizeRequest()', () => {
+  it('passes the built-in endpoints with the token, and reads no mapping for them', () => {
+    const named = { authorize: vi.fn(), run: vi.fn() };
+    expect(authorizeRequest(gen, request('wake', {}), named)).toBeUndefined();
+    expect(() => authorizeRequest(gen, { ...request('agent', {}), authenticated: false }, named)).toThrow('missing or invalid token');
+    expect(named.authorize).not.toHaveBeenCalled();
   });
 });
