@@ -13,7 +13,7 @@ import type { GenerationRef, Generation } from '../runtime/generation.ts';
 import type { Dispatcher } from '../runtime/dispatcher.ts';
 import { errors, HookError } from '../errors.ts';
 import { readBody } from './body.ts';
-import { jsonText, mediaKind, parseForm, parseJsonText, requireIdentityEncoding } from './parse.ts';
+import { jsonText, mediaKind, parseForm, parseJsonText, parseNamedForm, requireIdentityEncoding } from './parse.ts';
 import { idempotencyKey, type Answer, type IdempotencyGuard } from './idempotency.ts';
 import { FailureThrottle, OncePer } from '../auth/throttle.ts';
 import { authorizeRequest, resolveRequest, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
@@ -200,9 +200,10 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     const body = await readBody(req, { maxBytes: hc.maxBodyBytes, timeoutMs: hc.bodyTimeoutMs }, res);
     state.bytes = body.length;
     requireIdentityEncoding(header(req, 'content-encoding') || undefined, header(req, 'transfer-encoding') || undefined);
-    const kind = mediaKind(header(req, 'content-type') || undefined, name === 'wake' || name === 'agent');
+    const reserved = name === 'wake' || name === 'agent';
+    const kind = mediaKind(header(req, 'content-type') || undefined);
     const json = kind === 'json' ? jsonText(body) : undefined;
-    const payload = json !== undefined ? parseJsonText(json) : parseForm(body);
+    const payload = json !== undefined ? parseJsonText(json) : reserved ? parseForm(body) : parseNamedForm(body);
 
     const hookReq: HookRequest = {
       name,
@@ -213,7 +214,7 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
       url: t.query?.has('token') ? path : (req.url ?? path),
       rawBody: body,
       // only a mapping's transform reads it: the built-in endpoints do not keep a large body's text alive
-      json: name === 'wake' || name === 'agent' ? undefined : json,
+      json: reserved ? undefined : json,
       receivedAt: now,
       authenticated,
     };
@@ -221,7 +222,7 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     const idemKey = idempotencyKey(req.headers);
     const scoped = `${name}\n${idemKey ?? ''}`;
     // a named hook's credential (its mapping's signature, or the token) passes before anything stored is consulted
-    const owner = name === 'wake' || name === 'agent' ? undefined : authorizeNamed(gen, hookReq, client, now);
+    const owner = reserved ? undefined : authorizeNamed(gen, hookReq, client, now);
     if (owner) state.mapping = owner.id;
     const work = async (): Promise<Answer> => {
       const resolution = await resolveRequest(gen, hookReq, deps.named, owner);

@@ -1,8 +1,9 @@
 /**
  * Media type check and body parsing. JSON is parsed with prototype-poisoning
  * protection (`__proto__`, `constructor.prototype` refused as INVALID_JSON).
- * `/hooks/wake` and `/hooks/agent` also accept an HTML form post
- * (`application/x-www-form-urlencoded`); named hooks take JSON only (SPEC §4.2).
+ * Every hook also takes a form post (`application/x-www-form-urlencoded`):
+ * `/hooks/wake` and `/hooks/agent` read their typed fields from it, and a named
+ * hook gets an object of the fields (Slack slash commands, Twilio, Mailgun).
  */
 import { isUtf8 } from 'node:buffer';
 import sjson from 'secure-json-parse';
@@ -12,8 +13,8 @@ export type BodyKind = 'json' | 'form';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
 
-/** Which parser applies, or a 415. `allowForm` only for the built-in endpoints. */
-export function mediaKind(contentType: string | undefined, allowForm: boolean): BodyKind {
+/** Which parser applies, or a 415. */
+export function mediaKind(contentType: string | undefined): BodyKind {
   if (!contentType) throw errors.unsupportedMediaType('Content-Type is missing; send application/json');
   const semi = contentType.indexOf(';');
   const type = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
@@ -23,10 +24,7 @@ export function mediaKind(contentType: string | undefined, allowForm: boolean): 
       throw errors.unsupportedMediaType(`charset "${charset}" is not supported; send UTF-8`);
   }
   if (JSON_TYPE.test(type)) return 'json';
-  if (type === 'application/x-www-form-urlencoded') {
-    if (allowForm) return 'form';
-    throw errors.unsupportedMediaType('named hooks take application/json, not form posts');
-  }
+  if (type === 'application/x-www-form-urlencoded') return 'form';
   throw errors.unsupportedMediaType(`Content-Type "${type}" is not supported; send application/json`);
 }
 
@@ -126,19 +124,47 @@ function syntaxDetail(msg: string): string {
   return at ? `syntax error at position ${at[1]}` : 'syntax error (unexpected character)';
 }
 
-/** Fields of a form post that are not strings in JSON. */
+/** Fields of a form post to `/wake` or `/agent` that are not strings in JSON. */
 const FORM_BOOLEANS = new Set(['deliver']);
 const FORM_NUMBERS = new Set(['timeoutSeconds']);
 
+/**
+ * A form post to `/wake` or `/agent`: their typed fields converted, anything
+ * else a string. Each field of these endpoints holds one value, so a repeated
+ * field is a 400 naming it rather than a guess at which value was meant.
+ */
 export function parseForm(body: Buffer): Record<string, unknown> {
-  if (!isUtf8(body)) throw errors.invalidJson('the body is not valid UTF-8');
   const out: Record<string, unknown> = Object.create(null);
-  for (const [k, v] of new URLSearchParams(body.toString('utf8'))) {
-    if (k === '__proto__' || k === 'constructor' || k === 'prototype') throw errors.invalidPayload(k, 'forbidden field name');
+  for (const [k, v] of formFields(body)) {
     if (Object.hasOwn(out, k)) throw errors.invalidPayload(k, 'appears more than once');
     if (FORM_BOOLEANS.has(k)) out[k] = v === 'true' ? true : v === 'false' ? false : v;
     else if (FORM_NUMBERS.has(k) && v.trim() !== '' && Number.isFinite(Number(v))) out[k] = Number(v);
     else out[k] = v;
   }
   return { ...out };
+}
+
+/**
+ * A form post to a named hook: an object of the fields, each a string, and a
+ * repeated field an array of its values in the order sent (`tag=a&tag=b` is
+ * `{tag: ["a", "b"]}`), as form-posting senders (Twilio, Mailgun) repeat them.
+ */
+export function parseNamedForm(body: Buffer): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null);
+  for (const [k, v] of formFields(body)) {
+    const seen = out[k];
+    if (seen === undefined) out[k] = v;
+    else if (typeof seen === 'string') out[k] = [seen, v];
+    else seen.push(v);
+  }
+  return { ...out };
+}
+
+/** The decoded fields of a form body, in order; names that could poison a prototype are refused. */
+function* formFields(body: Buffer): Generator<[string, string]> {
+  if (!isUtf8(body)) throw errors.invalidJson('the body is not valid UTF-8');
+  for (const [k, v] of new URLSearchParams(body.toString('utf8'))) {
+    if (k === '__proto__' || k === 'constructor' || k === 'prototype') throw errors.invalidPayload(k, 'forbidden field name');
+    yield [k, v];
+  }
 }

@@ -157,6 +157,11 @@ const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
   },
   'duplicate-key-last-invalid': (c) => c.send('POST', '/hooks/wake', JSON_H, '{"text":"x","mode":"now","mode":"later"}'),
   'duplicate-form-field': (c) => c.send('POST', '/hooks/wake', FORM_H, 'text=a&text=b'),
+  'duplicate-form-field-named': async (c) => {
+    const o = await c.send('POST', '/hooks/plain', FORM_H, 'title=dup-a&title=dup-b');
+    if (!(await c.events()).some((e) => e.text.includes('\nplain ["dup-a","dup-b"]\n'))) throw new Error('the repeated field did not arrive as an array');
+    return o;
+  },
 
   // prototype keys
   'proto-top': (c) => c.send('POST', '/hooks/wake', JSON_H, '{"text":"x","__proto__":{"polluted":true}}'),
@@ -174,6 +179,7 @@ const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
   'proto-form': (c) => c.send('POST', '/hooks/wake', FORM_H, 'text=x&__proto__=1'),
   'constructor-form': (c) => c.send('POST', '/hooks/wake', FORM_H, 'text=x&constructor=1'),
   'prototype-form': (c) => c.send('POST', '/hooks/agent', FORM_H, 'message=x&prototype=1'),
+  'proto-form-named': (c) => c.send('POST', '/hooks/plain', FORM_H, 'title=x&__proto__=1&__proto__=2'),
   'proto-form-bracket': (c) => c.send('POST', '/hooks/wake', FORM_H, 'text=x&a[__proto__][polluted]=1'),
   'proto-query': (c) => c.send('POST', '/hooks/tx?__proto__[polluted]=1&constructor[prototype][x]=1&__proto__=2', JSON_H, '{}'),
   'proto-header': (c) => c.send('POST', '/hooks/tx', { ...JSON_H, ['__proto__']: 'x', constructor: 'y' }, '{}'),
@@ -212,6 +218,11 @@ const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
   'ct-text-plain': (c) => c.send('POST', '/hooks/wake', { ...AUTH, 'content-type': 'text/plain' }, WAKE),
   'ct-garbage': (c) => c.send('POST', '/hooks/wake', { ...AUTH, 'content-type': ';;;/=' }, WAKE),
   'ct-form-named': (c) => c.send('POST', '/hooks/plain', FORM_H, 'title=x'),
+  'ct-form-transform': async (c) => {
+    const o = await c.send('POST', '/hooks/tx', FORM_H, 'a=1&a=2&b=3');
+    if (!(await c.events()).some((e) => e.text.includes('\nshape object 2 '))) throw new Error('the transform did not get the object of the fields');
+    return o;
+  },
   'ct-form-wake': (c) => c.send('POST', '/hooks/wake', FORM_H, 'text=from+a+form&mode=next-heartbeat'),
   'ce-gzip': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, 'content-encoding': 'gzip' }, gzipSync(WAKE)),
   'ce-gzip-plain': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, 'content-encoding': 'gzip' }, WAKE),

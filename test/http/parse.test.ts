@@ -3,7 +3,7 @@
  * built-in endpoints), UTF-8 only, and no prototype poisoning.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, mediaKind, parseForm, parseJson, requireIdentityEncoding } from '../../src/http/parse.ts';
+import { MAX_JSON_DEPTH, mediaKind, parseForm, parseJson, parseNamedForm, requireIdentityEncoding } from '../../src/http/parse.ts';
 import { HookError } from '../../src/errors.ts';
 
 function thrown(fn: () => unknown): HookError {
@@ -18,32 +18,32 @@ function thrown(fn: () => unknown): HookError {
 
 describe('mediaKind()', () => {
   it.each([
-    ['application/json', false, 'json'],
-    ['application/json; charset=utf-8', false, 'json'],
-    ['application/json;charset="UTF-8"', false, 'json'],
-    ['application/json; charset=utf8', false, 'json'],
-    ['Application/JSON', false, 'json'],
-    ['application/vnd.github+json', false, 'json'],
-    ['application/cloudevents+json; charset=utf-8', false, 'json'],
-    ['application/x-www-form-urlencoded', true, 'form'],
-    ['application/x-www-form-urlencoded; charset=UTF-8', true, 'form'],
-  ])('%s (form allowed: %s) → %s', (type, allowForm, kind) => {
-    expect(mediaKind(type, allowForm)).toBe(kind);
+    ['application/json', 'json'],
+    ['application/json; charset=utf-8', 'json'],
+    ['application/json;charset="UTF-8"', 'json'],
+    ['application/json; charset=utf8', 'json'],
+    ['Application/JSON', 'json'],
+    ['application/vnd.github+json', 'json'],
+    ['application/cloudevents+json; charset=utf-8', 'json'],
+    ['application/x-www-form-urlencoded', 'form'],
+    ['application/x-www-form-urlencoded; charset=UTF-8', 'form'],
+  ])('%s → %s', (type, kind) => {
+    expect(mediaKind(type)).toBe(kind);
   });
 
   it.each([
-    [undefined, true, 'Content-Type is missing'],
-    ['', true, 'Content-Type is missing'],
-    ['text/plain', true, 'Content-Type "text/plain" is not supported'],
-    ['text/json', true, 'Content-Type "text/json" is not supported'],
-    ['application/jsonp', true, 'Content-Type "application/jsonp" is not supported'],
-    ['multipart/form-data; boundary=x', true, 'Content-Type "multipart/form-data" is not supported'],
-    ['application/xml', true, 'Content-Type "application/xml" is not supported'],
-    ['application/json; charset=latin1', true, 'charset "latin1" is not supported'],
-    ['application/json; charset=utf-16', true, 'charset "utf-16" is not supported'],
-    ['application/x-www-form-urlencoded', false, 'named hooks take application/json, not form posts'],
-  ])('%j (form allowed: %s) → 415 UNSUPPORTED_MEDIA_TYPE', (type, allowForm, message) => {
-    const err = thrown(() => mediaKind(type, allowForm));
+    [undefined, 'Content-Type is missing'],
+    ['', 'Content-Type is missing'],
+    ['text/plain', 'Content-Type "text/plain" is not supported'],
+    ['text/json', 'Content-Type "text/json" is not supported'],
+    ['application/jsonp', 'Content-Type "application/jsonp" is not supported'],
+    ['multipart/form-data; boundary=x', 'Content-Type "multipart/form-data" is not supported'],
+    ['application/xml', 'Content-Type "application/xml" is not supported'],
+    ['application/json; charset=latin1', 'charset "latin1" is not supported'],
+    ['application/json; charset=utf-16', 'charset "utf-16" is not supported'],
+    ['application/x-www-form-urlencoded; charset=iso-8859-1', 'charset "iso-8859-1" is not supported'],
+  ])('%j → 415 UNSUPPORTED_MEDIA_TYPE', (type, message) => {
+    const err = thrown(() => mediaKind(type));
     expect(err).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
     expect(err.message).toContain(message);
   });
@@ -199,5 +199,38 @@ describe('parseForm()', () => {
 
   it('refuses a body that is not UTF-8', () => {
     expect(thrown(() => parseForm(Buffer.from([0x74, 0x3d, 0xff])))).toMatchObject({ status: 400, code: 'INVALID_JSON' });
+  });
+});
+
+describe('parseNamedForm()', () => {
+  const form = (s: string) => parseNamedForm(Buffer.from(s));
+
+  it('gives every field as a string, typed names included', () => {
+    expect(form('command=%2Fdeploy&text=api+v2&deliver=true&timeoutSeconds=30')).toEqual({ command: '/deploy', text: 'api v2', deliver: 'true', timeoutSeconds: '30' });
+    expect(form('')).toEqual({});
+  });
+
+  it('gives a repeated field as an array of its values in the order sent', () => {
+    expect(form('tag=a&to=x&tag=b&tag=')).toEqual({ tag: ['a', 'b', ''], to: 'x' });
+  });
+
+  it('returns a plain object whose values are only what was sent', () => {
+    const p = form('a=1&a=2');
+    expect(Object.getPrototypeOf(p)).toBe(Object.prototype);
+    expect(Object.keys(p)).toEqual(['a']);
+  });
+
+  it.each(['__proto__', 'constructor', 'prototype'])('refuses the field name %s with 400 INVALID_PAYLOAD, repeated or not', (name) => {
+    expect(thrown(() => form(`text=x&${name}=y`))).toMatchObject({ status: 400, code: 'INVALID_PAYLOAD', field: name });
+    expect(thrown(() => form(`${name}=y&${name}=z`))).toMatchObject({ status: 400, code: 'INVALID_PAYLOAD', field: name });
+  });
+
+  it('keeps brackets in a name as part of the name (no nesting)', () => {
+    expect(form('a[__proto__][polluted]=1')).toEqual({ 'a[__proto__][polluted]': '1' });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('refuses a body that is not UTF-8', () => {
+    expect(thrown(() => parseNamedForm(Buffer.from([0x74, 0x3d, 0xff])))).toMatchObject({ status: 400, code: 'INVALID_JSON' });
   });
 });
