@@ -114,7 +114,7 @@ describe('signed hooks', () => {
     expect(ping.status).toBe(404);
     expect(ping.body).toEqual({ ok: false, code: 'HOOK_NOT_FOUND', error: 'the signature is valid for mapping "gh-push", but no mapping\'s match accepts this request to "ghpush"' });
     expect((await send(srv, 'ghpush', body, { ...sign('github', body), 'x-github-event': 'push' })).status).toBe(200);
-    for (const headers of [{}, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }]) {
+    for (const headers of [{}, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }] as Record<string, string>[]) {
       const r = await send(srv, 'ghpush', body, { ...headers, 'x-github-event': 'ping' });
       expect(r.status).toBe(401);
       expect(r.body.code).toBe('UNAUTHORIZED');
