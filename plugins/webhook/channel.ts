@@ -1,24 +1,40 @@
 /**
  * The `webhook` channel. Each message (each part of a split reply) is one
- * POST of `{runId, deliveryId, to, text, part, parts}`; with a `secret`, the
- * signature header carries `sha256=<hex HMAC-SHA256 of the raw body>`.
+ * POST of `{runId, deliveryId, to, text, part, parts}`; with a `secret`, it is
+ * signed as Standard Webhooks signs (`webhook-id`, `webhook-timestamp`,
+ * `webhook-signature: v1,<base64>` over `id.timestamp.body`), so a receiver
+ * can reject a replayed delivery by its timestamp and id.
  *
  * 2xx is sent. 408, 425, 429 and 5xx, network errors and timeouts are
  * retried (after Retry-After when the receiver gives one); any other status
  * is final.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
 import { ChannelError, PluginConfigError } from '../../src/plugins/define.ts';
 import { channelErrorForStatus, errorDetail, networkReason, readCapped, redact, shorten } from '../../src/plugins/http.ts';
+import { decodeBase64Strict } from '../../src/auth/signature-parts.ts';
 import type { WebhookConfigValue } from './config.ts';
 
 const ERROR_BODY_BYTES = 16 * 1024;
 const DETAIL_CHARS = 200;
+const WHSEC = 'whsec_';
 
-/** `sha256=<hex>`: HMAC-SHA256 of the exact bytes sent, keyed with the secret. */
-export function sign(secret: string, body: string | Buffer): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+/**
+ * The HMAC key of a `secret`: a `whsec_…` secret is base64 after the prefix,
+ * as Standard Webhooks writes secrets; any other secret is its UTF-8 bytes,
+ * used as written.
+ */
+export function signingKey(secret: string): KeyObject {
+  if (!secret.startsWith(WHSEC)) return createSecretKey(Buffer.from(secret, 'utf8'));
+  const bytes = decodeBase64Strict(secret.slice(WHSEC.length));
+  if (!bytes) throw new PluginConfigError('secret', 'a secret starting with whsec_ must continue in base64 (Standard Webhooks form)');
+  return createSecretKey(bytes);
+}
+
+/** `v1,<base64>`: HMAC-SHA256 of `<id>.<timestamp>.<body>`, as Standard Webhooks signs. */
+export function sign(key: KeyObject, id: string, timestamp: number, body: string | Buffer): string {
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64')}`;
 }
 
 function checkUrl(raw: string): URL {
@@ -35,7 +51,10 @@ function checkUrl(raw: string): URL {
 export function createWebhookChannel(config: WebhookConfigValue, ctx: PluginContext): Channel {
   const url = checkUrl(config.url);
   const shown = `${url.origin}${url.pathname}`;
+  const key = config.secret === undefined ? undefined : signingKey(config.secret);
   const secrets = [config.secret, ...Object.values(config.headers ?? {}).filter((v) => v.length >= 8)];
+  // the base64 alone is the key too, and is what a receiver might echo
+  if (config.secret?.startsWith(WHSEC)) secrets.push(config.secret.slice(WHSEC.length));
   const limits = { requiresTo: config.requiresTo, ...(config.maxTextLength ? { maxTextLength: config.maxTextLength } : {}) };
 
   async function send(msg: ChannelMessage): Promise<void> {
@@ -46,10 +65,18 @@ export function createWebhookChannel(config: WebhookConfigValue, ctx: PluginCont
       'x-hook-intake-delivery': `${msg.deliveryId}/${msg.part}`,
     };
     for (const [k, v] of Object.entries(config.headers ?? {})) headers[k.toLowerCase()] = v;
-    const signature = config.secret ? sign(config.secret, body) : undefined;
-    if (signature) headers[config.signatureHeader.toLowerCase()] = signature;
+    let signature: string | undefined;
+    if (key) {
+      // the same id on every attempt, a fresh timestamp on each: a receiver keeps the ids it saw within its tolerance
+      const id = `${msg.deliveryId}_${msg.part}`;
+      const timestamp = Math.floor(ctx.clock() / 1000);
+      signature = sign(key, id, timestamp, body);
+      headers['webhook-id'] = id;
+      headers['webhook-timestamp'] = String(timestamp);
+      headers['webhook-signature'] = signature;
+    }
     // a receiver may echo what it got; none of it may reach logs or the run's record
-    const hidden = [...secrets, signature, signature?.slice('sha256='.length), msg.text];
+    const hidden = [...secrets, signature, signature?.slice('v1,'.length), msg.text];
     const timeout = AbortSignal.timeout(config.timeoutMs);
     const signal = AbortSignal.any([msg.signal, timeout]);
     let res: Response;

@@ -1,6 +1,6 @@
 /**
  * `webhook`: a channel that POSTs each reply as JSON to a URL, optionally
- * HMAC-signed. See docs/runtime.md for its config keys.
+ * signed as Standard Webhooks sign. See docs/runtime.md for its config keys.
  */
 import { definePlugin } from '../../src/plugins/define.ts';
 import { WebhookConfig, type WebhookConfigValue } from './config.ts';

@@ -7,21 +7,37 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, type Channel, type ChannelMessage } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
+import { compileVerifier } from '../../src/auth/signatures.ts';
 import { GenerationRef, type Generation } from '../../src/runtime/generation.ts';
 import { createOutbox, MAX_ATTEMPTS, type Outbox } from '../../src/runtime/outbox.ts';
 import { SqliteStore } from '../../src/store/sqlite.ts';
 import { until } from '../../test/helpers/cli.ts';
 import { json, startStub, type HttpStub, type Recorded } from '../../test/helpers/http-stub.ts';
 import { captureLogger, runAwaitingDelivery, testGeneration } from '../../test/helpers/runtime.ts';
-import { sign } from './channel.ts';
 
-const SECRET = 'whsec_0123456789abcdef0123456789abcdef';
+/** A Standard Webhooks secret: `whsec_` and the base64 of the key bytes. */
+const KEY = Buffer.from('0123456789abcdef0123456789abcdef');
+const SECRET = `whsec_${KEY.toString('base64')}`;
+const NOW = Date.parse('2030-01-01T00:00:00Z');
+const TOLERANCE_SECONDS = 300;
 
-/** What a receiver does: recompute the HMAC over the raw body and compare in constant time. */
-function validSignature(req: Recorded, header = 'x-hook-intake-signature'): boolean {
-  const got = Buffer.from(String(req.headers[header] ?? ''));
-  const want = Buffer.from(`sha256=${createHmac('sha256', SECRET).update(req.raw).digest('hex')}`);
-  return got.length === want.length && timingSafeEqual(got, want);
+/**
+ * What a receiver does, following the published Standard Webhooks spec with
+ * node:crypto: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`,
+ * base64, compared in constant time with each `v1,` entry of the signature
+ * header; a timestamp outside the tolerance of the receiver's clock is refused.
+ */
+function verified(req: Recorded, nowMs: number, key: Buffer = KEY): boolean {
+  const id = String(req.headers['webhook-id'] ?? '');
+  const timestamp = String(req.headers['webhook-timestamp'] ?? '');
+  if (!id || !/^\d+$/.test(timestamp) || Math.abs(Math.floor(nowMs / 1000) - Number(timestamp)) > TOLERANCE_SECONDS) return false;
+  const want = Buffer.from(createHmac('sha256', key).update(`${id}.${timestamp}.`).update(req.raw).digest('base64'));
+  return String(req.headers['webhook-signature'] ?? '')
+    .split(' ')
+    .some((entry) => {
+      const got = Buffer.from(entry.startsWith('v1,') ? entry.slice(3) : '');
+      return got.length === want.length && timingSafeEqual(got, want);
+    });
 }
 
 const message = (over: Partial<ChannelMessage> = {}): ChannelMessage => ({
@@ -50,9 +66,9 @@ describe('webhook channel', () => {
   const channel = (g: Generation): Channel => g.channels.get('hooks')!.channel;
 
   describe('send()', () => {
-    it('POSTs {runId, deliveryId, to, text, part, parts} with a signature the receiver verifies', async () => {
-      stub.handler = (req, res) => json(res, validSignature(req) ? 200 : 401, {});
-      await channel(gen({ headers: { 'X-Team': 'ops' } })).send(message({ part: 2, parts: 3 }));
+    it('POSTs {runId, deliveryId, to, text, part, parts}, signed as Standard Webhooks sign, at the injected time', async () => {
+      stub.handler = (req, res) => json(res, verified(req, NOW) ? 200 : 401, {});
+      await channel(gen({ headers: { 'X-Team': 'ops' } }, { clock: () => NOW })).send(message({ part: 2, parts: 3 }));
       const [req] = stub.requests;
       expect(req!.method).toBe('POST');
       expect(req!.url).toBe('/in');
@@ -60,23 +76,42 @@ describe('webhook channel', () => {
       expect(req!.headers['x-team']).toBe('ops');
       expect(req!.headers['x-hook-intake-delivery']).toBe('d-1/2');
       expect(req!.json).toEqual({ runId: 'run-1', deliveryId: 'd-1', to: 'ops', text: 'the reply', part: 2, parts: 3 });
-      expect(validSignature(req!)).toBe(true);
-      expect(req!.headers['x-hook-intake-signature']).toBe(sign(SECRET, req!.raw));
+      expect(req!.headers['webhook-id']).toBe('d-1_2');
+      expect(req!.headers['webhook-timestamp']).toBe(String(NOW / 1000));
+      expect(req!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+      expect(verified(req!, NOW)).toBe(true);
+      // another hook-intake, with verify: {type: "standard-webhooks"}, takes it too
+      expect(compileVerifier({ type: 'standard-webhooks', secret: SECRET })(req!.headers, req!.raw, NOW)).toMatchObject({ ok: true });
     });
 
-    it('uses a configured signature header, and sends none without a secret', async () => {
+    it('signs a retry with the same id and the time of the retry, so a replay of the first attempt goes stale', async () => {
+      stub.handler = (_req, res) => json(res, 200, {});
+      let now = NOW;
+      const ch = channel(gen({}, { clock: () => now }));
+      await ch.send(message());
+      now += 3600_000;
+      await ch.send(message());
+      const [first, retry] = stub.requests;
+      expect(retry!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
+      expect(retry!.headers['webhook-timestamp']).toBe(String((NOW + 3600_000) / 1000));
+      expect(verified(retry!, now)).toBe(true);
+      // the first attempt, sent again an hour later, is outside any receiver's tolerance
+      expect(verified(first!, now)).toBe(false);
+      expect(verified(first!, NOW)).toBe(true);
+    });
+
+    it('uses a secret without the whsec_ prefix as its UTF-8 bytes, and sends no signature without a secret', async () => {
       stub.handler = (_req, res) => json(res, 204, {});
-      await channel(gen({ signatureHeader: 'X-Signature-256' })).send(message());
+      await channel(gen({ secret: 'plain-shared-secret' }, { clock: () => NOW })).send(message());
       await testGeneration({ channels: { plain: { type: 'webhook', url: stub.url } } }).channels.get('plain')!.channel.send(message());
-      expect(validSignature(stub.requests[0]!, 'x-signature-256')).toBe(true);
-      expect(stub.requests[1]!.headers['x-hook-intake-signature']).toBeUndefined();
+      expect(verified(stub.requests[0]!, NOW, Buffer.from('plain-shared-secret', 'utf8'))).toBe(true);
+      for (const h of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) expect(stub.requests[1]!.headers[h]).toBeUndefined();
     });
 
     it('declares its limits from the config', () => {
       expect(channel(gen({ maxTextLength: 4000, requiresTo: true })).limits).toEqual({ maxTextLength: 4000, requiresTo: true });
     });
 
-    const NOW = Date.parse('2030-01-01T00:00:00Z');
     it.each([
       [429, { 'retry-after': '7' }, true, 7000],
       [503, { 'retry-after': new Date(NOW + 30_000).toUTCString() }, true, 30_000],
@@ -127,6 +162,7 @@ describe('webhook channel', () => {
       [{ timeoutMs: 0 }, 'channels.hooks.timeoutMs: must be >= 1'],
       [{ secret: '' }, 'channels.hooks.secret: must NOT have fewer than 1 characters'],
       [{ sekret: 'x' }, 'channels.hooks.sekret: unknown key (did you mean "secret"?)'],
+      [{ secret: 'whsec_not base64!' }, 'channels.hooks.secret: a secret starting with whsec_ must continue in base64 (Standard Webhooks form)'],
     ])('refuses %j naming the key', (slice, issue) => {
       let issues: string[] = [];
       try {
@@ -160,7 +196,8 @@ describe('webhook channel', () => {
       const arrivals: number[] = [];
       stub.handler = (req, res) => {
         arrivals.push(Date.now());
-        if (!validSignature(req)) return json(res, 401, { error: 'bad signature' });
+        // the generation's clock is the real one here, as is the receiver's
+        if (!verified(req, Date.now())) return json(res, 401, { error: 'bad signature' });
         if (arrivals.length === 1) return json(res, 429, { error: 'slow down' }, { 'retry-after': '1' });
         if (arrivals.length === 2) return json(res, 503, { error: 'maintenance' }, { 'retry-after': new Date(Date.now() + 2000).toUTCString() });
         return json(res, 200, { ok: true });
@@ -208,14 +245,14 @@ describe('webhook channel', () => {
 
     it('keeps the secret, the signature and the reply out of the log, even when the receiver echoes the secret', async () => {
       stub.handler = (req, res) =>
-        json(res, 400, { message: `wrong secret ${SECRET}, got ${String(req.headers['x-hook-intake-signature'])} for ${String(req.json.text)}` });
+        json(res, 400, { message: `wrong secret ${SECRET} (${SECRET.slice(6)}), got ${String(req.headers['webhook-signature'])} for ${String(req.json.text)}` });
       const ob = start({});
       const { runId } = await runAwaitingDelivery(store, { channel: 'hooks', text: 'CONFIDENTIAL-REPLY' });
       ob.start();
       await until(async () => (await deliveryOf(runId)).status === 'failed');
-      const signature = String(stub.requests[0]!.headers['x-hook-intake-signature']);
+      const signature = String(stub.requests[0]!.headers['webhook-signature']);
       expect(log.text()).toContain('delivery failed');
-      for (const s of [SECRET, signature, 'CONFIDENTIAL-REPLY']) expect(log.text()).not.toContain(s);
+      for (const s of [SECRET, SECRET.slice(6), signature, signature.slice(3), 'CONFIDENTIAL-REPLY']) expect(log.text()).not.toContain(s);
     });
 
     it('splits a long reply at maxTextLength and resumes a failed delivery after the parts already accepted', async () => {

@@ -31,8 +31,10 @@ describe('crash recovery with the real CLI', () => {
   beforeAll(async () => {
     llm = await startStub();
     receiver = await startStub((req, res) => {
-      const want = `sha256=${createHmac('sha256', SECRET).update(req.raw).digest('hex')}`;
-      if (req.headers['x-hook-intake-signature'] !== want) return json(res, 401, { error: 'bad signature' });
+      // Standard Webhooks: the key is the base64 after whsec_, the signed bytes are id.timestamp.body
+      const signed = `${String(req.headers['webhook-id'])}.${String(req.headers['webhook-timestamp'])}.`;
+      const want = `v1,${createHmac('sha256', Buffer.from(SECRET.slice('whsec_'.length), 'base64')).update(signed).update(req.raw).digest('base64')}`;
+      if (req.headers['webhook-signature'] !== want) return json(res, 401, { error: 'bad signature' });
       delivered.add(req.json.runId);
       json(res, 200, { ok: true });
     });
