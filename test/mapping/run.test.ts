@@ -84,6 +84,17 @@ const mappings = [
   { id: 'ret-plain-wake', match: { path: 'ret-plain-wake' }, action: 'wake', transform: { module: 'ret.ts' } },
   { id: 'labelled', match: { path: 'labelled' }, label: 'CI', messageTemplate: 'x' },
   { id: 'by-source', match: { source: 'form' }, messageTemplate: 'x' },
+  {
+    id: 'first-is-current',
+    match: { path: 'first-is-current' },
+    forEach: 'items',
+    name: 'Item {{items[0].id}}',
+    sessionKey: 'hook:item:{{items[0].id}}',
+    messageTemplate: '{{items[0].id}} {{payload.items[0].subject}} / second of all: {{items[1].id}} / all: {{items}}',
+    to: '{{payload.items[0].to}}',
+    model: '{{items[0].model}}',
+    thinking: '{{items[0].thinking}}',
+  },
   { id: 'by-source-wake', match: { source: 'form' }, action: 'wake', textTemplate: 'x' },
 ];
 
@@ -285,6 +296,22 @@ describe('runPipeline() with forEach', () => {
 
   it('skips (204) when the list is empty', async () => {
     expect(await run('each', { items: [] })).toEqual({ kind: 'skip', mappingId: 'each' });
+  });
+
+  it('reads index 0 of the forEach array as the current item, in every templated field; other indexes read the payload', async () => {
+    const items = [
+      { id: 'a', subject: 'first', to: 'room-a', model: 'alt/a', thinking: 'off' },
+      { id: 'b', subject: 'second', to: 'room-b', model: 'alt/b', thinking: 'high' },
+    ];
+    const list = (await actions('first-is-current', { items })) as PreparedAgent[];
+    expect(list.map((a) => ({ name: a.name, sessionKey: a.sessionKey, to: a.to, model: a.model, thinking: a.thinking }))).toEqual([
+      { name: 'Item a', sessionKey: 'hook:item:a', to: 'room-a', model: 'alt/a', thinking: 'off' },
+      { name: 'Item b', sessionKey: 'hook:item:b', to: 'room-b', model: 'alt/b', thinking: 'high' },
+    ]);
+    expect(list.map((a) => inner(a.message))).toEqual([
+      `a first / second of all: b / all: ${JSON.stringify(items)}`,
+      `b second / second of all: b / all: ${JSON.stringify(items)}`,
+    ]);
   });
 
   it.each([
