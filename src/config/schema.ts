@@ -108,6 +108,58 @@ export const Mapping = Type.Object(
   strict,
 );
 
+const HttpUrl = (fallback: string) => Type.String({ default: fallback, pattern: '^https?://' });
+
+/** `hooks.gmail`: the Gmail watcher (`hook-intake webhooks gmail …`) and the gmail preset's settings. */
+const Gmail = Type.Object(
+  {
+    account: Type.Optional(Type.String({ minLength: 1, description: 'the mailbox watched, e.g. ops@example.com' })),
+    label: Type.String({ default: 'INBOX', minLength: 1 }),
+    topic: Type.Optional(Type.String({ minLength: 1, description: 'the Pub/Sub topic Gmail publishes to' })),
+    subscription: Type.Optional(Type.String({ minLength: 1, description: 'the Pub/Sub push subscription' })),
+    pushToken: Type.Optional(Secret('token a Pub/Sub push carries as ?token=')),
+    hookUrl: Type.Optional(Type.String({ pattern: '^https?://', description: 'where the watcher posts the preset payload' })),
+    includeBody: Type.Boolean({ default: true }),
+    maxBytes: Type.Integer({ default: 20000, minimum: 1 }),
+    // Gmail ends a watch after 7 days: a longer period would let it lapse
+    renewEveryMinutes: Type.Integer({ default: 720, minimum: 1, maximum: 10080 }),
+    serve: Type.Object(
+      {
+        bind: Type.String({ default: '127.0.0.1', minLength: 1 }),
+        port: Type.Integer({ default: 8788, minimum: 0, maximum: 65535 }),
+        path: Type.String({ default: '/gmail-pubsub', pattern: '^/' }),
+      },
+      { ...strict, default: {} },
+    ),
+    oauth: Type.Optional(
+      Type.Object(
+        {
+          clientId: Type.Optional(Type.String({ minLength: 1 })),
+          clientSecret: Type.Optional(Secret('OAuth client secret')),
+          refreshToken: Type.Optional(Secret('OAuth refresh token')),
+        },
+        strict,
+      ),
+    ),
+    push: Type.Optional(
+      Type.Object(
+        {
+          audience: Type.Optional(Type.String({ minLength: 1 })),
+          serviceAccountEmail: Type.Optional(Type.String({ minLength: 1 })),
+        },
+        strict,
+      ),
+    ),
+    apiBaseUrl: HttpUrl('https://gmail.googleapis.com'),
+    tokenUrl: HttpUrl('https://oauth2.googleapis.com/token'),
+    jwksUrl: HttpUrl('https://www.googleapis.com/oauth2/v3/certs'),
+    authUrl: HttpUrl('https://accounts.google.com/o/oauth2/v2/auth'),
+    model: Type.Optional(Type.String({ minLength: 1, description: 'model of the gmail preset runs' })),
+    allowUnsafeExternalContent: Type.Optional(Type.Boolean({ description: 'turns the safety boundary off for mail (dangerous)' })),
+  },
+  strict,
+);
+
 const Route = Type.Object({ channel: Type.String({ minLength: 1 }), to: Type.Optional(Type.String({ minLength: 1 })) }, strict);
 
 /** A plugin-owned object: `type` names the plugin entry, the rest is that plugin's config. */
@@ -155,16 +207,7 @@ export const ConfigSchema = Type.Object(
         presets: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
         mappings: Type.Array(Mapping, { default: [] }),
         transformsDir: Type.Optional(Type.String({ minLength: 1 })),
-        gmail: Type.Optional(
-          Type.Object(
-            {
-              account: Type.Optional(Type.String()),
-              model: Type.Optional(Type.String({ minLength: 1 })),
-              allowUnsafeExternalContent: Type.Optional(Type.Boolean()),
-            },
-            { additionalProperties: true },
-          ),
-        ),
+        gmail: Type.Optional(Gmail),
       },
       { ...strict, default: {} },
     ),

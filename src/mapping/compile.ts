@@ -107,18 +107,6 @@ function compileOne(
   const path = m.match?.path !== undefined ? trimSlashes(m.match.path) : undefined;
   if (path !== undefined && RESERVED_NAMES.has(path)) issue('match.path', `"${path}" is reserved for the built-in endpoint (mapping "${id}")`);
 
-  const templates: Partial<Record<TemplatedField, Template>> = {};
-  for (const field of TEMPLATED_FIELDS) {
-    const source = m[field];
-    if (source === undefined) continue;
-    try {
-      templates[field] = compileTemplate(source);
-    } catch (err) {
-      if (err instanceof TemplateError) issue(field, `${err.message} (mapping "${id}")`);
-      else throw err;
-    }
-  }
-
   let forEach: Pipeline['forEach'];
   if (m.forEach !== undefined) {
     try {
@@ -127,6 +115,18 @@ function compileOne(
       else forEach = { field: String(segs[0]), segs };
     } catch (err) {
       issue('forEach', `${(err as PathError).message} (mapping "${id}")`);
+    }
+  }
+
+  const templates: Partial<Record<TemplatedField, Template>> = {};
+  for (const field of TEMPLATED_FIELDS) {
+    const source = m[field];
+    if (source === undefined) continue;
+    try {
+      templates[field] = compileTemplate(source, { forEach: forEach?.field });
+    } catch (err) {
+      if (err instanceof TemplateError) issue(field, `${err.message} (mapping "${id}")`);
+      else throw err;
     }
   }
 

@@ -173,25 +173,35 @@ export async function runPipeline(p: Pipeline, req: HookRequest, gen: Generation
   if (!merged.length) return { kind: 'skip', mappingId: p.id };
 
   const actions = merged.map(({ partial, overrides }) => {
+    let a: Action;
     try {
-      return toAction(partial, req.name, gen, overrides);
+      a = toAction(partial, req.name, gen, overrides);
     } catch (err) {
       if (err instanceof HookError) deps.logger.info({ mapping: p.id, code: err.code, field: err.field }, 'mapped action refused');
       throw err;
     }
+    const nameTrusted = a.kind === 'agent' && nameFromConfig(p, partial, overrides);
+    return prepare(a, {
+      // never a hook-supplied name: it would stand in the notice, outside the markers
+      label: p.label ?? (a.kind === 'agent' && nameTrusted ? a.name : (p.path ?? 'Webhook')),
+      origin: p.id,
+      trusted: p.trusted,
+      nameTrusted,
+      boundaryId: boundary,
+    });
   });
-  return {
-    kind: 'actions',
-    mappingId: p.id,
-    actions: actions.map((a) =>
-      prepare(a, {
-        label: p.label ?? (a.kind === 'agent' ? a.name : req.name),
-        origin: p.id,
-        trusted: p.trusted,
-        boundaryId: boundary,
-      }),
-    ),
-  };
+  return { kind: 'actions', mappingId: p.id, actions };
+}
+
+/**
+ * Whether an agent action's name comes from the config: the mapping's `name` without templates, or,
+ * without a rendered name, the hook name, when the mapping's `match.path` fixes it. A templated name,
+ * one a transform returned, and the hook name of a mapping that matches any path are hook-supplied.
+ */
+function nameFromConfig(p: Pipeline, partial: Partial, overrides: Partial | undefined): boolean {
+  if (overrides?.name !== undefined) return false;
+  if (partial.name !== undefined) return p.templates.name?.isStatic === true;
+  return p.path !== undefined;
 }
 
 /** The template result overridden field by field; a field set to `undefined` keeps the template value, like an absent one. */

@@ -7,6 +7,9 @@
  *   `payload` / `payload.<path>`
  *   `item` / `item.<path>` / `index`   the current element of a `forEach` mapping
  *   `<path>`              a bare path: the current item first (in `forEach`), then the payload
+ * In a `forEach` mapping, index 0 of the `forEach` array (`messages[0].id`,
+ * `payload.messages[0].id` for `forEach: "messages"`) is the current item, as
+ * in OpenClaw: a template written for one message per request works per item.
  * Missing values render as "", strings as they are, other values as JSON.
  * `\{{` writes a literal `{{`. Parsed once at load into a list of parts.
  */
@@ -27,8 +30,19 @@ export type Template = ((scope: TemplateScope) => string) & { readonly source: s
 
 export class TemplateError extends Error {}
 
+export interface TemplateOptions {
+  /** The mapping's `forEach` field: index 0 of that array is the current item. */
+  forEach?: string | undefined;
+}
+
+/** `<forEach>[0]…` as a path into the current item, or undefined for any other path. */
+function itemPath(segs: readonly Segment[], forEach: string | undefined): Segment[] | undefined {
+  if (forEach === undefined || segs[0] !== forEach || segs.length < 2 || String(segs[1]) !== '0') return undefined;
+  return segs.slice(2);
+}
+
 /** Compiles one expression (the text between the braces) to a getter. */
-export function compileExpr(expr: string): Getter {
+export function compileExpr(expr: string, opts: TemplateOptions = {}): Getter {
   const e = expr.trim();
   if (e === 'path') return (s) => s.name;
   if (e === 'now') return (s) => s.now;
@@ -60,8 +74,10 @@ export function compileExpr(expr: string): Getter {
   } catch (err) {
     throw new TemplateError((err as PathError).message);
   }
-  if (head === 'payload') return (s) => getPath(s.payload, segs);
   if (head === 'item') return (s) => getPath(s.item, segs);
+  const inItem = itemPath(segs, opts.forEach);
+  if (inItem) return (s) => getPath(s.item, inItem);
+  if (head === 'payload') return (s) => getPath(s.payload, segs);
   return (s) => {
     if (s.item !== undefined) {
       const v = getPath(s.item, segs);
@@ -79,7 +95,7 @@ export function stringify(v: unknown): string {
 }
 
 /** Parses `source` once; throws `TemplateError` naming the problem. */
-export function compileTemplate(source: string): Template {
+export function compileTemplate(source: string, opts: TemplateOptions = {}): Template {
   const parts: (string | Getter)[] = [];
   let lit = '';
   let i = 0;
@@ -97,7 +113,7 @@ export function compileTemplate(source: string): Template {
       if (lit) parts.push(lit);
       lit = '';
       try {
-        parts.push(compileExpr(expr));
+        parts.push(compileExpr(expr, opts));
       } catch (err) {
         throw new TemplateError(`{{${expr}}}: ${(err as Error).message}`);
       }

@@ -17,6 +17,8 @@ export const MAX_WAKE_TEXT = 20_000;
 export const MAX_AGENT_MESSAGE = 1_000_000;
 export const SESSION_KEY_RE = /^[A-Za-z0-9:._/-]{1,200}$/;
 export const MAIN_SESSION = 'main';
+/** The name of an agent action that was given none. */
+export const DEFAULT_AGENT_NAME = 'Hook';
 
 const WakeBody = Type.Object(
   {
@@ -174,7 +176,7 @@ export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOri
   const action: AgentAction = {
     kind: 'agent',
     message,
-    name: input.name?.trim() || 'Hook',
+    name: input.name?.trim() || DEFAULT_AGENT_NAME,
     sessionKey,
     wakeMode: input.wakeMode ?? 'now',
     deliver: input.deliver ?? true,

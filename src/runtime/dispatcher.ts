@@ -64,6 +64,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
             hookName: a.name,
             label: a.label,
             trusted: a.trusted,
+            nameTrusted: a.nameTrusted,
             sessionKey: a.sessionKey,
             message: a.message,
             model: a.model,

@@ -4,7 +4,7 @@
  * what would be stored.
  */
 import type { Generation } from './generation.ts';
-import { toAgentAction, toWakeAction } from './actions.ts';
+import { DEFAULT_AGENT_NAME, toAgentAction, toWakeAction } from './actions.ts';
 import { prepare, type PreparedAction } from './prepare.ts';
 import { errors } from '../errors.ts';
 import { boundaryId } from './safety.ts';
@@ -70,11 +70,13 @@ export async function resolveRequest(gen: Generation, req: HookRequest, named?: 
   const boundary = boundaryId();
   if (req.name === 'wake') {
     const action = toWakeAction(req.payload);
-    return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'wake', trusted: false, boundaryId: boundary })] };
+    return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'wake', trusted: false, nameTrusted: false, boundaryId: boundary })] };
   }
   if (req.name === 'agent') {
     const action = toAgentAction(req.payload, gen, 'request');
-    return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'agent', trusted: false, boundaryId: boundary })] };
+    // the caller's name is hook-supplied; only the default, a fixed word, may stand outside the boundary
+    const nameTrusted = action.name === DEFAULT_AGENT_NAME;
+    return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'agent', trusted: false, nameTrusted, boundaryId: boundary })] };
   }
   return named!.run(gen, req, owner!, boundary);
 }

@@ -17,7 +17,7 @@ import { RecycledMap } from '../util/recycled.ts';
 import type { NewEvent, NewRun, RunOutcome, Store, NewDelivery } from '../store/types.ts';
 import { callAgent, isHeartbeatAck, oneLine, Shutdown } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
-import { stripBoundary, wrapExternal } from './safety.ts';
+import { hookLine, stripBoundary } from './safety.ts';
 
 /** What an agent sees of its session's history: the last 50 messages, at most 64 KiB of them. */
 export const TRANSCRIPT_WINDOW = 50;
@@ -254,9 +254,9 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   function summaryEvent(run: NewRun, o: RunOutcome, at: number): NewEvent {
     const body = o.status === 'ok' ? o.summary! : oneLine(o.error ?? o.status, SUMMARY_MAX);
-    const shown = run.trusted ? body : wrapExternal(body, run.label);
-    const head = o.status === 'ok' ? `Hook ${run.hookName}:` : `Hook ${run.hookName} (${o.status}):`;
-    return { id: uuidv7(), source: 'run', text: `${head} ${shown}`, createdAt: at, runId: run.id };
+    const status = o.status === 'ok' ? '' : ` (${o.status})`;
+    const text = run.trusted ? `Hook ${run.hookName}${status}: ${body}` : hookLine(run.hookName, run.nameTrusted === true, status, body, run.label);
+    return { id: uuidv7(), source: 'run', text, createdAt: at, runId: run.id };
   }
 
   return {

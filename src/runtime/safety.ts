@@ -67,6 +67,17 @@ export function wrapExternal(content: string, source: string, id: string = bound
   return boundaryAround(neutralize(content), src, id);
 }
 
+/**
+ * A hook run's line for the main session, `text` inside the boundary: `Hook <name><status>: <boundary>`
+ * when the name is config-supplied or a fixed word (`nameTrusted`), else `Hook<status>: <boundary>` with
+ * the name inside, before the text, so a caller's name cannot pose as part of the line around the
+ * boundary. `status` is empty or ` (error)`, ` (timeout)`.
+ */
+export function hookLine(name: string, nameTrusted: boolean, status: string, text: string, source: string): string {
+  if (nameTrusted) return `Hook ${name}${status}: ${wrapExternal(text, source)}`;
+  return `Hook${status}: ${wrapExternal(`${name}: ${text}`, source)}`;
+}
+
 /** The boundary's lines around `content`, which is neutralised already, with a clean source. */
 const boundaryAround = (content: string, src: string, id: string) =>
   `${notice(src)}\n<<<${MARKER} id="${id}" source="${src}">>>\n${content}\n<<<${END_MARKER} id="${id}">>>`;

@@ -112,6 +112,14 @@ const EVENT_COLUMNS = `SELECT e.*, c.consumed_at AS range_at, c.heartbeat_id AS 
 const QUEUED = ['id', 'kind', 'hook_name', 'label', 'trusted', 'session_key', 'message', 'message_body', 'model', 'thinking',
   'timeout_seconds', 'wake_mode', 'deliver', 'channel', 'to_', 'created_at', 'message_wrap'] as const;
 
+/**
+ * The `trusted` column holds flags: the hook opted out of the safety boundary, and its name is
+ * config-supplied. A row written before the second flag existed reads as a hook-supplied name, the
+ * safe side.
+ */
+const TRUSTED = 1;
+const NAME_TRUSTED = 2;
+
 /** A queued run from its `QUEUED` columns, in that order. */
 function toNewRun(a: readonly unknown[]): NewRun {
   return {
@@ -119,7 +127,8 @@ function toNewRun(a: readonly unknown[]): NewRun {
     kind: a[1] as Run['kind'],
     hookName: String(a[2]),
     label: String(a[3]),
-    trusted: a[4] === 1,
+    trusted: (Number(a[4]) & TRUSTED) !== 0,
+    nameTrusted: (Number(a[4]) & NAME_TRUSTED) !== 0,
     sessionKey: String(a[5]),
     message: unpacked(a[7] ?? a[6], a[16]),
     model: String(a[8]),
@@ -374,7 +383,7 @@ export class SqliteStore implements Store {
     const [message, key] = packed(r.message);
     const ref = this.longText(message);
     const { lastInsertRowid } = this.q.insertRun!.run(
-      r.id, r.kind, r.hookName, r.label, r.trusted ? 1 : 0, r.sessionKey, ref === null ? message : '', r.model, r.thinking, r.timeoutSeconds,
+      r.id, r.kind, r.hookName, r.label, (r.trusted ? TRUSTED : 0) | (r.nameTrusted ? NAME_TRUSTED : 0), r.sessionKey, ref === null ? message : '', r.model, r.thinking, r.timeoutSeconds,
       r.wakeMode, r.deliver ? 1 : 0, r.channel, r.to, status, startedAt === null ? 0 : 1, r.createdAt, startedAt, 'pending', ref, key,
     );
     return Number(lastInsertRowid);

@@ -42,6 +42,11 @@ export interface Run {
   label: string;
   /** True when the hook opted out of the safety boundary; the summary is then not wrapped either. */
   trusted: boolean;
+  /**
+   * True when `hookName` is config-supplied or a fixed word, so the run's summary shows it before the
+   * safety boundary; otherwise (a caller's name, a templated one) it goes inside, with the summary.
+   */
+  nameTrusted?: boolean;
   sessionKey: string;
   /** The prompt given to the agent (with the safety boundary applied). */
   message: string;

@@ -72,6 +72,67 @@ describe('validateConfig()', () => {
   });
 });
 
+describe('hooks.gmail', () => {
+  it('refuses an unknown key with the nearest known one', () => {
+    expect(problems({ hooks: { gmail: { renewEveryMinute: 60 } } })).toEqual(['hooks.gmail.renewEveryMinute: unknown key (did you mean "renewEveryMinutes"?)']);
+    expect(problems({ hooks: { gmail: { serve: { prot: 1 } } } })).toEqual(['hooks.gmail.serve.prot: unknown key (did you mean "port"?)']);
+    expect(problems({ hooks: { gmail: { oauth: { refreshTokn: 'x' } } } })).toEqual(['hooks.gmail.oauth.refreshTokn: unknown key (did you mean "refreshToken"?)']);
+    expect(problems({ hooks: { gmail: { push: { audiance: 'x' } } } })).toEqual(['hooks.gmail.push.audiance: unknown key (did you mean "audience"?)']);
+  });
+
+  it('fills the defaults', () => {
+    const data: Record<string, any> = { hooks: { gmail: { account: 'ops@example.com' } } };
+    expect(validateConfig(data, 'cfg.json').issues).toEqual([]);
+    expect(data.hooks.gmail).toEqual({
+      account: 'ops@example.com',
+      label: 'INBOX',
+      includeBody: true,
+      maxBytes: 20000,
+      renewEveryMinutes: 720,
+      serve: { bind: '127.0.0.1', port: 8788, path: '/gmail-pubsub' },
+      apiBaseUrl: 'https://gmail.googleapis.com',
+      tokenUrl: 'https://oauth2.googleapis.com/token',
+      jwksUrl: 'https://www.googleapis.com/oauth2/v3/certs',
+      authUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+    });
+  });
+
+  it('accepts every documented key', () => {
+    const gmail = {
+      account: 'ops@example.com',
+      label: 'Alerts',
+      topic: 'projects/p/topics/gmail',
+      subscription: 'projects/p/subscriptions/gmail-push',
+      pushToken: 'push-token',
+      hookUrl: 'http://127.0.0.1:18789/hooks/gmail',
+      includeBody: false,
+      maxBytes: 5000,
+      renewEveryMinutes: 60,
+      serve: { bind: '0.0.0.0', port: 9000, path: '/push' },
+      oauth: { clientId: 'id.apps.googleusercontent.com', clientSecret: 'secret', refreshToken: 'refresh' },
+      push: { audience: 'https://hooks.example.com/push', serviceAccountEmail: 'push@p.iam.gserviceaccount.com' },
+      apiBaseUrl: 'http://127.0.0.1:1/gmail',
+      tokenUrl: 'http://127.0.0.1:1/token',
+      jwksUrl: 'http://127.0.0.1:1/certs',
+      authUrl: 'http://127.0.0.1:1/auth',
+      model: 'echo/echo',
+      allowUnsafeExternalContent: false,
+    };
+    expect(problems({ hooks: { gmail } })).toEqual([]);
+  });
+
+  it.each([
+    [{ maxBytes: 0 }, 'hooks.gmail.maxBytes: must be >= 1'],
+    [{ renewEveryMinutes: 20000 }, 'hooks.gmail.renewEveryMinutes: must be <= 10080'],
+    [{ includeBody: 'yes' }, 'hooks.gmail.includeBody: must be boolean'],
+    [{ serve: { port: 70000 } }, 'hooks.gmail.serve.port: must be <= 65535'],
+    [{ serve: { path: 'gmail-pubsub' } }, 'hooks.gmail.serve.path: must match ^/'],
+    [{ tokenUrl: 'oauth2.googleapis.com/token' }, 'hooks.gmail.tokenUrl: must match ^https?://'],
+  ])('explains a wrong value in one line: %j', (gmail, line) => {
+    expect(problems({ hooks: { gmail } })).toEqual([line]);
+  });
+});
+
 describe('pointerToPath()', () => {
   it.each([
     ['', []],

@@ -94,6 +94,13 @@ describe('hook-intake check', () => {
     ]);
   });
 
+  it('refuses a misspelt hooks.gmail key with the nearest known one', async () => {
+    const file = write('gmail-typo.json', { hooks: { enabled: true, token: HOOK, presets: ['gmail'], gmail: { account: 'ops@example.com', renewEveryMinute: 60 } } });
+    const r = await check(file);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${file}: hooks.gmail.renewEveryMinute: unknown key (did you mean "renewEveryMinutes"?)`);
+  });
+
   it('names the transform file and the mappings that use it when a module fails to load', async () => {
     writeFileSync(join(dir, 'transforms', 'broken.ts'), 'export default (ctx => ');
     const file = write('load.json', {

@@ -161,7 +161,8 @@ describe('crash recovery with the real CLI', () => {
         expect(run).toMatchObject({ status: 'error', error: 'interrupted twice by a service restart', attempts: 2 });
         expect(run.finishedAt).toBeGreaterThan(0);
         const events = (await get(`${third.url}/api/main/events?status=pending`, GW)).body.events as { text: string; runId: string }[];
-        expect(events.find((e) => e.runId === r.body.runId)?.text).toMatch(/^Hook Stuck \(error\): /);
+        // the caller's name goes inside the boundary, before the reason
+        expect(events.find((e) => e.runId === r.body.runId)?.text).toMatch(/^Hook \(error\): SECURITY NOTICE: [^\n]*\n<<<[^\n]*>>>\nStuck: interrupted twice by a service restart\n/);
         expect(llm.requests).toHaveLength(2);
       } finally {
         expect(await third.stop()).toBe(0);

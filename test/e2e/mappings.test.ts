@@ -179,22 +179,30 @@ describe('named hooks over real HTTP', () => {
     expect(stored.message).not.toContain('authorization');
   });
 
-  it('serves the gmail preset: one run per message, boundary with source Email', async () => {
+  it('serves the gmail preset: one run per message in its own session, boundary with source Email', async () => {
     const { readFileSync } = await import('node:fs');
     const payload = JSON.parse(readFileSync(join(ROOT, 'presets/gmail/fixtures/two-messages.json'), 'utf8'));
     const r = await call('/hooks/gmail', payload);
     expect(r.status).toBe(202);
     expect(r.body.runIds).toHaveLength(2);
     const runs = await Promise.all(r.body.runIds.map(run));
-    expect(runs.map((x: { sessionKey: string }) => x.sessionKey)).toEqual(['hook:gmail:18c2f3a4b5d6e7f8', 'hook:gmail:18c2f3a4b5d6e7f8']);
+    expect(runs.map((x: { sessionKey: string }) => x.sessionKey)).toEqual(['hook:gmail:18c2f3a4b5d6e7f8', 'hook:gmail:18c2f3a4b5d6e7f9']);
     expect(runs[0].message).toContain('New email from Ana Lima <ana@example.org>\nSubject: Invoice 2041 overdue');
+    expect(runs[0].message).not.toContain('Disk usage');
     expect(runs[1].message).toContain('Subject: Disk usage 91% on db-2');
+    expect(runs[1].message).not.toContain('Invoice 2041');
     for (const x of runs) expect(x.message).toMatch(/<<<EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+" source="Email">>>/);
     const done = await until(async () => {
       const all = await Promise.all(r.body.runIds.map(run));
       return all.every((x: { status: string }) => x.status === 'ok') ? all : undefined;
     });
     expect(done[0].reply).toContain('Invoice 2041 overdue');
+    // each session's transcript holds its own email only: the second email's agent never reads the first
+    for (const [x, own, other] of [[runs[0], 'Invoice 2041', 'Disk usage'], [runs[1], 'Disk usage', 'Invoice 2041']] as const) {
+      const transcript = (await get(`${srv.url}/api/sessions/${encodeURIComponent(x.sessionKey)}/messages`, GW)).body.messages.map((m: { content: string }) => m.content).join('\n');
+      expect(transcript).toContain(own);
+      expect(transcript).not.toContain(other);
+    }
   });
 
   it('neutralises forged markers in an email body', async () => {

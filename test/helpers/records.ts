@@ -12,6 +12,7 @@ export function newRun(over: Partial<NewRun> = {}): NewRun {
     hookName: 'Hook',
     label: 'Webhook',
     trusted: false,
+    nameTrusted: false,
     sessionKey: `hook:${randomUUID()}`,
     message: 'hello',
     model: 'echo/echo',

@@ -77,6 +77,7 @@ export function newRun(over: Partial<import('../../src/store/types.ts').NewRun> 
     hookName: 'Test',
     label: 'Webhook',
     trusted: true,
+    nameTrusted: true,
     sessionKey: `hook:test-${runSeq}`,
     message: `message ${runSeq}`,
     model: 'echo/echo',

@@ -80,6 +80,27 @@ describe('compileTemplate()', () => {
     it('renders index 0 (not empty)', () => {
       expect(render('{{index}}', { ...inItem, index: 0 })).toBe('0');
     });
+
+    describe('index 0 of the forEach array', () => {
+      const second: TemplateScope = { ...scope, payload: { ...(scope.payload as object), messages: [{ id: 'm1' }, { id: 'm2', subject: 'second' }] }, item: { id: 'm2', subject: 'second' }, index: 1 };
+      const each = (source: string, s: TemplateScope = second) => compileTemplate(source, { forEach: 'messages' })(s);
+
+      it.each([
+        ['a bare path', '{{messages[0].id}}', 'm2'],
+        ['a payload path', '{{payload.messages[0].subject}}', 'second'],
+        ['a quoted index', '{{messages["0"].id}}', 'm2'],
+        ['the element itself', '{{messages[0]}}', '{"id":"m2","subject":"second"}'],
+        ['another index: the payload', '{{messages[1].id}} {{messages[0].id}}', 'm2 m2'],
+        ['the whole array: the payload', '{{messages}}', '[{"id":"m1"},{"id":"m2","subject":"second"}]'],
+      ])('is the current item: %s', (_what, source, out) => {
+        expect(each(source)).toBe(out);
+      });
+
+      it('only for the forEach field, and only in a forEach mapping', () => {
+        expect(each('{{issue.labels[0].name}}')).toBe('bug');
+        expect(compileTemplate('{{messages[0].id}}')(second)).toBe('m1');
+      });
+    });
   });
 
   it.each([

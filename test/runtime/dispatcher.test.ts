@@ -29,6 +29,7 @@ const agent = (over: Partial<PreparedAgent> = {}): PreparedAgent => ({
   origin: 'agent',
   label: 'Webhook',
   trusted: false,
+  nameTrusted: true,
   ...over,
 });
 
@@ -89,7 +90,7 @@ describe('dispatcher.dispatch()', () => {
       queuedRuns: () => 0,
       requestHeartbeat: () => {},
     });
-    const r = await d.dispatch([agent({ to: 'ops', thinking: 'high', trusted: true })], OPTS);
+    const r = await d.dispatch([agent({ to: 'ops', thinking: 'high', trusted: true, nameTrusted: false })], OPTS);
     expect(await storedAtEnqueue).toMatchObject({
       id: r.body.runId,
       status: 'queued',
@@ -97,6 +98,7 @@ describe('dispatcher.dispatch()', () => {
       hookName: 'CI',
       label: 'Webhook',
       trusted: true,
+      nameTrusted: false,
       sessionKey: 'hook:ci',
       message: 'wrapped message',
       to: 'ops',

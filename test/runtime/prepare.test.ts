@@ -21,7 +21,7 @@ const agent: AgentAction = {
   thinking: null,
   timeoutSeconds: 600,
 };
-const untrusted: Provenance = { label: 'Webhook', origin: 'agent', trusted: false, boundaryId: 'b0da0e1d' };
+const untrusted: Provenance = { label: 'Webhook', origin: 'agent', trusted: false, nameTrusted: false, boundaryId: 'b0da0e1d' };
 
 describe('prepare()', () => {
   it('wraps a wake text in the boundary and records its origin', () => {
@@ -34,8 +34,8 @@ describe('prepare()', () => {
   });
 
   it('wraps an agent message and keeps every other field', () => {
-    const p = prepare(agent, { ...untrusted, label: 'Email', origin: 'gmail' });
-    expect(p).toEqual({ ...agent, message: wrapExternal(agent.message, 'Email', 'b0da0e1d'), origin: 'gmail', label: 'Email', trusted: false });
+    const p = prepare(agent, { ...untrusted, label: 'Email', origin: 'gmail', nameTrusted: true });
+    expect(p).toEqual({ ...agent, message: wrapExternal(agent.message, 'Email', 'b0da0e1d'), origin: 'gmail', label: 'Email', trusted: false, nameTrusted: true });
     expect(p.kind === 'agent' && p.message).toContain(agent.message);
   });
 

@@ -189,7 +189,7 @@ describe('SqliteStore', () => {
     });
 
     it('queuedRun() gives back the run as accepted while it is queued, and nothing once it has started', async () => {
-      const run = newRun({ trusted: true, deliver: false, thinking: 'high', to: 'room', wakeMode: 'next-heartbeat', timeoutSeconds: 12.5 });
+      const run = newRun({ trusted: true, nameTrusted: true, deliver: false, thinking: 'high', to: 'room', wakeMode: 'next-heartbeat', timeoutSeconds: 12.5 });
       await store.accept({ events: [], runs: [run] });
       expect(await store.queuedRun(run.id)).toEqual(run);
       await store.startRun(run.id, 5);
