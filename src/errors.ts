@@ -64,6 +64,8 @@ export const errors = {
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
   unavailable: (reason: string, retryAfterSeconds?: number) =>
     new HookError(503, 'UNAVAILABLE', reason, { expose: true, ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}) }),
+  /** A request that arrived on a kept-alive connection after shutdown began: not taken as new work. */
+  shuttingDown: () => new HookError(503, 'SHUTTING_DOWN', 'the service is shutting down', { expose: true, headers: { Connection: 'close' } }),
   internal: (cause?: unknown) => new HookError(500, 'INTERNAL', 'internal error', { cause }),
 } as const;
 
