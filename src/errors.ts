@@ -33,6 +33,9 @@ export function isHookError(err: unknown): err is HookError {
   return err instanceof HookError;
 }
 
+/** The `Retry-After` of a `503 STORAGE_UNAVAILABLE`. */
+export const STORAGE_RETRY_AFTER_SECONDS = 30;
+
 /** The catalog of stable codes. Messages here are what clients see. */
 export const errors = {
   notFound: () => new HookError(404, 'NOT_FOUND', 'not found'),
@@ -66,6 +69,15 @@ export const errors = {
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
   unavailable: (reason: string, retryAfterSeconds?: number) =>
     new HookError(503, 'UNAVAILABLE', reason, { expose: true, ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}) }),
+  /** The store cannot write (a full disk, an I/O error): nothing was stored; the sender should retry. */
+  storageUnavailable: (cause: unknown) =>
+    new HookError(503, 'STORAGE_UNAVAILABLE', 'storage is unavailable; nothing was stored; try again later', {
+      expose: true,
+      cause,
+      headers: { 'Retry-After': String(STORAGE_RETRY_AFTER_SECONDS) },
+    }),
+  /** A request that arrived on a kept-alive connection after shutdown began: not taken as new work. */
+  shuttingDown: () => new HookError(503, 'SHUTTING_DOWN', 'the service is shutting down', { expose: true, headers: { Connection: 'close' } }),
   internal: (cause?: unknown) => new HookError(500, 'INTERNAL', 'internal error', { cause }),
 } as const;
 

@@ -18,7 +18,7 @@ import { createOutbox, type Outbox } from './runtime/outbox.ts';
 import { createDispatcher } from './runtime/dispatcher.ts';
 import { createReloader, type Reloader } from './runtime/reload.ts';
 import { createListener } from './http/app.ts';
-import { guardRequests, handleClientErrors } from './http/connection.ts';
+import { Drain, guardRequests, handleClientErrors } from './http/connection.ts';
 import { FailureThrottle } from './auth/throttle.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import { createNamedResolver } from './mapping/resolve.ts';
@@ -193,9 +193,11 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   });
 
   const requestTimeout = cfg.hooks.bodyTimeoutMs + 5000; // our own 408 answers first
-  const onRequest = guardRequests(listener, logger);
+  const drain = new Drain();
+  const onRequest = guardRequests(listener, logger, drain);
   const server = createServer(
     {
+      ServerResponse: drain.Response,
       requestTimeout,
       headersTimeout: Math.min(60_000, requestTimeout),
       // how often both timeouts are checked: with Node's default (30 s) slow headers could hold a connection for 30 s past the limit
@@ -243,11 +245,13 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       // one budget for the whole shutdown (wall time: the injected clock may be a test's)
       const deadline = Date.now() + generations.current.config.gateway.shutdownTimeoutSeconds * 1000;
       const left = () => Math.max(0, deadline - Date.now());
-      clearInterval(prune);
-      await watcher?.close();
-      // stop intake: no new connections; idle keep-alive ones close now, busy ones after their answer
+      // stop intake first: no new connections; idle keep-alive ones close now, busy ones after their
+      // answer (which says `Connection: close`); a request arriving on one meanwhile is refused
+      drain.begin();
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
+      clearInterval(prune);
+      await watcher?.close();
       let t: NodeJS.Timeout | undefined;
       const intake = Promise.race([closed, new Promise((r) => (t = setTimeout(r, left())))]).then(() => {
         clearTimeout(t);

@@ -1,14 +1,17 @@
 /**
  * What happens below the application: requests the HTTP parser refuses
  * before the app sees them (malformed framing, headers too large or too slow)
- * get the one JSON error shape too, and a connection closed on an answer that
+ * get the one JSON error shape too, a connection closed on an answer that
  * leaves request bytes unread is closed gently enough for the client to read
- * that answer.
+ * that answer, and at shutdown kept-alive connections stop bringing new work.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { errors, HookError } from '../errors.ts';
+
+// not `import … from 'node:http'` (see service.ts: that loads Node's HTTP client)
+const http = process.getBuiltinModule('node:http');
 
 /**
  * How long a connection closed with request bytes still coming keeps reading
@@ -123,18 +126,53 @@ export function handleClientErrors(server: Server, logger: Logger): void {
 }
 
 /**
+ * The HTTP side of a shutdown. Closing the listener stops new connections,
+ * but a kept-alive connection would go on bringing requests until the drain
+ * deadline. From `begin()` on, every answer (those of requests already in
+ * flight included) carries `Connection: close` and ends its connection, and
+ * `guardRequests` refuses a request that arrives afterwards on a connection
+ * kept alive from before.
+ */
+export class Drain {
+  private on = false;
+  /** The server's response class (`createServer({ServerResponse})`): it closes the connection once draining. */
+  readonly Response: typeof ServerResponse<IncomingMessage>;
+
+  constructor() {
+    const drain = this;
+    this.Response = class DrainingResponse extends http.ServerResponse {
+      override writeHead(statusCode: number, reason?: unknown, headers?: unknown): this {
+        // read where the status line and headers are made: `Connection: close`, then the socket ends after the answer
+        if (drain.on) this.shouldKeepAlive = false;
+        return (super.writeHead as (s: number, r?: unknown, h?: unknown) => this)(statusCode, reason, headers);
+      }
+    };
+  }
+
+  get draining(): boolean {
+    return this.on;
+  }
+
+  begin(): void {
+    this.on = true;
+  }
+}
+
+/**
  * The request listener around the app: a request that arrives on a connection
  * already closing after its last answer is dropped (the client was told
- * `Connection: close`), so nothing is done that could not be answered. An
+ * `Connection: close`), so nothing is done that could not be answered; one
+ * that arrives once `drain` has begun is refused with `503 SHUTTING_DOWN`. An
  * HTTP/1.1 request without `Host` is refused here, with the JSON error shape
  * (the server is created with `requireHostHeader: false` so it gets here).
  */
-export function guardRequests(handler: (req: IncomingMessage, res: ServerResponse) => void, logger: Logger): (req: IncomingMessage, res: ServerResponse) => void {
+export function guardRequests(handler: (req: IncomingMessage, res: ServerResponse) => void, logger: Logger, drain?: Drain): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     if (closing.has(req.socket)) {
       req.socket.destroy();
       return;
     }
+    if (drain?.draining) return refuse(req, res, errors.shuttingDown(), logger, 'request refused by the HTTP server');
     if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1)
       return refuse(req, res, errors.badRequest('the Host header is missing'), logger, 'request refused by the HTTP server');
     handler(req, res);

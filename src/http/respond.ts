@@ -7,7 +7,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino, { type Logger } from 'pino';
 import { isoTime } from '../log.ts';
-import { HookError, isHookError } from '../errors.ts';
+import { errors, HookError, isHookError } from '../errors.ts';
+import { isStorageUnavailable } from '../store/unavailable.ts';
 import { lingerAfterAnswer } from './connection.ts';
 import type { RequestState } from './state.ts';
 
@@ -20,9 +21,10 @@ export function errorBody(e: HookError): Record<string, unknown> {
   return e.field !== undefined && e.field !== '' ? { ok: false, error, code: e.code, field: e.field } : { ok: false, error, code: e.code };
 }
 
-/** Errors not raised by this service (Koa's own, bugs) get a generic answer. */
+/** Errors not raised by this service get a generic answer: a storage failure 503, Koa's own their status, bugs 500. */
 export function toHookError(err: unknown): HookError {
   if (isHookError(err)) return err;
+  if (isStorageUnavailable(err)) return errors.storageUnavailable(err);
   const status = (err as { status?: unknown })?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = status === 404 ? 'NOT_FOUND' : status === 405 ? 'METHOD_NOT_ALLOWED' : 'BAD_REQUEST';
@@ -114,7 +116,21 @@ function directWriter(log: Logger): ((level: 20 | 30, fields: string) => void) |
   };
 }
 
-/** Logs an unexpected failure once; the expected 5xx (transform failed, queue full) were logged where they happened. */
+/** At most one `storage unavailable` line this often: under load every request would write one. */
+export const STORAGE_LOG_EVERY_MS = 10_000;
+let storageLoggedAt = -Infinity;
+
+/**
+ * Logs an unexpected failure once; the expected 5xx (transform failed, queue full) were logged where
+ * they happened. A storage failure is logged with its cause, once per `STORAGE_LOG_EVERY_MS`.
+ */
 export function logFailure(logger: Logger, e: HookError, path: string, s: RequestState): void {
+  if (e.code === 'STORAGE_UNAVAILABLE') {
+    const now = performance.now();
+    if (now - storageLoggedAt < STORAGE_LOG_EVERY_MS) return;
+    storageLoggedAt = now;
+    logger.error({ err: e.cause, code: e.code, path }, 'storage unavailable: requests are answered 503 until it can write again');
+    return;
+  }
   if (e.status >= 500 && !e.expose) logger.error({ err: e.cause ?? e, code: e.code, path, hook: s.hook, mapping: s.mapping }, 'request failed');
 }

@@ -7,11 +7,12 @@
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
-import type { RunOutcome, Store, SystemEvent, NewDelivery } from '../store/types.ts';
+import type { NewDelivery, NewRun, RunOutcome, Store, SystemEvent } from '../store/types.ts';
 import { callAgent, isHeartbeatAck, Shutdown } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
 import { MAIN_SESSION } from './actions.ts';
 import { TRANSCRIPT_MAX_BYTES, TRANSCRIPT_WINDOW } from './runner.ts';
+import { untilStored } from './until-stored.ts';
 
 export const COALESCE_MS = 250;
 export const MAX_EVENTS_PER_HEARTBEAT = 200;
@@ -67,6 +68,9 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
   let more = false;
   let stopped = false;
   const shutdown = new Shutdown();
+  // a heartbeat's store calls are made again while the store cannot write (a full disk), until a stop gives up
+  const storeGaveUp = new AbortController();
+  const stored = <T>(what: string, call: () => Promise<T>) => untilStored(call, { signal: storeGaveUp.signal, logger, what });
   let idleWaiters: (() => void)[] = [];
 
   const settle = () => {
@@ -107,33 +111,31 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
 
   async function beatOn(gen: Generation): Promise<string | undefined> {
     more = false;
-    const events = await store.pendingEvents(MAX_EVENTS_PER_HEARTBEAT);
+    const events = await stored('read the pending events', () => store.pendingEvents(MAX_EVENTS_PER_HEARTBEAT));
     if (!events.length) return undefined;
     const defaults = gen.config.agents.defaults;
     const id = uuidv7();
     const startedAt = clock();
     const prompt = heartbeatPrompt(events, defaults.heartbeat.prompt ?? DEFAULT_HEARTBEAT_PROMPT);
-    await store.insertHeartbeat(
-      {
-        id,
-        kind: 'heartbeat',
-        hookName: 'heartbeat',
-        label: 'heartbeat',
-        trusted: true,
-        sessionKey: MAIN_SESSION,
-        message: prompt,
-        model: defaults.model,
-        thinking: defaults.thinking ?? null,
-        timeoutSeconds: defaults.timeoutSeconds,
-        wakeMode: 'next-heartbeat',
-        deliver: true,
-        channel: 'last',
-        to: null,
-        createdAt: startedAt,
-      },
-      startedAt,
-    );
-    const history = await store.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES);
+    const heartbeatRun: NewRun = {
+      id,
+      kind: 'heartbeat',
+      hookName: 'heartbeat',
+      label: 'heartbeat',
+      trusted: true,
+      sessionKey: MAIN_SESSION,
+      message: prompt,
+      model: defaults.model,
+      thinking: defaults.thinking ?? null,
+      timeoutSeconds: defaults.timeoutSeconds,
+      wakeMode: 'next-heartbeat',
+      deliver: true,
+      channel: 'last',
+      to: null,
+      createdAt: startedAt,
+    };
+    await stored('store the start of a heartbeat', () => store.insertHeartbeat(heartbeatRun, startedAt));
+    const history = await stored('read the main transcript', () => store.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
     const result = await callAgent(gen, {
       runId: id,
       sessionKey: MAIN_SESSION,
@@ -163,14 +165,14 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       if (isHeartbeatAck(result.text)) outcome.delivery = { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
       else if (!result.text.trim()) outcome.delivery = { kind: 'skipped', reason: 'empty reply' };
       else {
-        const d = await resolveRoute(gen, store, 'last', null);
+        const d = await stored('choose the route of a reply', () => resolveRoute(gen, store, 'last', null));
         outcome.delivery =
           'skip' in d
             ? { kind: 'skipped', reason: d.skip }
             : { kind: 'outbox', entry: { id: uuidv7(), runId: id, channel: d.route.channel, to: d.route.to, text: result.text, createdAt: finishedAt } };
       }
     }
-    await store.finishRun(outcome);
+    await stored('store the outcome of a heartbeat', () => store.finishRun(outcome));
     logger.info({ heartbeatId: id, events: events.length, status, delivery: outcome.delivery.kind }, 'heartbeat');
     if (outcome.delivery.kind === 'outbox') deps.notifyOutbox(outcome.delivery.entry);
     return id;
@@ -207,6 +209,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       clearTimeout(t);
       if (timedOut) {
         shutdown.abort(new Error('service shutting down'));
+        storeGaveUp.abort();
         await current;
       }
     },

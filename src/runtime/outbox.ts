@@ -11,11 +11,12 @@
  */
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
-import type { Delivery, NewDelivery, Store } from '../store/types.ts';
+import type { Delivery, DeliveryAttempt, NewDelivery, Store } from '../store/types.ts';
 import { ChannelError } from '../plugins/define.ts';
 import { oneLine } from './agent-call.ts';
 import { chunkText } from './chunk.ts';
 import { RecycledMap, RecycledSet } from '../util/recycled.ts';
+import { untilStored } from './until-stored.ts';
 
 export const MAX_ATTEMPTS = 5;
 /** A Retry-After longer than this is treated as this long. */
@@ -82,6 +83,11 @@ export function createOutbox(deps: OutboxDeps): Outbox {
 
   /** When each entry waiting to retry is due. */
   const retryDue = new RecycledMap<string, number>();
+  /**
+   * Records waiting for the store to write again (a full disk): while any waits, no send starts, so
+   * the attempts on disk keep up with the sends and a restart cannot send past the attempt cap.
+   */
+  let waitingForStore = 0;
 
   const settle = () => {
     if (!idleWaiters.length || inFlight.size || scanning || [...queues.values()].some((q) => q.length)) return;
@@ -106,7 +112,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
   function sendHead(key: string): void {
     const q = queues.get(key);
     const d = q?.[0];
-    if (!q || !d || stopped || inFlight.has(d.id)) return;
+    if (!q || !d || stopped || waitingForStore || inFlight.has(d.id)) return;
     const p = attempt(d).then(
       ({ retry, recorded }) => {
         // the route moves on now; the entry counts as in flight until its record is committed
@@ -121,6 +127,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
               settle();
             },
             (err) => {
+              // only a stop gives up on a storage failure; any other error here is a bug
               logger.error({ err, runId: d.runId }, 'recording a delivery failed; it is sent again after a restart');
               inFlight.delete(d.id);
               sendHead(key);
@@ -167,8 +174,9 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     scanning = (async () => {
       do {
         scanAgain = false;
+        const due = await untilStored(() => store.dueDeliveries(SCAN_ALL, SCAN_LIMIT), { signal: shutdown.signal, logger, what: 'read the outbox' });
         const now = clock();
-        for (const d of await store.dueDeliveries(SCAN_ALL, SCAN_LIMIT)) {
+        for (const d of due) {
           if (known.has(d.id)) continue;
           if (d.nextAttemptAt <= now) enqueue(d);
           else waitToRetry(d, d.nextAttemptAt);
@@ -181,6 +189,20 @@ export function createOutbox(deps: OutboxDeps): Outbox {
         settle();
       });
     return scanning;
+  }
+
+  /** Records an attempt, again and again while the store cannot write, until it can or the outbox stops. */
+  function record(a: DeliveryAttempt, log: Logger): Promise<void> {
+    return untilStored(() => store.recordDelivery(a), {
+      signal: shutdown.signal,
+      logger: log,
+      what: 'record a delivery attempt',
+      onWait: () => waitingForStore++,
+      onResume: () => {
+        // the sends held meanwhile go now, each route's head first
+        if (--waitingForStore === 0) for (const key of [...queues.keys()]) sendHead(key);
+      },
+    });
   }
 
   type Retry = { delivery: Delivery; at: number } | undefined;
@@ -203,7 +225,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     const attempts = d.attempts + 1;
     const log = logger.child({ runId: d.runId, channel: d.channel, attempt: attempts });
     if (!entry) {
-      const recorded = store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: `channel "${d.channel}" is not configured` });
+      const recorded = record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: `channel "${d.channel}" is not configured` }, log);
       log.warn('delivery failed: channel not configured');
       return { retry: undefined, recorded };
     }
@@ -222,7 +244,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
           signal: shutdown.signal,
         });
       }
-      const recorded = store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'sent', route: { channel: d.channel, to: d.to }, sentParts: sent });
+      const recorded = record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'sent', route: { channel: d.channel, to: d.to }, sentParts: sent }, log);
       log.info({ parts: chunks.length }, 'delivered');
       return { retry: undefined, recorded };
     } catch (err) {
@@ -230,7 +252,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
         // not the channel's fault: keep the attempt count, remember the progress, send the rest next start
         const recorded =
           sent > d.sentParts
-            ? store.recordDelivery({ id: d.id, runId: d.runId, attempts: d.attempts, at: clock(), status: 'pending', nextAttemptAt: clock(), error: d.lastError, sentParts: sent })
+            ? record({ id: d.id, runId: d.runId, attempts: d.attempts, at: clock(), status: 'pending', nextAttemptAt: clock(), error: d.lastError, sentParts: sent }, log)
             : Promise.resolve();
         log.info('delivery interrupted by shutdown; left pending');
         return { retry: undefined, recorded };
@@ -241,11 +263,11 @@ export function createOutbox(deps: OutboxDeps): Outbox {
         const hinted = err instanceof ChannelError ? Math.min(err.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS) : 0;
         const delay = Math.max(backoff(attempts), hinted);
         const next = clock() + delay;
-        const recorded = store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'pending', nextAttemptAt: next, error: reason, sentParts: sent });
+        const recorded = record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'pending', nextAttemptAt: next, error: reason, sentParts: sent }, log);
         log.warn({ reason, retryInMs: delay }, 'delivery failed; will retry');
         return { retry: { delivery: { ...d, attempts, nextAttemptAt: next, lastError: reason, sentParts: sent }, at: next }, recorded };
       }
-      const recorded = store.recordDelivery({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: reason, sentParts: sent });
+      const recorded = record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: reason, sentParts: sent }, log);
       log.error({ reason, retryable }, 'delivery failed');
       return { retry: undefined, recorded };
     }

@@ -18,6 +18,8 @@ import type { NewEvent, NewRun, RunOutcome, Store, NewDelivery } from '../store/
 import { callAgent, isHeartbeatAck, oneLine, Shutdown } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
 import { hookLine, stripBoundary } from './safety.ts';
+import { untilStored } from './until-stored.ts';
+import { isStorageUnavailable } from '../store/unavailable.ts';
 
 /** What an agent sees of its session's history: the last 50 messages, at most 64 KiB of them. */
 export const TRANSCRIPT_WINDOW = 50;
@@ -88,6 +90,10 @@ export function createRunner(deps: RunnerDeps): Runner {
   // runs holding one of the `maxConcurrent` slots: from the start of a run until its agent call is over
   let calling = 0;
   const shutdown = new Shutdown();
+  // Store calls waiting for the disk to write again (see `stored`): while any waits, no run starts,
+  // since its outcome could not be stored either. Aborted when a stop gives up on them.
+  let waitingForStore = 0;
+  const storeGaveUp = new AbortController();
   let queuedCount = 0;
   let stopping = false;
   let idleWaiters: (() => void)[] = [];
@@ -133,7 +139,7 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   function pump(): void {
     const max = generations.current.config.agents.defaults.maxConcurrent;
-    while (!stopping && calling < max && (ready.length || fresh.length)) {
+    while (!stopping && waitingForStore === 0 && calling < max && (ready.length || fresh.length)) {
       if (startedThisTurn++ === 0) newTurn();
       let key: string | number;
       let target: string | number;
@@ -171,9 +177,12 @@ export function createRunner(deps: RunnerDeps): Runner {
         if (startedThisTurn < RUNS_PER_TURN) pump();
         else schedulePump();
       };
-      const p = execute(target, newSession, release).catch((err) =>
-        logger.error({ err, ...(typeof target === 'string' ? { runId: target } : { runSeq: target }) }, 'run failed unexpectedly'),
-      );
+      const p = execute(target, newSession, release).catch((err) => {
+        const run = typeof target === 'string' ? { runId: target } : { runSeq: target };
+        // only a stop gives up on the store: the run stays as stored, and the next start takes it up
+        if (isStorageUnavailable(err)) logger.warn({ err, ...run }, 'run left for the next start: the store could not write before the stop');
+        else logger.error({ err, ...run }, 'run failed unexpectedly');
+      });
       active.set(
         key,
         p.finally(() => {
@@ -192,9 +201,26 @@ export function createRunner(deps: RunnerDeps): Runner {
     return generations.use((gen) => executeOn(gen, target, newSession, release));
   }
 
+  /**
+   * A store call of a run, made again while the store cannot write (a full disk) until it can:
+   * a run is never dropped from memory while it is still `queued` or `running` on disk.
+   */
+  function stored<T>(log: Logger, what: string, call: () => Promise<T>): Promise<T> {
+    return untilStored(call, {
+      signal: storeGaveUp.signal,
+      logger: log,
+      what,
+      onWait: () => waitingForStore++,
+      onResume: () => {
+        waitingForStore--;
+        pump();
+      },
+    });
+  }
+
   /** `release` frees the run's concurrency slot; called once the agent call is over. */
   async function executeOn(gen: Generation, target: string | number, newSession: boolean, release: () => void): Promise<void> {
-    const run = typeof target === 'string' ? await store.queuedRun(target) : await store.queuedRunAt(target);
+    const run = await stored(logger, 'read a queued run', () => (typeof target === 'string' ? store.queuedRun(target) : store.queuedRunAt(target)));
     if (!run) return;
     const id = run.id;
     const startedAt = clock();
@@ -202,9 +228,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     // fast provider's run then costs one commit instead of two. A crash before this commit leaves the
     // run `queued`, which a restart runs again as it would after a crash just before the start.
     const started = store.startRun(id, startedAt);
-    started.catch((err) => logger.error({ err, runId: id }, 'recording the start of a run failed'));
+    // a start the store could not write (a full disk) is kept and written with the run's outcome
+    started.catch((err) => isStorageUnavailable(err) || logger.error({ err, runId: id }, 'recording the start of a run failed'));
     const log = logger.child({ runId: id, hook: run.hookName });
-    const history = newSession ? [] : await store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES);
+    const history = newSession ? [] : await stored(log, 'read a transcript', () => store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
     const result = await callAgent(gen, {
       runId: id,
       sessionKey: run.sessionKey,
@@ -234,10 +261,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     if (result.status === 'ok') {
       outcome.summary = oneLine(stripBoundary(result.text), SUMMARY_MAX) || '(empty reply)';
       outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt, same: 'reply' });
-      outcome.delivery = await deliveryFor(run, result.text, finishedAt);
+      outcome.delivery = await stored(log, 'choose the route of a reply', () => deliveryFor(run, result.text, finishedAt));
     }
     outcome.event = summaryEvent(run, outcome, finishedAt);
-    await store.finishRun(outcome);
+    await stored(log, 'store the outcome of a run', () => store.finishRun(outcome));
     log.info({ status: outcome.status, ms: finishedAt - startedAt, delivery: outcome.delivery.kind }, 'run finished');
     if (outcome.delivery.kind === 'outbox') deps.notifyOutbox(outcome.delivery.entry);
     if (run.wakeMode === 'now') deps.requestHeartbeat();
@@ -312,6 +339,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       clearTimeout(timer);
       if (timedOut) {
         shutdown.abort(new Error('service shutting down'));
+        storeGaveUp.abort();
         await all;
       }
     },

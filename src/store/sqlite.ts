@@ -9,7 +9,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { SCHEMA, SCHEMA_VERSION } from './sqlite-schema.ts';
 import { WriteQueue } from './write-queue.ts';
 import { WalPresync } from './wal-presync.ts';
-import { RecycledMap } from '../util/recycled.ts';
+import { RecycledMap, RecycledSet } from '../util/recycled.ts';
 import { boundaryBytes, packBoundary, unpackBoundary } from '../runtime/safety.ts';
 import { ownSessionRunId } from '../runtime/sessions.ts';
 import type {
@@ -340,10 +340,20 @@ export class SqliteStore implements Store {
     };
     // With `full`, every commit syncs the WAL itself; in memory there is no file to sync.
     const presync = (this.presync = opts.path === ':memory:' || opts.synchronous === 'full' ? undefined : new WalPresync(`${opts.path}-wal`));
-    this.writes = new WriteQueue(this.db, () => this.metaCache.clear(), (ms) => {
-      presync?.committed();
-      this.commitObserver?.(ms / 1000);
-    });
+    this.writes = new WriteQueue(
+      this.db,
+      () => {
+        this.metaCache.clear();
+        // starts written by the transaction that rolled back are unwritten again
+        for (const [id, at] of this.startsInTx) this.queuedStarts.set(id, at);
+        this.startsInTx.clear();
+      },
+      (ms) => {
+        this.startsInTx.clear();
+        presync?.committed();
+        this.commitObserver?.(ms / 1000);
+      },
+    );
   }
 
   private migrate(): void {
@@ -574,18 +584,33 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Starts whose write is queued and has not run yet (run id → start time). A run's finish queued
-   * before that write runs shares its transaction (a flush runs everything queued), so the finish
-   * takes the start over and the row is updated once: a fast agent's run costs one UPDATE, not two.
+   * Starts not written yet (run id → start time): queued, or written by a transaction that rolled
+   * back. A run's finish queued before its start's write runs shares its transaction (a flush runs
+   * everything queued), so the finish takes the start over and the row is updated once: a fast
+   * agent's run costs one UPDATE, not two. A finish that comes after a start that rolled back (the
+   * disk was full) writes that start too, so the run's row shows it was started.
    */
   private readonly queuedStarts = new RecycledMap<string, number>();
+  /** Runs whose finish is queued: their start, still queued, is left to it. */
+  private readonly finishing = new RecycledSet<string>();
+  /** Starts written by the transaction under way (see `queuedStarts`). */
+  private readonly startsInTx = new Map<string, number>();
 
   startRun(id: string, at: number): Promise<void> {
     this.queuedStarts.set(id, at);
     return this.writes.run(() => {
-      if (!this.queuedStarts.delete(id)) return; // its finish, in this transaction, writes it
-      this.q.startRun!.run(at, id);
+      if (this.finishing.has(id)) return; // its finish, in this transaction, writes it
+      if (this.takeStart(id) !== undefined) this.q.startRun!.run(at, id);
     });
+  }
+
+  /** Inside a write: the run's start if it is not written yet, now counted as written by this transaction. */
+  private takeStart(id: string): number | undefined {
+    const at = this.queuedStarts.get(id);
+    if (at === undefined) return undefined;
+    this.queuedStarts.delete(id);
+    this.startsInTx.set(id, at);
+    return at;
   }
 
   requeueRun(id: string, opts: { refundAttempt: boolean }): Promise<void> {
@@ -595,9 +620,10 @@ export class SqliteStore implements Store {
   }
 
   finishRun(o: RunOutcome): Promise<void> {
-    const startedAt = this.queuedStarts.get(o.id);
-    this.queuedStarts.delete(o.id);
+    this.finishing.add(o.id);
     const done = this.writes.run(() => {
+      this.finishing.delete(o.id);
+      const startedAt = this.takeStart(o.id);
       const d = o.delivery;
       const [dStatus, dReason, dChannel, dTo, dId] =
         d.kind === 'outbox'

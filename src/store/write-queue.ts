@@ -5,6 +5,8 @@
  *
  * If the shared transaction fails, it is rolled back and every write is
  * retried in a transaction of its own, so one bad write cannot sink the others.
+ * A failure of the disk itself (full, I/O error) fails them all; a later flush
+ * tries again from a clean state, however the failed one ended.
  */
 import type { DatabaseSync } from 'node:sqlite';
 
@@ -18,6 +20,8 @@ export class WriteQueue {
   private pending: Pending[] = [];
   private scheduled = false;
   private idle: (() => void)[] = [];
+  /** Why the last transaction could not be ended, while it is still open. */
+  private stuck: unknown;
 
   private readonly db: DatabaseSync;
   private readonly onRollback: () => void;
@@ -56,13 +60,18 @@ export class WriteQueue {
     const results: unknown[] = [];
     const t0 = performance.now();
     try {
+      // a transaction a failed ROLLBACK left open would refuse every BEGIN: end it first
+      if (this.db.isTransaction && !this.rollback()) throw this.stuck;
       this.db.exec('BEGIN IMMEDIATE');
       for (const w of batch) results.push(w.fn());
       this.db.exec('COMMIT');
-    } catch {
-      if (this.db.isTransaction) this.db.exec('ROLLBACK');
-      this.onRollback();
-      for (const w of batch) this.runAlone(w);
+    } catch (err) {
+      if (this.rollback()) for (const w of batch) this.runAlone(w);
+      else {
+        // the disk fails even to roll back: no write can succeed alone either
+        this.stuck = err;
+        for (const w of batch) w.reject(err);
+      }
       this.settleIdle();
       return;
     }
@@ -74,16 +83,31 @@ export class WriteQueue {
   private runAlone(w: Pending): void {
     const t0 = performance.now();
     try {
+      if (this.db.isTransaction && !this.rollback()) throw this.stuck;
       this.db.exec('BEGIN IMMEDIATE');
       const v = w.fn();
       this.db.exec('COMMIT');
       this.onCommit(performance.now() - t0);
       w.resolve(v);
     } catch (err) {
-      if (this.db.isTransaction) this.db.exec('ROLLBACK');
-      this.onRollback();
+      if (!this.rollback()) this.stuck = err;
       w.reject(err);
     }
+  }
+
+  /**
+   * Ends a failed transaction; false when it is still open. SQLite may have rolled it back itself
+   * (it does on a full disk or an I/O error), and ROLLBACK may fail on a failing disk too: that
+   * error must not escape the flush, where nothing would catch it; the next flush tries again.
+   */
+  private rollback(): boolean {
+    try {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+    } catch {
+      // left open: reported by the caller
+    }
+    this.onRollback();
+    return !this.db.isTransaction;
   }
 
   private settleIdle(): void {

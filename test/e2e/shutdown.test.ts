@@ -4,11 +4,14 @@
  * run on the next start, and the process exits 0.
  */
 import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, get, post, startCli, tempDir, until } from '../helpers/cli.ts';
 import { completion, json, startStub, type HttpStub } from '../helpers/http-stub.ts';
+import { parseResponse, requestHead, type RawResponse } from '../helpers/raw.ts';
 
 const HOOK = `hk_${randomBytes(18).toString('hex')}`;
 const GW = `gw_${randomBytes(18).toString('hex')}`;
@@ -32,6 +35,62 @@ function eventsOnDisk(dataDir: string): { id: string; text: string }[] {
   } finally {
     db.close();
   }
+}
+
+/** One answer (or failure) seen by the hammering client, with when its request was started. */
+interface Seen {
+  startedAt: number;
+  status?: number;
+  connection?: string;
+  code?: string;
+  eventId?: string;
+  error?: string;
+}
+
+/** A wake sent on `agent` (kept-alive sockets), resolved with what came back. */
+function wake(url: string, agent: Agent, text: string): Promise<Seen> {
+  const startedAt = performance.now();
+  const body = JSON.stringify({ text, mode: 'next-heartbeat' });
+  return new Promise((resolve) => {
+    const req = request(`${url}/hooks/wake`, { method: 'POST', agent, headers: { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        const parsed = text ? JSON.parse(text) : {};
+        resolve({ startedAt, status: res.statusCode!, connection: res.headers.connection, code: parsed.code, eventId: parsed.eventId });
+      });
+      res.on('error', (err) => resolve({ startedAt, error: (err as NodeJS.ErrnoException).code ?? err.message }));
+    });
+    req.on('error', (err) => resolve({ startedAt, error: (err as NodeJS.ErrnoException).code ?? err.message }));
+    req.end(body);
+  });
+}
+
+/** Every response in `text`, in order (pipelined answers on one connection). */
+function responses(text: string): RawResponse[] {
+  const out: RawResponse[] = [];
+  for (;;) {
+    const r = parseResponse(text);
+    if (!r) return out;
+    // the bodies here are ASCII: characters are bytes
+    const len = Number(r.headers['content-length'] ?? 0);
+    out.push({ ...r, body: r.body.slice(0, len) });
+    text = text.slice(text.indexOf('\r\n\r\n') + 4 + len);
+  }
+}
+
+/** Whether a new connection to `url` is refused (the listener is closed). */
+function refused(url: string): Promise<boolean> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const s = connect(Number(u.port), u.hostname);
+    s.on('connect', () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
 }
 
 describe('SIGTERM with the real CLI', () => {
@@ -116,6 +175,102 @@ describe('SIGTERM with the real CLI', () => {
       cleanup(dir);
     }
   });
+
+  it('answers a request in flight at the signal with Connection: close, and takes no new request on its connection', async () => {
+    const dir = tempDir();
+    const running = await startCli({ config: config(60), dir });
+    let exited = false;
+    try {
+      const u = new URL(running.url);
+      const sock = connect(Number(u.port), u.hostname);
+      let received = '';
+      sock.on('data', (d) => (received += d.toString('utf8')));
+      const ended = new Promise<void>((r) => sock.on('close', () => r()));
+      const wakeRequest = (text: string) => {
+        const body = JSON.stringify({ text, mode: 'next-heartbeat' });
+        return { head: requestHead('POST', '/hooks/wake', { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }), body };
+      };
+      // one answer on the connection: it is kept alive
+      const first = wakeRequest('before the signal');
+      sock.write(first.head + first.body);
+      await until(() => responses(received).length === 1);
+      expect(responses(received)[0]).toMatchObject({ status: 200, headers: { connection: 'keep-alive' } });
+
+      // the second request is in flight (half its body sent) when the signal comes
+      const second = wakeRequest('in flight at the signal');
+      sock.write(second.head + second.body.slice(0, 10));
+      await new Promise((r) => setTimeout(r, 100));
+      const stopped = running.stop('SIGTERM').then((code) => {
+        exited = true;
+        return code;
+      });
+      await until(() => refused(running.url));
+      // the rest of its body, and a third request right behind it on the same connection
+      const third = wakeRequest('after the listener closed');
+      sock.write(second.body.slice(10) + third.head + third.body);
+      await ended;
+
+      const [answer, refusal, ...more] = responses(received).slice(1);
+      expect(answer).toMatchObject({ status: 200, headers: { connection: 'close' } });
+      // the third is refused with a reason, or the connection ends before it is read
+      if (refusal) expect(refusal).toMatchObject({ status: 503, headers: { connection: 'close' } });
+      if (refusal) expect(JSON.parse(refusal.body)).toMatchObject({ ok: false, code: 'SHUTTING_DOWN' });
+      expect(more).toEqual([]);
+      expect(await stopped).toBe(0);
+      const texts = eventsOnDisk(running.dataDir).map((e) => e.text);
+      expect(texts.some((t) => t.includes('in flight at the signal'))).toBe(true);
+      expect(texts.some((t) => t.includes('after the listener closed'))).toBe(false);
+    } finally {
+      if (!exited) await running.stop('SIGKILL');
+      cleanup(dir);
+    }
+  });
+
+  it('under keep-alive load, stops taking requests at the signal and exits long before the drain deadline', async () => {
+    const dir = tempDir();
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    const running = await startCli({ config: config(60), dir });
+    let exited = false;
+    try {
+      const seen: Seen[] = [];
+      let n = 0;
+      // each client goes on until a new connection is refused: the listener is closed then
+      const hammer = async () => {
+        for (;;) {
+          const s = await wake(running.url, agent, `load ${n++}`);
+          seen.push(s);
+          if (s.error === 'ECONNREFUSED') return;
+          if (s.error) await new Promise((r) => setTimeout(r, 5));
+        }
+      };
+      const hammers = Array.from({ length: 16 }, hammer);
+      await until(() => seen.filter((s) => s.status === 200).length >= 100);
+      const signalledAt = performance.now();
+      const stopped = running.stop('SIGTERM').then((code) => {
+        exited = true;
+        return code;
+      });
+      // a generous bound, far below the 60 s drain deadline, which is what the stop waited for when
+      // kept-alive connections went on being served
+      const code = await Promise.race([stopped, new Promise<'still running'>((r) => setTimeout(() => r('still running'), 30_000))]);
+      expect(code).toBe(0);
+      expect(performance.now() - signalledAt).toBeLessThan(30_000);
+      await Promise.all(hammers);
+
+      const closedAt = Math.min(...seen.filter((s) => s.error === 'ECONNREFUSED').map((s) => s.startedAt));
+      // nothing started after the listener closed was taken as new work
+      expect(seen.filter((s) => s.startedAt > closedAt && s.status !== undefined && s.status < 300)).toEqual([]);
+      // a refusal says why and closes its connection
+      for (const s of seen.filter((x) => x.status === 503)) expect(s).toMatchObject({ code: 'SHUTTING_DOWN', connection: 'close' });
+      // every wake answered 200 is on disk
+      const stored = new Set(eventsOnDisk(running.dataDir).map((e) => e.id));
+      expect(seen.filter((s) => s.status === 200 && !stored.has(s.eventId!))).toEqual([]);
+    } finally {
+      agent.destroy();
+      if (!exited) await running.stop('SIGKILL');
+      cleanup(dir);
+    }
+  }, 60_000);
 
   it('aborts a run still going at the deadline, leaves it queued without counting the attempt, and runs it on the next start', async () => {
     llm.requests.length = 0;

@@ -13,6 +13,7 @@ import { wrapExternal } from '../../src/runtime/safety.ts';
 import { uuidv7 } from '../../src/util/uuid7.ts';
 import type { NewRun, RunOutcome, SessionMessage } from '../../src/store/types.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
+import { fillableDisk, SQLITE_FULL } from '../helpers/storage.ts';
 
 const dir = tempDir('hook-intake-store-');
 afterAll(() => cleanup(dir));
@@ -220,6 +221,28 @@ describe('SqliteStore', () => {
       await Promise.all([store.startRun(again.id, 13), store.requeueRun(again.id, { refundAttempt: false })]);
       expect(await store.getRun(again.id)).toMatchObject({ status: 'queued', startedAt: 13, attempts: 1 });
       expect((await store.unfinishedRuns()).map((r) => r.id)).toEqual([again.id]);
+    });
+
+    it('on a full disk, keeps a start whose commit failed for the run\'s finish, alone or queued with it, and counts it once', async () => {
+      const disk = fillableDisk(store);
+      const [alone, together] = [newRun(), newRun()];
+      await store.accept({ events: [], runs: [alone, together] });
+      disk.full = true;
+      await expect(store.startRun(alone.id, 7)).rejects.toMatchObject({ errcode: SQLITE_FULL });
+      const both = await Promise.allSettled([store.startRun(together.id, 8), store.finishRun(okOutcome(together.id, { finishedAt: 9 }))]);
+      expect(both.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+      await expect(store.finishRun(okOutcome(alone.id, { finishedAt: 10 }))).rejects.toMatchObject({ errcode: SQLITE_FULL });
+      expect((await store.unfinishedRuns()).map((r) => [r.id, r.status, r.attempts])).toEqual([
+        [alone.id, 'queued', 0],
+        [together.id, 'queued', 0],
+      ]);
+      // the disk has room again: each finish, written again, records its start too
+      disk.full = false;
+      await store.finishRun(okOutcome(alone.id, { finishedAt: 10 }));
+      await store.finishRun(okOutcome(together.id, { finishedAt: 9 }));
+      expect(await store.getRun(alone.id)).toMatchObject({ status: 'ok', startedAt: 7, finishedAt: 10, attempts: 1 });
+      expect(await store.getRun(together.id)).toMatchObject({ status: 'ok', startedAt: 8, finishedAt: 9, attempts: 1 });
+      expect(committedRows('outbox')).toBe(2);
     });
 
     it('requeues only running runs', async () => {

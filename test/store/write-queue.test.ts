@@ -8,6 +8,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WriteQueue } from '../../src/store/write-queue.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
+import { sqliteError, SQLITE_FULL, SQLITE_IOERR_WRITE } from '../helpers/storage.ts';
 
 const dir = tempDir('hook-intake-wq-');
 afterAll(() => cleanup(dir));
@@ -86,6 +87,30 @@ describe('WriteQueue.run()', () => {
     expect((results[1] as PromiseRejectedResult).reason).toBe(boom);
     expect(String((results[2] as PromiseRejectedResult).reason)).toMatch(/UNIQUE/);
     expect(committed()).toEqual(['a', 'c']); // the failed write's partial insert was rolled back
+    expect(db.isTransaction).toBe(false);
+  });
+});
+
+describe('WriteQueue on a failing disk', () => {
+  it('rejects the writes when COMMIT and then ROLLBACK fail, throws nothing out of the flush, and commits once the disk works', async () => {
+    let failing = true;
+    let rollbacks = 0;
+    const exec = db.exec.bind(db);
+    db.exec = (sql: string) => {
+      if (sql === 'ROLLBACK') rollbacks++;
+      if (failing && sql === 'COMMIT') throw sqliteError(SQLITE_FULL, 'database or disk is full');
+      // the transaction stays open: the next flush must end it before its BEGIN
+      if (failing && sql === 'ROLLBACK') throw sqliteError(SQLITE_IOERR_WRITE, 'disk I/O error');
+      return exec(sql);
+    };
+    const q = new WriteQueue(db);
+    const results = await Promise.allSettled([q.run(insert('a')), q.run(insert('b'))]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ errcode: SQLITE_FULL });
+    expect(rollbacks).toBeGreaterThan(0);
+    failing = false;
+    await expect(q.run(insert('c'))).resolves.toBe(1);
+    expect(committed()).toEqual(['c']);
     expect(db.isTransaction).toBe(false);
   });
 });
