@@ -60,7 +60,8 @@ export const errors = {
   // messages name the field, never its value: answers show up in senders' delivery logs
   modelNotAllowed: () => new HookError(400, 'MODEL_NOT_ALLOWED', 'model: is not one of agents.defaults.models', { field: 'model' }),
   hookNotFound: (name: string) => new HookError(404, 'HOOK_NOT_FOUND', `no hook mapping matches "${name}"`),
-  transformFailed: () => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed', { expose: true }),
+  // the cause (the transform's error) is for `hook-intake try` and the log, never the answer
+  transformFailed: (cause?: unknown) => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed', { expose: true, cause }),
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
   unavailable: (reason: string, retryAfterSeconds?: number) =>
     new HookError(503, 'UNAVAILABLE', reason, { expose: true, ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}) }),

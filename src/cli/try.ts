@@ -6,6 +6,7 @@
  * (safety boundary included). Dispatches nothing, writes nothing.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, formatIssue, isHookError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { resolveRequest, type HookRequest, type Resolution } from '../runtime/intake.ts';
@@ -82,14 +83,37 @@ export async function tryHook(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (isHookError(err)) {
-      if (values.json) process.stdout.write(`${JSON.stringify({ hook: name, matching: explanation, status: err.status, code: err.code, error: err.message }, null, 2)}\n`);
-      else process.stdout.write(`${render(name, gen.pipelines.length, explanation, undefined, err.status)}would answer ${err.status} ${err.code}: ${err.message}\n`);
+      const failure = err.code === 'TRANSFORM_FAILED' ? transformFailure(err.cause) : undefined;
+      if (values.json) {
+        const out = { hook: name, matching: explanation, status: err.status, code: err.code, error: err.message, ...(failure ? { transformError: failure } : {}) };
+        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      } else {
+        const why = failure ? `transform error: ${[failure.message, ...failure.stack.map((f) => `    ${f}`)].join('\n')}\n` : '';
+        process.stdout.write(`${render(name, gen.pipelines.length, explanation, undefined, err.status)}would answer ${err.status} ${err.code}: ${err.message}\n${why}`);
+      }
       return 2;
     }
     throw err;
   } finally {
     await gen.dispose();
   }
+}
+
+/** Frames that are not the transform's: this program's sources (the worker), Node's, built-ins. */
+const NOT_THE_TRANSFORM = [fileURLToPath(new URL('..', import.meta.url)), new URL('..', import.meta.url).href, '(node:internal/', '(<anonymous>)'];
+
+/**
+ * What the transform's error was, for the person trying it (the HTTP answer stays opaque): its
+ * message, and the stack frames that are the transform's (its file:line, what it called).
+ */
+function transformFailure(cause: unknown): { message: string; stack: string[] } {
+  const e = cause as { message?: unknown; detail?: unknown; stack?: unknown } | undefined;
+  const lines = typeof e?.stack === 'string' ? e.stack.split('\n') : [];
+  const first = lines.findIndex((l) => /^\s+at /.test(l));
+  const stack = first < 0 ? [] : lines.slice(first).map((l) => l.trim()).filter((l) => l.startsWith('at ') && !NOT_THE_TRANSFORM.some((s) => l.includes(s)));
+  // an error thrown by the transform: its stack's first lines name the error's class too
+  if (stack.length) return { message: lines.slice(0, first).join('\n'), stack };
+  return { message: String(e?.detail ?? e?.message ?? cause), stack };
 }
 
 function answerStatus(res: Resolution, agentStatus: number): number {
