@@ -13,19 +13,32 @@ import { resolveRequest, type HookRequest, type Resolution } from '../runtime/in
 import { jsonText, parseJsonText } from '../http/parse.ts';
 import { createNamedResolver, explainMatch, type MatchExplanation } from '../mapping/resolve.ts';
 import type { PreparedAction } from '../runtime/prepare.ts';
-import { commonOptions, parse, UsageError } from './args.ts';
+import { commonOptions, helpText, parse, UsageError, type Flag } from './args.ts';
 import { offlineGeneration } from './generation.ts';
 
-const USAGE = 'usage: hook-intake try <wake|agent|NAME> [--config FILE] [--payload FILE|-] [-H "name: value"] [--json]\n';
+export const TRY_OPTIONS = {
+  ...commonOptions,
+  payload: { type: 'string', short: 'p', value: 'FILE|-', help: 'the request body, from a file or - for standard input; default {}' },
+  header: { type: 'string', short: 'H', multiple: true, value: "'name: value'", help: 'a request header; repeat for more (content-type is application/json unless given)' },
+  json: { type: 'boolean', help: 'print the result as one JSON document' },
+} as const satisfies Record<string, Flag>;
+
+const USAGE = 'usage: hook-intake try <wake|agent|NAME> [options]   (hook-intake try --help lists them)\n';
+
+export const TRY_HELP = helpText(
+  'hook-intake try <wake|agent|NAME> [options]',
+  `A dry run of one request to the wake or agent endpoint or the named hook NAME: shows which mapping
+matches and why the earlier ones do not, runs the templates and the transform (with its error and stack
+when it throws), and prints the actions exactly as they would be dispatched. Dispatches nothing,
+writes nothing. Exits 0 when the server would answer 2xx, 2 when it would answer an error, 1 for
+a usage or configuration error.`,
+  TRY_OPTIONS,
+);
 
 export async function tryHook(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parse(
-      argv,
-      { ...commonOptions, payload: { type: 'string', short: 'p' }, header: { type: 'string', short: 'H', multiple: true }, json: { type: 'boolean' } },
-      true,
-    );
+    parsed = parse(argv, TRY_OPTIONS, true);
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`hook-intake try: ${err.message}\n${USAGE}`);
@@ -34,6 +47,10 @@ export async function tryHook(argv: string[]): Promise<number> {
     throw err;
   }
   const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(TRY_HELP);
+    return 0;
+  }
   const name = positionals[0]?.replace(/^\/+|\/+$/g, '');
   if (!name || positionals.length > 1) {
     process.stderr.write(USAGE);
