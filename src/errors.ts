@@ -65,7 +65,8 @@ export const errors = {
   hookNotFound: (name: string) => new HookError(404, 'HOOK_NOT_FOUND', `no hook mapping matches "${name}"`),
   signedButUnmatched: (name: string, mapping: string) =>
     new HookError(404, 'HOOK_NOT_FOUND', `the signature is valid for mapping "${mapping}", but no mapping's match accepts this request to "${name}"`),
-  transformFailed: () => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed', { expose: true }),
+  // the cause (the transform's error) is for `hook-intake try` and the log, never the answer
+  transformFailed: (cause?: unknown) => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed', { expose: true, cause }),
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
   unavailable: (reason: string, retryAfterSeconds?: number) =>
     new HookError(503, 'UNAVAILABLE', reason, { expose: true, ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}) }),

@@ -45,9 +45,10 @@ export function isoTime(): string {
 /**
  * Standard output by default, written asynchronously (see `stdoutDestination`).
  * pino flushes what is pending when the process exits (including after
- * SIGTERM).
+ * SIGTERM). JSON lines, or `prettyLine`'s for a terminal.
  */
-export function createLogger(level: string, dest?: DestinationStream): Logger {
+export function createLogger(level: string, dest?: DestinationStream, format: LogFormat = 'json'): Logger {
+  const out = dest ?? stdoutDestination();
   return pino(
     {
       level,
@@ -56,8 +57,65 @@ export function createLogger(level: string, dest?: DestinationStream): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       formatters: { level: (label) => ({ level: label }) },
     },
-    dest ?? stdoutDestination(),
+    format === 'pretty' ? prettyDestination(out) : out,
   );
+}
+
+export type LogFormat = 'json' | 'pretty';
+
+/** The `--log-format` of `serve`: as given, else pretty for a person at a terminal, JSON for a supervisor or a pipe. */
+export function logFormat(flag: string | undefined, isTTY: boolean): LogFormat {
+  if (flag === undefined) return isTTY ? 'pretty' : 'json';
+  if (flag === 'json' || flag === 'pretty') return flag;
+  throw new Error(`--log-format must be json or pretty, not "${flag}"`);
+}
+
+/** Turns each JSON log line into a readable one (`prettyLine`) on its way to `target`. */
+export function prettyDestination(target: DestinationStream & { flush?(cb?: (err?: Error) => void): void; flushSync?(): void }): DestinationStream {
+  return {
+    write: (line: string) => target.write(prettyLine(line)),
+    flush: (cb?: (err?: Error) => void) => (target.flush ? target.flush(cb) : cb?.()),
+    flushSync: () => target.flushSync?.(),
+  } as DestinationStream;
+}
+
+const SHOWN_APART = new Set(['level', 'time', 'pid', 'msg', 'component', 'stack', 'err']);
+
+/**
+ * One JSON log line as a person reads it: local time, level, `[component]`, message, then
+ * `key=value` for the other fields; a stack (`stack`, `err.stack`) follows on indented lines.
+ * `08:35:36.826 INFO  request method=POST path=/hooks/wake status=200 ms=3.25 hook=wake`
+ */
+export function prettyLine(json: string): string {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json;
+  }
+  const time = typeof o.time === 'string' ? localTime(new Date(o.time)) : '';
+  const head = [time, String(o.level ?? '').toUpperCase().padEnd(5)];
+  if (o.component !== undefined) head.push(`[${String(o.component)}]`);
+  head.push(String(o.msg ?? ''));
+  const fields = Object.entries(o)
+    .filter(([k, v]) => !SHOWN_APART.has(k) && v !== undefined)
+    .map(([k, v]) => `${k}=${fieldText(v)}`);
+  const err = o.err as { message?: unknown; stack?: unknown } | undefined;
+  if (err !== undefined) fields.push(`err=${fieldText(typeof err === 'object' && err && 'message' in err ? err.message : err)}`);
+  const stack = typeof o.stack === 'string' ? o.stack : typeof err?.stack === 'string' ? err.stack : undefined;
+  const tail = stack ? stack.split('\n').map((l) => `\n    ${l.trim().startsWith('at ') ? '    ' : ''}${l.trim()}`).join('') : '';
+  return `${[...head, ...fields].join(' ')}${tail}\n`;
+}
+
+function localTime(d: Date): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}.${String(d.getMilliseconds()).padStart(3, '0')}`;
+}
+
+/** A field's value: bare when it reads unambiguously, else as JSON. */
+function fieldText(v: unknown): string {
+  if (typeof v === 'string') return /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v);
+  return JSON.stringify(v) ?? String(v);
 }
 
 /**

@@ -6,19 +6,34 @@
  */
 import { ConfigError, formatIssue } from '../errors.ts';
 import type { Generation } from '../runtime/generation.ts';
-import { commonOptions, parse, UsageError } from './args.ts';
+import { commonOptions, helpText, parse, UsageError } from './args.ts';
 import { offlineGeneration } from './generation.ts';
+
+export const CHECK_OPTIONS = commonOptions;
+
+export const CHECK_HELP = helpText(
+  'hook-intake check [options]',
+  `Validates the config and builds everything serve would (plugins, presets, mappings, every
+transform loaded in a worker) without starting anything, then prints a summary. Exits 1 with
+"file: key.path: reason" lines when something is wrong. Reads the tokens serve generated in the
+data directory; generates none.`,
+  CHECK_OPTIONS,
+);
 
 export async function check(argv: string[]): Promise<number> {
   let values;
   try {
-    ({ values } = parse(argv, commonOptions));
+    ({ values } = parse(argv, CHECK_OPTIONS));
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`hook-intake check: ${err.message}\n`);
+      process.stderr.write(`hook-intake check: ${err.message}\n(hook-intake check --help lists the options)\n`);
       return 1;
     }
     throw err;
+  }
+  if (values.help) {
+    process.stdout.write(CHECK_HELP);
+    return 0;
   }
   try {
     const { gen, loaded } = await offlineGeneration(values.config, values.data);

@@ -1,17 +1,27 @@
 /**
  * `hook-intake <command>`: one file per command; this one only dispatches.
  */
-import { serve } from './serve.ts';
-import { check } from './check.ts';
-import { tryHook } from './try.ts';
+import { readFileSync } from 'node:fs';
+import { CHECK_HELP, CHECK_OPTIONS, check } from './check.ts';
+import { serve, SERVE_HELP, SERVE_OPTIONS } from './serve.ts';
+import { TRY_HELP, TRY_OPTIONS, tryHook } from './try.ts';
+import { synopsis } from './args.ts';
+
+const HELP: Record<string, string> = { serve: SERVE_HELP, check: CHECK_HELP, try: TRY_HELP };
 
 const USAGE = `usage: hook-intake <command> [options]
 
 commands:
-  serve   [--config FILE] [--port N] [--bind ADDR] [--data DIR]   run the service
-  check   [--config FILE] [--data DIR]                              validate the config and print a summary
-  try     <wake|agent|NAME> [--config FILE] [--payload FILE|-] [-H 'name: value']
-                                                                    dry run: show what a request would dispatch
+  serve   run the service
+          hook-intake serve ${synopsis(SERVE_OPTIONS)}
+  check   validate the config and everything it loads, print a summary
+          hook-intake check ${synopsis(CHECK_OPTIONS)}
+  try     dry run: show what a request would match and dispatch, dispatching nothing
+          hook-intake try <wake|agent|NAME> ${synopsis(TRY_OPTIONS)}
+
+options:
+  -h, --help     show this help and exit (hook-intake <command> --help: the command's options)
+  -v, --version  print the version and exit
 
 The config file is --config, else $HOOK_INTAKE_CONFIG, else ./hook-intake.json5, else the embedded defaults.
 `;
@@ -25,14 +35,26 @@ export async function main(argv: string[]): Promise<number | undefined> {
       return check(rest);
     case 'try':
       return tryHook(rest);
+    case '-v':
+    case '--version':
+      process.stdout.write(`hook-intake ${version()} (Node.js ${process.version})\n`);
+      return 0;
+    case 'help':
+      // `hook-intake help serve` is `hook-intake serve --help`
+      process.stdout.write(HELP[rest[0] ?? ''] ?? USAGE);
+      return 0;
     case undefined:
     case '-h':
     case '--help':
-    case 'help':
       process.stdout.write(USAGE);
       return cmd === undefined ? 1 : 0;
     default:
       process.stderr.write(`hook-intake: unknown command "${cmd}"\n\n${USAGE}`);
       return 1;
   }
+}
+
+/** The package's version, from its package.json. */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }

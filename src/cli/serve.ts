@@ -5,22 +5,52 @@
 import { resolve } from 'node:path';
 import { findConfigFile, loadConfig, type LoadedConfig } from '../config/load.ts';
 import { ConfigError, formatIssue } from '../errors.ts';
-import { createLogger, printStdout } from '../log.ts';
+import { createLogger, logFormat, printStdout, type LogFormat } from '../log.ts';
 import { startService, type Service } from '../service.ts';
 import { StoreInUseError } from '../store/sqlite.ts';
-import { commonOptions, parse, resolveDataDir, UsageError } from './args.ts';
+import { commonOptions, helpText, parse, resolveDataDir, UsageError, type Flag } from './args.ts';
 import { dataDirTokens, type TokenStore } from './tokens.ts';
+
+export const SERVE_OPTIONS = {
+  ...commonOptions,
+  port: { type: 'string', short: 'p', value: 'N', help: 'listen on this port instead of gateway.port (0: any free port)' },
+  bind: { type: 'string', short: 'b', value: 'ADDR', help: 'listen on this address instead of gateway.bind' },
+  'log-format': {
+    type: 'string',
+    value: 'json|pretty',
+    help: 'log lines as JSON, one object a line, or pretty: one readable line each; default pretty when standard output is a terminal, else json',
+  },
+} as const satisfies Record<string, Flag>;
+
+export const SERVE_HELP = helpText(
+  'hook-intake serve [options]',
+  `Runs the service: the hook endpoints, the read API, the runs, heartbeats and deliveries. Prints
+"listening on http://ADDR:PORT" when it takes requests, logs to standard output, reloads the config
+and transforms when they change, and stops cleanly on SIGTERM or SIGINT.`,
+  SERVE_OPTIONS,
+);
 
 export async function serve(argv: string[]): Promise<number | undefined> {
   let values;
   try {
-    ({ values } = parse(argv, { ...commonOptions, port: { type: 'string', short: 'p' }, bind: { type: 'string', short: 'b' } }));
+    ({ values } = parse(argv, SERVE_OPTIONS));
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`hook-intake serve: ${err.message}\n`);
+      process.stderr.write(`hook-intake serve: ${err.message}\n(hook-intake serve --help lists the options)\n`);
       return 1;
     }
     throw err;
+  }
+  if (values.help) {
+    process.stdout.write(SERVE_HELP);
+    return 0;
+  }
+  let format: LogFormat;
+  try {
+    format = logFormat(values['log-format'], process.stdout.isTTY === true);
+  } catch (err) {
+    process.stderr.write(`hook-intake serve: ${(err as Error).message}\n`);
+    return 1;
   }
   let port: number | undefined;
   if (values.port !== undefined) {
@@ -47,7 +77,7 @@ export async function serve(argv: string[]): Promise<number | undefined> {
     throw err;
   }
 
-  const logger = createLogger(loaded.config.logging.level);
+  const logger = createLogger(loaded.config.logging.level, undefined, format);
   let service: Service;
   try {
     service = await startService({ load, initial: loaded, logger, port, bind: values.bind });

@@ -6,25 +6,39 @@
  * (safety boundary included). Dispatches nothing, writes nothing.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, formatIssue, isHookError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { resolveRequest, type HookRequest, type Resolution } from '../runtime/intake.ts';
 import { jsonText, parseJsonText } from '../http/parse.ts';
 import { createNamedResolver, explainMatch, type MatchExplanation } from '../mapping/resolve.ts';
 import type { PreparedAction } from '../runtime/prepare.ts';
-import { commonOptions, parse, UsageError } from './args.ts';
+import { commonOptions, helpText, parse, UsageError, type Flag } from './args.ts';
 import { offlineGeneration } from './generation.ts';
 
-const USAGE = 'usage: hook-intake try <wake|agent|NAME> [--config FILE] [--payload FILE|-] [-H "name: value"] [--json]\n';
+export const TRY_OPTIONS = {
+  ...commonOptions,
+  payload: { type: 'string', short: 'p', value: 'FILE|-', help: 'the request body, from a file or - for standard input; default {}' },
+  header: { type: 'string', short: 'H', multiple: true, value: "'name: value'", help: 'a request header; repeat for more (content-type is application/json unless given)' },
+  json: { type: 'boolean', help: 'print the result as one JSON document' },
+} as const satisfies Record<string, Flag>;
+
+const USAGE = 'usage: hook-intake try <wake|agent|NAME> [options]   (hook-intake try --help lists them)\n';
+
+export const TRY_HELP = helpText(
+  'hook-intake try <wake|agent|NAME> [options]',
+  `A dry run of one request to the wake or agent endpoint or the named hook NAME: shows which mapping
+matches and why the earlier ones do not, runs the templates and the transform (with its error and stack
+when it throws), and prints the actions exactly as they would be dispatched. Dispatches nothing,
+writes nothing. Exits 0 when the server would answer 2xx, 2 when it would answer an error, 1 for
+a usage or configuration error.`,
+  TRY_OPTIONS,
+);
 
 export async function tryHook(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parse(
-      argv,
-      { ...commonOptions, payload: { type: 'string', short: 'p' }, header: { type: 'string', short: 'H', multiple: true }, json: { type: 'boolean' } },
-      true,
-    );
+    parsed = parse(argv, TRY_OPTIONS, true);
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`hook-intake try: ${err.message}\n${USAGE}`);
@@ -33,6 +47,10 @@ export async function tryHook(argv: string[]): Promise<number> {
     throw err;
   }
   const { values, positionals } = parsed;
+  if (values.help) {
+    process.stdout.write(TRY_HELP);
+    return 0;
+  }
   const name = positionals[0]?.replace(/^\/+|\/+$/g, '');
   if (!name || positionals.length > 1) {
     process.stderr.write(USAGE);
@@ -82,14 +100,37 @@ export async function tryHook(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (isHookError(err)) {
-      if (values.json) process.stdout.write(`${JSON.stringify({ hook: name, matching: explanation, status: err.status, code: err.code, error: err.message }, null, 2)}\n`);
-      else process.stdout.write(`${render(name, gen.pipelines.length, explanation, undefined, err.status)}would answer ${err.status} ${err.code}: ${err.message}\n`);
+      const failure = err.code === 'TRANSFORM_FAILED' ? transformFailure(err.cause) : undefined;
+      if (values.json) {
+        const out = { hook: name, matching: explanation, status: err.status, code: err.code, error: err.message, ...(failure ? { transformError: failure } : {}) };
+        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      } else {
+        const why = failure ? `transform error: ${[failure.message, ...failure.stack.map((f) => `    ${f}`)].join('\n')}\n` : '';
+        process.stdout.write(`${render(name, gen.pipelines.length, explanation, undefined, err.status)}would answer ${err.status} ${err.code}: ${err.message}\n${why}`);
+      }
       return 2;
     }
     throw err;
   } finally {
     await gen.dispose();
   }
+}
+
+/** Frames that are not the transform's: this program's sources (the worker), Node's, built-ins. */
+const NOT_THE_TRANSFORM = [fileURLToPath(new URL('..', import.meta.url)), new URL('..', import.meta.url).href, '(node:internal/', '(<anonymous>)'];
+
+/**
+ * What the transform's error was, for the person trying it (the HTTP answer stays opaque): its
+ * message, and the stack frames that are the transform's (its file:line, what it called).
+ */
+function transformFailure(cause: unknown): { message: string; stack: string[] } {
+  const e = cause as { message?: unknown; detail?: unknown; stack?: unknown } | undefined;
+  const lines = typeof e?.stack === 'string' ? e.stack.split('\n') : [];
+  const first = lines.findIndex((l) => /^\s+at /.test(l));
+  const stack = first < 0 ? [] : lines.slice(first).map((l) => l.trim()).filter((l) => l.startsWith('at ') && !NOT_THE_TRANSFORM.some((s) => l.includes(s)));
+  // an error thrown by the transform: its stack's first lines name the error's class too
+  if (stack.length) return { message: lines.slice(0, first).join('\n'), stack };
+  return { message: String(e?.detail ?? e?.message ?? cause), stack };
 }
 
 function answerStatus(res: Resolution, agentStatus: number): number {

@@ -146,7 +146,7 @@ export async function runPipeline(p: Pipeline, req: HookRequest, gen: Generation
     } catch (err) {
       const e = err as TransformCallError;
       deps.logger.error({ mapping: p.id, transform: p.transform.file, timedOut: e.timedOut ?? false, reason: e.detail ?? String(err), stack: e.stack }, 'transform failed');
-      throw errors.transformFailed();
+      throw errors.transformFailed(err);
     }
     merged = [];
     results.forEach((r, i) => {
@@ -213,5 +213,5 @@ function override(tpl: Partial, over: Partial): Partial {
 
 function badResult(p: Pipeline, deps: RunDeps, what: string): HookError {
   deps.logger.error({ mapping: p.id, transform: p.transform?.file }, `transform returned ${what}`);
-  return errors.transformFailed();
+  return errors.transformFailed(new Error(`the transform returned ${what}`));
 }

@@ -24,6 +24,9 @@ const config = {
       { id: 'pulls', match: { path: 'github' }, name: 'GitHub PRs', sessionKey: 'hook:gh:{{repository.full_name}}', transform: { module: 'pulls.ts' } },
       { id: 'trusted', match: { path: 'cron' }, action: 'wake', textTemplate: 'nightly job {{job}} finished', allowUnsafeExternalContent: true },
       { id: 'typo', match: { path: 'typo' }, transform: { module: 'typo.ts' } },
+      { id: 'boom', match: { path: 'boom' }, transform: { module: 'boom.ts' } },
+      { id: 'boom-enum', match: { path: 'boom-enum' }, transform: { module: 'boom-enum.ts' } },
+      { id: 'number', match: { path: 'number' }, transform: { module: 'number.ts' } },
     ],
   },
 };
@@ -40,6 +43,16 @@ beforeAll(() => {
      ];`,
   );
   writeFileSync(join(dir, 'transforms', 'typo.ts'), `export default () => ({ mesage: 'oops' });`);
+  // throws on line 3; the enum makes Node's own loader refuse it, so the second one loads through jiti
+  const boom = `export default (ctx: { payload: { n: number } }) => {
+  const limit = Kind.Max;
+  if (ctx.payload.n > limit) throw new RangeError('n is too large: ' + ctx.payload.n);
+  return { message: 'ok' };
+};
+`;
+  writeFileSync(join(dir, 'transforms', 'boom.ts'), `${boom}const Kind = { Max: 1 };\n`);
+  writeFileSync(join(dir, 'transforms', 'boom-enum.ts'), `${boom}enum Kind { Max = 1 }\n`);
+  writeFileSync(join(dir, 'transforms', 'number.ts'), 'export default () => 42;');
   configFile = join(dir, 'hook-intake.json');
   writeFileSync(configFile, JSON.stringify(config));
 });
@@ -162,6 +175,26 @@ describe('hook-intake try', () => {
     const r = await tryHook('typo', {});
     expect(r.code).toBe(2);
     expect(r.stdout).toContain('would answer 400 INVALID_PAYLOAD: mesage: unknown field in the action a transform returned\n');
+  });
+
+  it.each(['boom', 'boom-enum'])("shows the exception of a transform that throws (%s), with its file:line", async (hook) => {
+    const r = await tryHook(hook, { n: 5 });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain(
+      `would answer 500 TRANSFORM_FAILED: the hook transform failed\ntransform error: RangeError: n is too large: 5\n    at `,
+    );
+    expect(r.stdout).toContain(`${join(dir, 'transforms', `${hook}.ts`)}:3:`);
+    // the worker's own frames are not the transform's
+    expect(r.stdout).not.toContain('worker.ts');
+    const json = JSON.parse((await tryHook(hook, { n: 5 }, [], ['--json'])).stdout);
+    expect(json).toMatchObject({ status: 500, code: 'TRANSFORM_FAILED', error: 'the hook transform failed', transformError: { message: 'RangeError: n is too large: 5' } });
+    expect(json.transformError.stack[0]).toMatch(new RegExp(`^at .*${hook}\\.ts:3:\\d+\\)$`));
+  });
+
+  it('says what a transform returned that is not an action', async () => {
+    const r = await tryHook('number', {});
+    expect(r.code).toBe(2);
+    expect(r.stdout.endsWith('would answer 500 TRANSFORM_FAILED: the hook transform failed\ntransform error: the transform returned a number\n')).toBe(true);
   });
 
   it('shows a 400 for a body that is not JSON, before any routing', async () => {
