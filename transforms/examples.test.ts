@@ -102,9 +102,9 @@ describe('the example transforms in the real pipeline', () => {
     expect(await resolve('grafana', 'grafana-resolved.json')).toEqual({ kind: 'skip', mappingId: 'grafana' });
   });
 
-  it('forms: a submission becomes an agent run named after the form', async () => {
+  it('forms: a submission becomes an agent run named after the form (a name the transform returns is no boundary source)', async () => {
     const [run] = actionsOf(await resolve('forms', 'form-tally.json')) as PreparedAgent[];
-    expect(run).toMatchObject({ kind: 'agent', name: 'Form Contact us', label: 'Form Contact us' });
+    expect(run).toMatchObject({ kind: 'agent', name: 'Form Contact us', label: 'forms' });
     expect(run!.message).toContain('\nTopic: Billing\n');
   });
 });

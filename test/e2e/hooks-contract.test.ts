@@ -192,8 +192,14 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
       expect(JSON.parse(text).code).toBe('UNSUPPORTED_MEDIA_TYPE');
     });
 
-    it('415 for a form post to a named hook', async () => {
+    it('takes a form post to a named hook as a body, then routes it (404 here: no mapping)', async () => {
       const r = await call('/hooks/github', 'a=b', { ...auth, 'content-type': 'application/x-www-form-urlencoded' });
+      expect(r.status).toBe(404);
+      expect(r.body.code).toBe('HOOK_NOT_FOUND');
+    });
+
+    it('415 for a text/plain post to a named hook', async () => {
+      const r = await call('/hooks/github', 'a=b', { ...auth, 'content-type': 'text/plain' });
       expect(r.status).toBe(415);
     });
 
