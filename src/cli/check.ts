@@ -36,9 +36,9 @@ export async function check(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    const { gen, loaded } = await offlineGeneration(values.config, values.data);
+    const { gen, loaded, notYet } = await offlineGeneration(values.config, values.data);
     try {
-      process.stdout.write(summary(gen, loaded.fallbackTokens));
+      process.stdout.write(summary(gen, loaded.fallbackTokens, notYet));
     } finally {
       await gen.dispose();
     }
@@ -52,11 +52,11 @@ export async function check(argv: string[]): Promise<number> {
   }
 }
 
-export function summary(gen: Generation, fallbackTokens: readonly string[]): string {
+export function summary(gen: Generation, fallbackTokens: readonly string[], notYet: ReadonlySet<string> = new Set()): string {
   const c = gen.config;
   const lines = [`config: ${gen.file ?? '(embedded defaults)'} is valid`];
   if (c.hooks.enabled) {
-    const token = fallbackTokens.includes('hooks') ? 'from the data dir' : 'set';
+    const token = notYet.has('hooks') ? 'not generated yet: serve generates it on first start' : fallbackTokens.includes('hooks') ? 'from the data dir' : 'set';
     lines.push(`hooks: enabled at ${c.hooks.path} (token ${token}; max body ${c.hooks.maxBodyBytes} bytes; query token ${c.hooks.allowQueryToken ? 'accepted, deprecated' : 'refused'})`);
   } else lines.push('hooks: disabled');
   lines.push(`presets: ${c.hooks.presets.length ? c.hooks.presets.join(', ') : 'none'}`);
@@ -73,7 +73,8 @@ export function summary(gen: Generation, fallbackTokens: readonly string[]): str
     lines.push(`WARNING: the safety boundary is OFF for ${gen.unsafeHooks.length} hook(s) (allowUnsafeExternalContent):`);
     for (const h of gen.unsafeHooks) lines.push(`  - ${h}`);
   } else lines.push('safety boundary: on for every hook');
-  lines.push(`read API: ${c.gateway.auth.token ? 'enabled' : 'disabled (gateway.auth.token not set)'} on ${c.gateway.bind}:${c.gateway.port}`);
+  const readApi = notYet.has('gateway') ? 'enabled (token not generated yet: serve generates it on first start)' : c.gateway.auth.token ? 'enabled' : 'disabled (gateway.auth.token not set)';
+  lines.push(`read API: ${readApi} on ${c.gateway.bind}:${c.gateway.port}`);
   lines.push(`agents: default model ${c.agents.defaults.model}; allowlist ${c.agents.defaults.models ? c.agents.defaults.models.join(', ') : 'not set (any configured provider)'}`);
   lines.push(`providers: ${Object.entries(c.agents.providers).map(([id, p]) => `${id} (${p.type})`).join(', ')}`);
   lines.push(`channels: ${[...gen.channels.values()].map((ch) => `${ch.id} (${ch.type})`).join(', ') || 'none'}`);

@@ -10,9 +10,17 @@ import { buildGeneration, type Generation } from '../runtime/generation.ts';
 import { resolveDataDir } from './args.ts';
 import { dataDirTokens } from './tokens.ts';
 
-export async function offlineGeneration(configFlag: string | undefined, dataFlag: string | undefined): Promise<{ gen: Generation; loaded: LoadedConfig }> {
+export interface OfflineGeneration {
+  gen: Generation;
+  loaded: LoadedConfig;
+  /** Tokens `serve` has not generated yet (an unsaved one stands in). */
+  notYet: ReadonlySet<'hooks' | 'gateway'>;
+}
+
+export async function offlineGeneration(configFlag: string | undefined, dataFlag: string | undefined): Promise<OfflineGeneration> {
   const dataDir = resolve(resolveDataDir(dataFlag));
-  const loaded = loadConfig({ file: configFlag, dataDir, tokenFallback: dataDirTokens(dataDir, false).fallback });
+  const tokens = dataDirTokens(dataDir, false);
+  const loaded = loadConfig({ file: configFlag, dataDir, tokenFallback: tokens.fallback });
   const gen = await buildGeneration(loaded, { builtins: builtinPlugins, logger: createLogger('silent') });
-  return { gen, loaded };
+  return { gen, loaded, notYet: tokens.notYet };
 }
