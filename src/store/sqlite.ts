@@ -9,6 +9,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { SCHEMA, SCHEMA_VERSION } from './sqlite-schema.ts';
 import { WriteQueue } from './write-queue.ts';
 import { WalPresync } from './wal-presync.ts';
+import { Tally } from './sqlite-tally.ts';
 import { RecycledMap } from '../util/recycled.ts';
 import { boundaryBytes, packBoundary, unpackBoundary } from '../runtime/safety.ts';
 import { ownSessionRunId } from '../runtime/sessions.ts';
@@ -48,9 +49,6 @@ export interface SqliteStoreOptions {
 type Row = Record<string, unknown>;
 
 const SQLITE_BUSY = 5;
-
-/** Rows `counts` tallies per turn of the event loop when it catches up (`SqliteStore.settleCounts`). */
-const COUNT_SLICE = 20_000;
 
 /** The meta key of the pending events' watermark (`SqliteStore.pendingFrom`). */
 const PENDING_FROM = 'eventsPendingFrom';
@@ -227,6 +225,7 @@ export class SqliteStore implements Store {
   private readonly presync: WalPresync | undefined;
   private commitObserver: ((seconds: number) => void) | undefined;
   private readonly q: Record<string, StatementSync>;
+  private readonly tally: Tally;
   private closed = false;
   /**
    * Where each event handed out by `pendingEvents` is (id → seq), so consuming it needs no index on
@@ -250,6 +249,8 @@ export class SqliteStore implements Store {
         throw new StoreInUseError(`database ${opts.path} is in use by another process (is another hook-intake serving this data directory?)`, { cause: err });
       throw err;
     }
+    // before the statements: its triggers are part of the updates that change a status
+    this.tally = new Tally(this.db);
     const p = (sql: string) => this.db.prepare(sql);
     const arrays = (stmt: StatementSync) => {
       stmt.setReturnArrays(true);
@@ -283,19 +284,6 @@ export class SqliteStore implements Store {
       // where the watermark moves to: the first pending event from it on, else the seq the next event will get
       firstPending: p(`SELECT coalesce((SELECT seq FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq LIMIT 1),
         (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS seq`),
-      // counts (see `counts`): rows in [from, to) that can no longer change, then those from `to` on by status
-      settledEvents: p("SELECT 'consumed' AS status, count(*) AS n FROM events WHERE seq >= ? AND seq < ?"),
-      liveEvents: p('SELECT status, count(*) AS n FROM events WHERE seq >= ? GROUP BY status'),
-      // below the oldest unfinished run (the partial index on unfinished runs finds it), every run is finished
-      runsSettledBelow: p(`SELECT coalesce((SELECT min(seq) FROM runs INDEXED BY runs_unfinished WHERE status IN ('queued', 'running')),
-        (SELECT coalesce(max(seq), 0) + 1 FROM runs)) AS below`),
-      settledRuns: p('SELECT status, count(*) AS n FROM runs WHERE seq >= ? AND seq < ? GROUP BY status'),
-      liveRuns: p('SELECT status, count(*) AS n FROM runs WHERE seq >= ? GROUP BY status'),
-      // below the oldest pending delivery (the partial index on pending deliveries finds it), every one is sent or failed
-      outboxSettledBelow: p(`SELECT coalesce((SELECT min(rowid) FROM outbox INDEXED BY outbox_pending WHERE status = 'pending'),
-        (SELECT coalesce(max(rowid), 0) + 1 FROM outbox)) AS below`),
-      settledOutbox: p('SELECT status, count(*) AS n FROM outbox WHERE rowid >= ? AND rowid < ? GROUP BY status'),
-      liveOutbox: p('SELECT status, count(*) AS n FROM outbox WHERE rowid >= ? GROUP BY status'),
       // the pending events in a range of seqs (a heartbeat's, to see that it consumed all of them)
       countPendingIn: p("SELECT count(*) AS n FROM events WHERE seq BETWEEN ? AND ? AND status = 'pending'"),
       consumeRange: p('INSERT INTO consumed (to_seq, from_seq, heartbeat_id, consumed_at) VALUES (?, ?, ?, ?)'),
@@ -317,7 +305,7 @@ export class SqliteStore implements Store {
       transcriptFrom: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? AND m.id >= ? ORDER BY m.id ASC`),
       consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE seq = ? AND status = 'pending'"),
       // events have no index on id: only for an id this store did not hand out as pending (a table scan)
-      consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND status = 'pending'"),
+      consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND seq >= ? AND status = 'pending'"),
       insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
       dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body FROM outbox o WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
@@ -495,64 +483,10 @@ export class SqliteStore implements Store {
     });
   }
 
-  /**
-   * What `counts` has tallied of the rows that can no longer change: for each table, the rows below
-   * `below` (seq or rowid) by status. Events below the watermark are all consumed; a run below the oldest
-   * unfinished one is finished for good, and a delivery below the oldest pending one is sent or failed for
-   * good; new rows only come above. Each call tallies only the rows settled since the last one, plus the
-   * few still live, where counting whole tables took about 0.4 s per call with a million rows in each
-   * (and `/metrics` asks three times per scrape).
-   */
-  private readonly settled = {
-    events: { below: 1, n: new Map<string, number>() },
-    runs: { below: 1, n: new Map<string, number>() },
-    outbox: { below: 1, n: new Map<string, number>() },
-  };
-  private settling: Promise<void> | undefined;
-
-  /**
-   * Moves each table's `settled` tally up to where its rows stop changing, at most COUNT_SLICE rows per
-   * turn of the event loop, about 6 ms: the first call after a start reads every row once (three tables of
-   * a million rows each, about 0.35 s), and would otherwise hold every request that long. Calls share one pass.
-   */
-  private settleCounts(): Promise<void> {
-    this.settling ??= (async () => {
-      const tables: [typeof this.settled.runs, () => number, StatementSync][] = [
-        [this.settled.events, () => this.pendingFrom(), this.q.settledEvents!],
-        [this.settled.runs, () => Number((this.q.runsSettledBelow!.get() as { below: number }).below), this.q.settledRuns!],
-        [this.settled.outbox, () => Number((this.q.outboxSettledBelow!.get() as { below: number }).below), this.q.settledOutbox!],
-      ];
-      for (const [t, boundary, settled] of tables) {
-        const below = boundary();
-        while (t.below < below && !this.closed) {
-          const to = Math.min(below, t.below + COUNT_SLICE);
-          for (const r of settled.all(t.below, to) as { status: string; n: number }[]) t.n.set(r.status, (t.n.get(r.status) ?? 0) + Number(r.n));
-          t.below = to;
-          if (to < below) await new Promise((r) => setImmediate(r));
-        }
-      }
-    })().finally(() => (this.settling = undefined));
-    return this.settling;
-  }
-
   async counts(): Promise<StoreCounts> {
-    await this.settleCounts();
-    // the settled rows' tallies, and the rows above them as they are now
-    const tally = (t: { below: number; n: Map<string, number> }, live: StatementSync) => {
-      const out = Object.fromEntries(t.n) as Record<string, number>;
-      for (const r of live.all(t.below) as { status: string; n: number }[]) out[r.status] = (out[r.status] ?? 0) + Number(r.n);
-      return out;
-    };
-    const e = tally(this.settled.events, this.q.liveEvents!);
-    const r = tally(this.settled.runs, this.q.liveRuns!);
-    const o = tally(this.settled.outbox, this.q.liveOutbox!);
-    return {
-      events: { pending: e.pending ?? 0, consumed: e.consumed ?? 0 },
-      runs: { queued: r.queued ?? 0, running: r.running ?? 0, ok: r.ok ?? 0, error: r.error ?? 0, timeout: r.timeout ?? 0 },
-      outbox: { pending: o.pending ?? 0, failed: o.failed ?? 0 },
-    };
+    await this.tally.catchUp(() => this.pendingFrom(), () => this.closed);
+    return this.tally.read();
   }
-
 
   async unfinishedRuns(): Promise<Run[]> {
     return (this.q.unfinished!.all() as Row[]).map(toRun);
@@ -646,13 +580,15 @@ export class SqliteStore implements Store {
       Number((this.q.countPendingIn!.get(first!, last!) as { n: number }).n) === seqs.length
     ) {
       this.q.consumeRange!.run(last!, first, heartbeatId, at);
+      this.tally.consumedRange(last!, seqs.length);
       // past the range, an event marked pending is pending
       this.putMeta(PENDING_FROM, String(this.firstPendingFrom(last! + 1)));
     } else {
+      // an event below the watermark is consumed already, whatever its row says
       ids.forEach((id, i) => {
         const seq = seqs[i];
-        if (seq !== undefined) this.q.consumeEvent!.run(at, heartbeatId, seq);
-        else this.q.consumeEventById!.run(at, heartbeatId, id);
+        if (seq === undefined) this.q.consumeEventById!.run(at, heartbeatId, id, from);
+        else if (seq >= from) this.q.consumeEvent!.run(at, heartbeatId, seq);
       });
       this.putMeta(PENDING_FROM, String(this.firstPendingFrom(from)));
     }

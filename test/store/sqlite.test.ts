@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LONG_TEXT, SqliteStore } from '../../src/store/sqlite.ts';
+import { TALLY_SLICE } from '../../src/store/sqlite-tally.ts';
 import { SCHEMA, SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
 import { wrapExternal } from '../../src/runtime/safety.ts';
@@ -46,6 +47,46 @@ function query<T>(sql: string): T[] {
   } finally {
     db.close();
   }
+}
+
+/** `fn`'s result and how many turns of the event loop other work had while it ran. */
+async function turnsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let spinning = true;
+  const spin = () => {
+    if (!spinning) return;
+    turns++;
+    setImmediate(spin);
+  };
+  setImmediate(spin);
+  const result = await fn();
+  spinning = false;
+  return { result, turns };
+}
+
+/**
+ * `n` pending events `bulk-<i>` written through a second connection (SQLite's own locking lets it), from
+ * `source(i)`, created at `1_000 + i`: a large table in a fraction of the time of `accept`.
+ */
+function bulkEvents(n: number, source = "'wake'"): void {
+  const db = new DatabaseSync(file);
+  db.exec(`WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${n})
+    INSERT INTO events (id, source, text, status, created_at) SELECT printf('bulk-%d', i), ${source}, 'x', 'pending', 1000 + i FROM c`);
+  db.close();
+}
+
+/** Every row counted from scratch, a consumed range covering an event counting as consumed. */
+function full() {
+  const by = (sql: string) => Object.fromEntries(query<{ status: string; n: number }>(sql).map((r) => [r.status, r.n]));
+  const e = by(`SELECT CASE WHEN status = 'pending' AND EXISTS (SELECT 1 FROM consumed c WHERE e.seq BETWEEN c.from_seq AND c.to_seq)
+    THEN 'consumed' ELSE status END AS status, count(*) AS n FROM events e GROUP BY 1`);
+  const r = by('SELECT status, count(*) AS n FROM runs GROUP BY status');
+  const o = by('SELECT status, count(*) AS n FROM outbox GROUP BY status');
+  return {
+    events: { pending: e.pending ?? 0, consumed: e.consumed ?? 0 },
+    runs: { queued: r.queued ?? 0, running: r.running ?? 0, ok: r.ok ?? 0, error: r.error ?? 0, timeout: r.timeout ?? 0 },
+    outbox: { pending: o.pending ?? 0, failed: o.failed ?? 0 },
+  };
 }
 
 /** A finished run `r-old` in session `s-1`, with `message` as its message and reply and one transcript line, as an older schema stored it. */
@@ -402,21 +443,8 @@ describe('SqliteStore', () => {
 
   describe('counts()', () => {
     const pendingEventIds = async () => (await store.pendingEvents(10)).map((e) => e.id);
-    /** Every row counted from scratch, a consumed range covering an event counting as consumed. */
-    const full = () => {
-      const by = (sql: string) => Object.fromEntries(query<{ status: string; n: number }>(sql).map((r) => [r.status, r.n]));
-      const e = by(`SELECT CASE WHEN status = 'pending' AND EXISTS (SELECT 1 FROM consumed c WHERE e.seq BETWEEN c.from_seq AND c.to_seq)
-        THEN 'consumed' ELSE status END AS status, count(*) AS n FROM events e GROUP BY 1`);
-      const r = by('SELECT status, count(*) AS n FROM runs GROUP BY status');
-      const o = by('SELECT status, count(*) AS n FROM outbox GROUP BY status');
-      return {
-        events: { pending: e.pending ?? 0, consumed: e.consumed ?? 0 },
-        runs: { queued: r.queued ?? 0, running: r.running ?? 0, ok: r.ok ?? 0, error: r.error ?? 0, timeout: r.timeout ?? 0 },
-        outbox: { pending: o.pending ?? 0, failed: o.failed ?? 0 },
-      };
-    };
 
-    it('tallies what can no longer change once and the rest as it is now, and agrees with counting every row', async () => {
+    it('agrees with counting every row as runs, deliveries and events change, and after a restart', async () => {
       const runs = [newRun(), newRun(), newRun(), newRun()];
       await store.accept({ events: [newEvent({ id: 'e1' }), newEvent({ id: 'e2' })], runs });
       await store.startRun(runs[0]!.id, 1);
@@ -459,22 +487,78 @@ describe('SqliteStore', () => {
         SELECT printf('bulk-%d', i), 'hook', 'h', 'h', 0, printf('s-%d', i), 'm', 'echo/echo', 60, 'now', 0, 'last', CASE WHEN i % 3 = 0 THEN 'error' ELSE 'ok' END, 1, i, 'skipped' FROM n`);
       db.close();
       store = new SqliteStore({ path: file, locking: 'normal' });
-      // a queued run above them all: the 45,000 below have settled, and are tallied in slices
+      // a queued run above them all; the 45,000 are tallied in slices, a turn each
       await store.accept({ events: [], runs: [newRun()] });
-      let turns = 0;
-      let spinning = true;
-      const spin = () => {
-        if (!spinning) return;
-        turns++;
-        setImmediate(spin);
-      };
-      setImmediate(spin);
-      const [a, b] = await Promise.all([store.counts(), store.counts()]);
-      spinning = false;
+      const {
+        result: [a, b],
+        turns,
+      } = await turnsDuring(() => Promise.all([store.counts(), store.counts()]));
       expect(a.runs).toEqual({ queued: 1, running: 0, ok: 30000, error: 15000, timeout: 0 });
       expect(b).toEqual(a);
       expect(a).toEqual(full());
       expect(turns).toBeGreaterThanOrEqual(2);
+    });
+
+    it('counts the rows added since its last call a slice per turn, however many events are pending', async () => {
+      expect((await store.counts()).events).toEqual({ pending: 0, consumed: 0 });
+      // a backlog of pending events, as `next-heartbeat` wakes with the heartbeat timer off leave it
+      bulkEvents(45_000);
+      const first = await turnsDuring(() => store.counts());
+      expect(first.result.events).toEqual({ pending: 45_000, consumed: 0 });
+      expect(first.turns).toBeGreaterThanOrEqual(45_000 / TALLY_SLICE);
+      // nothing new: the pending events are not counted again
+      await store.accept({ events: [newEvent()], runs: [] });
+      const again = await turnsDuring(() => store.counts());
+      expect(again.result).toEqual(full());
+      expect(again.turns).toBeLessThanOrEqual(2);
+    });
+
+    it('moves tallied rows between statuses as they change, and takes back what a rolled-back write did', async () => {
+      const runs = [newRun(), newRun(), newRun()];
+      await store.accept({ events: ['a', 'b', 'c', 'd'].map((id) => newEvent({ id })), runs });
+      expect((await store.pendingEvents(10)).map((e) => e.id)).toEqual(['a', 'b', 'c', 'd']);
+      expect(await store.counts()).toEqual(full());
+      // every row is tallied now: each change below moves one row from status to status
+      await store.startRun(runs[0]!.id, 1);
+      const d = newDelivery(runs[0]!.id);
+      await store.finishRun(okOutcome(runs[0]!.id, { delivery: { kind: 'outbox', entry: d } }));
+      await store.recordDelivery({ id: d.id, runId: runs[0]!.id, attempts: 1, at: 2_100, status: 'pending', nextAttemptAt: 3_000 });
+      await store.startRun(runs[1]!.id, 1);
+      await store.requeueRun(runs[1]!.id, { refundAttempt: true });
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      expect(await store.counts()).toEqual(full());
+      // a range within the tallied events, then one row alone above the watermark
+      await store.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['a', 'b'] }));
+      const hb2 = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb2, 6);
+      await store.finishRun(okOutcome(hb2.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['d'] }));
+      expect(await store.counts()).toEqual(full());
+      expect((await store.counts()).events).toEqual({ pending: 1, consumed: 3 });
+      // a finish whose outbox id is taken fails as a whole: its run and its delivery's counts stay where they were
+      const before = await store.counts();
+      await store.startRun(runs[2]!.id, 7);
+      const running = await store.counts();
+      await expect(store.finishRun(okOutcome(runs[2]!.id, { delivery: { kind: 'outbox', entry: { ...d, runId: runs[2]!.id } } }))).rejects.toThrow(/UNIQUE/);
+      expect(await store.counts()).toEqual(running);
+      expect(running.runs.running).toBe(before.runs.running + 1);
+      expect(running).toEqual(full());
+      await store.failInterruptedHeartbeats(9, 'crashed');
+      await store.recordDelivery({ id: d.id, runId: runs[0]!.id, attempts: 5, at: 3_000, status: 'failed', error: 'HTTP 500' });
+      expect(await store.counts()).toEqual(full());
+    });
+
+    it('counts a consumed range that reaches past the tallied events', async () => {
+      await store.accept({ events: ['a', 'b'].map((id) => newEvent({ id })), runs: [] });
+      expect((await store.counts()).events).toEqual({ pending: 2, consumed: 0 });
+      // c and d are not tallied yet when the range over a to d is recorded
+      await store.accept({ events: ['c', 'd'].map((id) => newEvent({ id })), runs: [] });
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      expect((await store.pendingEvents(10)).map((e) => e.id)).toEqual(['a', 'b', 'c', 'd']);
+      await store.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['a', 'b', 'c'] }));
+      expect((await store.counts()).events).toEqual({ pending: 1, consumed: 3 });
+      expect(await store.counts()).toEqual(full());
     });
   });
 
