@@ -10,6 +10,7 @@ import { SCHEMA, SCHEMA_VERSION } from './sqlite-schema.ts';
 import { WriteQueue } from './write-queue.ts';
 import { WalPresync } from './wal-presync.ts';
 import { Tally } from './sqlite-tally.ts';
+import { LIST_WINDOW, newestFirst, type NewestFirst } from './sqlite-pages.ts';
 import { RecycledMap } from '../util/recycled.ts';
 import { boundaryBytes, packBoundary, unpackBoundary } from '../runtime/safety.ts';
 import { ownSessionRunId } from '../runtime/sessions.ts';
@@ -269,16 +270,22 @@ export class SqliteStore implements Store {
       getRun: p(`${RUN_COLUMNS} WHERE r.id = ?`),
       queuedRun: arrays(p(`${QUEUED_COLUMNS} WHERE id = ? AND status = 'queued'`)),
       queuedRunAt: arrays(p(`${QUEUED_COLUMNS} WHERE seq = ? AND status = 'queued'`)),
-      listRuns: p(`${RUN_COLUMNS} ORDER BY r.seq DESC LIMIT ?`),
-      listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.status = ? ORDER BY r.seq DESC LIMIT ?`),
+      // lists: the rows with keys in [from, below) that pass, newest first (read in pieces, see `newestFirst`)
+      listRuns: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? ORDER BY r.seq DESC LIMIT ?`),
+      listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
       // queued and running runs from the index of unfinished ones, not a walk back through every finished run
       listUnfinishedByStatus: p(`${RUN_COLUMNS.replace('FROM runs r', 'FROM runs r INDEXED BY runs_unfinished')}
-        WHERE r.status IN ('queued', 'running') AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
-      listMessages: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? ORDER BY m.id DESC LIMIT ?`),
-      listEvents: p(`${EVENT_COLUMNS} ORDER BY e.seq DESC LIMIT ?`),
+        WHERE r.seq >= ? AND r.seq < ? AND r.status IN ('queued', 'running') AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
+      listMessages: p(`${MESSAGE_COLUMNS.replace('FROM messages m', 'FROM messages m INDEXED BY messages_by_session')}
+        WHERE m.id >= ? AND m.id < ? AND m.session_key = ? ORDER BY m.id DESC LIMIT ?`),
+      listEvents: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? ORDER BY e.seq DESC LIMIT ?`),
       // below the watermark every event is consumed (by its row or by a range); from it on, those marked pending are pending
-      listPendingEvents: p("SELECT * FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT ?"),
-      listConsumedEvents: p(`${EVENT_COLUMNS} WHERE e.seq < ? OR e.status = 'consumed' ORDER BY e.seq DESC LIMIT ?`),
+      listPendingEvents: p("SELECT * FROM events WHERE seq >= ? AND seq < ? AND status = 'pending' ORDER BY seq DESC LIMIT ?"),
+      listConsumedEvents: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? AND (e.seq < ? OR e.status = 'consumed') ORDER BY e.seq DESC LIMIT ?`),
+      // one past each table's highest key, where a list starts
+      endEvents: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM events'),
+      endRuns: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM runs'),
+      endMessages: p('SELECT coalesce(max(id), 0) + 1 AS n FROM messages'),
       // forward from the watermark (see `pendingFrom`): the events below it are all consumed
       pendingEvents: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq ASC LIMIT ?")),
       // where the watermark moves to: the first pending event from it on, else the seq the next event will get
@@ -400,14 +407,49 @@ export class SqliteStore implements Store {
     return r ? toNewRun(r) : undefined;
   }
 
+  /** One past the highest key of `table`'s rows (`end*` statements). */
+  private end(stmt: 'endEvents' | 'endRuns' | 'endMessages'): number {
+    return Number((this.q[stmt]!.get() as { n: number }).n);
+  }
+
+  /** A list read in pieces (sqlite-pages.ts), stopped if the store closes meanwhile. */
+  private newestFirst<T>(l: Omit<NewestFirst<T>, 'open'>): Promise<T[]> {
+    return newestFirst({
+      ...l,
+      open: () => {
+        if (this.closed) throw new Error('the store was closed during a read');
+      },
+    });
+  }
+
   async listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]> {
-    const byStatus = opts.status === 'queued' || opts.status === 'running' ? this.q.listUnfinishedByStatus! : this.q.listRunsByStatus!;
-    const rows = opts.status ? byStatus.all(opts.status, opts.limit) : this.q.listRuns!.all(opts.limit);
-    return (rows as Row[]).map(toRun);
+    const unfinished = opts.status === 'queued' || opts.status === 'running';
+    const stmt = !opts.status ? this.q.listRuns! : unfinished ? this.q.listUnfinishedByStatus! : this.q.listRunsByStatus!;
+    return this.newestFirst({
+      stmt,
+      args: opts.status ? [opts.status] : [],
+      key: 'seq',
+      floor: 0,
+      end: this.end('endRuns'),
+      // the index of unfinished runs holds only the rows that pass
+      window: unfinished ? Infinity : LIST_WINDOW,
+      limit: opts.limit,
+      map: toRun,
+    });
   }
 
   async listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]> {
-    const rows = (this.q.listMessages!.all(sessionKey, opts.limit) as Row[]).map(toMessage);
+    // the session's rows through its index, whatever the other sessions hold
+    const rows = await this.newestFirst({
+      stmt: this.q.listMessages!,
+      args: [sessionKey],
+      key: 'id',
+      floor: 0,
+      end: this.end('endMessages'),
+      window: Infinity,
+      limit: opts.limit,
+      map: toMessage,
+    });
     // a session's own lines are its oldest: after its rows, newest first, while the limit allows
     if (rows.length < opts.limit) rows.push(...this.ownLines(sessionKey).reverse().slice(0, opts.limit - rows.length));
     return rows;
@@ -464,13 +506,14 @@ export class SqliteStore implements Store {
   }
 
   async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
-    const rows =
+    const from = this.pendingFrom();
+    const [stmt, args, floor] =
       opts.status === 'pending'
-        ? this.q.listPendingEvents!.all(this.pendingFrom(), opts.limit)
+        ? [this.q.listPendingEvents!, [], from]
         : opts.status === 'consumed'
-          ? this.q.listConsumedEvents!.all(this.pendingFrom(), opts.limit)
-          : this.q.listEvents!.all(opts.limit);
-    return (rows as Row[]).map(toEvent);
+          ? [this.q.listConsumedEvents!, [from], 0]
+          : [this.q.listEvents!, [], 0];
+    return this.newestFirst({ stmt, args, key: 'seq', floor, end: this.end('endEvents'), window: LIST_WINDOW, limit: opts.limit, map: toEvent });
   }
 
   async pendingEvents(limit: number): Promise<SystemEvent[]> {

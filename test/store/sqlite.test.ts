@@ -5,9 +5,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LONG_TEXT, SqliteStore } from '../../src/store/sqlite.ts';
 import { TALLY_SLICE } from '../../src/store/sqlite-tally.ts';
+import { LIST_WINDOW } from '../../src/store/sqlite-pages.ts';
 import { SCHEMA, SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
 import { wrapExternal } from '../../src/runtime/safety.ts';
@@ -559,6 +560,72 @@ describe('SqliteStore', () => {
       await store.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['a', 'b', 'c'] }));
       expect((await store.counts()).events).toEqual({ pending: 1, consumed: 3 });
       expect(await store.counts()).toEqual(full());
+    });
+  });
+
+  describe('reads on a large store', () => {
+    const consumeAll = async () => {
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      const ids = (await store.pendingEvents(10)).map((e) => e.id);
+      await store.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ids }));
+    };
+
+    it('finds consumed events below a large pending backlog a window per turn', async () => {
+      await store.accept({ events: ['a', 'b', 'c'].map((id) => newEvent({ id })), runs: [] });
+      await consumeAll();
+      bulkEvents(45_000);
+      const { result, turns } = await turnsDuring(() => store.listEvents({ limit: 10, status: 'consumed' }));
+      expect(result.map((e) => e.id)).toEqual(['c', 'b', 'a']);
+      expect(turns).toBeGreaterThanOrEqual(Math.floor(45_000 / LIST_WINDOW));
+      expect((await store.listEvents({ limit: 2, status: 'pending' })).map((e) => e.id)).toEqual(['bulk-45000', 'bulk-44999']);
+      expect((await store.listEvents({ limit: 2 })).map((e) => e.id)).toEqual(['bulk-45000', 'bulk-44999']);
+    });
+
+    it('finds runs of a rare status a window per turn', async () => {
+      const rare = newRun();
+      await store.accept({ events: [], runs: [rare] });
+      await store.finishRun(okOutcome(rare.id, { status: 'timeout', reply: null, delivery: { kind: 'skipped', reason: 'run did not succeed' } }));
+      await store.close();
+      const db = new DatabaseSync(file);
+      db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 45000)
+        INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, timeout_seconds, wake_mode, deliver, channel, status, attempts, created_at, delivery_status)
+        SELECT printf('bulk-%d', i), 'hook', 'h', 'h', 0, printf('s-%d', i), 'm', 'echo/echo', 60, 'now', 0, 'last', 'ok', 1, i, 'skipped' FROM n`);
+      db.close();
+      store = new SqliteStore({ path: file, locking: 'normal' });
+      const { result, turns } = await turnsDuring(() => store.listRuns({ limit: 10, status: 'timeout' }));
+      expect(result.map((r) => r.id)).toEqual([rare.id]);
+      expect(turns).toBeGreaterThanOrEqual(Math.floor(45_000 / LIST_WINDOW));
+      expect((await store.listRuns({ limit: 1 })).map((r) => r.id)).toEqual(['bulk-45000']);
+    });
+
+    it('reads through primary keys and indexes only: no statement of counts() or a list scans a table', async () => {
+      const proto = Object.getPrototypeOf(new DatabaseSync(':memory:').prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+      const spies = ['all', 'get', 'iterate'].map((m) => vi.spyOn(proto, m));
+      const run = newRun();
+      await store.accept({ events: ['a', 'b'].map((id) => newEvent({ id })), runs: [run] });
+      await consumeAll();
+      await store.accept({ events: [newEvent()], runs: [] });
+      for (const s of spies) s.mockClear();
+      await store.counts();
+      for (const status of [undefined, 'pending', 'consumed'] as const) await store.listEvents({ limit: 10, ...(status ? { status } : {}) });
+      for (const status of [undefined, 'queued', 'ok'] as const) await store.listRuns({ limit: 10, ...(status ? { status } : {}) });
+      await store.listMessages(run.sessionKey, { limit: 10 });
+      const sql = new Set(spies.flatMap((s) => s.mock.contexts.map((c) => (c as { sourceSQL: string }).sourceSQL)));
+      for (const s of spies) s.mockRestore();
+      const db = new DatabaseSync(file, { readOnly: true });
+      try {
+        // the tally's own small tables are in the store's connection only (TEMP)
+        const plans = [...sql].filter((q) => !/\btally/.test(q)).map((q) => ({ q, plan: (db.prepare(`EXPLAIN QUERY PLAN ${q}`).all(...Array(q.split('?').length - 1).fill(1)) as { detail: string }[]).map((r) => r.detail) }));
+        expect(plans.length).toBeGreaterThanOrEqual(8);
+        for (const { q, plan } of plans) {
+          expect(plan.filter((d) => /^SCAN /.test(d)), q).toEqual([]);
+          // a walk through a table's rows by key is bounded on both sides (an open range here is a one-row lookup of a consumed range)
+          expect(plan.filter((d) => /^SEARCH (events|runs|outbox|messages|e|r|o|m) USING INTEGER PRIMARY KEY \(rowid[<>]\?\)$/.test(d)), q).toEqual([]);
+        }
+      } finally {
+        db.close();
+      }
     });
   });
 
