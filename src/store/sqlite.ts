@@ -24,6 +24,7 @@ import type {
   ListOptions,
   NewEvent,
   NewRun,
+  PendingBacklog,
   Run,
   RunOutcome,
   RunStatus,
@@ -288,6 +289,10 @@ export class SqliteStore implements Store {
       endMessages: p('SELECT coalesce(max(id), 0) + 1 AS n FROM messages'),
       // forward from the watermark (see `pendingFrom`): the events below it are all consumed
       pendingEvents: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq ASC LIMIT ?")),
+      // a backlog (see `pendingBacklog`): its newest events, from the top down, then the older ones counted a window at a time
+      newestPending: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT ?")),
+      countPendingBySource: p(`SELECT source, count(*) AS n, min(created_at) AS first_at, max(created_at) AS last_at FROM events
+        WHERE seq >= ? AND seq < ? AND status = 'pending' GROUP BY source`),
       // where the watermark moves to: the first pending event from it on, else the seq the next event will get
       firstPending: p(`SELECT coalesce((SELECT seq FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq LIMIT 1),
         (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS seq`),
@@ -517,13 +522,51 @@ export class SqliteStore implements Store {
   }
 
   async pendingEvents(limit: number): Promise<SystemEvent[]> {
-    // as arrays (about half the time of objects for a heartbeat's 200): seq, id, source, text, text_wrap, created_at, run_id
-    const rows = this.q.pendingEvents!.all(this.pendingFrom(), limit) as unknown as unknown[][];
+    return this.handOut(this.q.pendingEvents!.all(this.pendingFrom(), limit) as unknown as unknown[][]);
+  }
+
+  /**
+   * Pending events read as arrays (about half the time of objects for a heartbeat's 200): seq, id, source, text,
+   * text_wrap, created_at, run_id. Each one's seq is kept for consuming it (`pendingSeq`).
+   */
+  private handOut(rows: unknown[][]): SystemEvent[] {
     return rows.map((a) => {
       const id = String(a[1]);
       this.pendingSeq.set(id, Number(a[0]));
       return { id, source: String(a[2]), text: unpacked(a[3], a[4]), status: 'pending', createdAt: Number(a[5]), consumedAt: null, heartbeatId: null, runId: str(a[6]) };
     });
+  }
+
+  /**
+   * The last backlog handed out: where its shown events start, how many older events were pending below them,
+   * and `consumes` then. A heartbeat that consumes the older ones (`consumeOlder`) is recorded without counting
+   * them again inside its write, unless events were consumed since.
+   */
+  private backlog: { shownFrom: number; older: number; consumes: number } | undefined;
+  /** Writes that consumed events, counted once committed, for `backlog`. */
+  private consumes = 0;
+
+  async pendingBacklog(limit: number): Promise<PendingBacklog> {
+    const from = this.pendingFrom();
+    const consumes = this.consumes;
+    const events = this.handOut((this.q.newestPending!.all(from, limit) as unknown as unknown[][]).reverse());
+    const older: PendingBacklog['older'] = { count: 0, bySource: {}, firstAt: null, lastAt: null };
+    if (events.length < limit) return { events, older }; // every pending event is shown
+    const shownFrom = this.pendingSeq.get(events[0]!.id)!;
+    // below the shown events, a window of seqs per turn of the event loop: a backlog of millions takes many short turns
+    for (let at = from; at < shownFrom; at += LIST_WINDOW) {
+      if (at > from) await new Promise((r) => setImmediate(r));
+      if (this.closed) throw new Error('the store was closed during a read');
+      for (const r of this.q.countPendingBySource!.all(at, Math.min(at + LIST_WINDOW, shownFrom)) as Row[]) {
+        const n = Number(r.n);
+        older.count += n;
+        older.bySource[String(r.source)] = (older.bySource[String(r.source)] ?? 0) + n;
+        older.firstAt = Math.min(older.firstAt ?? Infinity, Number(r.first_at));
+        older.lastAt = Math.max(older.lastAt ?? -Infinity, Number(r.last_at));
+      }
+    }
+    this.backlog = { shownFrom, older: older.count, consumes };
+    return { events, older };
   }
 
   async counts(): Promise<StoreCounts> {
@@ -595,28 +638,34 @@ export class SqliteStore implements Store {
         const textRef = e.text === o.reply ? replyRef : this.longText(text);
         this.q.insertOutbox!.run(e.id, e.runId, e.channel, e.to, textRef === null ? text : '', textRef, key, e.createdAt, e.createdAt, e.createdAt);
       }
-      if (o.consumedEventIds?.length) this.consume(o.consumedEventIds, o.id, o.finishedAt);
+      if (o.consumedEventIds?.length) this.consume(o.consumedEventIds, o.id, o.finishedAt, o.consumeOlder === true);
     });
     const consumed = o.consumedEventIds;
     if (!consumed?.length) return done;
     // forgotten once committed: a finish retried alone after its group's transaction failed still finds them
     return done.then(() => {
+      this.consumes++;
       for (const id of consumed) this.pendingSeq.delete(id);
+      // and those handed out before and consumed as older ones since (a backlog's heartbeat that failed showed them)
+      const from = this.pendingFrom();
+      for (const [id, seq] of [...this.pendingSeq]) if (seq < from) this.pendingSeq.delete(id);
     });
   }
 
   /**
-   * Inside a write: marks a heartbeat's events consumed and moves the watermark on. A heartbeat reads the
-   * oldest pending events (`pendingEvents`), so what it consumes is normally every pending event from the
-   * first one on up to the last it read: one row in `consumed` records that. Any other set (ids this store
-   * did not hand out, or events left out in between) is marked row by row.
+   * Inside a write: marks a heartbeat's events consumed and moves the watermark on. A heartbeat shows every
+   * pending event, or the newest of a backlog and then consumes the older ones too (`older`), so what it
+   * consumes is normally every pending event from the watermark up to the last it showed: one row in
+   * `consumed` records that. Any other set (ids this store did not hand out, or events left out in between)
+   * is marked row by row.
    */
-  private consume(ids: readonly string[], heartbeatId: string, at: number): void {
+  private consume(ids: readonly string[], heartbeatId: string, at: number, older: boolean): void {
     const from = this.pendingFrom();
     const seqs = ids.map((id) => this.pendingSeq.get(id));
     const first = seqs[0];
     const last = seqs[seqs.length - 1];
     const inOrder = seqs.every((s, i) => s !== undefined && (i === 0 || s > seqs[i - 1]!));
+    if (older && inOrder) return this.consumeThrough(from, seqs as number[], heartbeatId, at);
     if (
       inOrder &&
       first === this.firstPendingFrom(from) &&
@@ -635,6 +684,28 @@ export class SqliteStore implements Store {
       });
       this.putMeta(PENDING_FROM, String(this.firstPendingFrom(from)));
     }
+  }
+
+  /**
+   * Inside a write: a backlog's heartbeat consumes every pending event from the watermark up to the last one it
+   * showed, `seqs` (the newest, in order), as one range. The older ones were counted when the backlog was
+   * handed out; counted again here only if other events were consumed since.
+   */
+  private consumeThrough(from: number, seqs: readonly number[], heartbeatId: string, at: number): void {
+    const last = seqs[seqs.length - 1]!;
+    const oldest = this.firstPendingFrom(from);
+    if (oldest > last) return; // consumed meanwhile
+    const b = this.backlog;
+    const known = b !== undefined && b.consumes === this.consumes && b.shownFrom === seqs[0] && this.pendingIn(seqs[0]!, last) === seqs.length;
+    const n = known ? b.older + seqs.length : this.pendingIn(oldest, last);
+    this.q.consumeRange!.run(last, oldest, heartbeatId, at);
+    this.tally.consumedRange(last, n);
+    this.putMeta(PENDING_FROM, String(this.firstPendingFrom(last + 1)));
+  }
+
+  /** How many events from seq `first` to `last` are still marked pending (all are pending from the watermark up). */
+  private pendingIn(first: number, last: number): number {
+    return Number((this.q.countPendingIn!.get(first, last) as { n: number }).n);
   }
 
   /** The first event still marked pending from `seq` on, else the seq the next event will get. */

@@ -563,6 +563,69 @@ describe('SqliteStore', () => {
     });
   });
 
+  describe('pendingBacklog()', () => {
+    const heartbeatOver = async (ids: string[], consumeOlder: boolean) => {
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      await store.finishRun(okOutcome(hb.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ids, consumeOlder }));
+      return hb.id;
+    };
+    const sources = ['github', 'wake', 'wake', 'run'];
+    const events = (n: number) => Array.from({ length: n }, (_, i) => newEvent({ id: `e${i}`, source: sources[i % 4]!, createdAt: 100 + i }));
+
+    it('answers the newest pending events, oldest first, and counts the older ones by source', async () => {
+      await store.accept({ events: events(10), runs: [] });
+      const b = await store.pendingBacklog(3);
+      expect(b.events.map((e) => e.id)).toEqual(['e7', 'e8', 'e9']);
+      expect(b.older).toEqual({ count: 7, bySource: { github: 2, wake: 4, run: 1 }, firstAt: 100, lastAt: 106 });
+      // all of them when they fit
+      expect(await store.pendingBacklog(10)).toMatchObject({ older: { count: 0, bySource: {}, firstAt: null, lastAt: null } });
+      expect((await store.pendingBacklog(10)).events).toHaveLength(10);
+    });
+
+    it('consumes the older events with the shown ones as one range, and every reader sees them consumed by that heartbeat', async () => {
+      await store.accept({ events: events(10), runs: [] });
+      expect((await store.counts()).events).toEqual({ pending: 10, consumed: 0 });
+      const b = await store.pendingBacklog(3);
+      await store.accept({ events: [newEvent({ id: 'late' })], runs: [] });
+      expect((await store.counts()).events).toEqual({ pending: 11, consumed: 0 });
+      const hb = await heartbeatOver(b.events.map((e) => e.id), true);
+      expect(query('SELECT to_seq, from_seq, heartbeat_id FROM consumed')).toEqual([{ to_seq: 10, from_seq: 1, heartbeat_id: hb }]);
+      const listed = await store.listEvents({ limit: 100 });
+      expect(listed.map((e) => [e.id, e.status, e.heartbeatId])).toEqual([
+        ['late', 'pending', null],
+        ...events(10).reverse().map((e) => [e.id, 'consumed', hb]),
+      ]);
+      expect((await store.counts()).events).toEqual({ pending: 1, consumed: 10 });
+      expect(await store.counts()).toEqual(full());
+      expect((await store.pendingEvents(10)).map((e) => e.id)).toEqual(['late']);
+    });
+
+    it('counts right when events were consumed between reading the backlog and consuming it', async () => {
+      await store.accept({ events: events(12), runs: [] });
+      expect((await store.counts()).events).toEqual({ pending: 12, consumed: 0 });
+      const b = await store.pendingBacklog(4);
+      // another heartbeat takes e0 and e1 meanwhile, and a later event is counted too
+      expect((await store.pendingEvents(2)).map((e) => e.id)).toEqual(['e0', 'e1']);
+      await heartbeatOver(['e0', 'e1'], false);
+      await store.accept({ events: [newEvent({ id: 'late' })], runs: [] });
+      expect((await store.counts()).events).toEqual({ pending: 11, consumed: 2 });
+      await heartbeatOver(b.events.map((e) => e.id), true);
+      expect((await store.counts()).events).toEqual({ pending: 1, consumed: 12 });
+      expect(await store.counts()).toEqual(full());
+    });
+
+    it('counts a large backlog a window of seqs per turn', async () => {
+      bulkEvents(45_000, "CASE WHEN i % 3 = 0 THEN 'github' ELSE 'wake' END");
+      const { result, turns } = await turnsDuring(() => store.pendingBacklog(200));
+      expect(result.events.map((e) => e.id)).toEqual(Array.from({ length: 200 }, (_, i) => `bulk-${44_801 + i}`));
+      expect(result.older).toEqual({ count: 44_800, bySource: { github: 14_933, wake: 29_867 }, firstAt: 1_001, lastAt: 45_800 });
+      expect(turns).toBeGreaterThanOrEqual(Math.floor(44_800 / LIST_WINDOW));
+      await heartbeatOver(result.events.map((e) => e.id), true);
+      expect((await store.counts()).events).toEqual({ pending: 0, consumed: 45_000 });
+    });
+  });
+
   describe('reads on a large store', () => {
     const consumeAll = async () => {
       const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
