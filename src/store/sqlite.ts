@@ -251,7 +251,6 @@ export class SqliteStore implements Store {
         throw new StoreInUseError(`database ${opts.path} is in use by another process (is another hook-intake serving this data directory?)`, { cause: err });
       throw err;
     }
-    // before the statements: its triggers are part of the updates that change a status
     this.tally = new Tally(this.db);
     const p = (sql: string) => this.db.prepare(sql);
     const arrays = (stmt: StatementSync) => {
@@ -317,7 +316,7 @@ export class SqliteStore implements Store {
       transcriptFrom: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? AND m.id >= ? ORDER BY m.id ASC`),
       consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE seq = ? AND status = 'pending'"),
       // events have no index on id: only for an id this store did not hand out as pending (a table scan)
-      consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND seq >= ? AND status = 'pending'"),
+      consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND seq >= ? AND status = 'pending' RETURNING seq"),
       insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
       dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body FROM outbox o WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
@@ -331,7 +330,12 @@ export class SqliteStore implements Store {
     };
     // With `full`, every commit syncs the WAL itself; in memory there is no file to sync.
     const presync = (this.presync = opts.path === ':memory:' || opts.synchronous === 'full' ? undefined : new WalPresync(`${opts.path}-wal`));
-    this.writes = new WriteQueue(this.db, () => this.metaCache.clear(), (ms) => {
+    const rolledBack = () => {
+      this.metaCache.clear();
+      this.tally.rolledBack();
+    };
+    this.writes = new WriteQueue(this.db, rolledBack, (ms) => {
+      this.tally.committed();
       presync?.committed();
       this.commitObserver?.(ms / 1000);
     });
@@ -679,8 +683,13 @@ export class SqliteStore implements Store {
       // an event below the watermark is consumed already, whatever its row says
       ids.forEach((id, i) => {
         const seq = seqs[i];
-        if (seq === undefined) this.q.consumeEventById!.run(at, heartbeatId, id, from);
-        else if (seq >= from) this.q.consumeEvent!.run(at, heartbeatId, seq);
+        const marked =
+          seq === undefined
+            ? (this.q.consumeEventById!.get(at, heartbeatId, id, from) as { seq: number } | undefined)?.seq
+            : seq >= from && this.q.consumeEvent!.run(at, heartbeatId, seq).changes
+              ? seq
+              : undefined;
+        if (marked !== undefined) this.tally.consumedRow(Number(marked));
       });
       this.putMeta(PENDING_FROM, String(this.firstPendingFrom(from)));
     }
