@@ -224,6 +224,12 @@ export const ConfigSchema = Type.Object(
               {
                 every: Type.String({ default: '30m', pattern: '^(0|[0-9]+(ms|s|m|h))$' }),
                 prompt: Type.Optional(Type.String({ minLength: 1 })),
+                maxEvents: Type.Integer({
+                  default: 200,
+                  minimum: 1,
+                  maximum: 10000,
+                  description: 'pending events a heartbeat shows; older ones are counted by source and consumed with them',
+                }),
               },
               { ...strict, default: {} },
             ),

@@ -12,6 +12,7 @@ import type { FailureThrottle } from '../auth/throttle.ts';
 import { errors } from '../errors.ts';
 import { clientAddress } from './hooks.ts';
 import type { RequestState } from './state.ts';
+import { jsonList } from './json-pieces.ts';
 
 // The router's CommonJS build: its ES-module build imports `node:http` as an ES module, and that
 // reads every export of `node:http`, the lazy `WebSocket` among them, which loads Node's HTTP
@@ -46,6 +47,12 @@ function oneOf<T extends string>(raw: unknown, allowed: Set<T>, field: string): 
   const s = String(Array.isArray(raw) ? raw[0] : raw);
   if (!allowed.has(s as T)) throw errors.invalidPayload(field, `must be one of ${[...allowed].join(', ')}`);
   return s as T;
+}
+
+/** A list answer, serialised in pieces (json-pieces.ts). */
+function answerList(ctx: Context, head: Record<string, unknown>, key: string, items: readonly unknown[]): void {
+  ctx.type = 'application/json';
+  ctx.body = jsonList(head, key, items);
 }
 
 export function apiRouter(deps: ApiDeps): KoaRouter<RequestState> {
@@ -84,7 +91,7 @@ export function apiRouter(deps: ApiDeps): KoaRouter<RequestState> {
   router.get('/api/runs', auth, async (ctx) => {
     const limit = parseLimit(ctx.query.limit);
     const status = oneOf(ctx.query.status, RUN_STATUSES, 'status');
-    ctx.body = { ok: true, runs: await deps.store.listRuns({ limit, ...(status ? { status } : {}) }) };
+    answerList(ctx, { ok: true }, 'runs', await deps.store.listRuns({ limit, ...(status ? { status } : {}) }));
   });
   // session keys may contain "/", so the key is everything between the prefix and "/messages"
   router.get(/^\/api\/sessions\/(.+)\/messages$/, auth, async (ctx) => {
@@ -96,12 +103,12 @@ export function apiRouter(deps: ApiDeps): KoaRouter<RequestState> {
       throw errors.invalidPayload('sessionKey', 'is not validly percent-encoded');
     }
     const limit = parseLimit(ctx.query.limit);
-    ctx.body = { ok: true, sessionKey: key, messages: await deps.store.listMessages(key, { limit }) };
+    answerList(ctx, { ok: true, sessionKey: key }, 'messages', await deps.store.listMessages(key, { limit }));
   });
   router.get('/api/main/events', auth, async (ctx) => {
     const limit = parseLimit(ctx.query.limit);
     const status = oneOf(ctx.query.status, EVENT_STATUSES, 'status');
-    ctx.body = { ok: true, events: await deps.store.listEvents({ limit, ...(status ? { status } : {}) }) };
+    answerList(ctx, { ok: true }, 'events', await deps.store.listEvents({ limit, ...(status ? { status } : {}) }));
   });
   router.get('/metrics', auth, async (ctx) => {
     if (!deps.metrics) throw errors.notFound();

@@ -3,11 +3,15 @@
  * the main session. Triggered by the periodic timer or by `request()`
  * (wake `now`); requests within the coalescing window become one heartbeat.
  * The reply goes to the main route unless it is only `HEARTBEAT_OK`.
+ *
+ * One heartbeat takes every pending event, however many: it shows the newest
+ * `agents.defaults.heartbeat.maxEvents` and counts the older ones by source,
+ * so a backlog costs one agent call, not one per batch.
  */
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
-import type { NewDelivery, NewRun, RunOutcome, Store, SystemEvent } from '../store/types.ts';
+import type { NewDelivery, NewRun, RunOutcome, Store, SystemEvent, PendingBacklog } from '../store/types.ts';
 import { callAgent, isHeartbeatAck, Shutdown } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
 import { MAIN_SESSION } from './actions.ts';
@@ -15,7 +19,6 @@ import { TRANSCRIPT_MAX_BYTES, TRANSCRIPT_WINDOW } from './runner.ts';
 import { untilStored } from './until-stored.ts';
 
 export const COALESCE_MS = 250;
-export const MAX_EVENTS_PER_HEARTBEAT = 200;
 
 export const DEFAULT_HEARTBEAT_PROMPT =
   'Heartbeat. The system events below are pending in the main session, oldest first. ' +
@@ -51,9 +54,20 @@ export function parseDuration(s: string): number {
   return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!;
 }
 
-export function heartbeatPrompt(events: readonly SystemEvent[], instructions: string): string {
-  const lines = events.map((e) => `[${new Date(e.createdAt).toISOString()}] ${e.text}`);
-  return `${instructions}\n\n${lines.join('\n\n')}`;
+const iso = (t: number) => new Date(t).toISOString();
+
+/** The instruction, the older events' counts when there are any, then the events shown, oldest first. */
+export function heartbeatPrompt(events: readonly SystemEvent[], instructions: string, older?: PendingBacklog['older']): string {
+  const lines = events.map((e) => `[${iso(e.createdAt)}] ${e.text}`);
+  return `${instructions}\n\n${older?.count ? `${olderLine(older, events.length)}\n\n` : ''}${lines.join('\n\n')}`;
+}
+
+/** What a heartbeat says of the pending events it does not show: how many, when, and how many from each source, most first. */
+export function olderLine(older: PendingBacklog['older'], shown: number): string {
+  const sources = Object.entries(older.bySource).sort(([a, m], [b, n]) => n - m || (a < b ? -1 : 1));
+  const when = older.firstAt !== null && older.lastAt !== null ? ` (${iso(older.firstAt)} to ${iso(older.lastAt)})` : '';
+  return `[Backlog] ${older.count} older pending events${when} are not shown, only counted by source: ` +
+    `${sources.map(([s, n]) => `${s} ${n}`).join(', ')}. The newest ${shown} follow.`;
 }
 
 export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
@@ -64,8 +78,6 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
   let periodic: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let again = false;
-  /** The last heartbeat took a full batch and the agent saw it: more may be pending. */
-  let more = false;
   let stopped = false;
   const shutdown = new Shutdown();
   // a heartbeat's store calls are made again while the store cannot write (a full disk), until a stop gives up
@@ -96,10 +108,8 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       .catch((err) => logger.error({ err }, 'heartbeat failed'))
       .finally(() => {
         running = undefined;
-        // a backlog longer than one batch is drained by heartbeats in a row, a coalescing window apart
-        if ((again || more) && !stopped) soon ??= setTimeout(fire, coalesceMs);
+        if (again && !stopped) soon ??= setTimeout(fire, coalesceMs);
         again = false;
-        more = false;
         settle();
       });
   }
@@ -110,13 +120,12 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
   }
 
   async function beatOn(gen: Generation): Promise<string | undefined> {
-    more = false;
-    const events = await stored('read the pending events', () => store.pendingEvents(MAX_EVENTS_PER_HEARTBEAT));
-    if (!events.length) return undefined;
     const defaults = gen.config.agents.defaults;
+    const { events, older } = await stored('read the pending events', () => store.pendingBacklog(defaults.heartbeat.maxEvents));
+    if (!events.length) return undefined;
     const id = uuidv7();
     const startedAt = clock();
-    const prompt = heartbeatPrompt(events, defaults.heartbeat.prompt ?? DEFAULT_HEARTBEAT_PROMPT);
+    const prompt = heartbeatPrompt(events, defaults.heartbeat.prompt ?? DEFAULT_HEARTBEAT_PROMPT, older);
     const heartbeatRun: NewRun = {
       id,
       kind: 'heartbeat',
@@ -158,9 +167,9 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       delivery: { kind: 'skipped', reason: 'heartbeat did not succeed' },
     };
     if (result.status === 'ok') {
-      // events are consumed only when the agent has actually seen them
+      // events are consumed only when the agent has actually seen them (the older ones as counts)
       outcome.consumedEventIds = events.map((e) => e.id);
-      more = events.length === MAX_EVENTS_PER_HEARTBEAT;
+      if (older.count) outcome.consumeOlder = true;
       outcome.messages.push({ sessionKey: MAIN_SESSION, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt, same: 'reply' });
       if (isHeartbeatAck(result.text)) outcome.delivery = { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
       else if (!result.text.trim()) outcome.delivery = { kind: 'skipped', reason: 'empty reply' };
@@ -173,7 +182,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       }
     }
     await stored('store the outcome of a heartbeat', () => store.finishRun(outcome));
-    logger.info({ heartbeatId: id, events: events.length, status, delivery: outcome.delivery.kind }, 'heartbeat');
+    logger.info({ heartbeatId: id, events: events.length, olderEvents: older.count, status, delivery: outcome.delivery.kind }, 'heartbeat');
     if (outcome.delivery.kind === 'outbox') deps.notifyOutbox(outcome.delivery.entry);
     return id;
   }

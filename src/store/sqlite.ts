@@ -9,6 +9,8 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { SCHEMA, SCHEMA_VERSION } from './sqlite-schema.ts';
 import { WriteQueue } from './write-queue.ts';
 import { WalPresync } from './wal-presync.ts';
+import { Tally } from './sqlite-tally.ts';
+import { LIST_WINDOW, newestFirst, type NewestFirst } from './sqlite-pages.ts';
 import { RecycledMap, RecycledSet } from '../util/recycled.ts';
 import { boundaryBytes, packBoundary, unpackBoundary } from '../runtime/safety.ts';
 import { ownSessionRunId } from '../runtime/sessions.ts';
@@ -22,6 +24,7 @@ import type {
   ListOptions,
   NewEvent,
   NewRun,
+  PendingBacklog,
   Run,
   RunOutcome,
   RunStatus,
@@ -48,9 +51,6 @@ export interface SqliteStoreOptions {
 type Row = Record<string, unknown>;
 
 const SQLITE_BUSY = 5;
-
-/** Rows `counts` tallies per turn of the event loop when it catches up (`SqliteStore.settleCounts`). */
-const COUNT_SLICE = 20_000;
 
 /** The meta key of the pending events' watermark (`SqliteStore.pendingFrom`). */
 const PENDING_FROM = 'eventsPendingFrom';
@@ -236,6 +236,7 @@ export class SqliteStore implements Store {
   private readonly presync: WalPresync | undefined;
   private commitObserver: ((seconds: number) => void) | undefined;
   private readonly q: Record<string, StatementSync>;
+  private readonly tally: Tally;
   private closed = false;
   /**
    * Where each event handed out by `pendingEvents` is (id → seq), so consuming it needs no index on
@@ -259,6 +260,7 @@ export class SqliteStore implements Store {
         throw new StoreInUseError(`database ${opts.path} is in use by another process (is another hook-intake serving this data directory?)`, { cause: err });
       throw err;
     }
+    this.tally = new Tally(this.db);
     const p = (sql: string) => this.db.prepare(sql);
     const arrays = (stmt: StatementSync) => {
       stmt.setReturnArrays(true);
@@ -277,34 +279,31 @@ export class SqliteStore implements Store {
       getRun: p(`${RUN_COLUMNS} WHERE r.id = ?`),
       queuedRun: arrays(p(`${QUEUED_COLUMNS} WHERE id = ? AND status = 'queued'`)),
       queuedRunAt: arrays(p(`${QUEUED_COLUMNS} WHERE seq = ? AND status = 'queued'`)),
-      listRuns: p(`${RUN_COLUMNS} ORDER BY r.seq DESC LIMIT ?`),
-      listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.status = ? ORDER BY r.seq DESC LIMIT ?`),
+      // lists: the rows with keys in [from, below) that pass, newest first (read in pieces, see `newestFirst`)
+      listRuns: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? ORDER BY r.seq DESC LIMIT ?`),
+      listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
       // queued and running runs from the index of unfinished ones, not a walk back through every finished run
       listUnfinishedByStatus: p(`${RUN_COLUMNS.replace('FROM runs r', 'FROM runs r INDEXED BY runs_unfinished')}
-        WHERE r.status IN ('queued', 'running') AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
-      listMessages: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? ORDER BY m.id DESC LIMIT ?`),
-      listEvents: p(`${EVENT_COLUMNS} ORDER BY e.seq DESC LIMIT ?`),
+        WHERE r.seq >= ? AND r.seq < ? AND r.status IN ('queued', 'running') AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
+      listMessages: p(`${MESSAGE_COLUMNS.replace('FROM messages m', 'FROM messages m INDEXED BY messages_by_session')}
+        WHERE m.id >= ? AND m.id < ? AND m.session_key = ? ORDER BY m.id DESC LIMIT ?`),
+      listEvents: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? ORDER BY e.seq DESC LIMIT ?`),
       // below the watermark every event is consumed (by its row or by a range); from it on, those marked pending are pending
-      listPendingEvents: p("SELECT * FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT ?"),
-      listConsumedEvents: p(`${EVENT_COLUMNS} WHERE e.seq < ? OR e.status = 'consumed' ORDER BY e.seq DESC LIMIT ?`),
+      listPendingEvents: p("SELECT * FROM events WHERE seq >= ? AND seq < ? AND status = 'pending' ORDER BY seq DESC LIMIT ?"),
+      listConsumedEvents: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? AND (e.seq < ? OR e.status = 'consumed') ORDER BY e.seq DESC LIMIT ?`),
+      // one past each table's highest key, where a list starts
+      endEvents: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM events'),
+      endRuns: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM runs'),
+      endMessages: p('SELECT coalesce(max(id), 0) + 1 AS n FROM messages'),
       // forward from the watermark (see `pendingFrom`): the events below it are all consumed
       pendingEvents: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq ASC LIMIT ?")),
+      // a backlog (see `pendingBacklog`): its newest events, from the top down, then the older ones counted a window at a time
+      newestPending: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT ?")),
+      countPendingBySource: p(`SELECT source, count(*) AS n, min(created_at) AS first_at, max(created_at) AS last_at FROM events
+        WHERE seq >= ? AND seq < ? AND status = 'pending' GROUP BY source`),
       // where the watermark moves to: the first pending event from it on, else the seq the next event will get
       firstPending: p(`SELECT coalesce((SELECT seq FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq LIMIT 1),
         (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS seq`),
-      // counts (see `counts`): rows in [from, to) that can no longer change, then those from `to` on by status
-      settledEvents: p("SELECT 'consumed' AS status, count(*) AS n FROM events WHERE seq >= ? AND seq < ?"),
-      liveEvents: p('SELECT status, count(*) AS n FROM events WHERE seq >= ? GROUP BY status'),
-      // below the oldest unfinished run (the partial index on unfinished runs finds it), every run is finished
-      runsSettledBelow: p(`SELECT coalesce((SELECT min(seq) FROM runs INDEXED BY runs_unfinished WHERE status IN ('queued', 'running')),
-        (SELECT coalesce(max(seq), 0) + 1 FROM runs)) AS below`),
-      settledRuns: p('SELECT status, count(*) AS n FROM runs WHERE seq >= ? AND seq < ? GROUP BY status'),
-      liveRuns: p('SELECT status, count(*) AS n FROM runs WHERE seq >= ? GROUP BY status'),
-      // below the oldest pending delivery (the partial index on pending deliveries finds it), every one is sent or failed
-      outboxSettledBelow: p(`SELECT coalesce((SELECT min(rowid) FROM outbox INDEXED BY outbox_pending WHERE status = 'pending'),
-        (SELECT coalesce(max(rowid), 0) + 1 FROM outbox)) AS below`),
-      settledOutbox: p('SELECT status, count(*) AS n FROM outbox WHERE rowid >= ? AND rowid < ? GROUP BY status'),
-      liveOutbox: p('SELECT status, count(*) AS n FROM outbox WHERE rowid >= ? GROUP BY status'),
       // the pending events in a range of seqs (a heartbeat's, to see that it consumed all of them)
       countPendingIn: p("SELECT count(*) AS n FROM events WHERE seq BETWEEN ? AND ? AND status = 'pending'"),
       consumeRange: p('INSERT INTO consumed (to_seq, from_seq, heartbeat_id, consumed_at) VALUES (?, ?, ?, ?)'),
@@ -326,7 +325,7 @@ export class SqliteStore implements Store {
       transcriptFrom: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? AND m.id >= ? ORDER BY m.id ASC`),
       consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE seq = ? AND status = 'pending'"),
       // events have no index on id: only for an id this store did not hand out as pending (a table scan)
-      consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND status = 'pending'"),
+      consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND seq >= ? AND status = 'pending' RETURNING seq"),
       insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
       dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body FROM outbox o WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
@@ -344,12 +343,14 @@ export class SqliteStore implements Store {
       this.db,
       () => {
         this.metaCache.clear();
+        this.tally.rolledBack();
         // starts written by the transaction that rolled back are unwritten again
         for (const [id, at] of this.startsInTx) this.queuedStarts.set(id, at);
         this.startsInTx.clear();
       },
       (ms) => {
         this.startsInTx.clear();
+        this.tally.committed();
         presync?.committed();
         this.commitObserver?.(ms / 1000);
       },
@@ -431,14 +432,49 @@ export class SqliteStore implements Store {
     return r ? toNewRun(r) : undefined;
   }
 
+  /** One past the highest key of `table`'s rows (`end*` statements). */
+  private end(stmt: 'endEvents' | 'endRuns' | 'endMessages'): number {
+    return Number((this.q[stmt]!.get() as { n: number }).n);
+  }
+
+  /** A list read in pieces (sqlite-pages.ts), stopped if the store closes meanwhile. */
+  private newestFirst<T>(l: Omit<NewestFirst<T>, 'open'>): Promise<T[]> {
+    return newestFirst({
+      ...l,
+      open: () => {
+        if (this.closed) throw new Error('the store was closed during a read');
+      },
+    });
+  }
+
   async listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]> {
-    const byStatus = opts.status === 'queued' || opts.status === 'running' ? this.q.listUnfinishedByStatus! : this.q.listRunsByStatus!;
-    const rows = opts.status ? byStatus.all(opts.status, opts.limit) : this.q.listRuns!.all(opts.limit);
-    return (rows as Row[]).map(toRun);
+    const unfinished = opts.status === 'queued' || opts.status === 'running';
+    const stmt = !opts.status ? this.q.listRuns! : unfinished ? this.q.listUnfinishedByStatus! : this.q.listRunsByStatus!;
+    return this.newestFirst({
+      stmt,
+      args: opts.status ? [opts.status] : [],
+      key: 'seq',
+      floor: 0,
+      end: this.end('endRuns'),
+      // the index of unfinished runs holds only the rows that pass
+      window: unfinished ? Infinity : LIST_WINDOW,
+      limit: opts.limit,
+      map: toRun,
+    });
   }
 
   async listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]> {
-    const rows = (this.q.listMessages!.all(sessionKey, opts.limit) as Row[]).map(toMessage);
+    // the session's rows through its index, whatever the other sessions hold
+    const rows = await this.newestFirst({
+      stmt: this.q.listMessages!,
+      args: [sessionKey],
+      key: 'id',
+      floor: 0,
+      end: this.end('endMessages'),
+      window: Infinity,
+      limit: opts.limit,
+      map: toMessage,
+    });
     // a session's own lines are its oldest: after its rows, newest first, while the limit allows
     if (rows.length < opts.limit) rows.push(...this.ownLines(sessionKey).reverse().slice(0, opts.limit - rows.length));
     return rows;
@@ -495,18 +531,25 @@ export class SqliteStore implements Store {
   }
 
   async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
-    const rows =
+    const from = this.pendingFrom();
+    const [stmt, args, floor] =
       opts.status === 'pending'
-        ? this.q.listPendingEvents!.all(this.pendingFrom(), opts.limit)
+        ? [this.q.listPendingEvents!, [], from]
         : opts.status === 'consumed'
-          ? this.q.listConsumedEvents!.all(this.pendingFrom(), opts.limit)
-          : this.q.listEvents!.all(opts.limit);
-    return (rows as Row[]).map(toEvent);
+          ? [this.q.listConsumedEvents!, [from], 0]
+          : [this.q.listEvents!, [], 0];
+    return this.newestFirst({ stmt, args, key: 'seq', floor, end: this.end('endEvents'), window: LIST_WINDOW, limit: opts.limit, map: toEvent });
   }
 
   async pendingEvents(limit: number): Promise<SystemEvent[]> {
-    // as arrays (about half the time of objects for a heartbeat's 200): seq, id, source, text, text_wrap, created_at, run_id
-    const rows = this.q.pendingEvents!.all(this.pendingFrom(), limit) as unknown as unknown[][];
+    return this.handOut(this.q.pendingEvents!.all(this.pendingFrom(), limit) as unknown as unknown[][]);
+  }
+
+  /**
+   * Pending events read as arrays (about half the time of objects for a heartbeat's 200): seq, id, source, text,
+   * text_wrap, created_at, run_id. Each one's seq is kept for consuming it (`pendingSeq`).
+   */
+  private handOut(rows: unknown[][]): SystemEvent[] {
     return rows.map((a) => {
       const id = String(a[1]);
       this.pendingSeq.set(id, Number(a[0]));
@@ -515,63 +558,41 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * What `counts` has tallied of the rows that can no longer change: for each table, the rows below
-   * `below` (seq or rowid) by status. Events below the watermark are all consumed; a run below the oldest
-   * unfinished one is finished for good, and a delivery below the oldest pending one is sent or failed for
-   * good; new rows only come above. Each call tallies only the rows settled since the last one, plus the
-   * few still live, where counting whole tables took about 0.4 s per call with a million rows in each
-   * (and `/metrics` asks three times per scrape).
+   * The last backlog handed out: where its shown events start, how many older events were pending below them,
+   * and `consumes` then. A heartbeat that consumes the older ones (`consumeOlder`) is recorded without counting
+   * them again inside its write, unless events were consumed since.
    */
-  private readonly settled = {
-    events: { below: 1, n: new Map<string, number>() },
-    runs: { below: 1, n: new Map<string, number>() },
-    outbox: { below: 1, n: new Map<string, number>() },
-  };
-  private settling: Promise<void> | undefined;
+  private backlog: { shownFrom: number; older: number; consumes: number } | undefined;
+  /** Writes that consumed events, counted once committed, for `backlog`. */
+  private consumes = 0;
 
-  /**
-   * Moves each table's `settled` tally up to where its rows stop changing, at most COUNT_SLICE rows per
-   * turn of the event loop, about 6 ms: the first call after a start reads every row once (three tables of
-   * a million rows each, about 0.35 s), and would otherwise hold every request that long. Calls share one pass.
-   */
-  private settleCounts(): Promise<void> {
-    this.settling ??= (async () => {
-      const tables: [typeof this.settled.runs, () => number, StatementSync][] = [
-        [this.settled.events, () => this.pendingFrom(), this.q.settledEvents!],
-        [this.settled.runs, () => Number((this.q.runsSettledBelow!.get() as { below: number }).below), this.q.settledRuns!],
-        [this.settled.outbox, () => Number((this.q.outboxSettledBelow!.get() as { below: number }).below), this.q.settledOutbox!],
-      ];
-      for (const [t, boundary, settled] of tables) {
-        const below = boundary();
-        while (t.below < below && !this.closed) {
-          const to = Math.min(below, t.below + COUNT_SLICE);
-          for (const r of settled.all(t.below, to) as { status: string; n: number }[]) t.n.set(r.status, (t.n.get(r.status) ?? 0) + Number(r.n));
-          t.below = to;
-          if (to < below) await new Promise((r) => setImmediate(r));
-        }
+  async pendingBacklog(limit: number): Promise<PendingBacklog> {
+    const from = this.pendingFrom();
+    const consumes = this.consumes;
+    const events = this.handOut((this.q.newestPending!.all(from, limit) as unknown as unknown[][]).reverse());
+    const older: PendingBacklog['older'] = { count: 0, bySource: {}, firstAt: null, lastAt: null };
+    if (events.length < limit) return { events, older }; // every pending event is shown
+    const shownFrom = this.pendingSeq.get(events[0]!.id)!;
+    // below the shown events, a window of seqs per turn of the event loop: a backlog of millions takes many short turns
+    for (let at = from; at < shownFrom; at += LIST_WINDOW) {
+      if (at > from) await new Promise((r) => setImmediate(r));
+      if (this.closed) throw new Error('the store was closed during a read');
+      for (const r of this.q.countPendingBySource!.all(at, Math.min(at + LIST_WINDOW, shownFrom)) as Row[]) {
+        const n = Number(r.n);
+        older.count += n;
+        older.bySource[String(r.source)] = (older.bySource[String(r.source)] ?? 0) + n;
+        older.firstAt = Math.min(older.firstAt ?? Infinity, Number(r.first_at));
+        older.lastAt = Math.max(older.lastAt ?? -Infinity, Number(r.last_at));
       }
-    })().finally(() => (this.settling = undefined));
-    return this.settling;
+    }
+    this.backlog = { shownFrom, older: older.count, consumes };
+    return { events, older };
   }
 
   async counts(): Promise<StoreCounts> {
-    await this.settleCounts();
-    // the settled rows' tallies, and the rows above them as they are now
-    const tally = (t: { below: number; n: Map<string, number> }, live: StatementSync) => {
-      const out = Object.fromEntries(t.n) as Record<string, number>;
-      for (const r of live.all(t.below) as { status: string; n: number }[]) out[r.status] = (out[r.status] ?? 0) + Number(r.n);
-      return out;
-    };
-    const e = tally(this.settled.events, this.q.liveEvents!);
-    const r = tally(this.settled.runs, this.q.liveRuns!);
-    const o = tally(this.settled.outbox, this.q.liveOutbox!);
-    return {
-      events: { pending: e.pending ?? 0, consumed: e.consumed ?? 0 },
-      runs: { queued: r.queued ?? 0, running: r.running ?? 0, ok: r.ok ?? 0, error: r.error ?? 0, timeout: r.timeout ?? 0 },
-      outbox: { pending: o.pending ?? 0, failed: o.failed ?? 0 },
-    };
+    await this.tally.catchUp(() => this.pendingFrom(), () => this.closed);
+    return this.tally.read();
   }
-
 
   async unfinishedRuns(): Promise<Run[]> {
     return (this.q.unfinished!.all() as Row[]).map(toRun);
@@ -653,44 +674,79 @@ export class SqliteStore implements Store {
         const textRef = e.text === o.reply ? replyRef : this.longText(text);
         this.q.insertOutbox!.run(e.id, e.runId, e.channel, e.to, textRef === null ? text : '', textRef, key, e.createdAt, e.createdAt, e.createdAt);
       }
-      if (o.consumedEventIds?.length) this.consume(o.consumedEventIds, o.id, o.finishedAt);
+      if (o.consumedEventIds?.length) this.consume(o.consumedEventIds, o.id, o.finishedAt, o.consumeOlder === true);
     });
     const consumed = o.consumedEventIds;
     if (!consumed?.length) return done;
     // forgotten once committed: a finish retried alone after its group's transaction failed still finds them
     return done.then(() => {
+      this.consumes++;
       for (const id of consumed) this.pendingSeq.delete(id);
+      // and those handed out before and consumed as older ones since (a backlog's heartbeat that failed showed them)
+      const from = this.pendingFrom();
+      for (const [id, seq] of [...this.pendingSeq]) if (seq < from) this.pendingSeq.delete(id);
     });
   }
 
   /**
-   * Inside a write: marks a heartbeat's events consumed and moves the watermark on. A heartbeat reads the
-   * oldest pending events (`pendingEvents`), so what it consumes is normally every pending event from the
-   * first one on up to the last it read: one row in `consumed` records that. Any other set (ids this store
-   * did not hand out, or events left out in between) is marked row by row.
+   * Inside a write: marks a heartbeat's events consumed and moves the watermark on. A heartbeat shows every
+   * pending event, or the newest of a backlog and then consumes the older ones too (`older`), so what it
+   * consumes is normally every pending event from the watermark up to the last it showed: one row in
+   * `consumed` records that. Any other set (ids this store did not hand out, or events left out in between)
+   * is marked row by row.
    */
-  private consume(ids: readonly string[], heartbeatId: string, at: number): void {
+  private consume(ids: readonly string[], heartbeatId: string, at: number, older: boolean): void {
     const from = this.pendingFrom();
     const seqs = ids.map((id) => this.pendingSeq.get(id));
     const first = seqs[0];
     const last = seqs[seqs.length - 1];
     const inOrder = seqs.every((s, i) => s !== undefined && (i === 0 || s > seqs[i - 1]!));
+    if (older && inOrder) return this.consumeThrough(from, seqs as number[], heartbeatId, at);
     if (
       inOrder &&
       first === this.firstPendingFrom(from) &&
       Number((this.q.countPendingIn!.get(first!, last!) as { n: number }).n) === seqs.length
     ) {
       this.q.consumeRange!.run(last!, first, heartbeatId, at);
+      this.tally.consumedRange(last!, seqs.length);
       // past the range, an event marked pending is pending
       this.putMeta(PENDING_FROM, String(this.firstPendingFrom(last! + 1)));
     } else {
+      // an event below the watermark is consumed already, whatever its row says
       ids.forEach((id, i) => {
         const seq = seqs[i];
-        if (seq !== undefined) this.q.consumeEvent!.run(at, heartbeatId, seq);
-        else this.q.consumeEventById!.run(at, heartbeatId, id);
+        const marked =
+          seq === undefined
+            ? (this.q.consumeEventById!.get(at, heartbeatId, id, from) as { seq: number } | undefined)?.seq
+            : seq >= from && this.q.consumeEvent!.run(at, heartbeatId, seq).changes
+              ? seq
+              : undefined;
+        if (marked !== undefined) this.tally.consumedRow(Number(marked));
       });
       this.putMeta(PENDING_FROM, String(this.firstPendingFrom(from)));
     }
+  }
+
+  /**
+   * Inside a write: a backlog's heartbeat consumes every pending event from the watermark up to the last one it
+   * showed, `seqs` (the newest, in order), as one range. The older ones were counted when the backlog was
+   * handed out; counted again here only if other events were consumed since.
+   */
+  private consumeThrough(from: number, seqs: readonly number[], heartbeatId: string, at: number): void {
+    const last = seqs[seqs.length - 1]!;
+    const oldest = this.firstPendingFrom(from);
+    if (oldest > last) return; // consumed meanwhile
+    const b = this.backlog;
+    const known = b !== undefined && b.consumes === this.consumes && b.shownFrom === seqs[0] && this.pendingIn(seqs[0]!, last) === seqs.length;
+    const n = known ? b.older + seqs.length : this.pendingIn(oldest, last);
+    this.q.consumeRange!.run(last, oldest, heartbeatId, at);
+    this.tally.consumedRange(last, n);
+    this.putMeta(PENDING_FROM, String(this.firstPendingFrom(last + 1)));
+  }
+
+  /** How many events from seq `first` to `last` are still marked pending (all are pending from the watermark up). */
+  private pendingIn(first: number, last: number): number {
+    return Number((this.q.countPendingIn!.get(first, last) as { n: number }).n);
   }
 
   /** The first event still marked pending from `seq` on, else the seq the next event will get. */

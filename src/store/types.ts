@@ -132,6 +132,11 @@ export interface RunOutcome {
   delivery: { kind: 'outbox'; entry: NewDelivery } | { kind: 'skipped'; reason: string; channel?: string | null; to?: string | null };
   /** Pending system events this run consumed (heartbeats). */
   consumedEventIds?: string[];
+  /**
+   * With `consumedEventIds`: every event still pending before the first of them is consumed too, by the
+   * same heartbeat (the older part of a backlog, which the heartbeat showed counted by source: `pendingBacklog`).
+   */
+  consumeOlder?: boolean;
 }
 
 export interface DeliveryAttempt {
@@ -151,6 +156,14 @@ export interface DeliveryAttempt {
 
 export interface ListOptions {
   limit: number;
+}
+
+/** What a heartbeat shows of the pending events (`Store.pendingBacklog`). */
+export interface PendingBacklog {
+  /** The newest pending events, oldest first. */
+  events: SystemEvent[];
+  /** The pending events older than those: how many, how many per source, and when the oldest and newest of them came. */
+  older: { count: number; bySource: Record<string, number>; firstAt: number | null; lastAt: number | null };
 }
 
 export interface StoreCounts {
@@ -179,6 +192,8 @@ export interface Store {
   listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]>;
   /** Oldest first. */
   pendingEvents(limit: number): Promise<SystemEvent[]>;
+  /** The newest `limit` pending events and the older ones counted, however many are pending; counting does not hold the event loop. */
+  pendingBacklog(limit: number): Promise<PendingBacklog>;
   counts(): Promise<StoreCounts>;
 
   /** Runs of kind `hook` left `queued` or `running`, oldest first (startup recovery). */

@@ -138,6 +138,13 @@ describe('lists', () => {
     expect((await call('/api/main/events?status=consumed')).body.events).toEqual([]);
   });
 
+  it('answers a list as JSON written in pieces, the same text as the whole list serialised at once', async () => {
+    const res = await fetch(`${base}/api/main/events?limit=10000`, { headers: AUTH });
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const text = await res.text();
+    expect(text).toBe(JSON.stringify({ ok: true, events: await store.listEvents({ limit: 10_000 }) }));
+  });
+
   it.each(['0', '-1', '1.5', 'abc', '', '10001', '1e9'])('answers 400 INVALID_PAYLOAD with field "limit" for ?limit=%s', async (limit) => {
     const r = await call(`/api/runs?limit=${limit}`);
     expect(r.status).toBe(400);

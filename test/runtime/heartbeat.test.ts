@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GenerationRef } from '../../src/runtime/generation.ts';
-import { createHeartbeat, MAX_EVENTS_PER_HEARTBEAT, type Heartbeat } from '../../src/runtime/heartbeat.ts';
+import { createHeartbeat, type Heartbeat } from '../../src/runtime/heartbeat.ts';
 import { SqliteStore } from '../../src/store/sqlite.ts';
 import { captureLogger, scriptedProvider, testGeneration } from '../helpers/runtime.ts';
 
@@ -28,10 +28,11 @@ afterEach(async () => {
 });
 
 let seq = 0;
-function setup(opts: { every?: string; reply?: string; provider?: ReturnType<typeof scriptedProvider> } = {}): Setup {
+function setup(opts: { every?: string; maxEvents?: number; reply?: string; provider?: ReturnType<typeof scriptedProvider> } = {}): Setup {
   const provider = opts.provider ?? scriptedProvider(() => opts.reply ?? 'HEARTBEAT_OK');
+  const beats = { every: opts.every ?? '0', ...(opts.maxEvents ? { maxEvents: opts.maxEvents } : {}) };
   const gen = testGeneration(
-    { agents: { defaults: { model: 'sp/main', heartbeat: { every: opts.every ?? '0' } }, providers: { sp: { type: 'scripted' } } } },
+    { agents: { defaults: { model: 'sp/main', heartbeat: beats }, providers: { sp: { type: 'scripted' } } } },
     { plugins: [provider.plugin] },
   );
   const store = new SqliteStore({ path: ':memory:' });
@@ -129,21 +130,82 @@ describe('createHeartbeat()', () => {
     expect(s.outbox).toHaveBeenCalledTimes(1);
   });
 
-  it('drains a backlog longer than one batch with heartbeats in a row, each over the oldest pending events', async () => {
+  /** `total` pending events, `backlog <i>` created at 1,000 + i ms, from three sources in a fixed pattern. */
+  const backlog = (total: number) =>
+    Array.from({ length: total }, (_, i) => ({
+      id: `backlog-${i}`,
+      source: i % 10 < 5 ? 'wake' : i % 10 < 8 ? 'github' : 'run',
+      text: `backlog ${i}`,
+      createdAt: 1_000 + i,
+      runId: null,
+    }));
+  const shownIn = (prompt: string) => (prompt.match(/backlog \d+/g) ?? []).map((m) => Number(m.slice('backlog '.length)));
+
+  it('takes a backlog in one heartbeat: the newest 200 events shown, the older ones counted by source, all consumed and still listed', async () => {
     const s = setup();
-    const total = 2 * MAX_EVENTS_PER_HEARTBEAT + 7;
-    const batch = [];
-    for (let i = 0; i < total; i++) batch.push({ id: `backlog-${i}`, source: 'wake', text: `backlog ${i}`, createdAt: 1_000 + i, runId: null });
-    await s.store.accept({ events: batch, runs: [] });
+    await s.store.accept({ events: backlog(1000), runs: [] });
     s.heartbeat.request();
     await s.heartbeat.idle();
     const runs = await s.heartbeatRuns();
-    expect(runs).toHaveLength(3);
-    const seen = s.provider.calls.map((c) => (c.req.messages.at(-1)!.content.match(/backlog \d+/g) ?? []).length);
-    expect(seen).toEqual([MAX_EVENTS_PER_HEARTBEAT, MAX_EVENTS_PER_HEARTBEAT, 7]);
-    expect(s.provider.calls[0]!.req.messages.at(-1)!.content).toContain('backlog 0\n');
-    const events = await s.store.listEvents({ limit: 1000 });
-    expect(events.filter((e) => e.status !== 'consumed')).toEqual([]);
+    expect(runs).toHaveLength(1);
+    expect(s.provider.calls).toHaveLength(1);
+    const prompt = s.provider.calls[0]!.req.messages.at(-1)!.content;
+    expect(shownIn(prompt)).toEqual(Array.from({ length: 200 }, (_, i) => 800 + i));
+    // the 800 older ones: 400 wake, 240 github, 160 run, created from 1,000 to 1,799 ms after the epoch
+    expect(prompt).toContain(
+      '[Backlog] 800 older pending events (1970-01-01T00:00:01.000Z to 1970-01-01T00:00:01.799Z) are not shown, only counted by source: ' +
+        'wake 400, github 240, run 160. The newest 200 follow.',
+    );
+    expect(prompt.indexOf('[Backlog]')).toBeLessThan(prompt.indexOf('backlog 800'));
+    const events = await s.store.listEvents({ limit: 10_000 });
+    expect(events).toHaveLength(1000);
+    expect(events.filter((e) => e.status !== 'consumed' || e.heartbeatId !== runs[0]!.id)).toEqual([]);
+    expect((await s.store.counts()).events).toEqual({ pending: 0, consumed: 1000 });
+    expect(await s.store.pendingEvents(10)).toEqual([]);
+  });
+
+  it('shows at most agents.defaults.heartbeat.maxEvents events, and all of them when no more are pending', async () => {
+    const s = setup({ maxEvents: 50 });
+    await s.store.accept({ events: backlog(120), runs: [] });
+    s.heartbeat.request();
+    await s.heartbeat.idle();
+    const first = s.provider.calls[0]!.req.messages.at(-1)!.content;
+    expect(shownIn(first)).toEqual(Array.from({ length: 50 }, (_, i) => 70 + i));
+    expect(first).toContain('[Backlog] 70 older pending events');
+    await s.store.accept({ events: backlog(1000).slice(120, 170), runs: [] });
+    s.heartbeat.request();
+    await s.heartbeat.idle();
+    const second = s.provider.calls[1]!.req.messages.at(-1)!.content;
+    expect(shownIn(second)).toEqual(Array.from({ length: 50 }, (_, i) => 120 + i));
+    expect(second).not.toContain('[Backlog]');
+    expect(s.provider.calls).toHaveLength(2);
+    expect((await s.store.counts()).events).toEqual({ pending: 0, consumed: 170 });
+  });
+
+  it('leaves events that arrive during a backlog heartbeat pending for the next one', async () => {
+    const provider = scriptedProvider();
+    const s = setup({ provider, maxEvents: 10 });
+    await s.store.accept({ events: backlog(30), runs: [] });
+    s.heartbeat.request();
+    await provider.waitForCalls(1);
+    const late = await s.wake('arrived meanwhile');
+    provider.calls[0]!.reply('HEARTBEAT_OK');
+    await s.heartbeat.idle();
+    expect(provider.calls).toHaveLength(1);
+    expect((await s.store.pendingEvents(10)).map((e) => e.id)).toEqual([late]);
+    expect((await s.store.counts()).events).toEqual({ pending: 1, consumed: 30 });
+  });
+
+  it('leaves a whole backlog pending when its heartbeat fails', async () => {
+    const provider = scriptedProvider();
+    const s = setup({ provider, maxEvents: 10 });
+    await s.store.accept({ events: backlog(30), runs: [] });
+    s.heartbeat.request();
+    await provider.waitForCalls(1);
+    provider.calls[0]!.fail(new Error('endpoint down'));
+    await s.heartbeat.idle();
+    expect((await s.store.counts()).events).toEqual({ pending: 30, consumed: 0 });
+    expect(await s.store.listEvents({ limit: 100, status: 'consumed' })).toEqual([]);
   });
 
   it('runs nothing when no event is pending', async () => {

@@ -5,8 +5,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LONG_TEXT, SqliteStore } from '../../src/store/sqlite.ts';
+import { LIVE_SLICE, TALLY_SLICE } from '../../src/store/sqlite-tally.ts';
+import { LIST_WINDOW } from '../../src/store/sqlite-pages.ts';
 import { SCHEMA, SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
 import { wrapExternal } from '../../src/runtime/safety.ts';
@@ -47,6 +49,46 @@ function query<T>(sql: string): T[] {
   } finally {
     db.close();
   }
+}
+
+/** `fn`'s result and how many turns of the event loop other work had while it ran. */
+async function turnsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let spinning = true;
+  const spin = () => {
+    if (!spinning) return;
+    turns++;
+    setImmediate(spin);
+  };
+  setImmediate(spin);
+  const result = await fn();
+  spinning = false;
+  return { result, turns };
+}
+
+/**
+ * `n` pending events `bulk-<i>` written through a second connection (SQLite's own locking lets it), from
+ * `source(i)`, created at `1_000 + i`: a large table in a fraction of the time of `accept`.
+ */
+function bulkEvents(n: number, source = "'wake'"): void {
+  const db = new DatabaseSync(file);
+  db.exec(`WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${n})
+    INSERT INTO events (id, source, text, status, created_at) SELECT printf('bulk-%d', i), ${source}, 'x', 'pending', 1000 + i FROM c`);
+  db.close();
+}
+
+/** Every row counted from scratch, a consumed range covering an event counting as consumed. */
+function full() {
+  const by = (sql: string) => Object.fromEntries(query<{ status: string; n: number }>(sql).map((r) => [r.status, r.n]));
+  const e = by(`SELECT CASE WHEN status = 'pending' AND EXISTS (SELECT 1 FROM consumed c WHERE e.seq BETWEEN c.from_seq AND c.to_seq)
+    THEN 'consumed' ELSE status END AS status, count(*) AS n FROM events e GROUP BY 1`);
+  const r = by('SELECT status, count(*) AS n FROM runs GROUP BY status');
+  const o = by('SELECT status, count(*) AS n FROM outbox GROUP BY status');
+  return {
+    events: { pending: e.pending ?? 0, consumed: e.consumed ?? 0 },
+    runs: { queued: r.queued ?? 0, running: r.running ?? 0, ok: r.ok ?? 0, error: r.error ?? 0, timeout: r.timeout ?? 0 },
+    outbox: { pending: o.pending ?? 0, failed: o.failed ?? 0 },
+  };
 }
 
 /** A finished run `r-old` in session `s-1`, with `message` as its message and reply and one transcript line, as an older schema stored it. */
@@ -425,21 +467,8 @@ describe('SqliteStore', () => {
 
   describe('counts()', () => {
     const pendingEventIds = async () => (await store.pendingEvents(10)).map((e) => e.id);
-    /** Every row counted from scratch, a consumed range covering an event counting as consumed. */
-    const full = () => {
-      const by = (sql: string) => Object.fromEntries(query<{ status: string; n: number }>(sql).map((r) => [r.status, r.n]));
-      const e = by(`SELECT CASE WHEN status = 'pending' AND EXISTS (SELECT 1 FROM consumed c WHERE e.seq BETWEEN c.from_seq AND c.to_seq)
-        THEN 'consumed' ELSE status END AS status, count(*) AS n FROM events e GROUP BY 1`);
-      const r = by('SELECT status, count(*) AS n FROM runs GROUP BY status');
-      const o = by('SELECT status, count(*) AS n FROM outbox GROUP BY status');
-      return {
-        events: { pending: e.pending ?? 0, consumed: e.consumed ?? 0 },
-        runs: { queued: r.queued ?? 0, running: r.running ?? 0, ok: r.ok ?? 0, error: r.error ?? 0, timeout: r.timeout ?? 0 },
-        outbox: { pending: o.pending ?? 0, failed: o.failed ?? 0 },
-      };
-    };
 
-    it('tallies what can no longer change once and the rest as it is now, and agrees with counting every row', async () => {
+    it('agrees with counting every row as runs, deliveries and events change, and after a restart', async () => {
       const runs = [newRun(), newRun(), newRun(), newRun()];
       await store.accept({ events: [newEvent({ id: 'e1' }), newEvent({ id: 'e2' })], runs });
       await store.startRun(runs[0]!.id, 1);
@@ -482,22 +511,232 @@ describe('SqliteStore', () => {
         SELECT printf('bulk-%d', i), 'hook', 'h', 'h', 0, printf('s-%d', i), 'm', 'echo/echo', 60, 'now', 0, 'last', CASE WHEN i % 3 = 0 THEN 'error' ELSE 'ok' END, 1, i, 'skipped' FROM n`);
       db.close();
       store = new SqliteStore({ path: file, locking: 'normal' });
-      // a queued run above them all: the 45,000 below have settled, and are tallied in slices
+      // a queued run above them all; the 45,000 are tallied in slices, a turn each
       await store.accept({ events: [], runs: [newRun()] });
-      let turns = 0;
-      let spinning = true;
-      const spin = () => {
-        if (!spinning) return;
-        turns++;
-        setImmediate(spin);
-      };
-      setImmediate(spin);
-      const [a, b] = await Promise.all([store.counts(), store.counts()]);
-      spinning = false;
+      const {
+        result: [a, b],
+        turns,
+      } = await turnsDuring(() => Promise.all([store.counts(), store.counts()]));
       expect(a.runs).toEqual({ queued: 1, running: 0, ok: 30000, error: 15000, timeout: 0 });
       expect(b).toEqual(a);
       expect(a).toEqual(full());
       expect(turns).toBeGreaterThanOrEqual(2);
+    });
+
+    it('counts the rows added since its last call a slice per turn, however many events are pending', async () => {
+      expect((await store.counts()).events).toEqual({ pending: 0, consumed: 0 });
+      // a backlog of pending events, as `next-heartbeat` wakes with the heartbeat timer off leave it
+      bulkEvents(45_000);
+      const first = await turnsDuring(() => store.counts());
+      expect(first.result.events).toEqual({ pending: 45_000, consumed: 0 });
+      expect(first.turns).toBeGreaterThanOrEqual(45_000 / TALLY_SLICE);
+      // nothing new: the pending events are not counted again
+      await store.accept({ events: [newEvent()], runs: [] });
+      const again = await turnsDuring(() => store.counts());
+      expect(again.result).toEqual(full());
+      expect(again.turns).toBeLessThanOrEqual(2);
+    });
+
+    it('follows tallied rows as their status changes, and not what a rolled-back transaction did', async () => {
+      const runs = [newRun(), newRun(), newRun()];
+      await store.accept({ events: ['a', 'b', 'c', 'd'].map((id) => newEvent({ id })), runs });
+      expect((await store.pendingEvents(10)).map((e) => e.id)).toEqual(['a', 'b', 'c', 'd']);
+      expect(await store.counts()).toEqual(full());
+      // every row is tallied now: the runs and the delivery under way are looked at again, the events consumed are reported
+      await store.startRun(runs[0]!.id, 1);
+      const d = newDelivery(runs[0]!.id);
+      await store.finishRun(okOutcome(runs[0]!.id, { delivery: { kind: 'outbox', entry: d } }));
+      await store.recordDelivery({ id: d.id, runId: runs[0]!.id, attempts: 1, at: 2_100, status: 'pending', nextAttemptAt: 3_000 });
+      await store.startRun(runs[1]!.id, 1);
+      await store.requeueRun(runs[1]!.id, { refundAttempt: true });
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      expect(await store.counts()).toEqual(full());
+      // a range within the tallied events, then one row alone above the watermark
+      await store.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['a', 'b'] }));
+      const hb2 = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb2, 6);
+      await store.finishRun(okOutcome(hb2.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['d'] }));
+      expect(await store.counts()).toEqual(full());
+      expect((await store.counts()).events).toEqual({ pending: 1, consumed: 3 });
+      // a finish whose outbox id is taken fails as a whole: its run and its delivery stay where they were
+      const before = await store.counts();
+      await store.startRun(runs[2]!.id, 7);
+      const running = await store.counts();
+      expect(running).toEqual(full());
+      expect(running.runs.running).toBe(before.runs.running + 1);
+      await expect(store.finishRun(okOutcome(runs[2]!.id, { delivery: { kind: 'outbox', entry: { ...d, runId: runs[2]!.id } } }))).rejects.toThrow(/UNIQUE/);
+      expect(await store.counts()).toEqual(running);
+      // a heartbeat's finish that shared a transaction another write sank is retried alone: its event is consumed once
+      const hb3 = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb3, 8);
+      const [consumed, sunk] = await Promise.allSettled([
+        store.finishRun(okOutcome(hb3.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['c'] })),
+        store.finishRun(okOutcome(runs[2]!.id, { delivery: { kind: 'outbox', entry: { ...d, runId: runs[2]!.id } } })),
+      ]);
+      expect([consumed.status, sunk.status]).toEqual(['fulfilled', 'rejected']);
+      expect((await store.counts()).events).toEqual({ pending: 0, consumed: 4 });
+      await store.failInterruptedHeartbeats(9, 'crashed');
+      await store.recordDelivery({ id: d.id, runId: runs[0]!.id, attempts: 5, at: 3_000, status: 'failed', error: 'HTTP 500' });
+      expect(await store.counts()).toEqual(full());
+    });
+
+    it('looks at the runs under way again at each read, a slice per turn, until they finish', async () => {
+      await store.close();
+      const db = new DatabaseSync(file);
+      db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 45000)
+        INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, timeout_seconds, wake_mode, deliver, channel, status, attempts, created_at, delivery_status)
+        SELECT printf('bulk-%d', i), 'hook', 'h', 'h', 0, printf('s-%d', i), 'm', 'echo/echo', 60, 'now', 0, 'last', 'queued', 0, i, 'pending' FROM n`);
+      db.close();
+      store = new SqliteStore({ path: file, locking: 'normal' });
+      expect((await store.counts()).runs).toMatchObject({ queued: 45_000, running: 0, ok: 0 });
+      await store.startRun('bulk-7', 1);
+      await store.finishRun(okOutcome('bulk-9', { delivery: { kind: 'skipped', reason: 'deliver is false' } }));
+      const { result, turns } = await turnsDuring(() => store.counts());
+      expect(result.runs).toMatchObject({ queued: 44_998, running: 1, ok: 1 });
+      expect(result).toEqual(full());
+      expect(turns).toBeGreaterThanOrEqual(Math.floor(45_000 / LIVE_SLICE) - 1);
+    });
+
+    it('counts a consumed range that reaches past the tallied events', async () => {
+      await store.accept({ events: ['a', 'b'].map((id) => newEvent({ id })), runs: [] });
+      expect((await store.counts()).events).toEqual({ pending: 2, consumed: 0 });
+      // c and d are not tallied yet when the range over a to d is recorded
+      await store.accept({ events: ['c', 'd'].map((id) => newEvent({ id })), runs: [] });
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      expect((await store.pendingEvents(10)).map((e) => e.id)).toEqual(['a', 'b', 'c', 'd']);
+      await store.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['a', 'b', 'c'] }));
+      expect((await store.counts()).events).toEqual({ pending: 1, consumed: 3 });
+      expect(await store.counts()).toEqual(full());
+    });
+  });
+
+  describe('pendingBacklog()', () => {
+    const heartbeatOver = async (ids: string[], consumeOlder: boolean) => {
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      await store.finishRun(okOutcome(hb.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ids, consumeOlder }));
+      return hb.id;
+    };
+    const sources = ['github', 'wake', 'wake', 'run'];
+    const events = (n: number) => Array.from({ length: n }, (_, i) => newEvent({ id: `e${i}`, source: sources[i % 4]!, createdAt: 100 + i }));
+
+    it('answers the newest pending events, oldest first, and counts the older ones by source', async () => {
+      await store.accept({ events: events(10), runs: [] });
+      const b = await store.pendingBacklog(3);
+      expect(b.events.map((e) => e.id)).toEqual(['e7', 'e8', 'e9']);
+      expect(b.older).toEqual({ count: 7, bySource: { github: 2, wake: 4, run: 1 }, firstAt: 100, lastAt: 106 });
+      // all of them when they fit
+      expect(await store.pendingBacklog(10)).toMatchObject({ older: { count: 0, bySource: {}, firstAt: null, lastAt: null } });
+      expect((await store.pendingBacklog(10)).events).toHaveLength(10);
+    });
+
+    it('consumes the older events with the shown ones as one range, and every reader sees them consumed by that heartbeat', async () => {
+      await store.accept({ events: events(10), runs: [] });
+      expect((await store.counts()).events).toEqual({ pending: 10, consumed: 0 });
+      const b = await store.pendingBacklog(3);
+      await store.accept({ events: [newEvent({ id: 'late' })], runs: [] });
+      expect((await store.counts()).events).toEqual({ pending: 11, consumed: 0 });
+      const hb = await heartbeatOver(b.events.map((e) => e.id), true);
+      expect(query('SELECT to_seq, from_seq, heartbeat_id FROM consumed')).toEqual([{ to_seq: 10, from_seq: 1, heartbeat_id: hb }]);
+      const listed = await store.listEvents({ limit: 100 });
+      expect(listed.map((e) => [e.id, e.status, e.heartbeatId])).toEqual([
+        ['late', 'pending', null],
+        ...events(10).reverse().map((e) => [e.id, 'consumed', hb]),
+      ]);
+      expect((await store.counts()).events).toEqual({ pending: 1, consumed: 10 });
+      expect(await store.counts()).toEqual(full());
+      expect((await store.pendingEvents(10)).map((e) => e.id)).toEqual(['late']);
+    });
+
+    it('counts right when events were consumed between reading the backlog and consuming it', async () => {
+      await store.accept({ events: events(12), runs: [] });
+      expect((await store.counts()).events).toEqual({ pending: 12, consumed: 0 });
+      const b = await store.pendingBacklog(4);
+      // another heartbeat takes e0 and e1 meanwhile, and a later event is counted too
+      expect((await store.pendingEvents(2)).map((e) => e.id)).toEqual(['e0', 'e1']);
+      await heartbeatOver(['e0', 'e1'], false);
+      await store.accept({ events: [newEvent({ id: 'late' })], runs: [] });
+      expect((await store.counts()).events).toEqual({ pending: 11, consumed: 2 });
+      await heartbeatOver(b.events.map((e) => e.id), true);
+      expect((await store.counts()).events).toEqual({ pending: 1, consumed: 12 });
+      expect(await store.counts()).toEqual(full());
+    });
+
+    it('counts a large backlog a window of seqs per turn', async () => {
+      bulkEvents(45_000, "CASE WHEN i % 3 = 0 THEN 'github' ELSE 'wake' END");
+      const { result, turns } = await turnsDuring(() => store.pendingBacklog(200));
+      expect(result.events.map((e) => e.id)).toEqual(Array.from({ length: 200 }, (_, i) => `bulk-${44_801 + i}`));
+      expect(result.older).toEqual({ count: 44_800, bySource: { github: 14_933, wake: 29_867 }, firstAt: 1_001, lastAt: 45_800 });
+      expect(turns).toBeGreaterThanOrEqual(Math.floor(44_800 / LIST_WINDOW));
+      await heartbeatOver(result.events.map((e) => e.id), true);
+      expect((await store.counts()).events).toEqual({ pending: 0, consumed: 45_000 });
+    });
+  });
+
+  describe('reads on a large store', () => {
+    const consumeAll = async () => {
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+      await store.insertHeartbeat(hb, 5);
+      const ids = (await store.pendingEvents(10)).map((e) => e.id);
+      await store.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ids }));
+    };
+
+    it('finds consumed events below a large pending backlog a window per turn', async () => {
+      await store.accept({ events: ['a', 'b', 'c'].map((id) => newEvent({ id })), runs: [] });
+      await consumeAll();
+      bulkEvents(45_000);
+      const { result, turns } = await turnsDuring(() => store.listEvents({ limit: 10, status: 'consumed' }));
+      expect(result.map((e) => e.id)).toEqual(['c', 'b', 'a']);
+      expect(turns).toBeGreaterThanOrEqual(Math.floor(45_000 / LIST_WINDOW));
+      expect((await store.listEvents({ limit: 2, status: 'pending' })).map((e) => e.id)).toEqual(['bulk-45000', 'bulk-44999']);
+      expect((await store.listEvents({ limit: 2 })).map((e) => e.id)).toEqual(['bulk-45000', 'bulk-44999']);
+    });
+
+    it('finds runs of a rare status a window per turn', async () => {
+      const rare = newRun();
+      await store.accept({ events: [], runs: [rare] });
+      await store.finishRun(okOutcome(rare.id, { status: 'timeout', reply: null, delivery: { kind: 'skipped', reason: 'run did not succeed' } }));
+      await store.close();
+      const db = new DatabaseSync(file);
+      db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 45000)
+        INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, timeout_seconds, wake_mode, deliver, channel, status, attempts, created_at, delivery_status)
+        SELECT printf('bulk-%d', i), 'hook', 'h', 'h', 0, printf('s-%d', i), 'm', 'echo/echo', 60, 'now', 0, 'last', 'ok', 1, i, 'skipped' FROM n`);
+      db.close();
+      store = new SqliteStore({ path: file, locking: 'normal' });
+      const { result, turns } = await turnsDuring(() => store.listRuns({ limit: 10, status: 'timeout' }));
+      expect(result.map((r) => r.id)).toEqual([rare.id]);
+      expect(turns).toBeGreaterThanOrEqual(Math.floor(45_000 / LIST_WINDOW));
+      expect((await store.listRuns({ limit: 1 })).map((r) => r.id)).toEqual(['bulk-45000']);
+    });
+
+    it('reads through primary keys and indexes only: no statement of counts() or a list scans a table', async () => {
+      const proto = Object.getPrototypeOf(new DatabaseSync(':memory:').prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+      const spies = ['all', 'get', 'iterate'].map((m) => vi.spyOn(proto, m));
+      const run = newRun();
+      await store.accept({ events: ['a', 'b'].map((id) => newEvent({ id })), runs: [run] });
+      await consumeAll();
+      await store.accept({ events: [newEvent()], runs: [] });
+      for (const s of spies) s.mockClear();
+      await store.counts();
+      for (const status of [undefined, 'pending', 'consumed'] as const) await store.listEvents({ limit: 10, ...(status ? { status } : {}) });
+      for (const status of [undefined, 'queued', 'ok'] as const) await store.listRuns({ limit: 10, ...(status ? { status } : {}) });
+      await store.listMessages(run.sessionKey, { limit: 10 });
+      const sql = new Set(spies.flatMap((s) => s.mock.contexts.map((c) => (c as { sourceSQL: string }).sourceSQL)));
+      for (const s of spies) s.mockRestore();
+      const db = new DatabaseSync(file, { readOnly: true });
+      try {
+        const plans = [...sql].map((q) => ({ q, plan: (db.prepare(`EXPLAIN QUERY PLAN ${q}`).all(...Array(q.split('?').length - 1).fill(1)) as { detail: string }[]).map((r) => r.detail) }));
+        expect(plans.length).toBeGreaterThanOrEqual(8);
+        for (const { q, plan } of plans) {
+          expect(plan.filter((d) => /^SCAN /.test(d)), q).toEqual([]);
+          // a walk through a table's rows by key is bounded on both sides (an open range here is a one-row lookup of a consumed range)
+          expect(plan.filter((d) => /^SEARCH (events|runs|outbox|messages|e|r|o|m) USING INTEGER PRIMARY KEY \(rowid[<>]\?\)$/.test(d)), q).toEqual([]);
+        }
+      } finally {
+        db.close();
+      }
     });
   });
 
