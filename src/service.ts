@@ -23,7 +23,7 @@ import { FailureThrottle } from './auth/throttle.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import { createNamedResolver } from './mapping/resolve.ts';
 import { watchSources, type SourceWatcher } from './config/watch.ts';
-import { createWorkerSource } from './transforms/pool.ts';
+import { createWorkerSource, type SpareWorkerSource } from './transforms/pool.ts';
 import { createMetrics, RequestTally } from './http/metrics.ts';
 
 // Not `import … from 'node:http'`: that ES-module face of `node:http` reads every export, the
@@ -82,6 +82,11 @@ function memoryFigures(): Record<string, number> {
   const mb = (n: number) => Math.round((n / 1048576) * 10) / 10;
   return { rssMb: mb(m.rss), heapUsedMb: mb(m.heapUsed), heapTotalMb: mb(m.heapTotal), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers) };
 }
+/** The serving configuration's transform pool for /api/status, with the idle workers kept for the next reload. */
+function transformStatus(gen: Generation, workers: SpareWorkerSource | undefined): Record<string, number> | null {
+  const stats = gen.transforms?.stats();
+  return stats ? { ...stats, spareWorkers: workers?.spares() ?? 0 } : null;
+}
 const CONNECTIONS_CHECK_MS = 1000;
 /** Keys a running service cannot apply without a restart. */
 const RESTART_KEYS = ['gateway.bind', 'gateway.port', 'storage.driver', 'storage.path', 'storage.synchronous', 'storage.locking'] as const;
@@ -93,7 +98,7 @@ function at(config: unknown, path: string): unknown {
 export async function startService(opts: ServiceOptions): Promise<Service> {
   const { logger } = opts;
   const clock = opts.clock ?? Date.now;
-  // warm transform workers make reloads fast; only worth keeping when reloads can happen
+  // idle transform workers make reloads fast; only worth keeping when reloads can happen
   const workers = opts.watch !== false ? createWorkerSource(1) : undefined;
   const build = async (loaded: LoadedConfig = opts.load()): Promise<Generation> =>
     buildGeneration(loaded, {
@@ -163,6 +168,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
         if (JSON.stringify(at(c, k)) !== JSON.stringify(at(cfg, k))) logger.warn({ key: k }, 'this setting changes only after a restart');
       for (const w of next.warnings) logger.warn(w);
       watcher?.update(next.sources);
+      workers?.standby(next.transforms !== undefined);
     },
   });
 
@@ -187,7 +193,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       uptimeSeconds: Math.round((clock() - startedAt) / 1000),
       memory: memoryFigures(),
       runner: { queued: runner.queued(), running: runner.running() },
-      transforms: generations.current.transforms?.stats() ?? null,
+      transforms: transformStatus(generations.current, workers),
       storage: { driver: store.driver },
     }),
   });
@@ -230,8 +236,15 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 
   heartbeat.start();
   outbox.start();
+  // started once the service answers, so it costs the start nothing; the first save then finds it ready
+  workers?.standby(first.transforms !== undefined);
   if (opts.watch !== false) {
-    watcher = watchSources(first.sources, (paths) => void reloader.reload(`changed: ${paths.slice(0, 3).join(', ')}${paths.length > 3 ? ', …' : ''}`), cfg.hooks.reloadDebounceMs);
+    watcher = watchSources(
+      first.sources,
+      (paths) => void reloader.reload(`changed: ${paths.slice(0, 3).join(', ')}${paths.length > 3 ? ', …' : ''}`),
+      cfg.hooks.reloadDebounceMs,
+      () => workers?.prepare(),
+    );
   }
   const prune = setInterval(() => {
     store.pruneIdempotency(clock()).catch((err) => logger.warn({ err }, 'idempotency prune failed'));

@@ -1,8 +1,10 @@
 /**
  * Watches the files a generation was built from (config file, transforms
  * directory, preset and plugin files) and calls `onChange` once per burst of
- * changes (debounced). The set of watched paths is replaced after each reload,
- * since a new config may point somewhere else.
+ * changes (debounced), and `onBurst` at the first change of each burst, before
+ * the debounce (to get ready for the reload that follows). The set of watched
+ * paths is replaced after each reload, since a new config may point somewhere
+ * else.
  *
  * Single files are watched through their directory, so editors that save by
  * writing a new file and renaming it over the old one are still seen.
@@ -29,7 +31,7 @@ interface Closable {
 
 const IGNORED = /(^|[\\/])(node_modules|\.git)([\\/]|$)|(^|[\\/])\.[^\\/]*\.sw[a-p]$|~$/;
 
-export function watchSources(initial: WatchSet, onChange: (paths: string[]) => void, debounceMs: number): SourceWatcher {
+export function watchSources(initial: WatchSet, onChange: (paths: string[]) => void, debounceMs: number, onBurst?: () => void): SourceWatcher {
   let watchers: Closable[] = [];
   let timer: NodeJS.Timeout | undefined;
   let changed = new Set<string>();
@@ -44,6 +46,7 @@ export function watchSources(initial: WatchSet, onChange: (paths: string[]) => v
   const note = (path: string) => {
     changed.add(path);
     if (timer) clearTimeout(timer);
+    else if (!closed) onBurst?.();
     timer = setTimeout(fire, debounceMs);
   };
 

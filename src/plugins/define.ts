@@ -18,6 +18,9 @@ export { Type, type Static } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { MappingConfig } from '../config/schema.ts';
 
+/** A mapping as written in `hooks.mappings`, for a plugin's `presets`. */
+export type { MappingConfig };
+
 export interface PluginContext {
   /** The entry's id in the config (`agents.providers.<id>` / `channels.<id>`). */
   id: string;
@@ -39,6 +42,26 @@ export class PluginConfigError extends Error {
     this.key = key;
   }
 }
+
+/**
+ * A user plugin gets a copy of this module of its own (its loader evaluates the plugin and what
+ * it imports afresh at each load, so that an edit is seen), and with it a copy of each error
+ * class here. The service tells these errors apart with `instanceof` against its own copy, so
+ * each class knows the instances of every copy by a mark that all copies share.
+ */
+const KIND = Symbol.for('hook-intake.error-kind');
+
+/** Makes `value instanceof cls` true for an instance of any copy of `cls`; subclasses check as usual. */
+function recognisedAcrossCopies(cls: abstract new (...args: never[]) => Error, kind: string): void {
+  Object.defineProperty(cls.prototype, KIND, { value: kind });
+  Object.defineProperty(cls, Symbol.hasInstance, {
+    value(this: unknown, value: unknown): boolean {
+      if (this !== cls) return Function.prototype[Symbol.hasInstance].call(this, value);
+      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[KIND] === kind;
+    },
+  });
+}
+recognisedAcrossCopies(PluginConfigError, 'PluginConfigError');
 
 export interface AgentMessage {
   role: 'system' | 'user' | 'assistant';
@@ -122,6 +145,8 @@ export class ChannelError extends Error {
     this.retryAfterMs = opts.retryAfterMs;
   }
 }
+
+recognisedAcrossCopies(ChannelError, 'ChannelError');
 
 export interface ChannelFactory<C = Record<string, unknown>> {
   configSchema?: TSchema;

@@ -10,8 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { compileInChild } from './compiler.ts';
 import type { Plugin } from './define.ts';
 
-/** Lets a plugin anywhere on disk import the plugin API (and TypeBox through it) from this installation. */
+/** Lets a plugin anywhere on disk import the public API (and TypeBox through it) from this installation. */
 const PLUGIN_ALIASES = {
+  'hook-intake': fileURLToPath(new URL('../index.ts', import.meta.url)),
   'hook-intake/plugin': fileURLToPath(new URL('./define.ts', import.meta.url)),
   'hook-intake/transform': fileURLToPath(new URL('../transforms/types.ts', import.meta.url)),
 };

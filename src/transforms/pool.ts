@@ -30,7 +30,7 @@ import { TakenBack } from './taken-back.ts';
 import { onNextTurn } from '../util/next-turn.ts';
 import { Deadlines, type Entry } from '../util/deadlines.ts';
 
-export { createWorkerSource, type WorkerSource } from './workers.ts';
+export { createWorkerSource, type SpareWorkerSource, type WorkerSource } from './workers.ts';
 
 export interface TransformSpec {
   key: string;

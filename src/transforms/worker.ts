@@ -79,7 +79,7 @@ interface Call {
   /** Fields of each context's `action` that default to the JSON of the body: computed when read. */
   deferred?: string[];
 }
-type Message = { type: 'calls'; jobs: Call[] } | { type: 'init'; specs: Spec[]; takenBack: SharedArrayBuffer; replies: MessagePort };
+type Message = { type: 'calls'; jobs: Call[] } | { type: 'init'; specs: Spec[]; takenBack: SharedArrayBuffer; replies: MessagePort } | { type: 'warm' };
 
 /** Shared with the pool: the range of call ids taken back (given to another worker), to skip (see `TakenBack`). */
 let takenBack = new BigInt64Array(new SharedArrayBuffer(TakenBack.length * BigInt64Array.BYTES_PER_ELEMENT));
@@ -91,6 +91,7 @@ let replies: MessagePort = port;
 let chain: Promise<void> = Promise.resolve();
 port.on('message', (m: Message) => {
   if (m.type === 'init') chain = chain.then(() => start(m.specs, m.takenBack, m.replies));
+  else if (m.type === 'warm') warmTypeStripper();
   else for (const c of m.jobs) chain = chain.then(() => call(c));
 });
 
@@ -190,7 +191,10 @@ function withBody(contexts: Record<string, unknown>[], json: string, deferred: s
  * Loads Node's type-stripping compiler now (about 40 ms). Through the compile cache a worker
  * starts without it, and a generation whose modules are all cached never needs it; but a spare
  * waits for the next reload, which usually follows an edit, and a TypeScript module just edited
- * is stripped when it is loaded: that should not wait for the compiler to load.
+ * is stripped when it is loaded: that should not wait for the compiler to load. A spare started
+ * after an edit loads it at once; the standby kept from the start loads it when a change is seen
+ * (a `warm` message), during the reload's debounce. Once it is loaded, another call costs next
+ * to nothing.
  */
 function warmTypeStripper(): void {
   // Node warns that the function is experimental; the warning would reach the server's log on every spare
@@ -207,5 +211,5 @@ function warmTypeStripper(): void {
 
 if ((workerData as { spare?: boolean } | undefined)?.spare) warmTypeStripper();
 
-// this worker can now be handed a generation's modules (it may wait as a warm spare)
+// this worker can now be handed a generation's modules (it may wait as a spare)
 port.postMessage({ type: 'idle' });

@@ -18,8 +18,9 @@ export interface InitError {
 }
 
 /**
- * Starts a worker and resolves once it waits for `init`. A `spare` (kept for the next reload) also
- * loads the type-stripping compiler while it waits, for the module just edited (see worker.ts).
+ * Starts a worker and resolves once it waits for `init`. A `spare` (kept for the reload after an
+ * edit) also loads the type-stripping compiler while it waits, for the module just edited (see
+ * worker.ts).
  */
 export function spawnIdle(spare = false): Promise<Worker> {
   return new Promise((resolve, reject) => {
@@ -80,40 +81,84 @@ export interface WorkerSource {
 /** How long spares are kept after the last `take` (`createWorkerSource`). */
 export const SPARE_KEEP_MS = 5 * 60_000;
 
+export interface SpareWorkerSource extends WorkerSource {
+  /** Idle workers, ready or starting. */
+  spares(): number;
+  /**
+   * Keep one idle worker at all times from now on (`true`), or none beyond what recent takes
+   * asked for (`false`, which ends the idle ones now). `serve` keeps one while its configuration
+   * has transforms, so that a reload never waits for a worker to start.
+   */
+  standby(on: boolean): void;
+  /**
+   * A change was seen and a reload will follow: the standby, if it is the idle worker the reload
+   * will take, loads the type-stripping compiler now rather than when it strips the edited module.
+   */
+  prepare(): void;
+}
+
 /**
- * Keeps up to `spares` idle workers while workers are being taken. The first `take` (the first
- * configuration's workers) starts none: a configuration that is never edited keeps no spare,
- * since each is an isolate of its own (about 17–33 MB resident). Every later `take` (a reload, a
- * worker replaced after a deadline) starts one for the next, so a run of edits pays a worker's
- * start-up (about 50 ms) only once; spares retire after `keepMs` without a `take`. A pool that
- * grows takes a spare if one is ready but starts none (`forNext` false): growth comes from a slow
- * transform or a stalled worker, and a spare beside the extra worker doubled what it cost, about
- * 20 MB more that the allocator keeps after both have ended (docs/performance.md, fourteenth
- * round). They do not keep the process alive.
+ * Keeps up to `spares` idle workers while workers are being taken, and one at all times while
+ * `standby` is on. The first `take` (the first configuration's workers) starts none. Every later
+ * `take` (a reload, a worker replaced after a deadline) starts one for the next, which also loads
+ * the type-stripping compiler (see worker.ts), so a run of edits never waits for a worker's
+ * start-up (about 50 ms on an idle machine, several times that on a busy one); these spares retire
+ * after `keepMs` without a `take`. The standby is a worker without the compiler (about 17 MB
+ * resident rather than 33): started when `standby` is turned on, and again whenever no other
+ * idle worker is left, so the first save after a start or after a quiet spell finds a worker
+ * ready too; it loads the compiler when `prepare` says a reload is coming. A pool that grows
+ * takes a spare if one is ready, but never the standby, and starts none: growth comes from a
+ * slow transform or a stalled worker, and a spare beside the extra worker doubled what it cost,
+ * about 20 MB more that the allocator keeps after both have ended (docs/performance.md,
+ * fourteenth round). Idle workers do not keep the process alive. `spawn` starts a worker
+ * (`compiler`: loading the compiler while it waits); tests pass their own.
  */
-export function createWorkerSource(spares: number, keepMs = SPARE_KEEP_MS): WorkerSource & { spares(): number } {
+export function createWorkerSource(spares: number, keepMs = SPARE_KEEP_MS, spawn: (compiler: boolean) => Promise<Worker> = spawnIdle): SpareWorkerSource {
   const idle: Promise<Worker>[] = [];
   let closed = false;
+  let standing = false;
   let taken = 0;
+  /** The standby while it is idle and has not been told to load the compiler. */
+  let cold: Promise<Worker> | undefined;
   let retireTimer: NodeJS.Timeout | undefined;
   const terminate = async (ps: Promise<Worker>[]) => {
     const all = await Promise.allSettled(ps);
     await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value.terminate() : undefined)));
   };
+  const startSpare = (compiler: boolean) => {
+    const p = spawn(compiler);
+    idle.push(p);
+    if (!compiler) cold = p;
+    p.then(
+      (w) => w.unref(),
+      () => {
+        // one that failed to start is no spare; the next take starts a worker itself
+        const at = idle.indexOf(p);
+        if (at !== -1) idle.splice(at, 1);
+      },
+    );
+  };
+  const keepStandby = () => {
+    if (!closed && standing && idle.length === 0) startSpare(false);
+  };
+  const retire = () => {
+    retireTimer = undefined;
+    void terminate(idle.splice(0));
+    keepStandby();
+  };
   const refill = () => {
-    while (!closed && idle.length < spares) {
-      const p = spawnIdle(true);
-      p.then((w) => w.unref(), () => undefined);
-      idle.push(p);
-    }
+    while (!closed && idle.length < spares) startSpare(true);
     clearTimeout(retireTimer);
-    retireTimer = setTimeout(() => void terminate(idle.splice(0)), keepMs);
+    retireTimer = setTimeout(retire, keepMs);
     retireTimer.unref();
   };
   return {
     async take(forNext = true) {
-      const next = idle.shift();
+      // a pool that grows leaves the standby for the next reload
+      const next = forNext || idle.length > (standing ? 1 : 0) ? idle.shift() : undefined;
+      if (next === cold) cold = undefined;
       if (++taken > 1 && forNext) refill();
+      keepStandby();
       if (next) {
         try {
           const w = await next;
@@ -123,9 +168,24 @@ export function createWorkerSource(spares: number, keepMs = SPARE_KEEP_MS): Work
           // a spare that failed to start: start one now instead
         }
       }
-      return spawnIdle();
+      return spawn(false);
     },
     spares: () => idle.length,
+    prepare() {
+      const p = idle[0] === cold ? cold : undefined;
+      cold = undefined;
+      p?.then(
+        (w) => w.postMessage({ type: 'warm' }),
+        () => undefined,
+      );
+    },
+    standby(on) {
+      standing = on;
+      if (on) return keepStandby();
+      clearTimeout(retireTimer);
+      retireTimer = undefined;
+      void terminate(idle.splice(0));
+    },
     async close() {
       closed = true;
       clearTimeout(retireTimer);

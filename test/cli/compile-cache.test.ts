@@ -2,9 +2,10 @@
  * What the serving process keeps resident: with Node's compile cache on (bin/hook-intake.js), the
  * process that serves never loads the type-stripping compiler, not even on a start that finds the
  * cache empty (it writes the cache and replaces itself once more), and transform workers find
- * their modules in the cache too; the spare worker kept once transforms are edited loads the
- * compiler ahead, for the next edit, without a warning in the log. Node's HTTP client (undici) is
- * not loaded at all.
+ * their modules in the cache too. The standby worker kept from the start for the first reload has
+ * no compiler until a change is seen, then loads it ahead of the build; the spare kept once
+ * transforms are edited loads it ahead, for the next edit; neither puts a warning in the log.
+ * Node's HTTP client (undici) is not loaded at all.
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,7 +55,8 @@ const has = (list: string[], what: string) => list.some((m) => m.includes(what))
 
 describe('hook-intake serve and the compile cache', () => {
   const token = `hk_${randomBytes(12).toString('hex')}`;
-  const config = { hooks: { enabled: true, token, mappings: [{ id: 'shape', match: { path: 'shape' }, action: 'wake', transform: { module: 'shape.ts' } }] } };
+  const shape = { id: 'shape', match: { path: 'shape' }, action: 'wake', transform: { module: 'shape.ts' } };
+  const config = { hooks: { enabled: true, token, mappings: [shape] } };
   // the cache goes where an operator's would without NODE_COMPILE_CACHE: <tmpdir>/node-compile-cache
   const start = async (dir: string, tmp: string, env: Record<string, string> = {}) => {
     const srv = await startCli({ dir, config, env: { NODE_OPTIONS: `--import ${PROBE}`, TMPDIR: tmp, ...env } });
@@ -72,7 +74,7 @@ describe('hook-intake serve and the compile cache', () => {
     return { dir, tmp: join(dir, 'tmp'), cache: join(dir, 'tmp', 'node-compile-cache') };
   };
 
-  it('serves without the compiler from the first start, and its workers from the second; the spare kept after an edit has it ready', async () => {
+  it('serves without the compiler from the first start, and its workers from the second; the first reload takes the standby, which loads it once a change is seen', async () => {
     const { dir, tmp, cache } = setup();
     try {
       const first = await start(dir, tmp);
@@ -88,18 +90,30 @@ describe('hook-intake serve and the compile cache', () => {
       const second = await start(dir, tmp);
       try {
         expect(has(await mainLoaded(second), COMPILER)).toBe(false);
-        const workers = workersLoaded(second);
-        expect(workers.size).toBeGreaterThan(0);
+        // before any change: the configuration's worker and the standby kept for the first reload
+        const workers = await until(() => workersLoaded(second).size === 2 && workersLoaded(second));
         for (const list of workers.values()) expect(has(list, COMPILER)).toBe(false);
-        // an edit: the new generation's worker strips the edited module, and the spare kept from
-        // then on for the next reload has the compiler loaded already
+        // a change to the config alone (no module to strip): the reload takes the standby, which
+        // loaded the compiler when the change was seen, and starts only the spare for the next one
         const before = new Set(workers.keys());
-        writeFileSync(join(dir, 'transforms', 'shape.ts'), `export default (ctx: { payload: { title: string } }) => ({ text: 'edited: ' + ctx.payload.title });\n`);
-        const after = await until(() => {
-          const started = [...workersLoaded(second)].filter(([id]) => !before.has(id));
-          return started.length >= 2 && started.every(([, list]) => has(list, COMPILER)) && started;
+        writeFileSync(second.configFile, JSON.stringify({ hooks: { ...config.hooks, mappings: [shape, { id: 'other', match: { path: 'other' }, action: 'wake' }] } }));
+        await until(async () => (await post(`${second.url}/hooks/other`, { text: 'x' }, { authorization: `Bearer ${token}` })).status === 200);
+        const afterConfig = await until(() => {
+          const all = [...workersLoaded(second)];
+          const warmed = all.filter(([id, list]) => before.has(id) && has(list, COMPILER));
+          const started = all.filter(([id]) => !before.has(id));
+          return warmed.length === 1 && started.length >= 1 && started.every(([, list]) => has(list, COMPILER)) && { warmed, started };
         });
-        expect(after.length).toBe(2);
+        expect(afterConfig.started).toHaveLength(1);
+        // an edit of the transform: the new generation's worker (that spare) strips the edited
+        // module with the compiler it loaded while it waited, and the next spare has it ready too
+        const known = new Set(workersLoaded(second).keys());
+        writeFileSync(join(dir, 'transforms', 'shape.ts'), `export default (ctx: { payload: { title: string } }) => ({ text: 'edited: ' + ctx.payload.title });\n`);
+        const next = await until(() => {
+          const started = [...workersLoaded(second)].filter(([id]) => !known.has(id));
+          return started.length >= 1 && started.every(([, list]) => has(list, COMPILER)) && started;
+        });
+        expect(next).toHaveLength(1);
         expect(second.output()).not.toMatch(/ExperimentalWarning|stripTypeScriptTypes/);
       } finally {
         expect(await second.stop()).toBe(0);

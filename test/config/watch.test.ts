@@ -1,6 +1,6 @@
 /**
  * Watching the sources of a generation (SPEC §5.7): one debounced call per
- * burst of changes, single files watched through their directory (siblings
+ * burst of changes (and a word when a burst begins), single files watched through their directory (siblings
  * ignored), the watched set replaced after a reload, nothing after close().
  *
  * The watcher does not say when it is ready, so each test first writes a probe
@@ -64,6 +64,27 @@ describe('watchSources()', () => {
     await new Promise((r) => setTimeout(r, 450));
     expect(calls.length).toBe(1);
     for (const f of files) expect(calls[0]).toContain(f);
+  });
+
+  it('says when a burst begins, once, before the burst is gathered into a call', async () => {
+    const dir = fresh();
+    const calls: string[][] = [];
+    const events: string[] = [];
+    const w = watchSources(
+      { files: [], dirs: [dir] },
+      (paths) => {
+        calls.push(paths);
+        events.push('call');
+      },
+      150,
+      () => events.push('burst'),
+    );
+    open.push(w);
+    await ready(calls, join(dir, 'probe.ts'), 150);
+    events.length = 0;
+    for (const f of ['a.ts', 'b.ts']) writeFileSync(join(dir, f), 'export default () => null;');
+    await until(() => events.includes('call'));
+    expect(events).toEqual(['burst', 'call']);
   });
 
   it('watches a single file through its directory, ignoring its siblings', async () => {

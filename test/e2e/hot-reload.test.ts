@@ -1,13 +1,13 @@
 /**
- * Hot reload while the server runs: an edited config or transform is live
- * within 1 s; a broken edit leaves the last good generation serving and is
+ * Hot reload while the server runs: a transform worker is kept ready for the
+ * first reload; an edited config or transform is live within 1 s; a broken edit leaves the last good generation serving and is
  * reported in /api/status; fixing it goes live again.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, get, post, startCli, tempDir, type Running } from '../helpers/cli.ts';
+import { cleanup, get, post, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
 
 const HOOK = `hk_${randomBytes(18).toString('hex')}`;
 const GW = `gw_${randomBytes(18).toString('hex')}`;
@@ -52,6 +52,15 @@ describe('hot reload', () => {
   afterAll(async () => {
     await srv.stop();
     cleanup(dir);
+  });
+
+  it('has an idle transform worker ready for the first reload before anything changes', async () => {
+    // started once the service answers: the first save does not wait for a worker to start
+    const transforms = await until(async () => {
+      const t = (await status()).transforms;
+      return t?.spareWorkers === 1 && t;
+    });
+    expect(transforms).toMatchObject({ workers: 1, busy: 0, spareWorkers: 1 });
   });
 
   it('serves a mapping added to the config within 1 s', async () => {

@@ -10,7 +10,7 @@
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createTransformPool, createWorkerSource, TransformCallError, TransformLoadError, type TransformPool, type TransformSpec } from '../../src/transforms/pool.ts';
 import { cleanup, tempDir, until } from '../helpers/cli.ts';
 
@@ -492,6 +492,104 @@ describe('createTransformPool()', () => {
         await Promise.all(taken.map((w) => w.terminate()));
         await source.close();
       }
+    });
+  });
+
+  describe('createWorkerSource() with a standby', () => {
+    /** Stand-ins for workers: what the source starts (with the compiler or not), tells them, and ends. */
+    interface Fake {
+      compiler: boolean;
+      messages: unknown[];
+      ended: boolean;
+    }
+    const fakes = () => {
+      const started: Fake[] = [];
+      const spawn = async (compiler: boolean) => {
+        const f: Fake = { compiler, messages: [], ended: false };
+        started.push(f);
+        const w = { fake: f, ref: () => w, unref: () => w, postMessage: (m: unknown) => f.messages.push(m), terminate: async () => ((f.ended = true), 0) };
+        return w as unknown as Worker;
+      };
+      const fakeOf = (w: Worker) => (w as unknown as { fake: Fake }).fake;
+      return { started, spawn, fakeOf };
+    };
+    const KEEP_MS = 60_000;
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('has a worker idle from when the standby is turned on, which the first reload takes without starting one for itself', async () => {
+      const { started, spawn, fakeOf } = fakes();
+      const source = createWorkerSource(1, KEEP_MS, spawn);
+      // the first configuration's worker
+      await source.take();
+      expect(started).toHaveLength(1);
+      source.standby(true);
+      expect(started).toHaveLength(2);
+      expect(started[1]).toMatchObject({ compiler: false, ended: false });
+      expect(source.spares()).toBe(1);
+      // the first reload gets the standby; what it starts is the spare for the edit after it
+      const w = await source.take();
+      expect(fakeOf(w)).toBe(started[1]);
+      expect(started).toHaveLength(3);
+      expect(started[2]!.compiler).toBe(true);
+      expect(source.spares()).toBe(1);
+      await source.close();
+      expect(started[2]!.ended).toBe(true);
+    });
+
+    it('keeps one after the spares retire, and none once the standby is turned off', async () => {
+      vi.useFakeTimers();
+      const { started, spawn } = fakes();
+      const source = createWorkerSource(1, KEEP_MS, spawn);
+      await source.take();
+      source.standby(true);
+      await source.take();
+      expect(started.map((f) => f.compiler)).toEqual([false, false, true]);
+      // no reload for a while: the spare ends and a standby takes its place
+      await vi.advanceTimersByTimeAsync(KEEP_MS);
+      expect(started[2]!.ended).toBe(true);
+      expect(started).toHaveLength(4);
+      expect(started[3]).toMatchObject({ compiler: false, ended: false });
+      expect(source.spares()).toBe(1);
+      await vi.advanceTimersByTimeAsync(KEEP_MS * 3);
+      expect(started).toHaveLength(4);
+      // a configuration without transforms needs none
+      source.standby(false);
+      expect(source.spares()).toBe(0);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(started[3]!.ended).toBe(true);
+      await source.close();
+    });
+
+    it('leaves the standby to the next reload when a pool grows', async () => {
+      const { started, spawn, fakeOf } = fakes();
+      const source = createWorkerSource(1, KEEP_MS, spawn);
+      await source.take();
+      source.standby(true);
+      const extra = await source.take(false);
+      expect(fakeOf(extra)).toBe(started[2]);
+      expect(started[1]!.ended).toBe(false);
+      expect(source.spares()).toBe(1);
+      await source.close();
+    });
+
+    it('tells the standby to load the compiler once a change is seen, once', async () => {
+      const { started, spawn } = fakes();
+      const source = createWorkerSource(1, KEEP_MS, spawn);
+      await source.take();
+      source.standby(true);
+      expect(started[1]!.messages).toEqual([]);
+      source.prepare();
+      source.prepare();
+      await Promise.resolve();
+      expect(started[1]!.messages).toEqual([{ type: 'warm' }]);
+      // after a reload the idle worker is a spare that has the compiler already: nothing to tell it
+      await source.take();
+      source.prepare();
+      await Promise.resolve();
+      expect(started[2]!.messages).toEqual([]);
+      await source.close();
     });
   });
 
