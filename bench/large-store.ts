@@ -17,13 +17,12 @@
  * heartbeats ran in the next 20 s, how many events they left pending, and how long the loop was held.
  */
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { DatabaseSync } from 'node:sqlite';
-import { killAll, ROOT, startIntake, writeIntakeConfig, type Server } from './servers.ts';
+import { benchWorkDir, ROOT, startIntake, writeIntakeConfig, type Server } from './servers.ts';
 
 const { values } = parseArgs({
   options: {
@@ -58,17 +57,7 @@ const roots = [ROOT, ...(values.against ?? []).map((d) => resolve(d))];
 for (const r of roots) if (!existsSync(join(r, 'bin/hook-intake.js'))) throw new Error(`--against ${r}: no bin/hook-intake.js there`);
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
-const work = mkdtempSync(join(tmpdir(), 'hook-intake-large-'));
-const cleanup = () => {
-  killAll();
-  rmSync(work, { recursive: true, force: true });
-};
-process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM'] as const)
-  process.on(sig, () => {
-    cleanup();
-    process.exit(130);
-  });
+const work = benchWorkDir('hook-intake-large-');
 
 /** Rows `1..n` of a table from one INSERT … SELECT over a counter, in one transaction. */
 function fill(db: DatabaseSync, n: number, insert: string): void {

@@ -16,12 +16,12 @@
  * Env: BENCH_ROUNDS, BENCH_DURATION, BENCH_WARMUP (seconds) give the same settings as the flags.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { SCENARIOS, type Scenario } from './scenarios.ts';
-import { killAll, ROOT, startBare, startKoa, startIntake, writeIntakeConfig, checkConfig, type Server } from './servers.ts';
+import { benchWorkDir, ROOT, startBare, startKoa, startIntake, writeIntakeConfig, checkConfig, type Server } from './servers.ts';
 import { runLoad, wrkVersion, type LoadResult } from './load.ts';
 import { cpuMicros, sampleRss, settle } from './proc.ts';
 import { machineInfo, markdown, summarize, type Round, type ScenarioResult, type ServerResult } from './report.ts';
@@ -104,17 +104,7 @@ function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<s
   return out;
 }
 
-const work = mkdtempSync(join(tmpdir(), 'hook-intake-bench-'));
-const cleanup = () => {
-  killAll();
-  rmSync(work, { recursive: true, force: true });
-};
-process.on('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM'] as const)
-  process.on(sig, () => {
-    cleanup();
-    process.exit(130);
-  });
+const work = benchWorkDir('hook-intake-bench-');
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
 

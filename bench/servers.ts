@@ -6,7 +6,8 @@
  * benchmark process does no work per request on the servers' behalf.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..');
@@ -36,6 +37,22 @@ export function track(proc: ChildProcess): void {
 export function killAll(): void {
   for (const p of live) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
   live.clear();
+}
+
+/** A temporary directory for one benchmark run, removed (and every server killed) when the process exits or is interrupted. */
+export function benchWorkDir(prefix: string): string {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  const cleanup = () => {
+    killAll();
+    rmSync(work, { recursive: true, force: true });
+  };
+  process.on('exit', cleanup);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.on(sig, () => {
+      cleanup();
+      process.exit(130);
+    });
+  return work;
 }
 
 function tailOf(file: string, lines: number): string {

@@ -4,25 +4,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import { jsonList, PIECE_CHARS } from '../../src/http/json-pieces.ts';
+import { turnsDuring } from '../helpers/turns.ts';
 
 /** The stream's text, its pieces, and how many turns of the event loop other work had while it was read. */
 async function read(stream: AsyncIterable<Buffer | string>): Promise<{ text: string; pieces: number; turns: number }> {
-  let turns = 0;
-  let spinning = true;
-  const spin = () => {
-    if (!spinning) return;
-    turns++;
-    setImmediate(spin);
-  };
-  setImmediate(spin);
-  let text = '';
-  let pieces = 0;
-  for await (const chunk of stream) {
-    text += String(chunk);
-    pieces++;
-  }
-  spinning = false;
-  return { text, pieces, turns };
+  const { result, turns } = await turnsDuring(async () => {
+    let text = '';
+    let pieces = 0;
+    for await (const chunk of stream) {
+      text += String(chunk);
+      pieces++;
+    }
+    return { text, pieces };
+  });
+  return { ...result, turns };
 }
 
 describe('jsonList()', () => {

@@ -16,6 +16,7 @@ import { uuidv7 } from '../../src/util/uuid7.ts';
 import type { NewRun, RunOutcome, SessionMessage } from '../../src/store/types.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
 import { fillableDisk, SQLITE_FULL } from '../helpers/storage.ts';
+import { turnsDuring } from '../helpers/turns.ts';
 
 const dir = tempDir('hook-intake-store-');
 afterAll(() => cleanup(dir));
@@ -49,21 +50,6 @@ function query<T>(sql: string): T[] {
   } finally {
     db.close();
   }
-}
-
-/** `fn`'s result and how many turns of the event loop other work had while it ran. */
-async function turnsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; turns: number }> {
-  let turns = 0;
-  let spinning = true;
-  const spin = () => {
-    if (!spinning) return;
-    turns++;
-    setImmediate(spin);
-  };
-  setImmediate(spin);
-  const result = await fn();
-  spinning = false;
-  return { result, turns };
 }
 
 /**
