@@ -31,7 +31,7 @@ let lastTime = '';
 /**
  * pino's ISO time field (`pino.stdTimeFunctions.isoTime`), made once per millisecond: under load
  * many lines share one, and formatting a date took about 1.4 % of the main thread in `agent`
- * (docs/performance.md, twelfth round).
+ * (docs/performance.md).
  */
 export function isoTime(): string {
   const now = Date.now();

@@ -64,7 +64,7 @@ export function serveFlags(args: readonly string[], execArgv: readonly string[],
  * the threshold for giving free memory at the top of its heaps back to the kernel with it. After
  * the first few large buffers have come and gone, every allocation below the new threshold comes
  * from the heaps, where freed memory stays resident. Under sustained agent load that kept
- * 8–18 MiB more resident after 30–36 s (docs/performance.md, eighteenth round). Setting the
+ * 8–18 MiB more resident after 30–36 s (docs/performance.md). Setting the
  * threshold, to any value, turns the raising off. Other C libraries ignore the variable.
  */
 export const MALLOC_TUNABLE = 'glibc.malloc.mmap_threshold=131072';

@@ -4,7 +4,7 @@
  *
  * Once loaded, jiti's compiler stays in the process: about 20 MB of resident
  * memory for the server's whole life, for one compile at start or at a reload
- * (docs/performance.md, thirteenth round). A worker thread does not help: the
+ * (docs/performance.md). A worker thread does not help: the
  * memory it touched stays with the process after it ends. jiti's `transform`
  * option is synchronous, and so is this: the loader waits for the child
  * (about 0.3 s a module). Nothing is started when a module is already in

@@ -4,7 +4,7 @@
  * timeout, a later deadline never moves the timer), and `delete` unlinks an
  * entry from a list and leaves the timer as it is: a timer set and cleared per
  * request cost about 1 % of the main thread under load, and a `Set` of entries
- * half of that (docs/performance.md, thirteenth round). When the timer fires,
+ * half of that (docs/performance.md). When the timer fires,
  * every entry past its deadline expires and the timer is set for the earliest
  * deadline left.
  *

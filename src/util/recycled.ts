@@ -1,6 +1,6 @@
 /**
  * A Map and a Set for long-lived collections whose entries come and go with each request, run or
- * delivery (docs/performance.md, twelfth round).
+ * delivery (docs/performance.md).
  *
  * V8 keeps a Map's entries in a hash table that it replaces every few insertions once deletions
  * have filled it. Its `OrderedHashTable::Rehash` allocates the replacement in the generation of
