@@ -9,6 +9,7 @@ import type { Context } from 'koa';
 import type { GenerationRef } from '../runtime/generation.ts';
 import type { Store, RunStatus, EventStatus } from '../store/types.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
+import { BearerAuth } from '../auth/bearer.ts';
 import { errors } from '../errors.ts';
 import { clientAddress } from './hooks.ts';
 import type { RequestState } from './state.ts';
@@ -51,19 +52,11 @@ function oneOf<T extends string>(raw: unknown, allowed: Set<T>, field: string): 
 export function apiRouter(deps: ApiDeps): KoaRouter<RequestState> {
   const router = new Router<RequestState>();
 
+  // the gateway token comes in `Authorization: Bearer` only
+  const bearer = new BearerAuth({ throttle: deps.throttle, gatewayHeader: false });
   const auth = async (ctx: Context, next: () => Promise<unknown>) => {
     const gen = deps.generations.current;
-    const client = clientAddress(ctx, gen.config.gateway.trustProxy);
-    const now = deps.clock();
-    const retry = deps.throttle.blocked(client, now);
-    if (retry !== undefined) throw errors.rateLimited(retry);
-    const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
-    if (!m || !gen.gatewayToken || !gen.gatewayToken.matches(m[1]!.trim())) {
-      const blockedFor = deps.throttle.fail(client, now);
-      if (blockedFor !== undefined) throw errors.rateLimited(blockedFor);
-      throw errors.unauthorized();
-    }
-    deps.throttle.succeed(client);
+    bearer.authenticate(ctx.headers, gen.gatewayToken, clientAddress(ctx, gen.config.gateway.trustProxy), deps.clock());
     return next();
   };
 
