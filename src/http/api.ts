@@ -3,8 +3,7 @@
  * health endpoints. Lists are newest first and take `?limit=` (default 100,
  * at most 10,000).
  */
-import { createRequire } from 'node:module';
-import type KoaRouter from '@koa/router';
+import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { GenerationRef } from '../runtime/generation.ts';
 import type { Store, RunStatus, EventStatus } from '../store/types.ts';
@@ -13,11 +12,6 @@ import { BearerAuth } from '../auth/bearer.ts';
 import { errors } from '../errors.ts';
 import { clientAddress } from './hooks.ts';
 import type { RequestState } from './state.ts';
-
-// The router's CommonJS build: its ES-module build imports `node:http` as an ES module, and that
-// reads every export of `node:http`, the lazy `WebSocket` among them, which loads Node's HTTP
-// client (undici, about 14 MB resident) into a server that never uses it (docs/performance.md).
-const Router = createRequire(import.meta.url)('@koa/router') as typeof KoaRouter;
 
 export interface ApiDeps {
   generations: GenerationRef;
@@ -49,7 +43,7 @@ function oneOf<T extends string>(raw: unknown, allowed: Set<T>, field: string): 
   return s as T;
 }
 
-export function apiRouter(deps: ApiDeps): KoaRouter<RequestState> {
+export function apiRouter(deps: ApiDeps): Router<RequestState> {
   const router = new Router<RequestState>();
 
   // the gateway token comes in `Authorization: Bearer` only
