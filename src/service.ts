@@ -3,7 +3,7 @@
  * (runner, heartbeat, outbox, dispatcher) and the HTTP server, started and
  * stopped in the right order. `serve` and the end-to-end tests use this.
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { LoadedConfig } from './config/load.ts';
@@ -25,11 +25,6 @@ import { createNamedResolver } from './mapping/resolve.ts';
 import { watchSources, type SourceWatcher } from './config/watch.ts';
 import { createWorkerSource, type SpareWorkerSource } from './transforms/pool.ts';
 import { createMetrics, RequestTally } from './http/metrics.ts';
-
-// Not `import … from 'node:http'`: that ES-module face of `node:http` reads every export, the
-// lazy `WebSocket` among them, which loads Node's HTTP client (undici, about 14 MB resident)
-// into a server that never uses it (docs/performance.md, "Memory").
-const { createServer } = process.getBuiltinModule('node:http');
 
 export interface ServiceOptions {
   /** Loads (and re-loads, on change) the config. Throws `ConfigError`. */

@@ -3,16 +3,17 @@
  * translation of ajv's errors into `file: key.path: reason` issues with a
  * "did you mean" hint for unknown keys.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { TSchema } from '@sinclair/typebox';
 import type { ConfigIssue } from '../errors.ts';
-import { ConfigSchema, keyPattern, knownKeys, referencedSchemas, type Config } from './schema.ts';
+import { ConfigSchema, keyPattern, knownKeys, type Config } from './schema.ts';
+import { compile } from './ajv.ts';
 import { formatPath } from './interpolate.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 
 let compiled: ValidateFunction | undefined;
 function validator(): ValidateFunction {
-  compiled ??= new Ajv({ allErrors: true, useDefaults: true, strict: false, schemas: referencedSchemas }).compile(ConfigSchema);
+  compiled ??= compile(ConfigSchema);
   return compiled;
 }
 

@@ -3,21 +3,16 @@
  * health endpoints. Lists are newest first and take `?limit=` (default 100,
  * at most 10,000).
  */
-import { createRequire } from 'node:module';
-import type KoaRouter from '@koa/router';
+import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { GenerationRef } from '../runtime/generation.ts';
 import type { Store, RunStatus, EventStatus } from '../store/types.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
+import { BearerAuth } from '../auth/bearer.ts';
 import { errors } from '../errors.ts';
 import { clientAddress } from './hooks.ts';
 import type { RequestState } from './state.ts';
 import { jsonList } from './json-pieces.ts';
-
-// The router's CommonJS build: its ES-module build imports `node:http` as an ES module, and that
-// reads every export of `node:http`, the lazy `WebSocket` among them, which loads Node's HTTP
-// client (undici, about 14 MB resident) into a server that never uses it (docs/performance.md).
-const Router = createRequire(import.meta.url)('@koa/router') as typeof KoaRouter;
 
 export interface ApiDeps {
   generations: GenerationRef;
@@ -55,22 +50,14 @@ function answerList(ctx: Context, head: Record<string, unknown>, key: string, it
   ctx.body = jsonList(head, key, items);
 }
 
-export function apiRouter(deps: ApiDeps): KoaRouter<RequestState> {
+export function apiRouter(deps: ApiDeps): Router<RequestState> {
   const router = new Router<RequestState>();
 
+  // the gateway token comes in `Authorization: Bearer` only
+  const bearer = new BearerAuth({ throttle: deps.throttle, gatewayHeader: false });
   const auth = async (ctx: Context, next: () => Promise<unknown>) => {
     const gen = deps.generations.current;
-    const client = clientAddress(ctx, gen.config.gateway.trustProxy);
-    const now = deps.clock();
-    const retry = deps.throttle.blocked(client, now);
-    if (retry !== undefined) throw errors.rateLimited(retry);
-    const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
-    if (!m || !gen.gatewayToken || !gen.gatewayToken.matches(m[1]!.trim())) {
-      const blockedFor = deps.throttle.fail(client, now);
-      if (blockedFor !== undefined) throw errors.rateLimited(blockedFor);
-      throw errors.unauthorized();
-    }
-    deps.throttle.succeed(client);
+    bearer.authenticate(ctx.headers, gen.gatewayToken, clientAddress(ctx, gen.config.gateway.trustProxy), deps.clock());
     return next();
   };
 

@@ -5,13 +5,10 @@
  * leaves request bytes unread is closed gently enough for the client to read
  * that answer, and at shutdown kept-alive connections stop bringing new work.
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { errors, HookError } from '../errors.ts';
-
-// not `import … from 'node:http'` (see service.ts: that loads Node's HTTP client)
-const http = process.getBuiltinModule('node:http');
 
 /**
  * How long a connection closed with request bytes still coming keeps reading
@@ -140,7 +137,7 @@ export class Drain {
 
   constructor() {
     const drain = this;
-    this.Response = class DrainingResponse extends http.ServerResponse {
+    this.Response = class DrainingResponse extends ServerResponse {
       override writeHead(statusCode: number, reason?: unknown, headers?: unknown): this {
         // read where the status line and headers are made: `Connection: close`, then the socket ends after the answer
         if (drain.on) this.shouldKeepAlive = false;

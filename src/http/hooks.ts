@@ -15,7 +15,8 @@ import { errors, HookError } from '../errors.ts';
 import { readBody } from './body.ts';
 import { jsonText, mediaKind, parseForm, parseJsonText, parseNamedForm, requireIdentityEncoding } from './parse.ts';
 import { idempotencyKey, type Answer, type IdempotencyGuard } from './idempotency.ts';
-import { FailureThrottle, OncePer } from '../auth/throttle.ts';
+import type { FailureThrottle } from '../auth/throttle.ts';
+import { BearerAuth } from '../auth/bearer.ts';
 import { authorizeRequest, resolveRequest, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import type { RequestState } from './state.ts';
@@ -33,8 +34,6 @@ export interface HooksDeps {
   /** Counts answers by hook and status for /metrics. */
   tally?: RequestTally;
 }
-
-const QUERY_TOKEN_WARN_MS = 60 * 60 * 1000;
 
 /** The client address: the socket peer, or with `gateway.trustProxy` the address the nearest proxy appended. */
 export function clientAddress(req: Pick<IncomingMessage, 'headers' | 'socket'>, trustProxy: boolean): string {
@@ -90,49 +89,8 @@ export function isHookPath(gen: Generation, path: string): boolean {
  * for paths under the prefix (`isHookPath`).
  */
 export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res: ServerResponse, parsed?: Target) => void {
-  const queryWarnings = new OncePer(QUERY_TOKEN_WARN_MS);
+  const auth = new BearerAuth({ throttle: deps.throttle, logger: deps.logger, gatewayHeader: true });
   const logRequest = requestLogger(deps.logger);
-
-  /**
-   * Checks the hook token. `required: false` is for names a signature-verified
-   * mapping may own: the verdict then waits for the owning mapping, and a
-   * missing or wrong token is not yet a failure. Returns whether a valid token
-   * came with the request.
-   */
-  function authenticate(req: IncomingMessage, t: Target, out: Record<string, string>, gen: Generation, client: string, now: number, required: boolean): boolean {
-    const retry = deps.throttle.blocked(client, now);
-    if (retry !== undefined) throw errors.rateLimited(retry);
-    let token: string | undefined;
-    const authz = header(req, 'authorization');
-    if (authz) {
-      const m = /^Bearer\s+(.+)$/i.exec(authz);
-      if (m) token = m[1]!.trim();
-    }
-    token ??= header(req, 'x-gateway-token') || undefined;
-    let viaQuery = false;
-    if (token === undefined && t.query?.has('token')) {
-      const q = t.query.get('token');
-      if (q) {
-        if (!gen.config.hooks.allowQueryToken) {
-          if (!required) return false;
-          throw fail(client, now, errors.queryTokenRefused());
-        }
-        token = q;
-        viaQuery = true;
-      }
-    }
-    if (token === undefined || !gen.hookToken || !gen.hookToken.matches(token)) {
-      if (!required) return false;
-      throw fail(client, now, errors.unauthorized());
-    }
-    deps.throttle.succeed(client);
-    if (viaQuery) {
-      out.Deprecation = 'true';
-      if (queryWarnings.take(client, now))
-        deps.logger.warn({ client }, 'hook token sent as ?token= query parameter (deprecated); send Authorization: Bearer instead');
-    }
-    return true;
-  }
 
   /**
    * Finds the mapping that owns a named hook's request and checks its
@@ -144,17 +102,11 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     try {
       owner = authorizeRequest(gen, hookReq, deps.named);
     } catch (err) {
-      if (err instanceof HookError && (err.code === 'UNAUTHORIZED' || err.code === 'INVALID_SIGNATURE')) throw fail(client, now, err);
+      if (err instanceof HookError && (err.code === 'UNAUTHORIZED' || err.code === 'INVALID_SIGNATURE')) throw auth.fail(client, now, err);
       throw err;
     }
-    if (!hookReq.authenticated) deps.throttle.succeed(client);
+    if (!hookReq.authenticated) auth.succeed(client);
     return owner;
-  }
-
-  /** Counts a failed authentication; the one that crosses the limit answers 429 instead. */
-  function fail(client: string, now: number, err: HookError): HookError {
-    const blockedFor = deps.throttle.fail(client, now);
-    return blockedFor !== undefined ? errors.rateLimited(blockedFor) : err;
   }
 
   return function onHookRequest(req, res, parsed) {
@@ -193,7 +145,8 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     const client = clientAddress(req, gen.config.gateway.trustProxy);
     const name = path.slice(hc.path.length).replace(/^\/+|\/+$/g, '');
     const signedName = name !== 'wake' && name !== 'agent' && (gen.signed.anyPath || gen.signed.paths.has(name));
-    const authenticated = authenticate(req, t, out, gen, client, now, !signedName);
+    // a name a signature-verified mapping may own gets its verdict from that mapping (authorizeNamed)
+    const authenticated = auth.authenticate(req.headers, gen.hookToken, client, now, !signedName, t.query, hc.allowQueryToken, out);
     if (!name) throw errors.notFound();
     state.hook = name;
 

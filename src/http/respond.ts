@@ -5,8 +5,7 @@
  * request body is left unread, and the one log line per request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import pino, { type Logger } from 'pino';
-import { isoTime } from '../log.ts';
+import type { Logger } from 'pino';
 import { errors, HookError, isHookError } from '../errors.ts';
 import { isStorageUnavailable } from '../store/unavailable.ts';
 import { lingerAfterAnswer } from './connection.ts';
@@ -67,52 +66,16 @@ export type RequestLogger = (method: string, path: string, status: number, start
  * The request line. Its fields are fixed and never hold a secret (the path is
  * logged without its query string), so it skips the logger's wildcard
  * redaction, which costs more than the rest of the line.
- *
- * It is written straight to the logger's destination, made of the logger's
- * own pieces (level label, bindings, message key, line end): pino's generic
- * serialisation of this fixed shape cost about 1.2 µs a request, against 0.4
- * µs for this (docs/performance.md, fourth round). The line is the one pino
- * would write (test/http/respond.test.ts compares them). A logger without
- * those pieces (not made by `createLogger`) gets the line through pino.
  */
 export function requestLogger(logger: Logger): RequestLogger {
   const log = logger.child({}, { redact: [] });
-  const write = directWriter(log);
   return (method, path, status, start, s) => {
     const quiet = QUIET_PATHS.has(path);
     if (!log.isLevelEnabled(quiet ? 'debug' : 'info')) return;
     const ms = Math.round((performance.now() - start) * 100) / 100;
-    if (write) {
-      let fields = `,"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":${ms}`;
-      if (s.hook !== undefined) fields += `,"hook":${JSON.stringify(s.hook)}`;
-      if (s.mapping !== undefined) fields += `,"mapping":${JSON.stringify(s.mapping)}`;
-      if (s.bytes !== undefined) fields += `,"bytes":${s.bytes}`;
-      if (s.runId !== undefined) fields += `,"runId":${JSON.stringify(s.runId)}`;
-      if (s.eventId !== undefined) fields += `,"eventId":${JSON.stringify(s.eventId)}`;
-      write(quiet ? 20 : 30, fields);
-      return;
-    }
     const line = { method, path, status, ms, hook: s.hook, mapping: s.mapping, bytes: s.bytes, runId: s.runId, eventId: s.eventId };
     if (quiet) log.debug(line, 'request');
     else log.info(line, 'request');
-  };
-}
-
-/** Writes `{level, time, bindings…, fields…, msg: "request"}` to the logger's destination, or undefined when the logger lacks a piece. */
-function directWriter(log: Logger): ((level: 20 | 30, fields: string) => void) | undefined {
-  const l = log as unknown as Record<symbol, unknown>;
-  const stream = l[pino.symbols.streamSym] as { write?: (line: string) => unknown; [k: symbol]: unknown } | undefined;
-  const levels = l[pino.symbols.lsCacheSym] as Record<number, string> | undefined;
-  const bindings = l[pino.symbols.chindingsSym];
-  const end = l[pino.symbols.endSym];
-  const key = l[pino.symbols.messageKeySym];
-  if (typeof stream?.write !== 'function' || stream[pino.symbols.needsMetadataGsym] || typeof levels?.[20] !== 'string' || typeof levels[30] !== 'string') return undefined;
-  if (typeof bindings !== 'string' || typeof end !== 'string' || typeof key !== 'string') return undefined;
-  // the time format createLogger sets
-  if (l[pino.symbols.timeSym] !== isoTime) return undefined;
-  const tail = `,${JSON.stringify(key)}:"request"${end}`;
-  return (level, fields) => {
-    stream.write!(levels[level] + isoTime() + bindings + fields + tail);
   };
 }
 

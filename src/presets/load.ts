@@ -5,10 +5,11 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Ajv } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import { Type } from '@sinclair/typebox';
 import type { ConfigIssue } from '../errors.ts';
-import { Mapping, referencedSchemas, type MappingConfig } from '../config/schema.ts';
+import { Mapping, type MappingConfig } from '../config/schema.ts';
+import { compile } from '../config/ajv.ts';
 import { parseConfigText } from '../config/load.ts';
 import { translateAjvErrors } from '../config/validate.ts';
 import type { PresetDefinition } from '../plugins/define.ts';
@@ -17,7 +18,7 @@ export const BUILTIN_PRESETS_DIR = resolve(import.meta.dirname, '../../presets')
 const PRESET_FILES = ['preset.json5', 'preset.json', 'preset.yaml', 'preset.yml'];
 
 const PresetFile = Type.Object({ description: Type.Optional(Type.String()), mappings: Type.Array(Mapping, { minItems: 1 }) }, { additionalProperties: false });
-let validate: ReturnType<Ajv['compile']> | undefined;
+let validate: ValidateFunction | undefined;
 
 export interface LoadedPresets {
   presets: Map<string, PresetDefinition>;
@@ -31,7 +32,7 @@ export function loadPresetsDir(dir: string = BUILTIN_PRESETS_DIR): LoadedPresets
   const issues: ConfigIssue[] = [];
   const files: string[] = [];
   if (!existsSync(dir)) return { presets, issues, files };
-  validate ??= new Ajv({ allErrors: true, useDefaults: true, strict: false, schemas: referencedSchemas }).compile(PresetFile);
+  validate ??= compile(PresetFile);
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (!entry.isDirectory()) continue;
     const folder = join(dir, entry.name);

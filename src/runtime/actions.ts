@@ -3,11 +3,12 @@
  * `/hooks/agent` body and an action produced by a mapping pipeline go through
  * the same functions, so they are checked exactly alike (SPEC §4.5).
  */
-import { Ajv, type ErrorObject } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { Type, type Static } from '@sinclair/typebox';
 import { errors } from '../errors.ts';
 import { Thinking, WakeMode } from '../config/schema.ts';
 import { splitModel } from '../config/rules.ts';
+import { compileBody } from '../config/ajv.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 import type { Generation } from './generation.ts';
 import { uuidv7 } from '../util/uuid7.ts';
@@ -49,9 +50,8 @@ export type AgentInput = Static<typeof AgentBody>;
 export const wakeFields = Object.keys(WakeBody.properties);
 export const agentFields = Object.keys(AgentBody.properties);
 
-const ajv = new Ajv({ allErrors: false, strict: false });
-const checkWake = ajv.compile<WakeInput>(WakeBody);
-const checkAgent = ajv.compile<AgentInput>(AgentBody);
+const checkWake = compileBody<WakeInput>(WakeBody);
+const checkAgent = compileBody<AgentInput>(AgentBody);
 
 export interface WakeAction {
   kind: 'wake';

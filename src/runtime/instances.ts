@@ -4,23 +4,23 @@
  * plugin declares (defaults filled in place).
  */
 import type { Logger } from 'pino';
-import { Ajv } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config/schema.ts';
 import type { ConfigIssue } from '../errors.ts';
 import { PluginConfigError, type AgentProvider, type PluginContext } from '../plugins/define.ts';
 import type { Registry } from '../plugins/registry.ts';
 import { translateAjvErrors } from '../config/validate.ts';
+import { compile } from '../config/ajv.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 import type { ChannelEntry } from './generation.ts';
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
-const validators = new WeakMap<object, ReturnType<typeof ajv.compile>>();
+const validators = new WeakMap<object, ValidateFunction>();
 
 function validateSlice(schema: object | undefined, slice: unknown, file: string, path: string): ConfigIssue[] {
   if (!schema) return [];
   let v = validators.get(schema);
   if (!v) {
-    v = ajv.compile(schema);
+    v = compile(schema);
     validators.set(schema, v);
   }
   if (v(slice)) return [];

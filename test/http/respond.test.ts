@@ -1,6 +1,6 @@
 /**
- * The request log line is written straight to the logger's destination
- * (src/http/respond.ts); it must be the line pino itself would write.
+ * The request log line (src/http/respond.ts): the line pino writes for its
+ * fields, without the redaction pass, at debug for health and metrics paths.
  */
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
