@@ -178,7 +178,8 @@ describe('SIGTERM with the real CLI', () => {
 
   it('answers a request in flight at the signal with Connection: close, and takes no new request on its connection', async () => {
     const dir = tempDir();
-    const running = await startCli({ config: config(60), dir });
+    // a drain deadline of an hour: a stop that waited for it would run into the test's timeout
+    const running = await startCli({ config: config(3600), dir });
     let exited = false;
     try {
       const u = new URL(running.url);
@@ -229,7 +230,8 @@ describe('SIGTERM with the real CLI', () => {
   it('under keep-alive load, stops taking requests at the signal and exits long before the drain deadline', async () => {
     const dir = tempDir();
     const agent = new Agent({ keepAlive: true, maxSockets: 16 });
-    const running = await startCli({ config: config(60), dir });
+    // a drain deadline of an hour: a stop that waited for it would run into the test's timeout
+    const running = await startCli({ config: config(3600), dir });
     let exited = false;
     try {
       const seen: Seen[] = [];
@@ -245,16 +247,9 @@ describe('SIGTERM with the real CLI', () => {
       };
       const hammers = Array.from({ length: 16 }, hammer);
       await until(() => seen.filter((s) => s.status === 200).length >= 100);
-      const signalledAt = performance.now();
-      const stopped = running.stop('SIGTERM').then((code) => {
-        exited = true;
-        return code;
-      });
-      // a generous bound, far below the 60 s drain deadline, which is what the stop waited for when
-      // kept-alive connections went on being served
-      const code = await Promise.race([stopped, new Promise<'still running'>((r) => setTimeout(() => r('still running'), 30_000))]);
+      const code = await running.stop('SIGTERM');
+      exited = true;
       expect(code).toBe(0);
-      expect(performance.now() - signalledAt).toBeLessThan(30_000);
       await Promise.all(hammers);
 
       const closedAt = Math.min(...seen.filter((s) => s.error === 'ECONNREFUSED').map((s) => s.startedAt));

@@ -22,14 +22,14 @@ afterEach(async () => {
   cleanups = [];
 });
 
-function setup(send: Send, opts: { delivery?: Record<string, number>; channels?: Record<string, unknown> } = {}) {
+function setup(send: Send, opts: { delivery?: Record<string, number>; channels?: Record<string, unknown>; clock?: () => number } = {}) {
   const store = new SqliteStore({ path: ':memory:' });
   const log = captureLogger('trace');
   const gen = testGeneration(
     { channels: opts.channels ?? { mem: { type: 'memory' } }, delivery: opts.delivery ?? { initialBackoffMs: 5 } },
     { plugins: [memoryChannel(send)] },
   );
-  const outbox: Outbox = createOutbox({ store, generations: new GenerationRef(gen), logger: log.logger });
+  const outbox: Outbox = createOutbox({ store, generations: new GenerationRef(gen), logger: log.logger, ...(opts.clock ? { clock: opts.clock } : {}) });
   cleanups.push(async () => {
     await outbox.stop(0);
     await store.close();
@@ -81,35 +81,37 @@ describe('createOutbox()', () => {
   });
 
   it('waits delivery.initialBackoffMs (±20 %) before the second attempt', async () => {
-    let failedAt = 0;
+    // a clock that stands still, ahead of every delivery's due time: the retry's time is exact
+    const NOW = Date.now() + 600_000;
     const { store, outbox } = setup(
       async () => {
-        failedAt = Date.now();
         throw new Error('connection reset');
       },
-      { delivery: { initialBackoffMs: 60_000 } },
+      { delivery: { initialBackoffMs: 60_000 }, clock: () => NOW },
     );
     await runAwaitingDelivery(store, { channel: 'mem', text: 'x' });
     outbox.start();
     await until(async () => (await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]?.attempts === 1);
     const [d] = await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10);
-    expect(d!.nextAttemptAt - failedAt).toBeGreaterThanOrEqual(48_000);
-    expect(d!.nextAttemptAt - failedAt).toBeLessThanOrEqual(72_000 + 1000);
+    expect(d!.nextAttemptAt - NOW).toBeGreaterThanOrEqual(48_000);
+    expect(d!.nextAttemptAt - NOW).toBeLessThanOrEqual(72_000);
     expect(d!.lastError).toBe('connection reset');
   });
 
   it('waits for a Retry-After longer than the backoff, but no longer than the cap', async () => {
-    const { store, outbox } = setup(async () => {
-      throw new ChannelError('HTTP 429', { retryable: true, retryAfterMs: 10 * MAX_RETRY_AFTER_MS });
-    });
+    const NOW = Date.now() + 600_000;
+    const { store, outbox } = setup(
+      async () => {
+        throw new ChannelError('HTTP 429', { retryable: true, retryAfterMs: 10 * MAX_RETRY_AFTER_MS });
+      },
+      { clock: () => NOW },
+    );
     const { deliveryId } = await runAwaitingDelivery(store, { channel: 'mem', text: 'x' });
-    const before = Date.now();
     outbox.start();
     await until(async () => (await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]?.attempts === 1);
     const [d] = await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10);
     expect(d!.id).toBe(deliveryId);
-    expect(d!.nextAttemptAt - before).toBeGreaterThanOrEqual(MAX_RETRY_AFTER_MS);
-    expect(d!.nextAttemptAt - Date.now()).toBeLessThanOrEqual(MAX_RETRY_AFTER_MS);
+    expect(d!.nextAttemptAt - NOW).toBe(MAX_RETRY_AFTER_MS);
   });
 
   it('fails a delivery whose channel is no longer configured', async () => {

@@ -523,8 +523,9 @@ describe('packBoundary() and unpackBoundary()', () => {
   });
 });
 
-describe('performance', () => {
-  it('stays fast on long and adversarial inputs (linear scan, no backtracking blow-up)', () => {
+describe('long and adversarial inputs', () => {
+  // the scan is linear: a backtracking blow-up would take seconds per input and run into the test's timeout
+  it('are neutralised whole, leaving nothing marker-like', () => {
     const inputs = [
       'a'.repeat(20_000),
       'UNTRUSTED '.repeat(2_000),
@@ -535,11 +536,6 @@ describe('performance', () => {
       'E\u200B'.repeat(10_000),
       'S E C U R I T Y '.repeat(1_200),
     ];
-    for (const s of inputs) {
-      const t = performance.now();
-      neutralize(s);
-      // generous: a 20,000-character input takes about a millisecond; quadratic behaviour would take seconds
-      expect(performance.now() - t).toBeLessThan(250);
-    }
+    for (const s of inputs) expect(findMarkerLike(neutralize(s))).toEqual([]);
   });
 });
