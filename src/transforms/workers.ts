@@ -108,9 +108,9 @@ export interface SpareWorkerSource extends WorkerSource {
  * idle worker is left, so the first save after a start or after a quiet spell finds a worker
  * ready too; it loads the compiler when `prepare` says a reload is coming. A pool that grows
  * takes a spare if one is ready, but never the standby, and starts none: growth comes from a
- * slow transform or a stalled worker, and a spare beside the extra worker doubled what it cost,
- * about 20 MB more that the allocator keeps after both have ended (docs/performance.md,
- * fourteenth round). Idle workers do not keep the process alive. `spawn` starts a worker
+ * slow transform or a stalled worker, and a spare beside the extra worker would double what it
+ * costs, about 20 MB more that the allocator keeps after both have ended. Idle workers do not keep
+ * the process alive. `spawn` starts a worker
  * (`compiler`: loading the compiler while it waits); tests pass their own.
  */
 export function createWorkerSource(spares: number, keepMs = SPARE_KEEP_MS, spawn: (compiler: boolean) => Promise<Worker> = spawnIdle): SpareWorkerSource {
