@@ -17,8 +17,9 @@
  *
  * Cost: calls made during one turn go to a worker in one message, a worker
  * holds up to `PIPELINE` calls, and it answers on a port of its own that the
- * pool drains without an event per answer. Under load a call costs ~10 µs of
- * CPU, a pool library's ~80 µs (docs/development.md, "Transform workers").
+ * pool drains without an event per answer. Under load a call costs a third to
+ * a tenth of what it costs through a pool library (docs/development.md,
+ * "Transform workers").
  */
 import { receiveMessageOnPort } from 'node:worker_threads';
 import { TransformCallError, type CallBody, type PoolOptions, type PoolStats, type TransformPool, type TransformSpec } from './calls.ts';
