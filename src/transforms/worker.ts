@@ -28,7 +28,7 @@ const port = parentPort!;
 // what Node cannot load (enums, extensionless imports…): a fresh instance per worker without module cache,
 // its transformer run in a child process (compiler.ts) for the modules jiti's file cache does not hold, as
 // the memory a worker touched stays with the process. A worker that never needs jiti does not load it
-// (about 5 MB; docs/performance.md, thirteenth round).
+// (about 5 MB).
 let jiti: Jiti | undefined;
 async function load(file: string): Promise<Record<string, unknown> | Fn> {
   try {
@@ -145,10 +145,9 @@ function bodyDefault(json: string): string {
 
 /**
  * One accessor per deferred field name, shared by every action, which then share one hidden class. A
- * getter made per call (a closure over the body) gave each action a hidden class of its own; V8 keeps
- * hidden classes in the old generation, and each kept its call's objects alive past their scavenges
- * until the next full collection: the worker promoted about 700 KB a scavenge under load (see
- * docs/performance.md, eleventh round).
+ * getter made per call (a closure over the body) would give each action a hidden class of its own; V8
+ * keeps hidden classes in the old generation, and each would keep its call's objects alive past their
+ * scavenges until the next full collection (about 700 KB promoted a scavenge under load).
  */
 const accessors = new Map<string, PropertyDescriptor>();
 function deferredAccessor(field: string): PropertyDescriptor {

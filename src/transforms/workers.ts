@@ -108,88 +108,111 @@ export interface SpareWorkerSource extends WorkerSource {
  * idle worker is left, so the first save after a start or after a quiet spell finds a worker
  * ready too; it loads the compiler when `prepare` says a reload is coming. A pool that grows
  * takes a spare if one is ready, but never the standby, and starts none: growth comes from a
- * slow transform or a stalled worker, and a spare beside the extra worker doubled what it cost,
- * about 20 MB more that the allocator keeps after both have ended (docs/performance.md,
- * fourteenth round). Idle workers do not keep the process alive. `spawn` starts a worker
+ * slow transform or a stalled worker, and a spare beside the extra worker would double what it
+ * costs, about 20 MB more that the allocator keeps after both have ended. Idle workers do not keep
+ * the process alive. `spawn` starts a worker
  * (`compiler`: loading the compiler while it waits); tests pass their own.
  */
 export function createWorkerSource(spares: number, keepMs = SPARE_KEEP_MS, spawn: (compiler: boolean) => Promise<Worker> = spawnIdle): SpareWorkerSource {
-  const idle: Promise<Worker>[] = [];
-  let closed = false;
-  let standing = false;
-  let taken = 0;
+  return new Spares(spares, keepMs, spawn);
+}
+
+class Spares implements SpareWorkerSource {
+  private readonly idle: Promise<Worker>[] = [];
+  private closed = false;
+  private standing = false;
+  private taken = 0;
   /** The standby while it is idle and has not been told to load the compiler. */
-  let cold: Promise<Worker> | undefined;
-  let retireTimer: NodeJS.Timeout | undefined;
-  const terminate = async (ps: Promise<Worker>[]) => {
-    const all = await Promise.allSettled(ps);
-    await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value.terminate() : undefined)));
-  };
-  const startSpare = (compiler: boolean) => {
-    const p = spawn(compiler);
-    idle.push(p);
-    if (!compiler) cold = p;
+  private cold: Promise<Worker> | undefined;
+  private retireTimer: NodeJS.Timeout | undefined;
+  private readonly count: number;
+  private readonly keepMs: number;
+  private readonly spawn: (compiler: boolean) => Promise<Worker>;
+
+  constructor(count: number, keepMs: number, spawn: (compiler: boolean) => Promise<Worker>) {
+    this.count = count;
+    this.keepMs = keepMs;
+    this.spawn = spawn;
+  }
+
+  async take(forNext = true): Promise<Worker> {
+    // a pool that grows leaves the standby for the next reload
+    const next = forNext || this.idle.length > (this.standing ? 1 : 0) ? this.idle.shift() : undefined;
+    if (next === this.cold) this.cold = undefined;
+    if (++this.taken > 1 && forNext) this.refill();
+    this.keepStandby();
+    if (next) {
+      try {
+        const w = await next;
+        w.ref();
+        return w;
+      } catch {
+        // a spare that failed to start: start one now instead
+      }
+    }
+    return this.spawn(false);
+  }
+
+  spares(): number {
+    return this.idle.length;
+  }
+
+  prepare(): void {
+    const p = this.idle[0] === this.cold ? this.cold : undefined;
+    this.cold = undefined;
+    p?.then(
+      (w) => w.postMessage({ type: 'warm' }),
+      () => undefined,
+    );
+  }
+
+  standby(on: boolean): void {
+    this.standing = on;
+    if (on) return this.keepStandby();
+    clearTimeout(this.retireTimer);
+    this.retireTimer = undefined;
+    void terminate(this.idle.splice(0));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retireTimer);
+    await terminate(this.idle.splice(0));
+  }
+
+  private startSpare(compiler: boolean): void {
+    const p = this.spawn(compiler);
+    this.idle.push(p);
+    if (!compiler) this.cold = p;
     p.then(
       (w) => w.unref(),
       () => {
         // one that failed to start is no spare; the next take starts a worker itself
-        const at = idle.indexOf(p);
-        if (at !== -1) idle.splice(at, 1);
+        const at = this.idle.indexOf(p);
+        if (at !== -1) this.idle.splice(at, 1);
       },
     );
-  };
-  const keepStandby = () => {
-    if (!closed && standing && idle.length === 0) startSpare(false);
-  };
-  const retire = () => {
-    retireTimer = undefined;
-    void terminate(idle.splice(0));
-    keepStandby();
-  };
-  const refill = () => {
-    while (!closed && idle.length < spares) startSpare(true);
-    clearTimeout(retireTimer);
-    retireTimer = setTimeout(retire, keepMs);
-    retireTimer.unref();
-  };
-  return {
-    async take(forNext = true) {
-      // a pool that grows leaves the standby for the next reload
-      const next = forNext || idle.length > (standing ? 1 : 0) ? idle.shift() : undefined;
-      if (next === cold) cold = undefined;
-      if (++taken > 1 && forNext) refill();
-      keepStandby();
-      if (next) {
-        try {
-          const w = await next;
-          w.ref();
-          return w;
-        } catch {
-          // a spare that failed to start: start one now instead
-        }
-      }
-      return spawn(false);
-    },
-    spares: () => idle.length,
-    prepare() {
-      const p = idle[0] === cold ? cold : undefined;
-      cold = undefined;
-      p?.then(
-        (w) => w.postMessage({ type: 'warm' }),
-        () => undefined,
-      );
-    },
-    standby(on) {
-      standing = on;
-      if (on) return keepStandby();
-      clearTimeout(retireTimer);
-      retireTimer = undefined;
-      void terminate(idle.splice(0));
-    },
-    async close() {
-      closed = true;
-      clearTimeout(retireTimer);
-      await terminate(idle.splice(0));
-    },
-  };
+  }
+
+  private keepStandby(): void {
+    if (!this.closed && this.standing && this.idle.length === 0) this.startSpare(false);
+  }
+
+  private retire(): void {
+    this.retireTimer = undefined;
+    void terminate(this.idle.splice(0));
+    this.keepStandby();
+  }
+
+  private refill(): void {
+    while (!this.closed && this.idle.length < this.count) this.startSpare(true);
+    clearTimeout(this.retireTimer);
+    this.retireTimer = setTimeout(() => this.retire(), this.keepMs);
+    this.retireTimer.unref();
+  }
+}
+
+async function terminate(ps: Promise<Worker>[]): Promise<void> {
+  const all = await Promise.allSettled(ps);
+  await Promise.all(all.map((r) => (r.status === 'fulfilled' ? r.value.terminate() : undefined)));
 }

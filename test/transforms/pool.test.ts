@@ -468,56 +468,57 @@ describe('createTransformPool()', () => {
     });
   });
 
+  /** Stand-ins for workers: what the source starts (with the compiler or not), tells them, and ends. */
+  interface Fake {
+    compiler: boolean;
+    messages: unknown[];
+    ended: boolean;
+  }
+  const fakes = () => {
+    const started: Fake[] = [];
+    const spawn = async (compiler: boolean) => {
+      const f: Fake = { compiler, messages: [], ended: false };
+      started.push(f);
+      const w = { fake: f, ref: () => w, unref: () => w, postMessage: (m: unknown) => f.messages.push(m), terminate: async () => ((f.ended = true), 0) };
+      return w as unknown as Worker;
+    };
+    const fakeOf = (w: Worker) => (w as unknown as { fake: Fake }).fake;
+    return { started, spawn, fakeOf };
+  };
+  const KEEP_MS = 60_000;
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   describe('createWorkerSource()', () => {
     it('starts no spare for the first workers, one after each later take, and retires it when takes stop', async () => {
-      const source = createWorkerSource(1, 400);
-      const taken: Worker[] = [];
-      try {
-        taken.push(await source.take());
-        expect(source.spares()).toBe(0);
-        taken.push(await source.take());
-        expect(source.spares()).toBe(1);
-        // the next take gets that spare (started and ready) and starts another in its place
-        const before = Date.now();
-        taken.push(await source.take());
-        expect(source.spares()).toBe(1);
-        await until(() => source.spares() === 0, 5000);
-        expect(Date.now() - before).toBeGreaterThanOrEqual(350);
-        // a take for a pool that grows starts none (and takes no spare, none being left)
-        taken.push(await source.take(false));
-        expect(source.spares()).toBe(0);
-        taken.push(await source.take());
-        expect(source.spares()).toBe(1);
-      } finally {
-        await Promise.all(taken.map((w) => w.terminate()));
-        await source.close();
-      }
+      vi.useFakeTimers();
+      const { started, spawn } = fakes();
+      const source = createWorkerSource(1, KEEP_MS, spawn);
+      await source.take();
+      expect(source.spares()).toBe(0);
+      await source.take();
+      expect(source.spares()).toBe(1);
+      // the next take gets that spare and starts another in its place
+      await source.take();
+      expect(source.spares()).toBe(1);
+      const spare = started.at(-1)!;
+      await vi.advanceTimersByTimeAsync(KEEP_MS - 1);
+      expect(source.spares()).toBe(1);
+      expect(spare.ended).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(source.spares()).toBe(0);
+      expect(spare.ended).toBe(true);
+      // a take for a pool that grows starts none (and takes no spare, none being left)
+      await source.take(false);
+      expect(source.spares()).toBe(0);
+      await source.take();
+      expect(source.spares()).toBe(1);
+      await source.close();
     });
   });
 
   describe('createWorkerSource() with a standby', () => {
-    /** Stand-ins for workers: what the source starts (with the compiler or not), tells them, and ends. */
-    interface Fake {
-      compiler: boolean;
-      messages: unknown[];
-      ended: boolean;
-    }
-    const fakes = () => {
-      const started: Fake[] = [];
-      const spawn = async (compiler: boolean) => {
-        const f: Fake = { compiler, messages: [], ended: false };
-        started.push(f);
-        const w = { fake: f, ref: () => w, unref: () => w, postMessage: (m: unknown) => f.messages.push(m), terminate: async () => ((f.ended = true), 0) };
-        return w as unknown as Worker;
-      };
-      const fakeOf = (w: Worker) => (w as unknown as { fake: Fake }).fake;
-      return { started, spawn, fakeOf };
-    };
-    const KEEP_MS = 60_000;
-    afterEach(() => {
-      vi.useRealTimers();
-    });
-
     it('has a worker idle from when the standby is turned on, which the first reload takes without starting one for itself', async () => {
       const { started, spawn, fakeOf } = fakes();
       const source = createWorkerSource(1, KEEP_MS, spawn);
