@@ -11,6 +11,10 @@ import type { MappingConfig } from '../../src/config/schema.ts';
 import { loadPresetsDir } from '../../src/presets/load.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
 import { testConfig } from '../helpers/runtime.ts';
+import { createRegistry } from '../../src/plugins/registry.ts';
+import { signatureVerifiers } from '../../src/auth/verifiers.ts';
+import { createInstanceMaker } from '../../src/runtime/instances.ts';
+import { createLogger } from '../../src/log.ts';
 
 const dir = realpathSync(tempDir('hook-intake-compile-'));
 const transformsDir = join(dir, 'transforms');
@@ -25,7 +29,11 @@ afterAll(() => cleanup(dir));
 /** Compiles `mappings` (and `presets`) under a config with `extra` merged into `hooks`. */
 function compile(mappings: unknown[], opts: { presets?: PresetSource[]; hooks?: Record<string, unknown>; top?: Record<string, unknown> } = {}) {
   const { config } = testConfig({ ...opts.top, hooks: { transformsDir, ...opts.hooks, mappings } }, dir);
-  return compilePipelines({ config, file: 'cfg.json5', presets: opts.presets ?? [] });
+  const registry = createRegistry();
+  registry.register(signatureVerifiers);
+  const deps = { logger: createLogger('silent'), fetch, env: {}, clock: Date.now, configDir: dir };
+  const { verifier } = createInstanceMaker(registry, 'cfg.json5', [], deps);
+  return compilePipelines({ config, file: 'cfg.json5', presets: opts.presets ?? [], verifier });
 }
 /** The issues as `file: path: message` lines. */
 const issuesOf = (mappings: unknown[], opts?: Parameters<typeof compile>[1]) =>
