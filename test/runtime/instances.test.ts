@@ -3,7 +3,10 @@
  * live, carried into the next one when their plugin and config slice are
  * unchanged, stopped once when the last generation holding them is released.
  */
-import { describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanup, tempDir } from '../helpers/cli.ts';
 import { buildGeneration, GenerationRef, type Generation } from '../../src/runtime/generation.ts';
 import { createReloader } from '../../src/runtime/reload.ts';
 import { definePlugin, PluginConfigError, Type, type StartContext } from '../../src/plugins/define.ts';
@@ -131,4 +134,27 @@ describe('plugin instances across reloads', () => {
     expect(lines).toContain('services.ticker.every: must not be 0');
     expect(lines.find((l) => l.startsWith('services.tickr:'))).toMatch(/unknown service type "tickr" \(did you mean "ticker"\?\)/);
   });
+});
+
+describe('plugin instances from a plugin file', () => {
+  const dir = tempDir('hook-intake-instances-');
+  afterAll(() => cleanup(dir));
+  const file = join(dir, 'memo.ts');
+  const write = (tag: string) =>
+    writeFileSync(file, `import { definePlugin } from 'hook-intake/plugin';
+export default definePlugin({ name: 'memo', channels: { memo: { create: () => ({ tag: '${tag}', async send() {} }) } } });
+`);
+  const buildFrom = (previous?: Generation) =>
+    buildGeneration(testConfig({ plugins: [file], channels: { console: {}, memo: {} } }, dir), { builtins: builtinPlugins, logger: silent, previous });
+
+  it('keeps the instance while the file is unchanged, and makes a new one from an edited file', async () => {
+    write('one');
+    const first = await buildFrom();
+    const same = await buildFrom(first);
+    expect(same.channels.get('memo')!.channel).toBe(first.channels.get('memo')!.channel);
+    write('two');
+    const edited = await buildFrom(same);
+    expect(edited.channels.get('memo')!.channel).not.toBe(first.channels.get('memo')!.channel);
+    expect((edited.channels.get('memo')!.channel as unknown as { tag: string }).tag).toBe('two');
+  }, 30_000);
 });
