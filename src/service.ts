@@ -17,6 +17,8 @@ import { createHeartbeat, type Heartbeat } from './runtime/heartbeat.ts';
 import { createOutbox, type Outbox } from './runtime/outbox.ts';
 import { createDispatcher } from './runtime/dispatcher.ts';
 import { createReloader, type Reloader } from './runtime/reload.ts';
+import { createSubmit } from './runtime/submit.ts';
+import type { Submit } from './runtime/instances.ts';
 import { createListener } from './http/app.ts';
 import { Drain, guardRequests, handleClientErrors } from './http/connection.ts';
 import { FailureThrottle } from './auth/throttle.ts';
@@ -90,13 +92,25 @@ function at(config: unknown, path: string): unknown {
   return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), config);
 }
 
+/** Waits for `work` at most `ms`; what is still running then is left behind with a warning. */
+async function stopWithin(work: Promise<void>, ms: number, logger: Logger): Promise<void> {
+  let t: NodeJS.Timeout | undefined;
+  const late = await Promise.race([work.then(() => false), new Promise<boolean>((r) => (t = setTimeout(() => r(true), ms)))]);
+  clearTimeout(t);
+  if (late) logger.warn('plugin instances did not stop within the shutdown timeout');
+}
+
 export async function startService(opts: ServiceOptions): Promise<Service> {
   const { logger } = opts;
   const clock = opts.clock ?? Date.now;
   // idle transform workers make reloads fast; only worth keeping when reloads can happen
   const workers = opts.watch !== false ? createWorkerSource(1) : undefined;
-  const build = async (loaded: LoadedConfig = opts.load()): Promise<Generation> =>
+  // plugin instances reach the dispatcher once it exists (they are started after that)
+  let submit: Submit | undefined;
+  const build = async (loaded: LoadedConfig = opts.load(), previous?: Generation): Promise<Generation> =>
     buildGeneration(loaded, {
+      previous,
+      submit: (held, actions) => (submit ? submit(held, actions) : Promise.reject(new Error('the service is not started'))),
       ...(workers ? { workers } : {}),
       clock,
       logger,
@@ -144,6 +158,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     queuedRuns: () => runner.queued(),
     requestHeartbeat: () => heartbeat.request(),
   });
+  submit = createSubmit(generations, dispatcher);
 
   const recovered = await runner.recover();
   if (recovered.queued || recovered.requeued || recovered.failed || recovered.heartbeats) logger.info(recovered, 'recovered unfinished runs');
@@ -152,7 +167,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   let watcher: SourceWatcher | undefined;
   const reloader = createReloader({
     generations,
-    build: () => build(),
+    build: () => build(undefined, generations.current),
     logger: logger.child({ component: 'reload' }),
     clock,
     onSwap: (prev, next) => {
@@ -231,6 +246,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 
   heartbeat.start();
   outbox.start();
+  await first.start();
   // started once the service answers, so it costs the start nothing; the first save then finds it ready
   workers?.standby(first.transforms !== undefined);
   if (opts.watch !== false) {
@@ -269,8 +285,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       await Promise.all([intake, runner.stop(left()), heartbeat.stop(left())]);
       // replies of runs that just finished go out if there is time left; the rest stays in the outbox
       await outbox.stop(left());
+      // plugin instances stop (a service may still be storing) before the store closes, within what is left of the budget
+      await stopWithin(generations.disposeAll(), left(), logger);
       await store.close();
-      await generations.disposeAll();
       await workers?.close();
       logger.info('stopped');
     })());

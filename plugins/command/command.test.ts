@@ -167,7 +167,7 @@ describe('command provider', () => {
           return undefined;
         }
       });
-      await p.close!();
+      await p.stop!();
       expect(await running).toBeInstanceOf(Error);
       await until(() => !alive(grandchild), 5_000);
     });

@@ -126,7 +126,7 @@ export function createCommandProvider(config: CommandConfigValue, ctx: PluginCon
 
   return {
     run,
-    close() {
+    stop() {
       for (const child of live) signalGroup(child, 'SIGKILL');
       live.clear();
     },

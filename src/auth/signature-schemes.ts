@@ -15,11 +15,10 @@
  * | `standard-webhooks` | `webhook-signature`         | `<webhook-id>.<ts>.` + body      | `v1,<base64>[ v1,<base64>…]`     |
  * | `hmac-sha256`       | `X-Signature` (configurable)| body                             | `sha256=<hex>`, hex, or base64   |
  */
-import type { VerifyTypes } from '../config/schema.ts';
 import { decodeBase64Strict, headerValue, macFromBase64, macFromHex, type HeaderBag } from './signature-parts.ts';
 
-/** The `verify.type` values; the config schema is the source, `SCHEMES` must cover every one. */
-export type SignatureType = (typeof VerifyTypes)[number];
+/** The HMAC `verify.type` values (auth/verifiers.ts registers one verifier for each). */
+export type SignatureType = 'github' | 'stripe' | 'slack' | 'standard-webhooks' | 'hmac-sha256';
 
 /** Why a request failed verification. For logs only: never carries a secret, a signature or header content. */
 export type SignatureFailure =

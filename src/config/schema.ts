@@ -59,8 +59,6 @@ export const Match = Type.Recursive(
   { $id: 'Match' },
 );
 
-export const VerifyTypes = ['github', 'stripe', 'slack', 'standard-webhooks', 'hmac-sha256'] as const;
-
 export const Mapping = Type.Object(
   {
     id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' })),
@@ -90,17 +88,8 @@ export const Mapping = Type.Object(
     forEach: Type.Optional(Type.String({ minLength: 1 })),
     allowUnsafeExternalContent: Type.Optional(Type.Boolean()),
     label: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'source shown in the safety boundary' })),
-    verify: Type.Optional(
-      Type.Object(
-        {
-          type: Type.Union(VerifyTypes.map((t) => Type.Literal(t))),
-          secret: Type.Union([Secret('signing secret'), Type.Array(Secret('signing secret'), { minItems: 1 })]),
-          header: Type.Optional(Type.String({ minLength: 1 })),
-          toleranceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400 })),
-        },
-        strict,
-      ),
-    ),
+    // the verifier `type` names validates the other keys (its options)
+    verify: Type.Optional(Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true })),
     rateLimit: Type.Optional(
       Type.Object({ max: Type.Integer({ minimum: 1 }), perSeconds: Type.Number({ exclusiveMinimum: 0 }) }, strict),
     ),
@@ -248,6 +237,7 @@ export const ConfigSchema = Type.Object(
       default: { console: {} },
       additionalProperties: false,
     }),
+    services: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), PluginSlice(false), { default: {}, additionalProperties: false }),
     session: Type.Object({ defaultRoute: Type.Optional(Route) }, { ...strict, default: {} }),
     delivery: Type.Object(
       {

@@ -177,6 +177,7 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     // a named hook's credential (its mapping's signature, or the token) passes before anything stored is consulted
     const owner = reserved ? undefined : authorizeNamed(gen, hookReq, client, now);
     if (owner) state.mapping = owner.id;
+    if (hookReq.answer) return hookReq.answer;
     const work = async (): Promise<Answer> => {
       const resolution = await resolveRequest(gen, hookReq, deps.named, owner);
       if (resolution.kind === 'skip') return { status: 204, body: {} };

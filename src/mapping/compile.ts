@@ -15,7 +15,7 @@ import { TEMPLATED_FIELDS, type Pipeline, type TemplatedField } from './pipeline
 import { resolveTransformModule } from '../transforms/resolve.ts';
 import type { TransformSpec } from '../transforms/pool.ts';
 import { RESERVED_NAMES } from '../runtime/intake.ts';
-import { compileVerifier, verifySpecIssues, type SignatureVerifier } from '../auth/signatures.ts';
+import type { Verifier } from '../plugins/define.ts';
 
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 5000;
 
@@ -34,7 +34,15 @@ export interface CompileInput {
   file: string;
   /** Enabled presets, in `hooks.presets` order. */
   presets: readonly PresetSource[];
+  /**
+   * Makes the verifier a mapping's `verify` names (looked up here, once, not per
+   * request), or says what is wrong with it; `key` identifies the mapping
+   * across reloads (instances.ts `InstanceMaker.verifier`).
+   */
+  verifier: MakeVerifier;
 }
+
+export type MakeVerifier = (key: string, mappingId: string, spec: { type: string }) => { verifier?: Verifier; issues: { path: string; message: string }[] };
 
 export interface CompileResult {
   pipelines: Pipeline[];
@@ -80,7 +88,7 @@ export function compilePipelines(input: CompileInput): CompileResult {
   const channels = new Set(['last', ...Object.keys(config.channels)]);
   for (const src of sources) {
     const before = issues.length;
-    const p = compileOne(src, config, channels, transforms, (path, message) => issues.push({ file: src.file, path: `${src.base}.${path}`.replace(/\.$/, ''), message }));
+    const p = compileOne(src, config, channels, transforms, input.verifier, (path, message) => issues.push({ file: src.file, path: `${src.base}.${path}`.replace(/\.$/, ''), message }));
     if (p && issues.length === before) pipelines.push(p);
   }
   return { pipelines, transforms: [...transforms.values()], issues };
@@ -91,6 +99,7 @@ function compileOne(
   config: Config,
   channels: Set<string>,
   transforms: Map<string, TransformSpec>,
+  makeVerifier: MakeVerifier,
   issue: (path: string, message: string) => void,
 ): Pipeline | undefined {
   const m = src.mapping;
@@ -155,11 +164,11 @@ function compileOne(
     }
   }
 
-  let verify: SignatureVerifier | undefined;
+  let verify: Verifier | undefined;
   if (m.verify) {
-    const problems = verifySpecIssues(m.verify);
-    for (const pr of problems) issue(`verify.${pr.path}`, `${pr.message} (mapping "${id}")`);
-    if (!problems.length) verify = compileVerifier(m.verify);
+    const made = makeVerifier(src.origin, id, m.verify);
+    for (const pr of made.issues) issue(pr.path, `${pr.message} (mapping "${id}")`);
+    verify = made.verifier;
   }
 
   const statics: { -readonly [K in keyof Pipeline['statics']]: Pipeline['statics'][K] } = {};

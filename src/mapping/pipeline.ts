@@ -6,7 +6,7 @@
 import type { Matcher } from './match.ts';
 import type { Template } from './template.ts';
 import type { Segment } from './path.ts';
-import type { SignatureVerifier } from '../auth/signatures.ts';
+import type { Verifier } from '../plugins/define.ts';
 
 /** Fields a mapping may template (SPEC §5.3). */
 export const TEMPLATED_FIELDS = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to', 'model', 'thinking'] as const;
@@ -43,8 +43,8 @@ export interface Pipeline {
   readonly trusted: boolean;
   readonly rateLimit: Readonly<{ max: number; perSeconds: number }> | undefined;
   /** When set, the provider signature is this hook's credential (the hook token is not enough). */
-  readonly verify: SignatureVerifier | undefined;
-  /** The signature scheme, for messages. */
+  readonly verify: Verifier | undefined;
+  /** The verifier's type, for messages. */
   readonly verifyType: string | undefined;
 }
 

@@ -31,11 +31,12 @@ export function createNamedResolver(deps: RunDeps): NamedResolver {
       const p = findPipeline(gen, req);
       if (!p) throw noMatch(gen, req);
       if (p.verify) {
-        const r = p.verify(req.headers, req.rawBody, req.receivedAt);
+        const r = p.verify.verify(req);
         if (!r.ok) {
           deps.logger.warn({ mapping: p.id, scheme: p.verifyType, reason: r.reason }, 'signature rejected');
           throw errors.invalidSignature();
         }
+        if (r.answer) req.answer = r.answer;
       } else if (!req.authenticated) throw errors.unauthorized();
       return p;
     },
@@ -60,7 +61,7 @@ function noMatch(gen: Generation, req: HookRequest): HookError {
 function signedFor(gen: Generation, req: HookRequest): Pipeline | undefined {
   for (const p of gen.pipelines) {
     if (!p.verify || (p.path !== undefined && p.path !== req.name)) continue;
-    if (p.verify(req.headers, req.rawBody, req.receivedAt).ok) return p;
+    if (p.verify.verify(req).ok) return p;
   }
   return undefined;
 }

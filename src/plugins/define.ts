@@ -1,15 +1,22 @@
 /**
- * The plugin API. A plugin is data plus setup: a name and up to three kinds of
+ * The plugin API. A plugin is data plus setup: a name and up to five kinds of
  * contribution, each keyed by the `type` users put in their config:
  *
  * - `agents`: agent providers (`agents.providers.<id>.type`)
  * - `channels`: delivery channels (`channels.<id>.type`, defaulting to the id)
+ * - `verifiers`: inbound request verifiers (`hooks.mappings[].verify.type`)
+ * - `services`: long-running work of its own (`services.<id>.type`, defaulting to the id)
  * - `presets`: named mapping lists (`hooks.presets`)
  *
  * Factories receive their config slice (validated against `configSchema`
  * when given), a child logger, an injected `fetch` and a clock. A factory that
  * finds a problem the schema cannot express throws `PluginConfigError` naming
  * the key, so the operator sees `agents.providers.<id>.<key>: reason`.
+ *
+ * Every instance may have `start(ctx)` and `stop()` (`Lifecycle`): started when
+ * the configuration that made it goes live, stopped once when the last
+ * configuration using it is released (or at shutdown). An instance whose
+ * plugin module and config slice are unchanged by a reload is kept as it is.
  */
 import type { TSchema } from '@sinclair/typebox';
 
@@ -85,9 +92,45 @@ export interface AgentReply {
   text: string;
 }
 
-export interface AgentProvider {
+/** What `start` receives: the creation context plus the config slice and a way into the dispatcher. */
+export interface StartContext extends PluginContext {
+  /** The instance's config slice as validated (defaults filled in). */
+  config: unknown;
+  /**
+   * Submits actions exactly as a hook request would: each is validated like a
+   * `/hooks/wake` or `/hooks/agent` body (`kind` says which), wrapped in the
+   * safety boundary labelled with this instance's id, and stored before the
+   * promise resolves. Rejects with the validation error naming the field, or
+   * when the queue is full or the store unavailable.
+   */
+  dispatch(actions: readonly PluginAction[]): Promise<DispatchAnswer>;
+}
+
+/** An action a plugin submits: a wake or an agent body as `/hooks/wake` or `/hooks/agent` takes it. */
+export type PluginAction = ({ kind: 'wake' } & Record<string, unknown>) | ({ kind: 'agent' } & Record<string, unknown>);
+
+/** The dispatcher's answer: the same status and body a hook request would get. */
+export interface DispatchAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  runIds: string[];
+  eventIds: string[];
+}
+
+/**
+ * Optional lifecycle of any instance. `start` runs once, when the configuration
+ * that made the instance goes live (a failure is logged; the instance stays).
+ * `stop` runs once, when no live or in-flight configuration uses the instance
+ * any more, at shutdown within the stop deadline, or when the configuration
+ * that made it failed to build: then `start` never ran, so `stop` must cope.
+ */
+export interface Lifecycle {
+  start?(ctx: StartContext): Promise<void> | void;
+  stop?(): Promise<void> | void;
+}
+
+export interface AgentProvider extends Lifecycle {
   run(req: AgentRequest): Promise<AgentReply>;
-  close?(): Promise<void> | void;
 }
 
 export interface AgentProviderFactory<C = Record<string, unknown>> {
@@ -122,7 +165,7 @@ export interface ChannelLimits {
   requiresTo?: boolean;
 }
 
-export interface Channel {
+export interface Channel extends Lifecycle {
   readonly limits?: ChannelLimits;
   /**
    * Sends one message (one chunk of a reply). Resolve when the service has
@@ -131,7 +174,6 @@ export interface Channel {
    * is treated as retryable.
    */
   send(msg: ChannelMessage): Promise<void>;
-  close?(): Promise<void> | void;
 }
 
 /** Thrown by a channel's `send` to say whether, and when, to retry. */
@@ -153,6 +195,58 @@ export interface ChannelFactory<C = Record<string, unknown>> {
   create(config: C, ctx: PluginContext): Channel;
 }
 
+/** Request headers as Node hands them over (lower-case names). */
+export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** What a verifier sees of an inbound request: the exact body bytes, headers and query. */
+export interface VerifyRequest {
+  /** The hook name after the prefix (`github` for `/hooks/github`). */
+  readonly name: string;
+  readonly headers: HeaderBag;
+  readonly query: Readonly<Record<string, string>>;
+  readonly rawBody: Uint8Array;
+  /** Milliseconds since the epoch when the request arrived (the injected clock). */
+  readonly receivedAt: number;
+}
+
+/** An answer sent as is, instead of running the mapping: nothing is stored. */
+export interface DirectAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/**
+ * A verifier's verdict. `ok: true` lets the mapping run; with `answer` the
+ * request is a handshake (a ping, a URL check) answered directly. `reason` is
+ * logged: a fixed phrase, never a secret, a signature or header content.
+ */
+export type VerifyOutcome =
+  | { readonly ok: true; /** Which configured secret matched (0-based), when there are several. */ readonly secretIndex?: number; readonly answer?: DirectAnswer }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * Checks a request's origin for a mapping with `verify`. Built once per
+ * mapping when the configuration is compiled (decode keys then); `verify` runs
+ * per request, must not throw and must not do I/O.
+ */
+export interface Verifier extends Lifecycle {
+  verify(req: VerifyRequest): VerifyOutcome;
+}
+
+/** `options` is the mapping's `verify` object without `type`. */
+export interface VerifierFactory<C = Record<string, unknown>> {
+  configSchema?: TSchema;
+  create(options: C, ctx: PluginContext): Verifier;
+}
+
+/** Long-running work of a plugin's own (a mail watcher, a chat connection); it does its work from `start`. */
+export interface Service extends Lifecycle {}
+
+export interface ServiceFactory<C = Record<string, unknown>> {
+  configSchema?: TSchema;
+  create(config: C, ctx: PluginContext): Service;
+}
+
 export interface PresetDefinition {
   /** Mappings in order; transform modules resolve inside `transformsDir`. */
   mappings: MappingConfig[];
@@ -166,6 +260,8 @@ export interface Plugin {
   name: string;
   agents?: Record<string, AgentProviderFactory<any>>;
   channels?: Record<string, ChannelFactory<any>>;
+  verifiers?: Record<string, VerifierFactory<any>>;
+  services?: Record<string, ServiceFactory<any>>;
   presets?: Record<string, PresetDefinition>;
 }
 

@@ -10,7 +10,9 @@ import type { LoadedConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { ConfigError, type ConfigIssue } from '../errors.ts';
 import { createTokenMatcher, type TokenMatcher } from '../auth/token.ts';
-import type { AgentProvider, Channel, Plugin } from '../plugins/define.ts';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { AgentProvider, Plugin, Service } from '../plugins/define.ts';
 import { createRegistry, type Registry } from '../plugins/registry.ts';
 import { loadPluginModule, pluginPath } from '../plugins/load.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
@@ -18,13 +20,10 @@ import type { Pipeline } from '../mapping/pipeline.ts';
 import { compilePipelines, type PresetSource } from '../mapping/compile.ts';
 import { BUILTIN_PRESETS_DIR, loadPresetsDir } from '../presets/load.ts';
 import { createTransformPool, TransformLoadError, type TransformPool, type WorkerSource } from '../transforms/pool.ts';
-import { closePlugins, instantiatePlugins } from './instances.ts';
+import { signatureVerifiers } from '../auth/verifiers.ts';
+import { createInstanceMaker, instantiatePlugins, releaseInstances, startInstances, type ChannelEntry, type Held, type InstanceMaker, type Submit } from './instances.ts';
 
-export interface ChannelEntry {
-  id: string;
-  type: string;
-  channel: Channel;
-}
+export type { ChannelEntry };
 
 export interface Generation {
   readonly id: number;
@@ -37,6 +36,9 @@ export interface Generation {
   readonly models: ReadonlySet<string> | undefined;
   readonly providers: ReadonlyMap<string, AgentProvider>;
   readonly channels: ReadonlyMap<string, ChannelEntry>;
+  readonly services: ReadonlyMap<string, Service>;
+  /** Every plugin instance it holds (providers, channels, services, verifiers), some shared with other generations. */
+  readonly instances: readonly Held[];
   readonly pipelines: readonly Pipeline[];
   /** Workers running this generation's transforms; absent when no mapping has one. */
   readonly transforms: TransformPool | undefined;
@@ -51,7 +53,9 @@ export interface Generation {
    * the owning mapping is known.
    */
   readonly signed: { readonly paths: ReadonlySet<string>; readonly anyPath: boolean };
-  /** Releases what the generation holds: transform workers, plugin instances (child processes, sockets). */
+  /** Starts its plugin instances not started yet: call when it goes live. */
+  start(): Promise<void>;
+  /** Releases what the generation holds: transform workers, and plugin instances no other generation holds (stopped). */
   dispose(): Promise<void>;
 }
 
@@ -66,9 +70,18 @@ export interface BuildDeps {
   /** Warm transform workers (serve keeps some for fast reloads). */
   workers?: WorkerSource;
   clock?: () => number;
+  /** The live generation, whose unchanged plugin instances the new one carries over. */
+  previous?: Generation | undefined;
+  /** How a plugin instance's `ctx.dispatch` reaches the dispatcher. */
+  submit?: Submit;
 }
 
 let nextId = 1;
+
+/** Names a plugin file's code as loaded: an unchanged file keeps its instances across a reload. */
+function fileKey(path: string): string {
+  return `${path}#${createHash('sha256').update(readFileSync(path)).digest('base64url')}`;
+}
 
 /** Builds a generation; throws `ConfigError` listing every problem, leaving nothing running. */
 export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Promise<Generation> {
@@ -79,6 +92,7 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
   const sourceDirs = [config.hooks.transformsDir!];
 
   const registry = createRegistry();
+  registry.register(signatureVerifiers);
   for (const p of deps.builtins) registry.register(p);
   const presetsDir = deps.presetsDir ?? BUILTIN_PRESETS_DIR;
   const builtinPresets = loadPresetsDir(presetsDir);
@@ -91,7 +105,7 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
     sourceFiles.push(path);
     try {
       const plugin = await loadPluginModule(path);
-      registry.register(plugin, path);
+      registry.register(plugin, path, fileKey(path));
       for (const preset of Object.values(plugin.presets ?? {})) if (preset.transformsDir) sourceDirs.push(preset.transformsDir);
     } catch (err) {
       issues.push({ file, path: `plugins[${i}]`, message: `${entry}: ${(err as Error).message}` });
@@ -109,7 +123,8 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
     presets.push({ name, mappings: def.mappings, ...(def.transformsDir ? { transformsDir: def.transformsDir } : {}), ...(def.file ? { file: def.file } : {}) });
   });
 
-  const compiled = compilePipelines({ config, file, presets });
+  const instances = createInstanceMaker(registry, file, issues, instanceDeps(loaded, deps), deps.previous?.instances);
+  const compiled = compilePipelines({ config, file, presets, verifier: instances.verifier });
   issues.push(...compiled.issues);
 
   let transforms: TransformPool | undefined;
@@ -121,6 +136,7 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
         onWorkerError: (err) => deps.logger.error({ err: { message: err.message } }, 'transform worker error'),
       });
     } catch (err) {
+      void releaseInstances(instances.held);
       if (!(err instanceof TransformLoadError)) throw err;
       const origins = new Map<string, string[]>();
       for (const p of compiled.pipelines) if (p.transform) origins.set(p.transform.key, [...(origins.get(p.transform.key) ?? []), p.origin]);
@@ -138,6 +154,7 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
     loaded,
     {
       registry,
+      instances,
       pipelines: compiled.pipelines,
       transforms,
       sources: { files: [...new Set(sourceFiles)], dirs: [...new Set(sourceDirs)] },
@@ -149,6 +166,8 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
 
 export interface GenerationParts {
   registry: Registry;
+  /** The maker the pipelines' verifiers came from; a new one (carrying over from `deps.previous`) when absent. */
+  instances?: InstanceMaker;
   pipelines: readonly Pipeline[];
   transforms?: TransformPool | undefined;
   sources: Generation['sources'];
@@ -161,21 +180,22 @@ export interface GenerationParts {
  * instances, then freeze everything into a generation. Throws `ConfigError`
  * with every problem (those passed in and its own), releasing what it made.
  */
-export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts, deps: Pick<BuildDeps, 'logger' | 'fetch' | 'env' | 'clock'>): Generation {
+type InstanceBuildDeps = Pick<BuildDeps, 'logger' | 'fetch' | 'env' | 'clock' | 'previous' | 'submit'>;
+
+function instanceDeps(loaded: LoadedConfig, deps: InstanceBuildDeps) {
+  return { logger: deps.logger, fetch: deps.fetch ?? globalThis.fetch, env: deps.env ?? process.env, clock: deps.clock ?? Date.now, configDir: loaded.dir };
+}
+
+export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts, deps: InstanceBuildDeps): Generation {
   const { config } = loaded;
   const file = loaded.file ?? '(embedded defaults)';
   const issues = [...(parts.issues ?? [])];
-  const { providers, channels } = instantiatePlugins(config, parts.registry, file, issues, {
-    logger: deps.logger,
-    fetch: deps.fetch ?? globalThis.fetch,
-    env: deps.env ?? process.env,
-    clock: deps.clock ?? Date.now,
-    configDir: loaded.dir,
-  });
+  const maker = parts.instances ?? createInstanceMaker(parts.registry, file, issues, instanceDeps(loaded, deps), deps.previous?.instances);
+  const { providers, channels, services } = instantiatePlugins(config, parts.registry, maker, issues);
+  const held = maker.held;
   const transforms = parts.transforms;
-  const dispose = async () => {
-    await Promise.all([transforms?.close(), closePlugins(providers.values(), channels.values(), deps.logger)]);
-  };
+  let disposed: Promise<void> | undefined;
+  const dispose = () => (disposed ??= Promise.all([transforms?.close(), releaseInstances(held)]).then(() => undefined));
   if (issues.length) {
     // what was made belongs to a generation that will never run
     void dispose();
@@ -191,6 +211,8 @@ export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts,
     models: config.agents.defaults.models ? new Set(config.agents.defaults.models) : undefined,
     providers,
     channels,
+    services,
+    instances: held,
     pipelines: Object.freeze([...parts.pipelines]),
     transforms,
     warnings: loaded.warnings,
@@ -200,6 +222,7 @@ export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts,
       paths: new Set(parts.pipelines.filter((p) => p.verify && p.path !== undefined).map((p) => p.path!)),
       anyPath: parts.pipelines.some((p) => p.verify && p.path === undefined),
     },
+    start: () => startInstances(held, deps.submit),
     dispose,
   });
 }

@@ -9,6 +9,7 @@ import { prepare, type PreparedAction } from './prepare.ts';
 import { errors } from '../errors.ts';
 import { boundaryId } from './safety.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
+import type { DirectAnswer } from '../plugins/define.ts';
 
 export interface HookRequest {
   /** The hook name after the prefix, without surrounding `/`. */
@@ -30,6 +31,8 @@ export interface HookRequest {
   receivedAt: number;
   /** True when a valid hook token came with the request (a signed hook may not need one). */
   authenticated: boolean;
+  /** Set when the owning mapping's verifier answers the request itself (a handshake): nothing is run or stored. */
+  answer?: DirectAnswer;
 }
 
 export type Resolution =

@@ -51,6 +51,8 @@ export function createReloader(deps: ReloaderDeps): Reloader {
       // the new generation is live; what follows a swap (re-arming timers, the watch set) must not undo that
       deps.logger.error({ err }, 'after-reload step failed');
     }
+    // its new plugin instances start now that it is live (a failure is logged by the instance, not fatal)
+    await next.start();
     return true;
   }
 

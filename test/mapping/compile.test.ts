@@ -11,6 +11,10 @@ import type { MappingConfig } from '../../src/config/schema.ts';
 import { loadPresetsDir } from '../../src/presets/load.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
 import { testConfig } from '../helpers/runtime.ts';
+import { createRegistry } from '../../src/plugins/registry.ts';
+import { signatureVerifiers } from '../../src/auth/verifiers.ts';
+import { createInstanceMaker } from '../../src/runtime/instances.ts';
+import { createLogger } from '../../src/log.ts';
 
 const dir = realpathSync(tempDir('hook-intake-compile-'));
 const transformsDir = join(dir, 'transforms');
@@ -25,7 +29,11 @@ afterAll(() => cleanup(dir));
 /** Compiles `mappings` (and `presets`) under a config with `extra` merged into `hooks`. */
 function compile(mappings: unknown[], opts: { presets?: PresetSource[]; hooks?: Record<string, unknown>; top?: Record<string, unknown> } = {}) {
   const { config } = testConfig({ ...opts.top, hooks: { transformsDir, ...opts.hooks, mappings } }, dir);
-  return compilePipelines({ config, file: 'cfg.json5', presets: opts.presets ?? [] });
+  const registry = createRegistry();
+  registry.register(signatureVerifiers);
+  const deps = { logger: createLogger('silent'), fetch, env: {}, clock: Date.now, configDir: dir };
+  const { verifier } = createInstanceMaker(registry, 'cfg.json5', [], deps);
+  return compilePipelines({ config, file: 'cfg.json5', presets: opts.presets ?? [], verifier });
 }
 /** The issues as `file: path: message` lines. */
 const issuesOf = (mappings: unknown[], opts?: Parameters<typeof compile>[1]) =>
@@ -112,6 +120,10 @@ describe('compilePipelines()', () => {
       ['an unknown thinking level', { id: 'th', thinking: 'extreme' }, 'hooks.mappings[0].thinking: "extreme" is not one of off, minimal, low, medium, high, xhigh (mapping "th")'],
       ['a transform outside the directory', { id: 'x', transform: { module: '../shape.ts' } }, 'hooks.mappings[0].transform.module: "../shape.ts" must not contain ".."'],
       ['a missing transform', { id: 'x', transform: { module: 'gone' } }, 'hooks.mappings[0].transform.module: "gone" not found in'],
+      ['an unknown verifier type', { id: 'v', verify: { type: 'githb', secret: 's' } }, 'hooks.mappings[0].verify.type: unknown verifier type "githb" (did you mean "github"?); known: github, stripe, slack, standard-webhooks, hmac-sha256 (mapping "v")'],
+      ['a verifier option it does not know', { id: 'v', verify: { type: 'github', secret: 's', secrte: 't' } }, 'hooks.mappings[0].verify.secrte: unknown key (did you mean "secret"?) (mapping "v")'],
+      ['a verifier option it refuses', { id: 'v', verify: { type: 'github', secret: 's', toleranceSeconds: 60 } }, 'hooks.mappings[0].verify.toleranceSeconds: has no effect: github signatures carry no timestamp (mapping "v")'],
+      ['a missing secret', { id: 'v', verify: { type: 'slack' } }, 'hooks.mappings[0].verify: missing required key "secret" (mapping "v")'],
     ])('%s', (_what, mapping, line) => {
       const { pipelines, issues } = compile([mapping]);
       expect(pipelines).toEqual([]);

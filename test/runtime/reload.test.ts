@@ -11,15 +11,19 @@ import { captureLogger } from '../helpers/runtime.ts';
 
 let ids = 100;
 /** A stand-in generation: only what the reloader and GenerationRef touch. */
-function fakeGeneration(): Generation & { disposed: number } {
+function fakeGeneration(): Generation & { disposed: number; started: number } {
   const g = {
     id: ids++,
     disposed: 0,
+    started: 0,
+    async start() {
+      g.started++;
+    },
     async dispose() {
       g.disposed++;
     },
   };
-  return g as unknown as Generation & { disposed: number };
+  return g as unknown as Generation & { disposed: number; started: number };
 }
 
 function setup(build: () => Promise<Generation>) {
@@ -46,6 +50,8 @@ describe('createReloader()', () => {
     expect(generations.current).toBe(next);
     expect(swaps).toEqual([[first.id, next.id]]);
     expect(first.disposed).toBe(1);
+    // its plugin instances start once it is live
+    expect(next.started).toBe(1);
     const line = JSON.parse(log.text().trim());
     expect(line).toMatchObject({ msg: 'configuration reloaded', generation: next.id, previous: first.id, reason: 'changed: a.json', ms: 5 });
   });
