@@ -13,7 +13,6 @@ import { Tally } from './sqlite-tally.ts';
 import { LIST_WINDOW, newestFirst, type NewestFirst } from './sqlite-pages.ts';
 import { RecycledMap, RecycledSet } from '../util/recycled.ts';
 import { boundaryBytes, packBoundary, unpackBoundary } from '../runtime/safety.ts';
-import { ownSessionRunId } from '../runtime/sessions.ts';
 import type {
   AcceptBatch,
   NewMessage,
@@ -66,6 +65,9 @@ export const LONG_TEXT = 2048;
 /** The database file is held by another process (with exclusive locking, by another server on the same data directory). */
 export class StoreInUseError extends Error {}
 
+/** The database file was made by another build, with another schema. */
+export class StoreSchemaError extends Error {}
+
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
@@ -110,13 +112,9 @@ const EVENT_COLUMNS = `SELECT e.*, c.consumed_at AS range_at, c.heartbeat_id AS 
  * node:sqlite makes in about half the time of objects (docs/performance.md, fifteenth round).
  */
 const QUEUED = ['id', 'kind', 'hook_name', 'label', 'trusted', 'session_key', 'message', 'message_body', 'model', 'thinking',
-  'timeout_seconds', 'wake_mode', 'deliver', 'channel', 'to_', 'created_at', 'message_wrap'] as const;
+  'timeout_seconds', 'wake_mode', 'deliver', 'channel', 'to_', 'created_at', 'message_wrap', 'message_text'] as const;
 
-/**
- * The `trusted` column holds flags: the hook opted out of the safety boundary, and its name is
- * config-supplied. A row written before the second flag existed reads as a hook-supplied name, the
- * safe side.
- */
+/** The `trusted` column holds flags: the hook opted out of the safety boundary, and its name is config-supplied. */
 const TRUSTED = 1;
 const NAME_TRUSTED = 2;
 
@@ -130,7 +128,7 @@ function toNewRun(a: readonly unknown[]): NewRun {
     trusted: (Number(a[4]) & TRUSTED) !== 0,
     nameTrusted: (Number(a[4]) & NAME_TRUSTED) !== 0,
     sessionKey: String(a[5]),
-    message: unpacked(a[7] ?? a[6], a[16]),
+    message: unpacked(a[7] === null ? a[6] : a[7], a[16]),
     model: String(a[8]),
     thinking: str(a[9]),
     timeoutSeconds: Number(a[10]),
@@ -154,7 +152,7 @@ function toRun(r: Row): Run {
     attempts: Number(r.attempts),
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
-    reply: (r.reply_body ?? r.reply) === null ? null : unpacked(r.reply_body ?? r.reply, r.reply_wrap),
+    reply: r.reply_text !== null ? unpacked(r.reply_body, r.reply_wrap) : r.reply === null ? null : unpacked(r.reply, r.reply_wrap),
     summary: str(r.summary),
     error: str(r.error),
     delivery: fromOutbox
@@ -180,7 +178,7 @@ function toMessage(r: Row): SessionMessage {
     id: Number(r.id),
     sessionKey: String(r.session_key),
     role: r.role as SessionMessage['role'],
-    content: unpacked(r.content_body ?? r.content, r.content_wrap),
+    content: unpacked(r.content_text === null ? r.content : r.content_body, r.content_wrap),
     runId: str(r.run_id),
     createdAt: Number(r.created_at),
   };
@@ -192,27 +190,15 @@ function toDelivery(r: Row): Delivery {
     runId: String(r.run_id),
     channel: String(r.channel),
     to: str(r.to_),
-    text: unpacked(r.text_body ?? r.text, r.text_wrap),
+    text: unpacked(r.text_ref === null ? r.text : r.text_body, r.text_wrap),
     status: r.status as Delivery['status'],
     attempts: Number(r.attempts),
     nextAttemptAt: Number(r.next_attempt_at),
     lastError: str(r.last_error),
-    sentParts: Number(r.sent_parts ?? 0),
+    sentParts: Number(r.sent_parts),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
-}
-
-/**
- * Whether a run's transcript lines are exactly what its row can give back (`SqliteStore.ownLines`), so its finish
- * writes no transcript rows: a successful run of the session made for it (`hook:<its id>`) whose lines are its
- * message at its start and its reply at its finish, in that order. Any other outcome writes its lines as rows.
- */
-function keptInRun(o: RunOutcome): boolean {
-  if (o.status !== 'ok' || o.reply === null || o.messages.length !== 2 || ownSessionRunId(o.messages[0]!.sessionKey) !== o.id) return false;
-  const [u, a] = o.messages as [RunOutcome['messages'][number], RunOutcome['messages'][number]];
-  const mine = (m: NewMessage) => m.sessionKey === u.sessionKey && m.runId === o.id;
-  return mine(u) && u.role === 'user' && u.same === 'message' && mine(a) && a.role === 'assistant' && a.same === 'reply' && a.content === o.reply && a.createdAt === o.finishedAt;
 }
 
 /** A long text kept out of line (`LONG_TEXT`), by the column holding its rowid; NULL for an inline one. */
@@ -228,6 +214,83 @@ const QUEUED_COLUMNS = `SELECT ${QUEUED.map((c) => (c === 'message_body' ? `${bo
 /** A transcript line's columns (`toMessage`). */
 const MESSAGE_COLUMNS = `SELECT m.*, ${body('m.content_text')} AS content_body FROM messages m`;
 
+/** The prepared statements, by name. */
+function statements(db: DatabaseSync) {
+  const p = (sql: string) => db.prepare(sql);
+  const arrays = (stmt: StatementSync) => {
+    stmt.setReturnArrays(true);
+    return stmt;
+  };
+  return {
+    insertEvent: p('INSERT INTO events (id, source, text, status, created_at, run_id, text_wrap) VALUES (?, ?, ?, \'pending\', ?, ?, ?)'),
+    insertRun: p(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
+      wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    insertText: p('INSERT INTO texts (body) VALUES (?)'),
+    putIdem: p('INSERT OR REPLACE INTO idempotency (key, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
+    getIdem: p('SELECT key, status, body, created_at, expires_at FROM idempotency WHERE key = ? AND expires_at > ?'),
+    pruneIdem: p('DELETE FROM idempotency WHERE expires_at <= ?'),
+    getRun: p(`${RUN_COLUMNS} WHERE r.id = ?`),
+    queuedRun: arrays(p(`${QUEUED_COLUMNS} WHERE id = ? AND status = 'queued'`)),
+    // lists: the rows with keys in [from, below) that pass, newest first (read in pieces, see `newestFirst`)
+    listRuns: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? ORDER BY r.seq DESC LIMIT ?`),
+    listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
+    // queued and running runs from the index of unfinished ones, not a walk back through every finished run
+    listUnfinishedByStatus: p(`${RUN_COLUMNS.replace('FROM runs r', 'FROM runs r INDEXED BY runs_unfinished')}
+      WHERE r.seq >= ? AND r.seq < ? AND r.status IN ('queued', 'running') AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
+    listMessages: p(`${MESSAGE_COLUMNS.replace('FROM messages m', 'FROM messages m INDEXED BY messages_by_session')}
+      WHERE m.id >= ? AND m.id < ? AND m.session_key = ? ORDER BY m.id DESC LIMIT ?`),
+    listEvents: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? ORDER BY e.seq DESC LIMIT ?`),
+    // below the watermark every event is consumed (by its row or by a range); from it on, those marked pending are pending
+    listPendingEvents: p("SELECT * FROM events WHERE seq >= ? AND seq < ? AND status = 'pending' ORDER BY seq DESC LIMIT ?"),
+    listConsumedEvents: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? AND (e.seq < ? OR e.status = 'consumed') ORDER BY e.seq DESC LIMIT ?`),
+    // one past each table's highest key, where a list starts
+    endEvents: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM events'),
+    endRuns: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM runs'),
+    endMessages: p('SELECT coalesce(max(id), 0) + 1 AS n FROM messages'),
+    // forward from the watermark (see `pendingFrom`): the events below it are all consumed
+    pendingEvents: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq ASC LIMIT ?")),
+    // a backlog (see `pendingBacklog`): its newest events, from the top down, then the older ones counted a window at a time
+    newestPending: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT ?")),
+    countPendingBySource: p(`SELECT source, count(*) AS n, min(created_at) AS first_at, max(created_at) AS last_at FROM events
+      WHERE seq >= ? AND seq < ? AND status = 'pending' GROUP BY source`),
+    // where the watermark moves to: the first pending event from it on, else the seq the next event will get
+    firstPending: p(`SELECT coalesce((SELECT seq FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq LIMIT 1),
+      (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS seq`),
+    // the pending events in a range of seqs (a heartbeat's, to see that it consumed all of them)
+    countPendingIn: p("SELECT count(*) AS n FROM events WHERE seq BETWEEN ? AND ? AND status = 'pending'"),
+    consumeRange: p('INSERT INTO consumed (to_seq, from_seq, heartbeat_id, consumed_at) VALUES (?, ?, ?, ?)'),
+    unfinished: p(`${RUN_COLUMNS} WHERE r.kind = 'hook' AND r.status IN ('queued', 'running') ORDER BY r.seq ASC`),
+    startRun: p("UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ?"),
+    requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
+    // started_at and one attempt are written here when the run's start was still queued (see startRun)
+    finishRun: p(`UPDATE runs SET started_at = coalesce(?, started_at), attempts = attempts + ?, status = ?, finished_at = ?, reply = ?,
+      summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ?, reply_wrap = ?
+      WHERE id = ?`),
+    insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at, content_text, content_wrap) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    // sizes first (from the record headers: the texts are not read), then only the rows that fit
+    transcriptSizes: p(`SELECT id, CASE WHEN content_text IS NULL THEN octet_length(content)
+      ELSE (SELECT octet_length(body) FROM texts WHERE id = content_text) END AS bytes, content_wrap AS wrap
+      FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?`),
+    transcriptFrom: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? AND m.id >= ? ORDER BY m.id ASC`),
+    consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE seq = ? AND status = 'pending'"),
+    // events have no index on id: only for an id this store did not hand out as pending (a table scan)
+    consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND seq >= ? AND status = 'pending' RETURNING seq"),
+    insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
+    dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body FROM outbox o WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
+    nextOutbox: p("SELECT min(next_attempt_at) AS t FROM outbox WHERE status = 'pending' AND next_attempt_at > ?"),
+    updateOutbox: p(`UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?,
+      sent_parts = coalesce(?, sent_parts) WHERE id = ?`),
+    failHeartbeats: p(`UPDATE runs SET status = 'error', finished_at = ?, error = ?, delivery_status = 'skipped',
+      delivery_reason = 'heartbeat did not succeed' WHERE kind = 'heartbeat' AND status IN ('queued', 'running')`),
+    getMeta: p('SELECT value FROM meta WHERE key = ?'),
+    setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+  };
+}
+
+type Statements = ReturnType<typeof statements>;
+
 export class SqliteStore implements Store {
   readonly driver = 'sqlite';
   readonly path: string;
@@ -235,7 +298,7 @@ export class SqliteStore implements Store {
   private readonly writes: WriteQueue;
   private readonly presync: WalPresync | undefined;
   private commitObserver: ((seconds: number) => void) | undefined;
-  private readonly q: Record<string, StatementSync>;
+  private readonly q: Statements;
   private readonly tally: Tally;
   private closed = false;
   /**
@@ -253,7 +316,7 @@ export class SqliteStore implements Store {
     this.db.exec(`PRAGMA busy_timeout = ${opts.busyTimeoutMs ?? 5000}; PRAGMA locking_mode = ${opts.locking === 'normal' ? 'NORMAL' : 'EXCLUSIVE'};`);
     try {
       this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'}; PRAGMA foreign_keys = OFF;`);
-      this.migrate();
+      this.openSchema();
     } catch (err) {
       this.db.close();
       if ((err as { errcode?: number }).errcode === SQLITE_BUSY)
@@ -261,82 +324,7 @@ export class SqliteStore implements Store {
       throw err;
     }
     this.tally = new Tally(this.db);
-    const p = (sql: string) => this.db.prepare(sql);
-    const arrays = (stmt: StatementSync) => {
-      stmt.setReturnArrays(true);
-      return stmt;
-    };
-    this.q = {
-      insertEvent: p('INSERT INTO events (id, source, text, status, created_at, run_id, text_wrap) VALUES (?, ?, ?, \'pending\', ?, ?, ?)'),
-      insertRun: p(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-        wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-      insertText: p('INSERT INTO texts (body) VALUES (?)'),
-      messageTextOf: p('SELECT message_text FROM runs WHERE id = ?'),
-      putIdem: p('INSERT OR REPLACE INTO idempotency (key, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
-      getIdem: p('SELECT key, status, body, created_at, expires_at FROM idempotency WHERE key = ? AND expires_at > ?'),
-      pruneIdem: p('DELETE FROM idempotency WHERE expires_at <= ?'),
-      getRun: p(`${RUN_COLUMNS} WHERE r.id = ?`),
-      queuedRun: arrays(p(`${QUEUED_COLUMNS} WHERE id = ? AND status = 'queued'`)),
-      queuedRunAt: arrays(p(`${QUEUED_COLUMNS} WHERE seq = ? AND status = 'queued'`)),
-      // lists: the rows with keys in [from, below) that pass, newest first (read in pieces, see `newestFirst`)
-      listRuns: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? ORDER BY r.seq DESC LIMIT ?`),
-      listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
-      // queued and running runs from the index of unfinished ones, not a walk back through every finished run
-      listUnfinishedByStatus: p(`${RUN_COLUMNS.replace('FROM runs r', 'FROM runs r INDEXED BY runs_unfinished')}
-        WHERE r.seq >= ? AND r.seq < ? AND r.status IN ('queued', 'running') AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
-      listMessages: p(`${MESSAGE_COLUMNS.replace('FROM messages m', 'FROM messages m INDEXED BY messages_by_session')}
-        WHERE m.id >= ? AND m.id < ? AND m.session_key = ? ORDER BY m.id DESC LIMIT ?`),
-      listEvents: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? ORDER BY e.seq DESC LIMIT ?`),
-      // below the watermark every event is consumed (by its row or by a range); from it on, those marked pending are pending
-      listPendingEvents: p("SELECT * FROM events WHERE seq >= ? AND seq < ? AND status = 'pending' ORDER BY seq DESC LIMIT ?"),
-      listConsumedEvents: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? AND (e.seq < ? OR e.status = 'consumed') ORDER BY e.seq DESC LIMIT ?`),
-      // one past each table's highest key, where a list starts
-      endEvents: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM events'),
-      endRuns: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM runs'),
-      endMessages: p('SELECT coalesce(max(id), 0) + 1 AS n FROM messages'),
-      // forward from the watermark (see `pendingFrom`): the events below it are all consumed
-      pendingEvents: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq ASC LIMIT ?")),
-      // a backlog (see `pendingBacklog`): its newest events, from the top down, then the older ones counted a window at a time
-      newestPending: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT ?")),
-      countPendingBySource: p(`SELECT source, count(*) AS n, min(created_at) AS first_at, max(created_at) AS last_at FROM events
-        WHERE seq >= ? AND seq < ? AND status = 'pending' GROUP BY source`),
-      // where the watermark moves to: the first pending event from it on, else the seq the next event will get
-      firstPending: p(`SELECT coalesce((SELECT seq FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq LIMIT 1),
-        (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS seq`),
-      // the pending events in a range of seqs (a heartbeat's, to see that it consumed all of them)
-      countPendingIn: p("SELECT count(*) AS n FROM events WHERE seq BETWEEN ? AND ? AND status = 'pending'"),
-      consumeRange: p('INSERT INTO consumed (to_seq, from_seq, heartbeat_id, consumed_at) VALUES (?, ?, ?, ?)'),
-      unfinished: p(`${RUN_COLUMNS} WHERE r.kind = 'hook' AND r.status IN ('queued', 'running') ORDER BY r.seq ASC`),
-      startRun: p("UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ?"),
-      requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
-      // started_at and one attempt are written here when the run's start was still queued (see startRun)
-      finishRun: p(`UPDATE runs SET started_at = coalesce(?, started_at), attempts = attempts + ?, status = ?, finished_at = ?, reply = ?,
-        summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ?, reply_wrap = ?,
-        own_lines = ? WHERE id = ?`),
-      // the first two lines of a session made for a run, kept in that run's row (see `ownLines`)
-      ownLines: p(`SELECT seq, message, ${body('message_text')} AS message_body, message_wrap, reply, ${body('reply_text')} AS reply_body, reply_wrap,
-        started_at, finished_at FROM runs WHERE id = ? AND session_key = ? AND own_lines = 1`),
-      insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at, content_text, content_wrap) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      // sizes first (from the record headers: the texts are not read), then only the rows that fit
-      transcriptSizes: p(`SELECT id, CASE WHEN content_text IS NULL THEN octet_length(content)
-        ELSE (SELECT octet_length(body) FROM texts WHERE id = content_text) END AS bytes, content_wrap AS wrap
-        FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT ?`),
-      transcriptFrom: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? AND m.id >= ? ORDER BY m.id ASC`),
-      consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE seq = ? AND status = 'pending'"),
-      // events have no index on id: only for an id this store did not hand out as pending (a table scan)
-      consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND seq >= ? AND status = 'pending' RETURNING seq"),
-      insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
-      dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body FROM outbox o WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
-      nextOutbox: p("SELECT min(next_attempt_at) AS t FROM outbox WHERE status = 'pending' AND next_attempt_at > ?"),
-      updateOutbox: p(`UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?,
-        sent_parts = coalesce(?, sent_parts) WHERE id = ?`),
-      failHeartbeats: p(`UPDATE runs SET status = 'error', finished_at = ?, error = ?, delivery_status = 'skipped',
-        delivery_reason = 'heartbeat did not succeed' WHERE kind = 'heartbeat' AND status IN ('queued', 'running')`),
-      getMeta: p('SELECT value FROM meta WHERE key = ?'),
-      setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
-    };
+    this.q = statements(this.db);
     // With `full`, every commit syncs the WAL itself; in memory there is no file to sync.
     const presync = (this.presync = opts.path === ':memory:' || opts.synchronous === 'full' ? undefined : new WalPresync(`${opts.path}-wal`));
     this.writes = new WriteQueue(
@@ -357,84 +345,94 @@ export class SqliteStore implements Store {
     );
   }
 
-  private migrate(): void {
-    const row = this.db.prepare('PRAGMA user_version').get() as { user_version: number };
-    if (row.user_version > SCHEMA_VERSION)
-      throw new Error(`database ${this.path} has schema version ${row.user_version}, newer than this build (${SCHEMA_VERSION})`);
-    if (row.user_version < SCHEMA_VERSION) {
-      this.db.exec('BEGIN');
-      try {
-        for (const step of SCHEMA.slice(row.user_version)) this.db.exec(step);
-        this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-        this.db.exec('COMMIT');
-      } catch (err) {
-        this.db.exec('ROLLBACK');
-        throw err;
-      }
+  /** Makes the schema on a new file; refuses a file another build made (see sqlite-schema.ts). */
+  private openSchema(): void {
+    const version = (this.db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+    if (version === SCHEMA_VERSION) return;
+    const tables = (this.db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+    if (version !== 0 || tables > 0)
+      throw new StoreSchemaError(
+        `database ${this.path} was made by another build of hook-intake (schema version ${version}, this build uses ${SCHEMA_VERSION}) ` +
+          'and cannot be opened: nothing converts it. Move the file away (with its -wal file) to start with an empty store.',
+      );
+    this.db.exec('BEGIN');
+    try {
+      this.db.exec(SCHEMA);
+      this.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+      this.db.exec('COMMIT');
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      throw err;
     }
   }
 
-  accept(batch: AcceptBatch): Promise<number[]> {
+  accept(batch: AcceptBatch): Promise<void> {
     return this.writes.run(() => {
       for (const e of batch.events) this.insertEvent(e);
-      const seqs = batch.runs.map((r) => this.insertRun(r, 'queued', null));
+      for (const r of batch.runs) this.insertRun(r, 'queued', null);
       const i = batch.idempotency;
-      if (i) this.q.putIdem!.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
-      return seqs;
+      if (i) this.q.putIdem.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
     });
   }
 
   private insertEvent(e: NewEvent): void {
     const [text, key] = packed(e.text);
-    this.q.insertEvent!.run(e.id, e.source, text, e.createdAt, e.runId, key);
+    this.q.insertEvent.run(e.id, e.source, text, e.createdAt, e.runId, key);
   }
 
-  /** Returns the run's seq. */
-  private insertRun(r: NewRun, status: RunStatus, startedAt: number | null): number {
+  /** Returns the id of its message's stored text when the message is long, else null. */
+  private insertRun(r: NewRun, status: RunStatus, startedAt: number | null): number | null {
     const [message, key] = packed(r.message);
     const ref = this.longText(message);
-    const { lastInsertRowid } = this.q.insertRun!.run(
+    this.q.insertRun.run(
       r.id, r.kind, r.hookName, r.label, (r.trusted ? TRUSTED : 0) | (r.nameTrusted ? NAME_TRUSTED : 0), r.sessionKey, ref === null ? message : '', r.model, r.thinking, r.timeoutSeconds,
       r.wakeMode, r.deliver ? 1 : 0, r.channel, r.to, status, startedAt === null ? 0 : 1, r.createdAt, startedAt, 'pending', ref, key,
     );
-    return Number(lastInsertRowid);
+    return ref;
+  }
+
+  /**
+   * Inside a write: a text packed (see `packed`), its boundary key, and the id of its stored copy when it is long
+   * (see LONG_TEXT); a short one goes inline, in the row's own column.
+   */
+  private storeText(text: string): [string, string | null, number | null] {
+    const [rest, key] = packed(text);
+    return [rest, key, this.longText(rest)];
   }
 
   /** Inside a write: stores a long text (see LONG_TEXT) and returns its rowid; null for a short one (stored inline). */
   private longText(text: string | null): number | null {
     if (text === null || text.length <= LONG_TEXT) return null;
-    return Number(this.q.insertText!.run(text).lastInsertRowid);
+    return Number(this.q.insertText.run(text).lastInsertRowid);
   }
 
   async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {
-    const r = this.q.getIdem!.get(key, now) as Row | undefined;
+    const r = this.q.getIdem.get(key, now) as Row | undefined;
     return r
       ? { key: String(r.key), status: Number(r.status), body: String(r.body), createdAt: Number(r.created_at), expiresAt: Number(r.expires_at) }
       : undefined;
   }
 
   pruneIdempotency(now: number): Promise<number> {
-    return this.writes.run(() => Number(this.q.pruneIdem!.run(now).changes));
+    return this.writes.run(() => Number(this.q.pruneIdem.run(now).changes));
   }
 
   async getRun(id: string): Promise<Run | undefined> {
-    const r = this.q.getRun!.get(id) as Row | undefined;
+    const r = this.q.getRun.get(id) as Row | undefined;
     return r ? toRun(r) : undefined;
   }
 
   async queuedRun(id: string): Promise<NewRun | undefined> {
-    const r = this.q.queuedRun!.get(id) as unknown[] | undefined;
-    return r ? toNewRun(r) : undefined;
-  }
-
-  async queuedRunAt(seq: number): Promise<NewRun | undefined> {
-    const r = this.q.queuedRunAt!.get(seq) as unknown[] | undefined;
-    return r ? toNewRun(r) : undefined;
+    const r = this.q.queuedRun.get(id) as unknown[] | undefined;
+    if (!r) return undefined;
+    const run = toNewRun(r);
+    if (r[17] !== null) this.started.set(id, { message: run.message, ref: Number(r[17]), key: str(r[16]) });
+    return run;
   }
 
   /** One past the highest key of `table`'s rows (`end*` statements). */
   private end(stmt: 'endEvents' | 'endRuns' | 'endMessages'): number {
-    return Number((this.q[stmt]!.get() as { n: number }).n);
+    return Number((this.q[stmt].get() as { n: number }).n);
   }
 
   /** A list read in pieces (sqlite-pages.ts), stopped if the store closes meanwhile. */
@@ -449,7 +447,7 @@ export class SqliteStore implements Store {
 
   async listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]> {
     const unfinished = opts.status === 'queued' || opts.status === 'running';
-    const stmt = !opts.status ? this.q.listRuns! : unfinished ? this.q.listUnfinishedByStatus! : this.q.listRunsByStatus!;
+    const stmt = !opts.status ? this.q.listRuns : unfinished ? this.q.listUnfinishedByStatus : this.q.listRunsByStatus;
     return this.newestFirst({
       stmt,
       args: opts.status ? [opts.status] : [],
@@ -465,8 +463,8 @@ export class SqliteStore implements Store {
 
   async listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]> {
     // the session's rows through its index, whatever the other sessions hold
-    const rows = await this.newestFirst({
-      stmt: this.q.listMessages!,
+    return this.newestFirst({
+      stmt: this.q.listMessages,
       args: [sessionKey],
       key: 'id',
       floor: 0,
@@ -475,13 +473,10 @@ export class SqliteStore implements Store {
       limit: opts.limit,
       map: toMessage,
     });
-    // a session's own lines are its oldest: after its rows, newest first, while the limit allows
-    if (rows.length < opts.limit) rows.push(...this.ownLines(sessionKey).reverse().slice(0, opts.limit - rows.length));
-    return rows;
   }
 
   async transcript(sessionKey: string, limit: number, maxBytes = Infinity): Promise<SessionMessage[]> {
-    const sizes = this.q.transcriptSizes!.all(sessionKey, limit) as { id: number; bytes: number; wrap: string | null }[];
+    const sizes = this.q.transcriptSizes.all(sessionKey, limit) as { id: number; bytes: number; wrap: string | null }[];
     // as read back: a packed boundary's lines count too
     const bytes = (s: { bytes: number; wrap: string | null }) => s.bytes + (s.wrap === null ? 0 : boundaryBytes(s.wrap));
     // newest first: keep messages while the total stays within maxBytes (the newest always)
@@ -493,56 +488,26 @@ export class SqliteStore implements Store {
       total += b;
       from = s.id;
     }
-    // every row fits: the session's own lines, its oldest, come before them while the limit and the budget allow
-    const own = sizes.length < limit ? this.ownLines(sessionKey) : [];
-    let kept = sizes.length;
-    let first = own.length;
-    while (first > 0 && kept < limit) {
-      const b = Buffer.byteLength(own[first - 1]!.content);
-      if (kept > 0 && total + b > maxBytes) break;
-      total += b;
-      kept++;
-      first--;
-    }
-    const older = own.slice(first);
-    return from === undefined ? older : [...older, ...this.transcriptFrom(sessionKey, from)];
+    return from === undefined ? [] : this.transcriptFrom(sessionKey, from);
   }
 
   private transcriptFrom(sessionKey: string, from: number): SessionMessage[] {
-    return (this.q.transcriptFrom!.all(sessionKey, from) as Row[]).map(toMessage);
-  }
-
-  /**
-   * The first two lines of a session made for a run (`hook:<the run's id>`, runtime/sessions.ts), oldest
-   * first: that run's message at its start and its reply at its finish, read from its row when its finish
-   * kept them there (`keptInRun`); none for any other key. Their ids are negative (−2·seq and −2·seq + 1,
-   * from the run's seq), so they never collide with the transcript rows' and sort before them.
-   */
-  private ownLines(sessionKey: string): SessionMessage[] {
-    const runId = ownSessionRunId(sessionKey);
-    if (runId === undefined) return [];
-    const r = this.q.ownLines!.get(runId, sessionKey) as Row | undefined;
-    if (!r) return [];
-    const seq = Number(r.seq);
-    return [
-      { id: -2 * seq, sessionKey, role: 'user', content: unpacked(r.message_body ?? r.message, r.message_wrap), runId, createdAt: Number(r.started_at) },
-      { id: -2 * seq + 1, sessionKey, role: 'assistant', content: unpacked(r.reply_body ?? r.reply, r.reply_wrap), runId, createdAt: Number(r.finished_at) },
-    ];
+    return (this.q.transcriptFrom.all(sessionKey, from) as Row[]).map(toMessage);
   }
 
   async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
     const from = this.pendingFrom();
     const [stmt, args, floor] =
       opts.status === 'pending'
-        ? [this.q.listPendingEvents!, [], from]
+        ? [this.q.listPendingEvents, [], from]
         : opts.status === 'consumed'
-          ? [this.q.listConsumedEvents!, [from], 0]
-          : [this.q.listEvents!, [], 0];
+          ? [this.q.listConsumedEvents, [from], 0]
+          : [this.q.listEvents, [], 0];
     return this.newestFirst({ stmt, args, key: 'seq', floor, end: this.end('endEvents'), window: LIST_WINDOW, limit: opts.limit, map: toEvent });
   }
 
   async pendingEvents(limit: number): Promise<SystemEvent[]> {
-    return this.handOut(this.q.pendingEvents!.all(this.pendingFrom(), limit) as unknown as unknown[][]);
+    return this.handOut(this.q.pendingEvents.all(this.pendingFrom(), limit) as unknown as unknown[][]);
   }
 
   /**
@@ -569,7 +534,7 @@ export class SqliteStore implements Store {
   async pendingBacklog(limit: number): Promise<PendingBacklog> {
     const from = this.pendingFrom();
     const consumes = this.consumes;
-    const events = this.handOut((this.q.newestPending!.all(from, limit) as unknown as unknown[][]).reverse());
+    const events = this.handOut((this.q.newestPending.all(from, limit) as unknown as unknown[][]).reverse());
     const older: PendingBacklog['older'] = { count: 0, bySource: {}, firstAt: null, lastAt: null };
     if (events.length < limit) return { events, older }; // every pending event is shown
     const shownFrom = this.pendingSeq.get(events[0]!.id)!;
@@ -577,7 +542,7 @@ export class SqliteStore implements Store {
     for (let at = from; at < shownFrom; at += LIST_WINDOW) {
       if (at > from) await new Promise((r) => setImmediate(r));
       if (this.closed) throw new Error('the store was closed during a read');
-      for (const r of this.q.countPendingBySource!.all(at, Math.min(at + LIST_WINDOW, shownFrom)) as Row[]) {
+      for (const r of this.q.countPendingBySource.all(at, Math.min(at + LIST_WINDOW, shownFrom)) as Row[]) {
         const n = Number(r.n);
         older.count += n;
         older.bySource[String(r.source)] = (older.bySource[String(r.source)] ?? 0) + n;
@@ -595,14 +560,22 @@ export class SqliteStore implements Store {
   }
 
   async unfinishedRuns(): Promise<Run[]> {
-    return (this.q.unfinished!.all() as Row[]).map(toRun);
+    return (this.q.unfinished.all() as Row[]).map(toRun);
   }
 
   insertHeartbeat(run: NewRun, startedAt: number): Promise<void> {
     return this.writes.run(() => {
-      this.insertRun(run, 'running', startedAt);
+      const ref = this.insertRun(run, 'running', startedAt);
+      if (ref !== null) this.started.set(run.id, { message: run.message, ref, key: packed(run.message)[1] });
     });
   }
+
+  /**
+   * The long message of each run under way (read to start it, or a heartbeat's prompt), as handed out and as
+   * stored: its finish finds there the transcript line, or the reply (an echo), that repeats it, and refers to
+   * the stored text instead of writing it again. Forgotten at the run's finish or requeue.
+   */
+  private readonly started = new RecycledMap<string, { message: string; ref: number; key: string | null }>();
 
   /**
    * Starts not written yet (run id → start time): queued, or written by a transaction that rolled
@@ -621,7 +594,7 @@ export class SqliteStore implements Store {
     this.queuedStarts.set(id, at);
     return this.writes.run(() => {
       if (this.finishing.has(id)) return; // its finish, in this transaction, writes it
-      if (this.takeStart(id) !== undefined) this.q.startRun!.run(at, id);
+      if (this.takeStart(id) !== undefined) this.q.startRun.run(at, id);
     });
   }
 
@@ -635,8 +608,9 @@ export class SqliteStore implements Store {
   }
 
   requeueRun(id: string, opts: { refundAttempt: boolean }): Promise<void> {
+    this.started.delete(id);
     return this.writes.run(() => {
-      this.q.requeueRun!.run(opts.refundAttempt ? 1 : 0, id);
+      this.q.requeueRun.run(opts.refundAttempt ? 1 : 0, id);
     });
   }
 
@@ -650,32 +624,26 @@ export class SqliteStore implements Store {
         d.kind === 'outbox'
           ? ['pending', null, d.entry.channel, d.entry.to, d.entry.id]
           : ['skipped', d.reason, d.channel ?? null, d.to ?? null, null];
-      const [reply, replyKey] = o.reply === null ? [null, null] : packed(o.reply);
-      const replyRef = this.longText(reply);
-      const own = keptInRun(o);
-      this.q.finishRun!.run(startedAt ?? null, startedAt === undefined ? 0 : 1, o.status, o.finishedAt, replyRef === null ? reply : null, o.summary, o.error,
-        dStatus, dReason, dChannel, dTo, dId, replyRef, replyKey, own ? 1 : null, o.id);
-      for (const m of own ? [] : o.messages) {
-        const [content, key] = m.content === o.reply ? [reply!, replyKey] : packed(m.content);
-        // a line that repeats the run's long message or reply refers to the stored text (packed the same way)
-        let ref: number | null = null;
-        if (content.length > LONG_TEXT) {
-          if (m.same === 'reply' && m.content === o.reply) ref = replyRef;
-          else if (m.same === 'message') ref = (this.q.messageTextOf!.get(o.id) as { message_text: number | null } | undefined)?.message_text ?? null;
-          ref ??= this.longText(content);
-        }
-        this.q.insertMessage!.run(m.sessionKey, m.role, ref === null ? content : '', m.runId, m.createdAt, ref, key);
+      // a text equal to the run's long message or to the reply refers to the one stored copy
+      const mine = this.started.get(o.id);
+      const [reply, replyKey, replyRef] = o.reply === null ? [null, null, null] : o.reply === mine?.message ? ['', mine.key, mine.ref] : this.storeText(o.reply);
+      this.q.finishRun.run(startedAt ?? null, startedAt === undefined ? 0 : 1, o.status, o.finishedAt, replyRef === null ? reply : null, o.summary, o.error,
+        dStatus, dReason, dChannel, dTo, dId, replyRef, replyKey, o.id);
+      for (const m of o.messages) {
+        const [content, key, ref] =
+          m.content === mine?.message ? ['', mine.key, mine.ref] : m.content === o.reply ? [reply!, replyKey, replyRef] : this.storeText(m.content);
+        this.q.insertMessage.run(m.sessionKey, m.role, ref === null ? content : '', m.runId, m.createdAt, ref, key);
       }
       if (o.event) this.insertEvent(o.event);
       if (d.kind === 'outbox') {
         const e = d.entry;
         // the reply it delivers is stored already when long
-        const [text, key] = e.text === o.reply ? [reply!, replyKey] : packed(e.text);
-        const textRef = e.text === o.reply ? replyRef : this.longText(text);
-        this.q.insertOutbox!.run(e.id, e.runId, e.channel, e.to, textRef === null ? text : '', textRef, key, e.createdAt, e.createdAt, e.createdAt);
+        const [text, key, textRef] = e.text === o.reply ? [reply!, replyKey, replyRef] : this.storeText(e.text);
+        this.q.insertOutbox.run(e.id, e.runId, e.channel, e.to, textRef === null ? text : '', textRef, key, e.createdAt, e.createdAt, e.createdAt);
       }
       if (o.consumedEventIds?.length) this.consume(o.consumedEventIds, o.id, o.finishedAt, o.consumeOlder === true);
     });
+    done.then(() => this.started.delete(o.id), () => {});
     const consumed = o.consumedEventIds;
     if (!consumed?.length) return done;
     // forgotten once committed: a finish retried alone after its group's transaction failed still finds them
@@ -705,9 +673,9 @@ export class SqliteStore implements Store {
     if (
       inOrder &&
       first === this.firstPendingFrom(from) &&
-      Number((this.q.countPendingIn!.get(first!, last!) as { n: number }).n) === seqs.length
+      Number((this.q.countPendingIn.get(first!, last!) as { n: number }).n) === seqs.length
     ) {
-      this.q.consumeRange!.run(last!, first, heartbeatId, at);
+      this.q.consumeRange.run(last!, first, heartbeatId, at);
       this.tally.consumedRange(last!, seqs.length);
       // past the range, an event marked pending is pending
       this.putMeta(PENDING_FROM, String(this.firstPendingFrom(last! + 1)));
@@ -717,8 +685,8 @@ export class SqliteStore implements Store {
         const seq = seqs[i];
         const marked =
           seq === undefined
-            ? (this.q.consumeEventById!.get(at, heartbeatId, id, from) as { seq: number } | undefined)?.seq
-            : seq >= from && this.q.consumeEvent!.run(at, heartbeatId, seq).changes
+            ? (this.q.consumeEventById.get(at, heartbeatId, id, from) as { seq: number } | undefined)?.seq
+            : seq >= from && this.q.consumeEvent.run(at, heartbeatId, seq).changes
               ? seq
               : undefined;
         if (marked !== undefined) this.tally.consumedRow(Number(marked));
@@ -739,38 +707,38 @@ export class SqliteStore implements Store {
     const b = this.backlog;
     const known = b !== undefined && b.consumes === this.consumes && b.shownFrom === seqs[0] && this.pendingIn(seqs[0]!, last) === seqs.length;
     const n = known ? b.older + seqs.length : this.pendingIn(oldest, last);
-    this.q.consumeRange!.run(last, oldest, heartbeatId, at);
+    this.q.consumeRange.run(last, oldest, heartbeatId, at);
     this.tally.consumedRange(last, n);
     this.putMeta(PENDING_FROM, String(this.firstPendingFrom(last + 1)));
   }
 
   /** How many events from seq `first` to `last` are still marked pending (all are pending from the watermark up). */
   private pendingIn(first: number, last: number): number {
-    return Number((this.q.countPendingIn!.get(first, last) as { n: number }).n);
+    return Number((this.q.countPendingIn.get(first, last) as { n: number }).n);
   }
 
   /** The first event still marked pending from `seq` on, else the seq the next event will get. */
   private firstPendingFrom(seq: number): number {
-    return Number((this.q.firstPending!.get(seq) as { seq: number }).seq);
+    return Number((this.q.firstPending.get(seq) as { seq: number }).seq);
   }
 
   async dueDeliveries(now: number, limit: number): Promise<Delivery[]> {
-    return (this.q.dueOutbox!.all(now, limit) as Row[]).map(toDelivery);
+    return (this.q.dueOutbox.all(now, limit) as Row[]).map(toDelivery);
   }
 
   failInterruptedHeartbeats(at: number, reason: string): Promise<number> {
-    return this.writes.run(() => Number(this.q.failHeartbeats!.run(at, reason).changes));
+    return this.writes.run(() => Number(this.q.failHeartbeats.run(at, reason).changes));
   }
 
   async nextDeliveryAt(after?: number): Promise<number | undefined> {
-    const t = (this.q.nextOutbox!.get(after ?? Number.MIN_SAFE_INTEGER) as { t: number | null }).t;
+    const t = (this.q.nextOutbox.get(after ?? Number.MIN_SAFE_INTEGER) as { t: number | null }).t;
     return t === null ? undefined : Number(t);
   }
 
   recordDelivery(a: DeliveryAttempt): Promise<void> {
     return this.writes.run(() => {
       // the run's delivery state is this row (runs.delivery_id): the run's own row is not rewritten
-      this.q.updateOutbox!.run(a.status, a.attempts, a.nextAttemptAt ?? a.at, a.error ?? null, a.at, a.sentParts ?? null, a.id);
+      this.q.updateOutbox.run(a.status, a.attempts, a.nextAttemptAt ?? a.at, a.error ?? null, a.at, a.sentParts ?? null, a.id);
       // the main route changes rarely: write it only when it does
       if (a.status === 'sent' && a.route) this.putMeta('mainRoute', JSON.stringify(a.route));
     });
@@ -781,8 +749,8 @@ export class SqliteStore implements Store {
 
   /** Inside a write: stores `value` unless it is already what is stored. */
   private putMeta(key: string, value: string): void {
-    if (this.metaCache.has(key) ? this.metaCache.get(key) === value : (this.q.getMeta!.get(key) as { value: string } | undefined)?.value === value) return;
-    this.q.setMeta!.run(key, value);
+    if (this.metaCache.has(key) ? this.metaCache.get(key) === value : (this.q.getMeta.get(key) as { value: string } | undefined)?.value === value) return;
+    this.q.setMeta.run(key, value);
     this.metaCache.set(key, value);
   }
 
@@ -792,7 +760,7 @@ export class SqliteStore implements Store {
 
   private meta(key: string): string | undefined {
     if (this.metaCache.has(key)) return this.metaCache.get(key);
-    const v = (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
+    const v = (this.q.getMeta.get(key) as { value: string } | undefined)?.value;
     this.metaCache.set(key, v);
     return v;
   }

@@ -120,12 +120,8 @@ export interface RunOutcome {
   reply: string | null;
   summary: string | null;
   error: string | null;
-  /**
-   * Transcript lines to append to the run's session. `same` marks a line whose content is the run's
-   * message (and whose time is the run's start) or this outcome's reply, so that a store may keep a
-   * long text once, or keep both lines in the run's own record (a session made for the run).
-   */
-  messages: (NewMessage & { same?: 'message' | 'reply' })[];
+  /** Transcript lines to append to the run's session, in order. */
+  messages: NewMessage[];
   /** The summary event for the main session, if any. */
   event?: NewEvent;
   /** What happens to the reply: an outbox entry, or skipped with a reason. */
@@ -174,16 +170,14 @@ export interface StoreCounts {
 
 export interface Store {
   readonly driver: string;
-  /** Commits an accepted request's events, runs and idempotency record atomically; resolves with the runs' `seq`s, in order. */
-  accept(batch: AcceptBatch): Promise<number[]>;
+  /** Commits an accepted request's events, runs and idempotency record atomically. */
+  accept(batch: AcceptBatch): Promise<void>;
   getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined>;
   pruneIdempotency(now: number): Promise<number>;
 
   getRun(id: string): Promise<Run | undefined>;
   /** The run as accepted, while it is `queued`: what the runner reads to start it (fewer columns than getRun). */
   queuedRun(id: string): Promise<NewRun | undefined>;
-  /** The same, by the run's `seq` (its rowid, from `accept`): what the runner holds of a queued run of a new session. */
-  queuedRunAt(seq: number): Promise<NewRun | undefined>;
   listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]>;
   listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]>;
   /** Oldest first; what an agent sees as its conversation. */
