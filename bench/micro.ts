@@ -13,7 +13,8 @@ import { createLogger } from '../src/log.ts';
 import { randomHex } from '../src/util/random.ts';
 import { uuidv7 } from '../src/util/uuid7.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
-import { packBoundary, unpackBoundary, wrapExternal } from '../src/runtime/safety.ts';
+import { wrapExternal } from '../src/runtime/safety.ts';
+import { packBoundary, unpackBoundary } from '../src/store/sqlite-boundary.ts';
 
 function time(label: string, n: number, f: () => unknown): number {
   for (let i = 0; i < n / 10; i++) f();

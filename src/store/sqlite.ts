@@ -12,7 +12,8 @@ import { WalPresync } from './wal-presync.ts';
 import { Tally } from './sqlite-tally.ts';
 import { LIST_WINDOW, newestFirst, type NewestFirst } from './sqlite-pages.ts';
 import { RecycledMap, RecycledSet } from '../util/recycled.ts';
-import { boundaryBytes, packBoundary, unpackBoundary } from '../runtime/safety.ts';
+import { StoreInUseError, StoreSchemaError } from './errors.ts';
+import { boundaryBytes, packBoundary, unpackBoundary } from './sqlite-boundary.ts';
 import type {
   AcceptBatch,
   NewMessage,
@@ -30,6 +31,7 @@ import type {
   SessionMessage,
   Store,
   StoreCounts,
+  StoreHistogram,
   SystemEvent,
 } from './types.ts';
 
@@ -62,11 +64,7 @@ const PENDING_FROM = 'eventsPendingFrom';
  */
 export const LONG_TEXT = 2048;
 
-/** The database file is held by another process (with exclusive locking, by another server on the same data directory). */
-export class StoreInUseError extends Error {}
-
-/** The database file was made by another build, with another schema. */
-export class StoreSchemaError extends Error {}
+export { StoreInUseError, StoreSchemaError };
 
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -777,8 +775,15 @@ export class SqliteStore implements Store {
     return this.writes.run(() => this.putMeta(key, value));
   }
 
-  observeCommits(fn: (seconds: number) => void): void {
-    this.commitObserver = fn;
+  histograms(): StoreHistogram[] {
+    return [
+      {
+        name: 'hook_intake_store_commit_seconds',
+        help: 'Time each group commit of the store took, its statements and COMMIT together; the commit that takes the write-ahead log past 1,000 pages also runs a checkpoint, the slowest kind.',
+        buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+        observe: (fn) => (this.commitObserver = fn),
+      },
+    ];
   }
 
   async close(): Promise<void> {

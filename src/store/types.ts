@@ -1,10 +1,10 @@
 /**
- * The storage contract. Every method is async so that a networked
- * implementation (Redis, SPEC §10) fits the same interface; the SQLite one
- * answers reads synchronously and batches writes into group commits.
+ * The storage contract: records of events, runs, transcripts, deliveries and idempotency keys.
+ * Every method is async so that a networked driver fits the same interface. It says nothing of
+ * how a driver keeps them (tables, keys, transactions): that stays inside the driver.
  *
- * Write methods resolve only after their transaction has committed: callers
- * answer 2xx after `await`, never before.
+ * Write methods resolve only once what they wrote is durable: callers answer 2xx after `await`,
+ * never before.
  */
 
 export type EventStatus = 'pending' | 'consumed';
@@ -168,6 +168,16 @@ export interface StoreCounts {
   outbox: { pending: number; failed: number };
 }
 
+/** A distribution a driver measures (how long its writes take, say), shown on `/metrics` under `name`. */
+export interface StoreHistogram {
+  name: string;
+  help: string;
+  /** Upper bounds of the buckets. */
+  buckets: number[];
+  /** From now on, `fn` is called with each value measured. */
+  observe(fn: (value: number) => void): void;
+}
+
 export interface Store {
   readonly driver: string;
   /** Commits an accepted request's events, runs and idempotency record atomically. */
@@ -211,7 +221,7 @@ export interface Store {
 
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
-  /** Calls `fn` after each group commit with how long it held the event loop, in seconds (`/metrics`). */
-  observeCommits?(fn: (seconds: number) => void): void;
+  /** The driver's own figures for `/metrics`, if it keeps any. */
+  histograms?(): StoreHistogram[];
   close(): Promise<void>;
 }
