@@ -3,7 +3,7 @@
  * `Store` interface only; a driver's own options and tricks stay in its folder.
  */
 import type { Config } from '../config/schema.ts';
-import { SqliteStore } from './sqlite.ts';
+import { SqliteStore } from './sqlite/store.ts';
 import type { Store } from './types.ts';
 
 export { StoreInUseError, StoreOpenError, StoreSchemaError } from './errors.ts';

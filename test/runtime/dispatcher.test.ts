@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDispatcher, type DispatcherDeps, type DispatchOptions } from '../../src/runtime/dispatcher.ts';
 import type { PreparedAgent, PreparedWake } from '../../src/runtime/prepare.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { uuidv7 } from '../../src/util/uuid7.ts';
 
 type QueuedRef = Parameters<DispatcherDeps['enqueueRuns']>[0][number];

@@ -9,7 +9,7 @@ import { closeAll, finished, setup, type Setup } from '../helpers/runner.ts';
 import { newRun, scriptedProvider } from '../helpers/runtime.ts';
 import { RUNS_PER_TURN } from '../../src/runtime/runner.ts';
 import { until } from '../helpers/cli.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { uuidv7 } from '../../src/util/uuid7.ts';
 
 afterEach(closeAll);

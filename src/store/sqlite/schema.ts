@@ -9,6 +9,9 @@
  * matching `*_wrap` column rebuilds. Events below the meta value `eventsPendingFrom` are all consumed;
  * a heartbeat that consumes the oldest pending events records the range in `consumed` rather than each row.
  */
+import type { DatabaseSync } from 'node:sqlite';
+import { StoreSchemaError } from '../errors.ts';
+
 export const SCHEMA = `
   CREATE TABLE events (
     seq INTEGER PRIMARY KEY,
@@ -114,3 +117,24 @@ export const SCHEMA = `
 
 /** Above every version a development build's migrations reached (1 to 12), so none of their files passes for this schema. */
 export const SCHEMA_VERSION = 13;
+
+/** Makes the schema on a new file; refuses a file another build made. */
+export function openSchema(db: DatabaseSync, path: string): void {
+  const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+  if (version === SCHEMA_VERSION) return;
+  const tables = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+  if (version !== 0 || tables > 0)
+    throw new StoreSchemaError(
+      `database ${path} was made by another build of hook-intake (schema version ${version}, this build uses ${SCHEMA_VERSION}) ` +
+        'and cannot be opened: nothing converts it. Move the file away (with its -wal file) to start with an empty store.',
+    );
+  db.exec('BEGIN');
+  try {
+    db.exec(SCHEMA);
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
+  }
+}

@@ -3,7 +3,7 @@
  * 380 of the 500 characters a one-line message takes once wrapped, and they are rebuilt from the id and
  * the source alone. This is the driver's own copy of the boundary's shape (runtime/safety.ts writes
  * it): a boundary that is not word for word this shape is not packed and is stored as it is, so the
- * two can never disagree about a stored text; test/store/sqlite-boundary.test.ts checks that what
+ * two can never disagree about a stored text; test/store/sqlite/boundary.test.ts checks that what
  * the runtime writes still packs.
  */
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { END_MARKER, MARKER, notice, wrapExternal } from '../../src/runtime/safety.ts';
-import { boundaryBytes, packBoundary, unpackBoundary } from '../../src/store/sqlite-boundary.ts';
+import { END_MARKER, MARKER, notice, wrapExternal } from '../../../src/runtime/safety.ts';
+import { boundaryBytes, packBoundary, unpackBoundary } from '../../../src/store/sqlite/boundary.ts';
 
 const ID = '0123456789abcdef';
 
