@@ -147,7 +147,7 @@ export class SqliteStore implements Store {
     return Number((this.q[stmt].get() as { n: number }).n);
   }
 
-  /** A list read in pieces (sqlite-pages.ts), stopped if the store closes meanwhile. */
+  /** A list read in pieces (pages.ts), stopped if the store closes meanwhile. */
   private newestFirst<T>(l: Omit<NewestFirst<T>, 'open'>): Promise<T[]> {
     return newestFirst({
       ...l,
