@@ -45,9 +45,6 @@ export interface QueuedRef {
   newSession?: boolean;
 }
 
-/** A queued run of a new session is held as this mark followed by its id: the flag costs no memory of its own. */
-const NEW_SESSION = '*';
-
 export interface Runner {
   enqueue(runs: readonly QueuedRef[]): void;
   /**
@@ -70,7 +67,9 @@ export function createRunner(deps: RunnerDeps): Runner {
   // A session's queued run ids: one id as is (the common case: a fresh session key per request), a
   // queue once a second one waits, so a backlog of single-run sessions costs no queue object each.
   const bySession = new RecycledMap<string, string | Fifo<string>>();
-  const ready = new Fifo<string>();
+  // What starts next, in the order accepted: a session key with runs in bySession, or a run of a new
+  // session as is (nothing queued before it can share its key, so it needs no entry in bySession).
+  const ready = new Fifo<string | QueuedRef>();
   // sessions with a run in flight, until that run's outcome is committed (its next run reads the transcript)
   const active = new RecycledMap<string, Promise<void>>();
   // runs holding one of the `maxConcurrent` slots: from the start of a run until its agent call is over
@@ -94,8 +93,13 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   function enqueue(runs: readonly QueuedRef[]): void {
     for (const ref of runs) {
+      queuedCount++;
+      if (ref.newSession) {
+        ready.push(ref);
+        continue;
+      }
       const sessionKey = ref.sessionKey;
-      const id = ref.newSession ? NEW_SESSION + ref.id : ref.id;
+      const id = ref.id;
       const q = bySession.get(sessionKey);
       if (q === undefined) {
         bySession.set(sessionKey, id);
@@ -106,7 +110,6 @@ export function createRunner(deps: RunnerDeps): Runner {
         fifo.push(id);
         bySession.set(sessionKey, fifo);
       } else q.push(id);
-      queuedCount++;
     }
     pump();
   }
@@ -121,19 +124,25 @@ export function createRunner(deps: RunnerDeps): Runner {
   function pump(): void {
     const max = generations.current.config.agents.defaults.maxConcurrent;
     while (!stopping && waitingForStore === 0 && calling < max && ready.length) {
+      const next = ready.shift()!;
+      const newSession = typeof next !== 'string';
+      const key = newSession ? next.sessionKey : next;
+      // a session whose new-session run started first (a caller that reused the key it was given): its
+      // runs wait for that one, and come back when it ends
+      if (!newSession && active.has(key)) continue;
       if (startedThisTurn++ === 0) newTurn();
-      const key = ready.shift()!;
-      const q = bySession.get(key)!;
-      let held: string;
-      if (typeof q === 'string') {
-        held = q;
-        bySession.delete(key);
-      } else {
-        held = q.shift()!;
-        if (!q.length) bySession.delete(key);
+      let target: string;
+      if (newSession) target = next.id;
+      else {
+        const q = bySession.get(key)!;
+        if (typeof q === 'string') {
+          target = q;
+          bySession.delete(key);
+        } else {
+          target = q.shift()!;
+          if (!q.length) bySession.delete(key);
+        }
       }
-      const newSession = held.startsWith(NEW_SESSION);
-      const target = newSession ? held.slice(NEW_SESSION.length) : held;
       queuedCount--;
       calling++;
       let released = false;
