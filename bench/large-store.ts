@@ -66,8 +66,11 @@ function fill(db: DatabaseSync, n: number, insert: string): void {
 
 /** The database, built through this checkout's store (its schema), then filled with bulk inserts. */
 async function build(path: string): Promise<void> {
-  const { SqliteStore } = await import(join(ROOT, 'src/store/sqlite.ts'));
-  const { wrapExternal, packBoundary } = await import(join(ROOT, 'src/runtime/safety.ts'));
+  // where a checkout keeps its SQLite driver and the boundary's packing (older checkouts: src/store/sqlite.ts, runtime/safety.ts)
+  const layout = existsSync(join(ROOT, 'src/store/sqlite/store.ts'));
+  const { SqliteStore } = await import(join(ROOT, layout ? 'src/store/sqlite/store.ts' : 'src/store/sqlite.ts'));
+  const { wrapExternal } = await import(join(ROOT, 'src/runtime/safety.ts'));
+  const { packBoundary } = await import(join(ROOT, layout ? 'src/store/sqlite/boundary.ts' : 'src/runtime/safety.ts'));
   await new SqliteStore({ path }).close();
   // a wake's text as intake stores it: wrapped in the safety boundary, kept packed
   const packed = packBoundary(wrapExternal('Deploy finished: api-gateway v2.14.3 rolled out to eu-west-1, 12/12 pods healthy, p95 latency 41 ms.', 'Wake'));

@@ -12,8 +12,9 @@ import pino from 'pino';
 import { createLogger } from '../src/log.ts';
 import { randomHex } from '../src/util/random.ts';
 import { uuidv7 } from '../src/util/uuid7.ts';
-import { SqliteStore } from '../src/store/sqlite.ts';
-import { packBoundary, unpackBoundary, wrapExternal } from '../src/runtime/safety.ts';
+import { SqliteStore } from '../src/store/sqlite/store.ts';
+import { wrapExternal } from '../src/runtime/safety.ts';
+import { packBoundary, unpackBoundary } from '../src/store/sqlite/boundary.ts';
 
 function time(label: string, n: number, f: () => unknown): number {
   for (let i = 0; i < n / 10; i++) f();
@@ -107,21 +108,23 @@ await commits(`  stored packed (${p.rest.length} characters and a key)`, () => u
 await commits('  stored whole, again', () => uuidv7(), 50_000, unpackable);
 await commits('  stored packed, again', () => uuidv7(), 50_000, wrappedWake);
 
-/** The read that starts a queued run: node:sqlite's rows as objects (before the fifteenth round) or as arrays (`queuedRunAt`). */
+/** The read that starts a queued run: node:sqlite's rows as objects (before the fifteenth round) or as arrays (`queuedRun`). */
 async function queuedReads(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'hook-intake-micro-'));
   try {
     const store = new SqliteStore({ path: join(dir, 'hook-intake.db') });
     const message = `SECURITY NOTICE: ${'x'.repeat(150)}\n${'y'.repeat(120)}`;
+    const ids: string[] = [];
     for (let b = 0; b < 200; b++) {
       const runs = Array.from({ length: 50 }, () => ({ id: uuidv7(), kind: 'hook' as const, hookName: 'agent', label: 'Webhook', trusted: false, sessionKey: `hook:${uuidv7()}`, message, model: 'echo/echo', thinking: null, timeoutSeconds: 120, wakeMode: 'now' as const, deliver: true, channel: 'console', to: null, createdAt: Date.now() }));
       await store.accept({ events: [], runs });
+      ids.push(...runs.map((r) => r.id));
     }
     // the same statement, returning objects, read into a run the way the store did
-    const internals = store as unknown as { db: import('node:sqlite').DatabaseSync; q: { queuedRunAt: import('node:sqlite').StatementSync } };
-    const objects = internals.db.prepare(internals.q.queuedRunAt.sourceSQL);
+    const internals = store as unknown as { db: import('node:sqlite').DatabaseSync; q: { queuedRun: import('node:sqlite').StatementSync } };
+    const objects = internals.db.prepare(internals.q.queuedRun.sourceSQL);
     let seq = 0;
-    const next = () => 1 + (seq++ % 10_000);
+    const next = () => ids[seq++ % ids.length]!;
     const s = (v: unknown) => (v === null ? null : String(v));
     time('  rows as objects', 200_000, () => {
       const r = objects.get(next()) as Record<string, unknown>;
@@ -129,11 +132,11 @@ async function queuedReads(): Promise<void> {
         message: String(r.message_body ?? r.message), model: String(r.model), thinking: s(r.thinking), timeoutSeconds: Number(r.timeout_seconds),
         wakeMode: r.wake_mode, deliver: r.deliver === 1, channel: String(r.channel), to: s(r.to_), createdAt: Number(r.created_at) };
     });
-    time('  rows as arrays (store.queuedRunAt)', 200_000, () => store.queuedRunAt(next()));
+    time('  rows as arrays (store.queuedRun)', 200_000, () => store.queuedRun(next()));
     await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-process.stdout.write('a queued run read back by its seq, 10 000 runs stored:\n');
+process.stdout.write('a queued run read back by its id, 10 000 runs stored:\n');
 await queuedReads();

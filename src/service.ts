@@ -10,7 +10,7 @@ import type { LoadedConfig } from './config/load.ts';
 import type { Plugin } from './plugins/define.ts';
 import { builtinPlugins } from '../plugins/index.ts';
 import { buildGeneration, GenerationRef, type Generation } from './runtime/generation.ts';
-import { SqliteStore } from './store/sqlite.ts';
+import { openStore } from './store/index.ts';
 import type { Store } from './store/types.ts';
 import { createRunner, type Runner } from './runtime/runner.ts';
 import { createHeartbeat, type Heartbeat } from './runtime/heartbeat.ts';
@@ -131,9 +131,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const generations = new GenerationRef(first);
   const cfg = first.config;
 
-  let store: SqliteStore;
+  let store: Store;
   try {
-    store = new SqliteStore({ path: cfg.storage.path!, synchronous: cfg.storage.synchronous, locking: cfg.storage.locking });
+    store = await openStore(cfg.storage);
   } catch (err) {
     await first.dispose();
     await workers?.close();

@@ -10,7 +10,7 @@ import { ConfigError } from '../../src/errors.ts';
 import { compileVerifier } from '../../src/auth/signatures.ts';
 import { GenerationRef, type Generation } from '../../src/runtime/generation.ts';
 import { createOutbox, MAX_ATTEMPTS, type Outbox } from '../../src/runtime/outbox.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { until } from '../../test/helpers/cli.ts';
 import { json, startStub, type HttpStub, type Recorded } from '../../test/helpers/http-stub.ts';
 import { captureLogger, runAwaitingDelivery, testGeneration } from '../../test/helpers/runtime.ts';

@@ -7,7 +7,7 @@ import { findConfigFile, loadConfig, type LoadedConfig } from '../config/load.ts
 import { ConfigError, formatIssue } from '../errors.ts';
 import { createLogger, logFormat, printStdout, type LogFormat } from '../log.ts';
 import { startService, type Service } from '../service.ts';
-import { StoreInUseError } from '../store/sqlite.ts';
+import { StoreOpenError } from '../store/index.ts';
 import { commonOptions, helpText, parse, resolveDataDir, UsageError, type Flag } from './args.ts';
 import { dataDirTokens, type TokenStore } from './tokens.ts';
 
@@ -91,7 +91,7 @@ export async function serve(argv: string[]): Promise<number | undefined> {
       process.stderr.write(`hook-intake: cannot listen: ${e.message}\n`);
       return 1;
     }
-    if (err instanceof StoreInUseError) {
+    if (err instanceof StoreOpenError) {
       process.stderr.write(`hook-intake: cannot open storage: ${err.message}\n`);
       return 1;
     }

@@ -101,12 +101,10 @@ export function createMetrics(deps: MetricsDeps): Registry {
       this.inc(deps.reloadFailures());
     },
   });
-  const commits = new Histogram({
-    name: 'hook_intake_store_commit_seconds',
-    help: 'Time each group commit of the store took, its statements and COMMIT together; the commit that takes the write-ahead log past 1,000 pages also runs a checkpoint, the slowest kind.',
-    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-    registers: [registry],
-  });
-  deps.store.observeCommits?.((s) => commits.observe(s));
+  // the store driver's own figures (the SQLite driver's group commits)
+  for (const h of deps.store.histograms?.() ?? []) {
+    const histogram = new Histogram({ name: h.name, help: h.help, buckets: h.buckets, registers: [registry] });
+    h.observe((v) => histogram.observe(v));
+  }
   return registry;
 }

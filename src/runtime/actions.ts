@@ -12,7 +12,6 @@ import { compileBody } from '../config/ajv.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 import type { Generation } from './generation.ts';
 import { uuidv7 } from '../util/uuid7.ts';
-import { OWN_SESSION_PREFIX } from './sessions.ts';
 
 export const MAX_WAKE_TEXT = 20_000;
 export const MAX_AGENT_MESSAGE = 1_000_000;
@@ -144,8 +143,8 @@ export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOri
   if (!message) throw errors.invalidPayload('message', 'must not be empty');
 
   let sessionKey: string;
-  // time-ordered, so the transcript index (session_key, id) grows at one edge; the dispatcher gives the run this id too
-  if (input.sessionKey === undefined) sessionKey = `${OWN_SESSION_PREFIX}${uuidv7()}`;
+  // time-ordered, so the transcript index (session_key, id) grows at one edge
+  if (input.sessionKey === undefined) sessionKey = `hook:${uuidv7()}`;
   else {
     sessionKey = input.sessionKey;
     if (!SESSION_KEY_RE.test(sessionKey))

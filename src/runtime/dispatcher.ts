@@ -10,7 +10,6 @@ import type { PreparedAction } from './prepare.ts';
 import type { QueuedRef } from './runner.ts';
 import { errors } from '../errors.ts';
 import { uuidv7 } from '../util/uuid7.ts';
-import { ownSessionRunId } from './sessions.ts';
 
 export interface DispatchOptions {
   /** Success status of a single agent action (`hooks.agentStatus`). */
@@ -58,8 +57,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           if (a.mode === 'now') wakeNow = true;
         } else {
           runs.push({
-            // a session made for this run is keyed by the run's id (`hook:<id>`), which lets the store keep its first lines in the run's row
-            id: (a.newSession && ownSessionRunId(a.sessionKey)) || uuidv7(now),
+            id: uuidv7(now),
             kind: 'hook',
             hookName: a.name,
             label: a.label,
@@ -95,14 +93,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         };
       }
       reserved += runs.length;
-      let seqs: number[];
       try {
-        seqs = await deps.store.accept(batch);
+        await deps.store.accept(batch);
       } finally {
         reserved -= runs.length;
       }
-      // refs were made alongside runs, one each
-      for (let i = 0; i < refs.length; i++) refs[i]!.seq = seqs[i];
       if (refs.length) deps.enqueueRuns(refs);
       if (wakeNow) deps.requestHeartbeat();
       return result;

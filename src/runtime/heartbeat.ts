@@ -163,14 +163,14 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       reply: result.status === 'ok' ? result.text : null,
       summary: null,
       error: result.status === 'ok' ? null : result.status === 'aborted' ? 'interrupted by shutdown' : result.error,
-      messages: [{ sessionKey: MAIN_SESSION, role: 'user', content: prompt, runId: id, createdAt: startedAt, same: 'message' }],
+      messages: [{ sessionKey: MAIN_SESSION, role: 'user', content: prompt, runId: id, createdAt: startedAt }],
       delivery: { kind: 'skipped', reason: 'heartbeat did not succeed' },
     };
     if (result.status === 'ok') {
       // events are consumed only when the agent has actually seen them (the older ones as counts)
       outcome.consumedEventIds = events.map((e) => e.id);
       if (older.count) outcome.consumeOlder = true;
-      outcome.messages.push({ sessionKey: MAIN_SESSION, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt, same: 'reply' });
+      outcome.messages.push({ sessionKey: MAIN_SESSION, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt });
       if (isHeartbeatAck(result.text)) outcome.delivery = { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
       else if (!result.text.trim()) outcome.delivery = { kind: 'skipped', reason: 'empty reply' };
       else {

@@ -4,14 +4,12 @@
  * `agents.defaults.maxConcurrent` agent calls at once (a run's slot frees when
  * its agent answers, not when its outcome has committed; its session's next
  * run waits for that commit). Only ids and session keys are held in
- * memory, and for a run of a new session only its `seq`, a number in a
- * typed-array queue; a run's body is read from the store when it starts.
+ * memory; a run's body is read from the store when it starts.
  */
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
 import { Fifo } from '../util/fifo.ts';
-import { NumberFifo } from '../util/number-fifo.ts';
 import { onNextTurn } from '../util/next-turn.ts';
 import { RecycledMap } from '../util/recycled.ts';
 import type { NewEvent, NewRun, RunOutcome, Store, NewDelivery } from '../store/types.ts';
@@ -45,15 +43,7 @@ export interface QueuedRef {
   sessionKey: string;
   /** The session key was made for this run (no transcript can exist yet): the run skips reading it. */
   newSession?: boolean;
-  /** The run's seq (from `Store.accept`): with `newSession`, the runner holds only this number. */
-  seq?: number;
 }
-
-/**
- * A queued run of a new session is held as this mark followed by its id: in a
- * backlog of millions of single-run sessions, the flag costs no memory of its own.
- */
-const NEW_SESSION = '*';
 
 export interface Runner {
   enqueue(runs: readonly QueuedRef[]): void;
@@ -77,16 +67,11 @@ export function createRunner(deps: RunnerDeps): Runner {
   // A session's queued run ids: one id as is (the common case: a fresh session key per request), a
   // queue once a second one waits, so a backlog of single-run sessions costs no queue object each.
   const bySession = new RecycledMap<string, string | Fifo<string>>();
-  const ready = new Fifo<string>();
-  // Queued runs of new sessions, by seq: nothing else can queue on their session keys, so they need no
-  // entry in bySession; their seqs are mostly consecutive, and a run of consecutive seqs is two slots of
-  // one buffer the garbage collector does not walk, however long the backlog.
-  const fresh = new NumberFifo();
-  // when both kinds wait, pump takes them in turn
-  let freshNext = false;
+  // What starts next, in the order accepted: a session key with runs in bySession, or a run of a new
+  // session as is (nothing queued before it can share its key, so it needs no entry in bySession).
+  const ready = new Fifo<string | QueuedRef>();
   // sessions with a run in flight, until that run's outcome is committed (its next run reads the transcript)
-  // (a run of a new session is there by its seq: a number, so it cannot collide with any session key)
-  const active = new RecycledMap<string | number, Promise<void>>();
+  const active = new RecycledMap<string, Promise<void>>();
   // runs holding one of the `maxConcurrent` slots: from the start of a run until its agent call is over
   let calling = 0;
   const shutdown = new Shutdown();
@@ -108,13 +93,13 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   function enqueue(runs: readonly QueuedRef[]): void {
     for (const ref of runs) {
-      if (ref.newSession && ref.seq !== undefined) {
-        fresh.push(ref.seq);
-        queuedCount++;
+      queuedCount++;
+      if (ref.newSession) {
+        ready.push(ref);
         continue;
       }
       const sessionKey = ref.sessionKey;
-      const id = ref.newSession ? NEW_SESSION + ref.id : ref.id;
+      const id = ref.id;
       const q = bySession.get(sessionKey);
       if (q === undefined) {
         bySession.set(sessionKey, id);
@@ -125,7 +110,6 @@ export function createRunner(deps: RunnerDeps): Runner {
         fifo.push(id);
         bySession.set(sessionKey, fifo);
       } else q.push(id);
-      queuedCount++;
     }
     pump();
   }
@@ -139,31 +123,25 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   function pump(): void {
     const max = generations.current.config.agents.defaults.maxConcurrent;
-    while (!stopping && waitingForStore === 0 && calling < max && (ready.length || fresh.length)) {
+    while (!stopping && waitingForStore === 0 && calling < max && ready.length) {
+      const next = ready.shift()!;
+      const newSession = typeof next !== 'string';
+      const key = newSession ? next.sessionKey : next;
+      // a session whose new-session run started first (a caller that reused the key it was given): its
+      // runs wait for that one, and come back when it ends
+      if (!newSession && active.has(key)) continue;
       if (startedThisTurn++ === 0) newTurn();
-      let key: string | number;
-      let target: string | number;
-      let newSession: boolean;
-      if (fresh.length && (freshNext || !ready.length)) {
-        freshNext = false;
-        target = fresh.shift()!;
-        key = target;
-        newSession = true;
-      } else {
-        freshNext = true;
-        const sessionKey = ready.shift()!;
-        key = sessionKey;
-        const q = bySession.get(sessionKey)!;
-        let held: string;
+      let target: string;
+      if (newSession) target = next.id;
+      else {
+        const q = bySession.get(key)!;
         if (typeof q === 'string') {
-          held = q;
-          bySession.delete(sessionKey);
+          target = q;
+          bySession.delete(key);
         } else {
-          held = q.shift()!;
-          if (!q.length) bySession.delete(sessionKey);
+          target = q.shift()!;
+          if (!q.length) bySession.delete(key);
         }
-        newSession = held.startsWith(NEW_SESSION);
-        target = newSession ? held.slice(NEW_SESSION.length) : held;
       }
       queuedCount--;
       calling++;
@@ -178,7 +156,7 @@ export function createRunner(deps: RunnerDeps): Runner {
         else schedulePump();
       };
       const p = execute(target, newSession, release).catch((err) => {
-        const run = typeof target === 'string' ? { runId: target } : { runSeq: target };
+        const run = { runId: target };
         // only a stop gives up on the store: the run stays as stored, and the next start takes it up
         if (isStorageUnavailable(err)) logger.warn({ err, ...run }, 'run left for the next start: the store could not write before the stop');
         else logger.error({ err, ...run }, 'run failed unexpectedly');
@@ -188,7 +166,7 @@ export function createRunner(deps: RunnerDeps): Runner {
         p.finally(() => {
           release();
           active.delete(key);
-          if (typeof key === 'string' && bySession.has(key)) ready.push(key);
+          if (bySession.has(key)) ready.push(key);
           pump();
           checkIdle();
         }),
@@ -196,8 +174,8 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
   }
 
-  /** Holds its generation while it runs: a reload does not dispose what it is using. `target` is the run's id or seq. */
-  function execute(target: string | number, newSession: boolean, release: () => void): Promise<void> {
+  /** Holds its generation while it runs: a reload does not dispose what it is using. `target` is the run's id. */
+  function execute(target: string, newSession: boolean, release: () => void): Promise<void> {
     return generations.use((gen) => executeOn(gen, target, newSession, release));
   }
 
@@ -219,8 +197,8 @@ export function createRunner(deps: RunnerDeps): Runner {
   }
 
   /** `release` frees the run's concurrency slot; called once the agent call is over. */
-  async function executeOn(gen: Generation, target: string | number, newSession: boolean, release: () => void): Promise<void> {
-    const run = await stored(logger, 'read a queued run', () => (typeof target === 'string' ? store.queuedRun(target) : store.queuedRunAt(target)));
+  async function executeOn(gen: Generation, target: string, newSession: boolean, release: () => void): Promise<void> {
+    const run = await stored(logger, 'read a queued run', () => store.queuedRun(target));
     if (!run) return;
     const id = run.id;
     const startedAt = clock();
@@ -255,12 +233,12 @@ export function createRunner(deps: RunnerDeps): Runner {
       reply: result.status === 'ok' ? result.text : null,
       summary: null,
       error: result.status === 'ok' ? null : result.error,
-      messages: [{ sessionKey: run.sessionKey, role: 'user', content: run.message, runId: id, createdAt: startedAt, same: 'message' }],
+      messages: [{ sessionKey: run.sessionKey, role: 'user', content: run.message, runId: id, createdAt: startedAt }],
       delivery: { kind: 'skipped', reason: 'run did not succeed' },
     };
     if (result.status === 'ok') {
       outcome.summary = oneLine(stripBoundary(result.text), SUMMARY_MAX) || '(empty reply)';
-      outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt, same: 'reply' });
+      outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt });
       outcome.delivery = await stored(log, 'choose the route of a reply', () => deliveryFor(run, result.text, finishedAt));
     }
     outcome.event = summaryEvent(run, outcome, finishedAt);

@@ -1,10 +1,10 @@
 /**
- * The storage contract. Every method is async so that a networked
- * implementation (Redis, SPEC §10) fits the same interface; the SQLite one
- * answers reads synchronously and batches writes into group commits.
+ * The storage contract: records of events, runs, transcripts, deliveries and idempotency keys.
+ * Every method is async so that a networked driver fits the same interface. It says nothing of
+ * how a driver keeps them (tables, keys, transactions): that stays inside the driver.
  *
- * Write methods resolve only after their transaction has committed: callers
- * answer 2xx after `await`, never before.
+ * Write methods resolve only once what they wrote is durable: callers answer 2xx after `await`,
+ * never before.
  */
 
 export type EventStatus = 'pending' | 'consumed';
@@ -120,12 +120,8 @@ export interface RunOutcome {
   reply: string | null;
   summary: string | null;
   error: string | null;
-  /**
-   * Transcript lines to append to the run's session. `same` marks a line whose content is the run's
-   * message (and whose time is the run's start) or this outcome's reply, so that a store may keep a
-   * long text once, or keep both lines in the run's own record (a session made for the run).
-   */
-  messages: (NewMessage & { same?: 'message' | 'reply' })[];
+  /** Transcript lines to append to the run's session, in order. */
+  messages: NewMessage[];
   /** The summary event for the main session, if any. */
   event?: NewEvent;
   /** What happens to the reply: an outbox entry, or skipped with a reason. */
@@ -172,18 +168,26 @@ export interface StoreCounts {
   outbox: { pending: number; failed: number };
 }
 
+/** A distribution a driver measures (how long its writes take, say), shown on `/metrics` under `name`. */
+export interface StoreHistogram {
+  name: string;
+  help: string;
+  /** Upper bounds of the buckets. */
+  buckets: number[];
+  /** From now on, `fn` is called with each value measured. */
+  observe(fn: (value: number) => void): void;
+}
+
 export interface Store {
   readonly driver: string;
-  /** Commits an accepted request's events, runs and idempotency record atomically; resolves with the runs' `seq`s, in order. */
-  accept(batch: AcceptBatch): Promise<number[]>;
+  /** Commits an accepted request's events, runs and idempotency record atomically. */
+  accept(batch: AcceptBatch): Promise<void>;
   getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined>;
   pruneIdempotency(now: number): Promise<number>;
 
   getRun(id: string): Promise<Run | undefined>;
   /** The run as accepted, while it is `queued`: what the runner reads to start it (fewer columns than getRun). */
   queuedRun(id: string): Promise<NewRun | undefined>;
-  /** The same, by the run's `seq` (its rowid, from `accept`): what the runner holds of a queued run of a new session. */
-  queuedRunAt(seq: number): Promise<NewRun | undefined>;
   listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]>;
   listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]>;
   /** Oldest first; what an agent sees as its conversation. */
@@ -217,7 +221,7 @@ export interface Store {
 
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
-  /** Calls `fn` after each group commit with how long it held the event loop, in seconds (`/metrics`). */
-  observeCommits?(fn: (seconds: number) => void): void;
+  /** The driver's own figures for `/metrics`, if it keeps any. */
+  histograms?(): StoreHistogram[];
   close(): Promise<void>;
 }

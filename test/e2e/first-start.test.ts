@@ -4,7 +4,8 @@
  * SIGTERM / SIGINT ending with exit code 0.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cleanup, ROOT, runCli, startCli, tempDir } from '../helpers/cli.ts';
@@ -109,6 +110,30 @@ describe('a second serve on the same data directory', () => {
       const curlLine = first.output().split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!;
       expect(JSON.parse(execFileSync('bash', ['-c', curlLine.trim()], { encoding: 'utf8' }))).toMatchObject({ ok: true });
       expect(await first.stop('SIGTERM')).toBe(0);
+    } finally {
+      cleanup(dir);
+    }
+  }, 20_000);
+});
+
+describe('serve on a database another build made', () => {
+  it('exits 1 naming the file and saying to move it away, and leaves the file as it was', async () => {
+    const dir = tempDir();
+    copyFileSync(join(ROOT, 'hook-intake.json5'), join(dir, 'hook-intake.json5'));
+    try {
+      const dataDir = join(dir, 'data');
+      mkdirSync(dataDir);
+      const file = join(dataDir, 'hook-intake.db');
+      const old = new DatabaseSync(file);
+      old.exec('CREATE TABLE events (seq INTEGER PRIMARY KEY); PRAGMA user_version = 12');
+      old.close();
+      const r = await runCli(['serve', '--port', '0', '--data', dataDir], { cwd: dir });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`hook-intake: cannot open storage: database ${file} was made by another build of hook-intake (schema version 12`);
+      expect(r.stderr).toContain('Move the file away');
+      const after = new DatabaseSync(file, { readOnly: true });
+      expect(after.prepare('PRAGMA user_version').get()).toEqual({ user_version: 12 });
+      after.close();
     } finally {
       cleanup(dir);
     }

@@ -5,7 +5,7 @@
 import { vi } from 'vitest';
 import { GenerationRef } from '../../src/runtime/generation.ts';
 import { createRunner, type Runner } from '../../src/runtime/runner.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import type { NewRun } from '../../src/store/types.ts';
 import { until } from './cli.ts';
 import { captureLogger, newRun, scriptedProvider, testGeneration } from './runtime.ts';

@@ -4,7 +4,7 @@
  * the transaction back and COMMIT throws SQLITE_FULL), reads still working.
  */
 import type { DatabaseSync } from 'node:sqlite';
-import type { SqliteStore } from '../../src/store/sqlite.ts';
+import type { SqliteStore } from '../../src/store/sqlite/store.ts';
 
 /** An error as node:sqlite throws it for `errcode`. */
 export function sqliteError(errcode: number, errstr: string): Error {

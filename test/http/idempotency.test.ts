@@ -2,9 +2,10 @@
  * Idempotency (SPEC §4.6): which header supplies the key, and the guard that
  * runs a keyed request's work once, even for concurrent repeats.
  */
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { IdempotencyGuard, idempotencyKey, type Answer } from '../../src/http/idempotency.ts';
-import type { IdempotencyRecord, Store } from '../../src/store/types.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import type { IdempotencyRecord } from '../../src/store/types.ts';
 
 describe('idempotencyKey()', () => {
   it.each([
@@ -29,28 +30,28 @@ describe('idempotencyKey()', () => {
   });
 });
 
-/** A store that only answers idempotency look-ups, from a map. */
-function fakeStore(records: Map<string, IdempotencyRecord> = new Map()) {
-  const getIdempotency = vi.fn(async (key: string, now: number) => {
-    const r = records.get(key);
-    return r && r.expiresAt > now ? r : undefined;
-  });
-  return { store: { getIdempotency } as unknown as Store, getIdempotency, records };
+/** A store (SQLite in memory) holding `records`, with its look-ups watched. */
+async function storeWith(...records: IdempotencyRecord[]) {
+  const store = new SqliteStore({ path: ':memory:' });
+  stores.push(store);
+  for (const idempotency of records) await store.accept({ events: [], runs: [], idempotency });
+  return { store, getIdempotency: vi.spyOn(store, 'getIdempotency') };
 }
+const stores: SqliteStore[] = [];
+afterAll(() => Promise.all(stores.map((s) => s.close())));
 
 const ACCEPTED: Answer = { status: 202, body: { ok: true, runId: 'r1', sessionKey: 'hook:1' } };
 
 describe('IdempotencyGuard.once()', () => {
   it('runs the work of a new key and returns its answer', async () => {
-    const guard = new IdempotencyGuard(fakeStore().store);
+    const guard = new IdempotencyGuard((await storeWith()).store);
     const work = vi.fn(async () => ACCEPTED);
     expect(await guard.once('agent\nk', 0, work)).toEqual(ACCEPTED);
     expect(work).toHaveBeenCalledOnce();
   });
 
   it('answers a stored key with the first answer marked duplicate, without running the work', async () => {
-    const { store, records } = fakeStore();
-    records.set('agent\nk', { key: 'agent\nk', status: 202, body: JSON.stringify(ACCEPTED.body), createdAt: 0, expiresAt: 100 });
+    const { store } = await storeWith({ key: 'agent\nk', status: 202, body: JSON.stringify(ACCEPTED.body), createdAt: 0, expiresAt: 100 });
     const guard = new IdempotencyGuard(store);
     const work = vi.fn(async () => ACCEPTED);
     expect(await guard.once('agent\nk', 50, work)).toEqual({ status: 202, body: { ...ACCEPTED.body, duplicate: true } });
@@ -59,7 +60,7 @@ describe('IdempotencyGuard.once()', () => {
   });
 
   it('runs the work once for concurrent callers with one key; the others get the answer as a duplicate', async () => {
-    const guard = new IdempotencyGuard(fakeStore().store);
+    const guard = new IdempotencyGuard((await storeWith()).store);
     const gate = Promise.withResolvers<Answer>();
     const work = vi.fn(() => gate.promise);
     const callers = [guard.once('k', 0, work), guard.once('k', 0, work), guard.once('k', 0, work)];
@@ -72,7 +73,7 @@ describe('IdempotencyGuard.once()', () => {
   });
 
   it('does not make different keys wait for each other', async () => {
-    const guard = new IdempotencyGuard(fakeStore().store);
+    const guard = new IdempotencyGuard((await storeWith()).store);
     const gate = Promise.withResolvers<Answer>();
     const slow = guard.once('a', 0, () => gate.promise);
     expect(await guard.once('b', 0, async () => ACCEPTED)).toEqual(ACCEPTED);
@@ -81,7 +82,7 @@ describe('IdempotencyGuard.once()', () => {
   });
 
   it('lets a waiting caller run fresh when the first one failed', async () => {
-    const guard = new IdempotencyGuard(fakeStore().store);
+    const guard = new IdempotencyGuard((await storeWith()).store);
     const gate = Promise.withResolvers<Answer>();
     const first = guard.once('k', 0, () => gate.promise);
     const secondWork = vi.fn(async (): Promise<Answer> => ({ status: 200, body: { ok: true, mode: 'now', eventId: 'e2' } }));
@@ -95,7 +96,7 @@ describe('IdempotencyGuard.once()', () => {
   });
 
   it('releases the key when the store look-up fails', async () => {
-    const { store, getIdempotency } = fakeStore();
+    const { store, getIdempotency } = await storeWith();
     getIdempotency.mockRejectedValueOnce(new Error('disk I/O error'));
     const guard = new IdempotencyGuard(store);
     await expect(guard.once('k', 0, async () => ACCEPTED)).rejects.toThrow('disk I/O error');

@@ -12,7 +12,7 @@ import { IdempotencyGuard } from '../../src/http/idempotency.ts';
 import { captureLogger } from '../helpers/runtime.ts';
 import { createDispatcher } from '../../src/runtime/dispatcher.ts';
 import { GenerationRef } from '../../src/runtime/generation.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { GATEWAY_TOKEN, HOOK_TOKEN, testGeneration } from '../helpers/generation.ts';
 import { fillableDisk } from '../helpers/storage.ts';
 

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GenerationRef } from '../../src/runtime/generation.ts';
 import { createHeartbeat, type Heartbeat } from '../../src/runtime/heartbeat.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { captureLogger, scriptedProvider, testGeneration } from '../helpers/runtime.ts';
 
 interface Setup {

@@ -3,14 +3,21 @@
  * route the last delivery used, else session.defaultRoute, else whatsapp when
  * configured, else the only configured channel.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { mainRoute, resolveRoute } from '../../src/runtime/routes.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import type { Store } from '../../src/store/types.ts';
 import { testGeneration } from '../helpers/generation.ts';
 
-/** A store that only knows the remembered main route. */
-const remembered = (route?: unknown): Store =>
-  ({ getMeta: async (key: string) => (key === 'mainRoute' && route !== undefined ? (typeof route === 'string' ? route : JSON.stringify(route)) : undefined) }) as unknown as Store;
+/** A store (SQLite in memory) that remembers `route` as the main route, when given (a string as stored). */
+async function remembered(route?: unknown): Promise<Store> {
+  const store = new SqliteStore({ path: ':memory:' });
+  stores.push(store);
+  if (route !== undefined) await store.setMeta('mainRoute', typeof route === 'string' ? route : JSON.stringify(route));
+  return store;
+}
+const stores: SqliteStore[] = [];
+afterAll(() => Promise.all(stores.map((s) => s.close())));
 
 const two = { console: {}, chat: { type: 'needs-to' } };
 const gen = await testGeneration({ channels: { ...two, other: { type: 'recording' } }, session: { defaultRoute: { channel: 'chat', to: 'default-chat' } } });
@@ -26,7 +33,7 @@ describe('mainRoute()', () => {
     ['the defaults when the remembered channel is gone', { channels: two, session: { defaultRoute: { channel: 'console' } } }, { channel: 'telegram', to: '1' }, { channel: 'console', to: null }],
     ['the defaults when the remembered value is damaged', { channels: { console: {} } }, '{not json', { channel: 'console', to: null }],
   ])('uses %s', async (_what, config, stored, expected) => {
-    expect(await mainRoute(await testGeneration(config), remembered(stored))).toEqual(expected);
+    expect(await mainRoute(await testGeneration(config), await remembered(stored))).toEqual(expected);
   });
 });
 
@@ -34,36 +41,36 @@ describe('resolveRoute()', () => {
 
   describe('channel "last"', () => {
     it('follows the main route, with its recipient unless one is given', async () => {
-      const store = remembered({ channel: 'chat', to: '42' });
+      const store = await remembered({ channel: 'chat', to: '42' });
       expect(await resolveRoute(gen, store, 'last', null)).toEqual({ route: { channel: 'chat', to: '42' } });
       expect(await resolveRoute(gen, store, 'last', '99')).toEqual({ route: { channel: 'chat', to: '99' } });
     });
 
     it('is skipped with a reason when no main route is known', async () => {
       const bare = await testGeneration({ channels: two });
-      expect(await resolveRoute(bare, remembered(), 'last', null)).toEqual({ skip: 'no main route is known yet (set session.defaultRoute)' });
+      expect(await resolveRoute(bare, await remembered(), 'last', null)).toEqual({ skip: 'no main route is known yet (set session.defaultRoute)' });
     });
   });
 
   describe('a named channel', () => {
     it('takes the given recipient', async () => {
-      expect(await resolveRoute(gen, remembered({ channel: 'chat', to: '42' }), 'chat', '5')).toEqual({ route: { channel: 'chat', to: '5' } });
+      expect(await resolveRoute(gen, await remembered({ channel: 'chat', to: '42' }), 'chat', '5')).toEqual({ route: { channel: 'chat', to: '5' } });
     });
 
     it('borrows the recipient of the main route when it is the same channel', async () => {
-      expect(await resolveRoute(gen, remembered({ channel: 'chat', to: '42' }), 'chat', null)).toEqual({ route: { channel: 'chat', to: '42' } });
+      expect(await resolveRoute(gen, await remembered({ channel: 'chat', to: '42' }), 'chat', null)).toEqual({ route: { channel: 'chat', to: '42' } });
     });
 
     it('falls back to the recipient of session.defaultRoute for that channel', async () => {
-      expect(await resolveRoute(gen, remembered({ channel: 'console', to: null }), 'chat', null)).toEqual({ route: { channel: 'chat', to: 'default-chat' } });
+      expect(await resolveRoute(gen, await remembered({ channel: 'console', to: null }), 'chat', null)).toEqual({ route: { channel: 'chat', to: 'default-chat' } });
     });
 
     it('has no recipient on a channel nothing names', async () => {
-      expect(await resolveRoute(gen, remembered({ channel: 'chat', to: '42' }), 'other', null)).toEqual({ route: { channel: 'other', to: null } });
+      expect(await resolveRoute(gen, await remembered({ channel: 'chat', to: '42' }), 'other', null)).toEqual({ route: { channel: 'other', to: null } });
     });
 
     it('is skipped when the channel is not configured (any more)', async () => {
-      expect(await resolveRoute(gen, remembered(), 'telegram', '1')).toEqual({
+      expect(await resolveRoute(gen, await remembered(), 'telegram', '1')).toEqual({
         skip: 'channel "telegram" is not configured',
         route: { channel: 'telegram', to: '1' },
       });
@@ -72,10 +79,10 @@ describe('resolveRoute()', () => {
 
   it('is skipped when the channel requires a recipient and none is known', async () => {
     const noDefault = await testGeneration({ channels: two, session: { defaultRoute: { channel: 'console' } } });
-    expect(await resolveRoute(noDefault, remembered(), 'chat', null)).toEqual({
+    expect(await resolveRoute(noDefault, await remembered(), 'chat', null)).toEqual({
       skip: 'no recipient for channel "chat" (set "to")',
       route: { channel: 'chat', to: null },
     });
-    expect(await resolveRoute(noDefault, remembered({ channel: 'chat', to: null }), 'last', null)).toMatchObject({ skip: 'no recipient for channel "chat" (set "to")' });
+    expect(await resolveRoute(noDefault, await remembered({ channel: 'chat', to: null }), 'last', null)).toMatchObject({ skip: 'no recipient for channel "chat" (set "to")' });
   });
 });

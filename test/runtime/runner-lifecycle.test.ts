@@ -3,7 +3,7 @@
  * queued and interrupted runs, and stop() with a deadline.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { closeAll, finished, setup } from '../helpers/runner.ts';
 import { newRun, scriptedProvider } from '../helpers/runtime.ts';
 

@@ -9,7 +9,7 @@ import { closeAll, finished, setup, type Setup } from '../helpers/runner.ts';
 import { newRun, scriptedProvider } from '../helpers/runtime.ts';
 import { RUNS_PER_TURN } from '../../src/runtime/runner.ts';
 import { until } from '../helpers/cli.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { uuidv7 } from '../../src/util/uuid7.ts';
 
 afterEach(closeAll);
@@ -129,14 +129,14 @@ describe('createRunner()', () => {
       expect(s.provider.maxActive()).toBeLessThanOrEqual(2);
     });
 
-    it('holds runs of new sessions by seq and takes them in turn with runs of other keys', async () => {
+    it('takes runs of new sessions in the order accepted, with runs of other keys', async () => {
       const s = setup({ maxConcurrent: 1 });
       const keyed = ['a', 'b', 'c'].map((k) => newRun({ model: 'sp/m', sessionKey: `hook:${k}`, message: `${k}1` }));
       const fresh = [1, 2, 3].map((i) => newRun({ model: 'sp/m', sessionKey: `hook:new-${i}`, message: `f${i}` }));
-      const seqs = await s.store.accept({ events: [], runs: [...keyed, ...fresh] });
+      await s.store.accept({ events: [], runs: [...keyed, ...fresh] });
       s.runner.enqueue([
         ...keyed.map((r) => ({ id: r.id, sessionKey: r.sessionKey })),
-        ...fresh.map((r, i) => ({ id: r.id, sessionKey: r.sessionKey, newSession: true, seq: seqs[keyed.length + i]! })),
+        ...fresh.map((r) => ({ id: r.id, sessionKey: r.sessionKey, newSession: true })),
       ]);
       // one started at once, five waiting
       expect([s.runner.running(), s.runner.queued()]).toEqual([1, 5]);
@@ -145,10 +145,10 @@ describe('createRunner()', () => {
         s.provider.calls[i]!.reply(`r${i}`);
       }
       for (const r of [...keyed, ...fresh]) expect((await finished(s, r.id)).status).toBe('ok');
-      expect(s.provider.calls.map((c) => c.req.messages.at(-1)!.content)).toEqual(['a1', 'f1', 'b1', 'f2', 'c1', 'f3']);
+      expect(s.provider.calls.map((c) => c.req.messages.at(-1)!.content)).toEqual(['a1', 'b1', 'c1', 'f1', 'f2', 'f3']);
       // a new session's run reads no transcript, and its own is stored under its key
-      expect(s.provider.calls[1]!.req.messages).toHaveLength(1);
-      expect((await s.store.transcript('hook:new-2', 10)).map((m) => m.content)).toEqual(['f2', 'r3']);
+      expect(s.provider.calls[3]!.req.messages).toHaveLength(1);
+      expect((await s.store.transcript('hook:new-2', 10)).map((m) => m.content)).toEqual(['f2', 'r4']);
       await s.runner.idle();
       expect([s.runner.running(), s.runner.queued()]).toEqual([0, 0]);
     });
@@ -246,21 +246,22 @@ describe('createRunner()', () => {
       expect((await finished(s, fresh.id)).status).toBe('ok');
     });
 
-    it('a run of the session made for it (hook:<its id>) keeps its lines in its own row; a later run of that session is sent them', async () => {
+    it('a run of a new session writes its lines as transcript records with positive ids; a later run of that session is sent them', async () => {
       const store = new SqliteStore({ path: ':memory:' });
       const s = setup({ maxConcurrent: 1, store });
       const id = uuidv7();
       const fresh = newRun({ id, model: 'sp/m', sessionKey: `hook:${id}`, message: 'Q1' });
-      const [seq] = await store.accept({ events: [], runs: [fresh] });
-      s.runner.enqueue([{ id, sessionKey: fresh.sessionKey, newSession: true, seq: seq! }]);
+      await store.accept({ events: [], runs: [fresh] });
+      s.runner.enqueue([{ id, sessionKey: fresh.sessionKey, newSession: true }]);
       await s.provider.waitForCalls(1);
       s.provider.calls[0]!.reply('A1');
       const run = await finished(s, id);
-      // no transcript rows: the two lines are the run's own, with ids from its seq
-      expect(await store.listMessages(fresh.sessionKey, { limit: 10 })).toEqual([
-        { id: -2 * seq! + 1, sessionKey: fresh.sessionKey, role: 'assistant', content: 'A1', runId: id, createdAt: run.finishedAt },
-        { id: -2 * seq!, sessionKey: fresh.sessionKey, role: 'user', content: 'Q1', runId: id, createdAt: run.startedAt },
+      const lines = await store.listMessages(fresh.sessionKey, { limit: 10 });
+      expect(lines).toEqual([
+        { id: expect.any(Number), sessionKey: fresh.sessionKey, role: 'assistant', content: 'A1', runId: id, createdAt: run.finishedAt },
+        { id: expect.any(Number), sessionKey: fresh.sessionKey, role: 'user', content: 'Q1', runId: id, createdAt: run.startedAt },
       ]);
+      expect(lines.every((m) => m.id > 0)).toBe(true);
       const next = await s.add({ model: 'sp/m', sessionKey: fresh.sessionKey, message: 'Q2' });
       await s.provider.waitForCalls(2);
       expect(s.provider.calls[1]!.req.messages).toEqual([

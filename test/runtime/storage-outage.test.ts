@@ -12,7 +12,7 @@ import { createHeartbeat } from '../../src/runtime/heartbeat.ts';
 import { createOutbox, MAX_ATTEMPTS, type Outbox } from '../../src/runtime/outbox.ts';
 import { createRunner, type Runner } from '../../src/runtime/runner.ts';
 import { STORE_RETRY_MAX_MS } from '../../src/runtime/until-stored.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { captureLogger, newRun, runAwaitingDelivery, scriptedProvider, testGeneration } from '../helpers/runtime.ts';
 import { fillableDisk } from '../helpers/storage.ts';
 

@@ -6,17 +6,17 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LONG_TEXT, SqliteStore } from '../../src/store/sqlite.ts';
-import { LIVE_SLICE, TALLY_SLICE } from '../../src/store/sqlite-tally.ts';
-import { LIST_WINDOW } from '../../src/store/sqlite-pages.ts';
-import { SCHEMA, SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts';
-import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
-import { wrapExternal } from '../../src/runtime/safety.ts';
-import { uuidv7 } from '../../src/util/uuid7.ts';
-import type { NewRun, RunOutcome, SessionMessage } from '../../src/store/types.ts';
-import { cleanup, tempDir } from '../helpers/cli.ts';
-import { fillableDisk, SQLITE_FULL } from '../helpers/storage.ts';
-import { turnsDuring } from '../helpers/turns.ts';
+import { LONG_TEXT, SqliteStore, StoreSchemaError } from '../../../src/store/sqlite/store.ts';
+import { LIVE_SLICE, TALLY_SLICE } from '../../../src/store/sqlite/tally.ts';
+import { LIST_WINDOW } from '../../../src/store/sqlite/pages.ts';
+import { SCHEMA_VERSION } from '../../../src/store/sqlite/schema.ts';
+import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../../helpers/records.ts';
+import { wrapExternal } from '../../../src/runtime/safety.ts';
+import { uuidv7 } from '../../../src/util/uuid7.ts';
+import type { NewRun, RunOutcome, SessionMessage } from '../../../src/store/types.ts';
+import { cleanup, tempDir } from '../../helpers/cli.ts';
+import { fillableDisk, SQLITE_FULL } from '../../helpers/storage.ts';
+import { turnsDuring } from '../../helpers/turns.ts';
 
 const dir = tempDir('hook-intake-store-');
 afterAll(() => cleanup(dir));
@@ -78,22 +78,6 @@ function full() {
 }
 
 /** A finished run `r-old` in session `s-1`, with `message` as its message and reply and one transcript line, as an older schema stored it. */
-function insertOldRun(old: DatabaseSync, message: string): void {
-  old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-    wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply)
-    VALUES ('r-old', 'hook', 'agent', 'Webhook', 0, 's-1', ?, 'echo/echo', NULL, 60, 'now', 0, 'last', NULL, 'ok', 1, 1, 2, ?)`).run(message, message);
-  old.prepare("INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES ('s-1', 'user', ?, 'r-old', 2)").run(message);
-}
-
-/** A database file as a build of schema `version` left it (migration fixtures), open for the fixture's rows. */
-function databaseAt(version: number, name = `v${version}`): { path: string; old: DatabaseSync } {
-  const path = join(dir, `${name}.db`);
-  const old = new DatabaseSync(path);
-  for (const step of SCHEMA.slice(0, version)) old.exec(step);
-  old.exec(`PRAGMA user_version = ${version}`);
-  return { path, old };
-}
-
 describe('SqliteStore', () => {
   describe('accept()', () => {
     it('commits the events, runs and idempotency record before resolving', async () => {
@@ -194,17 +178,6 @@ describe('SqliteStore', () => {
   });
 
   describe('run lifecycle', () => {
-    it('accept() resolves with the runs\' seqs; queuedRunAt() reads a run by its seq while it is queued', async () => {
-      const [a, b] = [newRun({ message: 'first' }), newRun({ message: 'second' })];
-      expect(await store.accept({ events: [newEvent()], runs: [a, b] })).toEqual([1, 2]);
-      expect(await store.accept({ events: [newEvent()], runs: [] })).toEqual([]);
-      expect(await store.queuedRunAt(2)).toEqual(await store.queuedRun(b.id));
-      expect((await store.queuedRunAt(2))!.message).toBe('second');
-      await store.startRun(b.id, 2_000);
-      expect(await store.queuedRunAt(2)).toBeUndefined();
-      expect(await store.queuedRunAt(99)).toBeUndefined();
-    });
-
     it('counts attempts: startRun adds one, requeueRun gives it back only when asked', async () => {
       const run = newRun();
       await store.accept({ events: [], runs: [run] });
@@ -744,17 +717,34 @@ describe('SqliteStore', () => {
       expect(await store.getMeta('last')).toBe('queued-at-close');
     });
 
-    it('records the schema version and refuses a database from a newer build', async () => {
+    it('records the schema version, and refuses a file another build made, naming it and saying what to do', async () => {
       await store.close();
       const db = new DatabaseSync(file);
       expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
-      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
       db.close();
-      expect(() => new SqliteStore({ path: file })).toThrow(/newer than this build/);
+      for (const version of [1, 12, SCHEMA_VERSION + 1]) {
+        const path = join(dir, `v${version}.db`);
+        const old = new DatabaseSync(path);
+        old.exec(`CREATE TABLE events (seq INTEGER PRIMARY KEY); PRAGMA user_version = ${version}`);
+        old.close();
+        expect(() => new SqliteStore({ path })).toThrow(StoreSchemaError);
+        expect(() => new SqliteStore({ path })).toThrow(`database ${path} was made by another build of hook-intake (schema version ${version}`);
+        expect(() => new SqliteStore({ path })).toThrow(/Move the file away/);
+        // the file is left as it was
+        const after = new DatabaseSync(path, { readOnly: true });
+        expect((after.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(version);
+        after.close();
+      }
+      // a file of some other program's, with tables but no version
+      const other = join(dir, 'other.db');
+      const o = new DatabaseSync(other);
+      o.exec('CREATE TABLE t (x)');
+      o.close();
+      expect(() => new SqliteStore({ path: other })).toThrow(StoreSchemaError);
       store = new SqliteStore({ path: join(dir, 'fresh.db') });
     });
 
-    it('migrates an empty file to the current schema', async () => {
+    it('makes the schema in an empty file', async () => {
       const path = join(dir, 'empty.db');
       new DatabaseSync(path).close();
       const s = new SqliteStore({ path });
@@ -762,103 +752,6 @@ describe('SqliteStore', () => {
       await s.close();
       const db = new DatabaseSync(path, { readOnly: true });
       expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
-      db.close();
-    });
-
-    it('moves the events of a version 3 database to the version 4 table: rows, order and state kept', async () => {
-      const { path, old } = databaseAt(3);
-      const ins = old.prepare('INSERT INTO events (id, source, text, status, created_at, consumed_at, heartbeat_id) VALUES (?, ?, ?, ?, ?, ?, ?)');
-      ins.run('e-1', 'wake', 'consumed before', 'consumed', 1, 2, 'hb-0');
-      ins.run('e-2', 'wake', 'pending one', 'pending', 3, null, null);
-      ins.run('e-3', 'run', 'pending two', 'pending', 4, null, null);
-      old.close();
-
-      const s = new SqliteStore({ path });
-      expect((await s.listEvents({ limit: 10 })).map((e) => [e.id, e.status, e.heartbeatId])).toEqual([
-        ['e-3', 'pending', null],
-        ['e-2', 'pending', null],
-        ['e-1', 'consumed', 'hb-0'],
-      ]);
-      await s.accept({ events: [newEvent({ id: 'e-4', text: 'after the migration' })], runs: [] });
-      const pending = await s.pendingEvents(10);
-      expect(pending.map((e) => e.id)).toEqual(['e-2', 'e-3', 'e-4']);
-      const hb = newRun({ kind: 'heartbeat' });
-      await s.accept({ events: [], runs: [hb] });
-      await s.finishRun(okOutcome(hb.id, { delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['e-2', 'e-4'] }));
-      expect((await s.pendingEvents(10)).map((e) => e.id)).toEqual(['e-3']);
-      await s.close();
-
-      const db = new DatabaseSync(path, { readOnly: true });
-      expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
-      // no unique index on id and no AUTOINCREMENT left on events
-      const sql = String((db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'events'").get() as { sql: string }).sql);
-      expect(sql).not.toMatch(/UNIQUE|AUTOINCREMENT/i);
-      // no index at all since version 11: pending events are read from a watermark, here e-3's seq
-      expect(db.prepare("SELECT name FROM sqlite_schema WHERE tbl_name = 'events' AND type = 'index'").all()).toEqual([]);
-      expect(db.prepare("SELECT value FROM meta WHERE key = 'eventsPendingFrom'").all()).toEqual([{ value: '3' }]);
-      db.close();
-    });
-
-    it('points the runs of a version 4 database with a pending delivery at their outbox entry; finished deliveries read as before', async () => {
-      const { path, old } = databaseAt(4);
-      const run = old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-        wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply, delivery_status, delivery_reason, delivery_channel,
-        delivery_to, delivery_attempts) VALUES (?, 'hook', 'agent', 'Webhook', 0, ?, 'hi', 'echo/echo', NULL, 60, 'now', 1, 'last', NULL, 'ok', 1, 1, 2,
-        'hi', ?, ?, 'console', 'ops', ?)`);
-      run.run('r-sent', 's-1', 'sent', null, 1);
-      run.run('r-waiting', 's-2', 'pending', 'HTTP 503', 2);
-      run.run('r-skipped', 's-3', 'skipped', 'deliver is false', 0);
-      const entry = old.prepare(`INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, last_error, created_at, updated_at)
-        VALUES (?, ?, 'console', 'ops', 'hi', ?, ?, 5, ?, 2, 3)`);
-      entry.run('d-sent', 'r-sent', 'sent', 1, null);
-      entry.run('d-waiting', 'r-waiting', 'pending', 2, 'HTTP 503');
-      old.close();
-
-      const s = new SqliteStore({ path });
-      const delivery = async (id: string) => (await s.getRun(id))!.delivery;
-      expect(await delivery('r-sent')).toEqual({ status: 'sent', reason: null, channel: 'console', to: 'ops', attempts: 1 });
-      expect(await delivery('r-waiting')).toEqual({ status: 'pending', reason: 'HTTP 503', channel: 'console', to: 'ops', attempts: 2 });
-      expect(await delivery('r-skipped')).toEqual({ status: 'skipped', reason: 'deliver is false', channel: 'console', to: 'ops', attempts: 0 });
-      // the waiting one's next attempt, recorded after the upgrade, shows on its run
-      await s.recordDelivery({ id: 'd-waiting', runId: 'r-waiting', attempts: 3, at: 10, status: 'failed', error: 'HTTP 400' });
-      expect(await delivery('r-waiting')).toEqual({ status: 'failed', reason: 'HTTP 400', channel: 'console', to: 'ops', attempts: 3 });
-      expect(await delivery('r-sent')).toMatchObject({ status: 'sent', attempts: 1 });
-      await s.close();
-    });
-
-    it('moves the runs and messages of a version 5 database to tables without AUTOINCREMENT: rows, order and ids kept, new ones after them', async () => {
-      const { path, old } = databaseAt(5);
-      const run = old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-        wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply, delivery_id)
-        VALUES (?, 'hook', 'agent', 'Webhook', 0, 's-1', ?, 'echo/echo', NULL, 60, 'now', 1, 'last', NULL, ?, 1, ?, ?, ?, ?)`);
-      run.run('r-old', 'first', 'ok', 1, 2, 'first', 'd-1');
-      run.run('r-queued', 'second', 'queued', 3, null, null, null);
-      const message = old.prepare("INSERT INTO messages (session_key, role, content, run_id, created_at) VALUES ('s-1', ?, ?, 'r-old', 2)");
-      message.run('user', 'first');
-      message.run('assistant', 'first');
-      old.exec("INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, created_at, updated_at) VALUES ('d-1', 'r-old', 'console', NULL, 'first', 'sent', 1, 2, 2, 3)");
-      old.close();
-
-      const s = new SqliteStore({ path, locking: 'normal' });
-      expect(await s.getRun('r-old')).toMatchObject({ status: 'ok', reply: 'first', delivery: { status: 'sent', attempts: 1 } });
-      expect((await s.unfinishedRuns()).map((r) => r.id)).toEqual(['r-queued']);
-      expect((await s.transcript('s-1', 10)).map((m) => m.role)).toEqual(['user', 'assistant']);
-      const added = newRun({ sessionKey: 's-1' });
-      await s.accept({ events: [], runs: [added] });
-      await s.finishRun(okOutcome(added.id, { messages: [newMessage({ sessionKey: 's-1', role: 'user', content: 'third', runId: added.id })] }));
-      expect((await s.listRuns({ limit: 10 })).map((r) => r.id)).toEqual([added.id, 'r-queued', 'r-old']);
-      expect((await s.transcript('s-1', 10)).map((m) => m.content)).toEqual(['first', 'first', 'third']);
-      await s.close();
-
-      const db = new DatabaseSync(path, { readOnly: true });
-      const tables = db.prepare("SELECT name, sql FROM sqlite_schema WHERE name IN ('runs', 'messages') ORDER BY name").all() as { name: string; sql: string }[];
-      expect(tables.map((t) => [t.name, /AUTOINCREMENT/i.test(t.sql)])).toEqual([['messages', false], ['runs', false]]);
-      expect(db.prepare("SELECT name FROM sqlite_sequence WHERE name IN ('runs', 'messages')").all()).toEqual([]);
-      expect((db.prepare('SELECT seq, id FROM runs ORDER BY seq').all() as { seq: number; id: string }[]).map((r) => [r.seq, r.id])).toEqual([
-        [1, 'r-old'],
-        [2, 'r-queued'],
-        [3, added.id],
-      ]);
       db.close();
     });
 
@@ -893,7 +786,7 @@ describe('SqliteStore', () => {
       await store.accept({ events: [], runs: [run, short] });
       expect((await store.getRun(run.id))!.message).toBe(message);
       expect((await store.queuedRun(run.id))!.message).toBe(message);
-      expect(await store.queuedRunAt(1)).toEqual(run);
+      expect(await store.queuedRun(run.id)).toEqual(run);
       expect((await store.listRuns({ limit: 10 })).map((r) => r.message.length)).toEqual([LONG_TEXT, message.length]);
       expect((await store.unfinishedRuns()).find((r) => r.id === run.id)!.message).toBe(message);
       // one stored copy, outside the row; a text of LONG_TEXT characters stays inline
@@ -914,28 +807,39 @@ describe('SqliteStore', () => {
       expect((await store.getRun(run.id))!).toMatchObject({ status: 'running', message: run.message });
     });
 
-    it('stores a long reply once: the run and the transcript lines that repeat the message and the reply refer to the stored texts', async () => {
+    it('stores a long text once: the transcript lines that repeat the message the run was started with, or its reply, refer to the stored texts', async () => {
       const run = newRun({ message: long('request') });
       await store.accept({ events: [], runs: [run] });
+      const started = (await store.queuedRun(run.id))!;
       const reply = long('answer', 50_000);
       const own = long('other line', 20_000);
-      const line = (role: 'user' | 'assistant', content: string, same?: 'message' | 'reply') => ({
-        ...newMessage({ sessionKey: run.sessionKey, role, content, runId: run.id }),
-        ...(same ? { same } : {}),
-      });
-      await store.finishRun(
-        okOutcome(run.id, { reply, messages: [line('user', run.message, 'message'), line('assistant', reply, 'reply'), line('assistant', own)] }),
-      );
+      const line = (role: 'user' | 'assistant', content: string) => newMessage({ sessionKey: run.sessionKey, role, content, runId: run.id });
+      await store.finishRun(okOutcome(run.id, { reply, messages: [line('user', started.message), line('assistant', reply), line('assistant', own)] }));
       expect((await store.getRun(run.id))!).toMatchObject({ status: 'ok', reply, message: run.message });
       expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([run.message, reply, own]);
       expect((await store.listMessages(run.sessionKey, { limit: 10 })).map((m) => m.content)).toEqual([own, reply, run.message]);
-      // message, reply, and the unmarked line: three texts, the transcript's own columns empty
+      // message, reply, and the other line: three texts, the transcript's own columns empty
       expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 3 }]);
       expect(query<{ inline: number }>('SELECT length(content) AS inline FROM messages')).toEqual([{ inline: 0 }, { inline: 0 }, { inline: 0 }]);
       // the transcript's byte budget counts the stored texts' bytes: the newest line always, then what fits
       const bytes = (t: string) => Buffer.byteLength(t);
       expect((await store.transcript(run.sessionKey, 10, bytes(own) + bytes(reply))).map((m) => m.content.slice(0, 6))).toEqual(['answer', 'other ']);
       expect((await store.transcript(run.sessionKey, 10, bytes(own) + bytes(reply) - 1)).map((m) => m.content.slice(0, 6))).toEqual(['other ']);
+    });
+
+    it('stores a reply equal to the long message (an echo) as the same text: one copy for the run, its two transcript lines and its delivery', async () => {
+      const run = newRun({ message: long('request') });
+      await store.accept({ events: [], runs: [run] });
+      const { message } = (await store.queuedRun(run.id))!;
+      const entry = newDelivery(run.id, { text: message });
+      const lines = [newMessage({ sessionKey: run.sessionKey, content: message, runId: run.id }), newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: message, runId: run.id })];
+      await store.finishRun(okOutcome(run.id, { reply: message, messages: lines, delivery: { kind: 'outbox', entry } }));
+      expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 1 }]);
+      expect(query('SELECT r.reply_text = r.message_text AS reply, o.text_ref = r.message_text AS outbox FROM runs r JOIN outbox o ON o.run_id = r.id')).toEqual([{ reply: 1, outbox: 1 }]);
+      expect(query('SELECT count(*) AS n FROM messages m JOIN runs r ON m.content_text = r.message_text')).toEqual([{ n: 2 }]);
+      expect(await store.getRun(run.id)).toMatchObject({ message, reply: message });
+      expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([message, message]);
+      expect((await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => d.text)).toEqual([message]);
     });
 
     it("delivers a long reply from its one stored copy, and a send's result writes a few pages, not the reply again", async () => {
@@ -968,38 +872,6 @@ describe('SqliteStore', () => {
       expect(query(`SELECT text, text_ref AS ref FROM outbox WHERE run_id = '${other.id}'`)).toEqual([{ text: 'short', ref: null }]);
     });
 
-    it('delivers the long text a version 7 database kept inline in its outbox', async () => {
-      const { path, old } = databaseAt(7);
-      const text = long('old answer');
-      old.prepare(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-        wake_mode, deliver, channel, to_, status, attempts, created_at, finished_at, reply, delivery_id)
-        VALUES ('r-old', 'hook', 'agent', 'Webhook', 0, 's-1', 'hi', 'echo/echo', NULL, 60, 'now', 1, 'last', NULL, 'ok', 1, 1, 2, 'short', 'd-old')`).run();
-      old.prepare(`INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, created_at, updated_at)
-        VALUES ('d-old', 'r-old', 'console', NULL, ?, 'pending', 0, 2, 2, 2)`).run(text);
-      old.close();
-      const s = new SqliteStore({ path, locking: 'normal' });
-      expect((await s.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => [d.id, d.text])).toEqual([['d-old', text]]);
-      await s.close();
-    });
-
-    it('reads the long texts a version 6 database kept inline, and stores new ones out of line', async () => {
-      const { path, old } = databaseAt(6);
-      const message = long('old request');
-      insertOldRun(old, message);
-      old.close();
-
-      const s = new SqliteStore({ path, locking: 'normal' });
-      expect(await s.getRun('r-old')).toMatchObject({ message, reply: message });
-      const added = newRun({ sessionKey: 's-1', message: long('new request') });
-      await s.accept({ events: [], runs: [added] });
-      await s.finishRun(okOutcome(added.id, { reply: 'short', messages: [{ ...newMessage({ sessionKey: 's-1', content: added.message, runId: added.id }), same: 'message' }] }));
-      expect((await s.transcript('s-1', 10)).map((m) => m.content)).toEqual([message, added.message]);
-      expect(await s.getRun(added.id)).toMatchObject({ message: added.message, reply: 'short' });
-      await s.close();
-      const db = new DatabaseSync(path, { readOnly: true });
-      expect(db.prepare('SELECT count(*) AS n FROM texts').get()).toEqual({ n: 1 });
-      db.close();
-    });
   });
 
   describe('texts with a safety boundary', () => {
@@ -1014,16 +886,12 @@ describe('SqliteStore', () => {
       const run = newRun({ message });
       await store.accept({ events: [wake], runs: [run] });
       expect(await store.queuedRun(run.id)).toEqual(run);
-      expect(await store.queuedRunAt(1)).toEqual(run);
-      const line = (role: 'user' | 'assistant', content: string, same: 'message' | 'reply') => ({
-        ...newMessage({ sessionKey: run.sessionKey, role, content, runId: run.id }),
-        same,
-      });
+      const line = (role: 'user' | 'assistant', content: string) => newMessage({ sessionKey: run.sessionKey, role, content, runId: run.id });
       const entry = newDelivery(run.id, { text: reply });
       await store.finishRun(
         okOutcome(run.id, {
           reply,
-          messages: [line('user', message, 'message'), line('assistant', reply, 'reply')],
+          messages: [line('user', message), line('assistant', reply)],
           event: newEvent({ source: 'run', text: summary, runId: run.id }),
           delivery: { kind: 'outbox', entry },
         }),
@@ -1070,7 +938,8 @@ describe('SqliteStore', () => {
       const message = wrapped(`${'Zürich ✓ '.repeat(2 * LONG_TEXT)}end`);
       const run = newRun({ message });
       await store.accept({ events: [], runs: [run] });
-      await store.finishRun(okOutcome(run.id, { reply: 'ok', messages: [{ ...newMessage({ sessionKey: run.sessionKey, content: message, runId: run.id }), same: 'message' }] }));
+      const started = (await store.queuedRun(run.id))!;
+      await store.finishRun(okOutcome(run.id, { reply: 'ok', messages: [newMessage({ sessionKey: run.sessionKey, content: started.message, runId: run.id })] }));
       expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 1 }]);
       expect(query('SELECT body NOT LIKE \'SECURITY NOTICE%\' AS packed FROM texts')).toEqual([{ packed: 1 }]);
       expect(query('SELECT m.content_text = r.message_text AS same, m.content_wrap = r.message_wrap AS key FROM messages m JOIN runs r ON r.id = m.run_id')).toEqual([
@@ -1105,28 +974,6 @@ describe('SqliteStore', () => {
       expect((await store.transcript(sessionKey, 10, both - 1)).map((m) => m.content)).toEqual([newer]);
     });
 
-    it('reads the whole texts a version 8 database stored, and packs new ones', async () => {
-      const { path, old } = databaseAt(8);
-      const message = wrapped('old request');
-      insertOldRun(old, message);
-      old.prepare("INSERT INTO events (id, source, text, created_at) VALUES ('e-old', 'wake', ?, 1)").run(message);
-      old.close();
-
-      const s = new SqliteStore({ path, locking: 'normal' });
-      expect(await s.getRun('r-old')).toMatchObject({ message, reply: message });
-      expect((await s.transcript('s-1', 10)).map((m) => m.content)).toEqual([message]);
-      expect((await s.pendingEvents(10)).map((e) => e.text)).toEqual([message]);
-      const added = newEvent({ text: wrapped('new') });
-      await s.accept({ events: [added], runs: [] });
-      expect((await s.pendingEvents(10)).map((e) => e.text)).toEqual([message, added.text]);
-      await s.close();
-      const db = new DatabaseSync(path, { readOnly: true });
-      expect(db.prepare('SELECT id, length(text) AS n, text_wrap IS NOT NULL AS packed FROM events ORDER BY seq').all()).toEqual([
-        { id: 'e-old', n: message.length, packed: 0 },
-        { id: added.id, n: 3, packed: 1 },
-      ]);
-      db.close();
-    });
   });
 
   describe('pending events from a watermark', () => {
@@ -1137,26 +984,6 @@ describe('SqliteStore', () => {
     };
     const watermark = () => query<{ value: string }>("SELECT value FROM meta WHERE key = 'eventsPendingFrom'").map((r) => Number(r.value));
     const pendingIds = async (s = store) => (await s.pendingEvents(10)).map((e) => e.id);
-
-    it('a version 10 database starts it at its oldest pending event', async () => {
-      const { path, old } = databaseAt(10);
-      const ins = old.prepare("INSERT INTO events (id, source, text, status, created_at) VALUES (?, 'wake', 'x', ?, 1)");
-      for (const [id, status] of [['e-1', 'consumed'], ['e-2', 'pending'], ['e-3', 'consumed'], ['e-4', 'pending']]) ins.run(id!, status!);
-      old.close();
-      const s = new SqliteStore({ path, locking: 'normal' });
-      expect(await pendingIds(s)).toEqual(['e-2', 'e-4']);
-      await s.close();
-      const db = new DatabaseSync(path, { readOnly: true });
-      expect(db.prepare("SELECT value FROM meta WHERE key = 'eventsPendingFrom'").get()).toEqual({ value: '2' });
-      db.close();
-      // and an empty one at the seq its first event will get
-      const empty = databaseAt(10, 'v10-empty');
-      empty.old.close();
-      const e = new SqliteStore({ path: empty.path, locking: 'normal' });
-      await e.accept({ events: [newEvent({ id: 'first' })], runs: [] });
-      expect(await pendingIds(e)).toEqual(['first']);
-      await e.close();
-    });
 
     it('moves past consumed events to the first pending one, or to the next seq when none is left', async () => {
       const ids = ['a', 'b', 'c', 'd'];
@@ -1284,119 +1111,6 @@ describe('SqliteStore', () => {
       expect((await store.listEvents({ limit: 10 })).map((e) => `${e.id}:${e.status}`)).toEqual(['h:consumed', 'g:consumed', 'f:consumed', 'e:consumed', 'd:consumed', 'c:consumed', 'b:consumed', 'a:consumed']);
       expect((await store.listEvents({ limit: 10, status: 'pending' })).map((e) => e.id)).toEqual([]);
       expect((await store.counts()).events).toEqual({ pending: 0, consumed: 8 });
-    });
-  });
-
-  describe('a session made for its run (hook:<run id>)', () => {
-    /** A run of its own new session, as the dispatcher makes one. */
-    const ownRun = (over: Partial<NewRun> = {}) => {
-      const id = uuidv7();
-      return newRun({ id, sessionKey: `hook:${id}`, message: 'Q1', ...over });
-    };
-    /** The runner's outcome of a successful run: its message at its start, its reply at its finish. */
-    const ranOk = (run: NewRun, reply: string, startedAt = 1_500, finishedAt = 2_000): RunOutcome =>
-      okOutcome(run.id, {
-        finishedAt,
-        reply,
-        messages: [
-          { ...newMessage({ sessionKey: run.sessionKey, content: run.message, runId: run.id, createdAt: startedAt }), same: 'message' },
-          { ...newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: reply, runId: run.id, createdAt: finishedAt }), same: 'reply' },
-        ],
-      });
-    const lines = (ms: SessionMessage[]) => ms.map((m) => `${m.role}:${m.content}`);
-
-    it("keeps a successful run's two lines in its row and reads them back as the session's first lines", async () => {
-      const run = ownRun();
-      const [seq] = await store.accept({ events: [], runs: [run] });
-      await store.startRun(run.id, 1_500);
-      await store.finishRun(ranOk(run, 'A1'));
-      expect(committedRows('messages')).toBe(0);
-      expect(query('SELECT own_lines FROM runs')).toEqual([{ own_lines: 1 }]);
-      const first = { sessionKey: run.sessionKey, runId: run.id };
-      expect(await store.transcript(run.sessionKey, 10)).toEqual([
-        { ...first, id: -2 * seq!, role: 'user', content: 'Q1', createdAt: 1_500 },
-        { ...first, id: -2 * seq! + 1, role: 'assistant', content: 'A1', createdAt: 2_000 },
-      ]);
-      expect(lines(await store.listMessages(run.sessionKey, { limit: 10 }))).toEqual(['assistant:A1', 'user:Q1']);
-      expect(lines(await store.listMessages(run.sessionKey, { limit: 1 }))).toEqual(['assistant:A1']);
-      expect(lines(await store.transcript(run.sessionKey, 1))).toEqual(['assistant:A1']);
-    });
-
-    it('a later run of the session adds rows after them; the window and the byte budget drop the oldest lines first', async () => {
-      const run = ownRun({ message: 'q'.repeat(100) });
-      await store.accept({ events: [], runs: [run] });
-      await store.finishRun(ranOk(run, 'a'.repeat(50)));
-      const next = newRun({ sessionKey: run.sessionKey, message: 'Q2' });
-      await store.accept({ events: [], runs: [next] });
-      await store.finishRun(ranOk(next, 'A2', 3_000, 4_000));
-      expect(committedRows('messages')).toBe(2);
-      const all = [`user:${'q'.repeat(100)}`, `assistant:${'a'.repeat(50)}`, 'user:Q2', 'assistant:A2'];
-      expect(lines(await store.transcript(run.sessionKey, 10))).toEqual(all);
-      expect(lines(await store.listMessages(run.sessionKey, { limit: 10 }))).toEqual([...all].reverse());
-      expect(lines(await store.listMessages(run.sessionKey, { limit: 3 }))).toEqual(all.slice(1).reverse());
-      expect(lines(await store.transcript(run.sessionKey, 3))).toEqual(all.slice(1));
-      expect(lines(await store.transcript(run.sessionKey, 2))).toEqual(all.slice(2));
-      // 154 bytes in all: one byte less leaves out the first line, 101 less the second too
-      expect(lines(await store.transcript(run.sessionKey, 10, 154))).toEqual(all);
-      expect(lines(await store.transcript(run.sessionKey, 10, 153))).toEqual(all.slice(1));
-      expect(lines(await store.transcript(run.sessionKey, 10, 54))).toEqual(all.slice(1));
-      expect(lines(await store.transcript(run.sessionKey, 10, 53))).toEqual(all.slice(2));
-      // the newest line stays whatever its size
-      expect(lines(await store.transcript(run.sessionKey, 10, 1))).toEqual(all.slice(3));
-    });
-
-    it('alone, its newest line stays whatever the budget, and each line counts as read back', async () => {
-      const message = wrapExternal(`${'Zürich ✓ '.repeat(2 * LONG_TEXT)}end`, 'Webhook');
-      const run = ownRun({ message });
-      await store.accept({ events: [], runs: [run] });
-      await store.finishRun(ranOk(run, message));
-      // the message and the reply, each stored once, and no transcript rows
-      expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 2 }]);
-      expect(committedRows('messages')).toBe(0);
-      const bytes = Buffer.byteLength(message);
-      expect((await store.transcript(run.sessionKey, 10, 2 * bytes)).map((m) => m.content)).toEqual([message, message]);
-      expect((await store.transcript(run.sessionKey, 10, 2 * bytes - 1)).map((m) => m.content)).toEqual([message]);
-      expect((await store.transcript(run.sessionKey, 10, 1)).map((m) => m.content)).toEqual([message]);
-    });
-
-    it('a run that did not succeed, or whose lines are not its message and reply, writes them as rows as before', async () => {
-      const failed = ownRun();
-      const odd = ownRun({ message: 'Q3' });
-      const late = ownRun({ message: 'Q4' });
-      const unmarked = ownRun({ message: 'Q5' });
-      await store.accept({ events: [], runs: [failed, odd, late, unmarked] });
-      await store.finishRun({ ...ranOk(failed, 'x'), status: 'error', reply: null, error: 'provider failed', messages: ranOk(failed, 'x').messages.slice(0, 1) });
-      // a third line
-      const three = ranOk(odd, 'A3');
-      await store.finishRun({ ...three, messages: [...three.messages, newMessage({ sessionKey: odd.sessionKey, role: 'assistant', content: 'more', runId: odd.id })] });
-      // the reply's line at another time than the finish
-      const moved = ranOk(late, 'A4');
-      await store.finishRun({ ...moved, messages: [moved.messages[0]!, { ...moved.messages[1]!, createdAt: 1_999 }] });
-      // lines without `same`
-      await store.finishRun({ ...ranOk(unmarked, 'A5'), messages: ranOk(unmarked, 'A5').messages.map(({ same: _, ...m }) => m) });
-      expect(query('SELECT own_lines FROM runs ORDER BY seq')).toEqual([{ own_lines: null }, { own_lines: null }, { own_lines: null }, { own_lines: null }]);
-      expect(committedRows('messages')).toBe(1 + 3 + 2 + 2);
-      expect(lines(await store.transcript(failed.sessionKey, 10))).toEqual(['user:Q1']);
-      expect(lines(await store.transcript(odd.sessionKey, 10))).toEqual(['user:Q3', 'assistant:A3', 'assistant:more']);
-      expect((await store.transcript(late.sessionKey, 10)).map((m) => m.createdAt)).toEqual([1_500, 1_999]);
-      expect((await store.transcript(unmarked.sessionKey, 10)).every((m) => m.id > 0)).toBe(true);
-    });
-
-    it('only a key that names the run it was made for reads that run', async () => {
-      const own = ownRun();
-      // a run with a key of the same form that names another run (here a key of a run that does not exist)
-      const named = newRun({ id: uuidv7(), sessionKey: `hook:${uuidv7()}`, message: 'N1' });
-      await store.accept({ events: [], runs: [own, named] });
-      await store.finishRun(ranOk(own, 'A1'));
-      await store.finishRun(ranOk(named, 'B1'));
-      expect(query('SELECT own_lines FROM runs ORDER BY seq')).toEqual([{ own_lines: 1 }, { own_lines: null }]);
-      expect(lines(await store.transcript(named.sessionKey, 10))).toEqual(['user:N1', 'assistant:B1']);
-      expect(await store.transcript(`hook:${named.id}`, 10)).toEqual([]);
-      expect(await store.listMessages(`hook:${named.id}`, { limit: 10 })).toEqual([]);
-      // a queued run of its own session has no lines yet
-      const queued = ownRun();
-      await store.accept({ events: [], runs: [queued] });
-      expect(await store.transcript(queued.sessionKey, 10)).toEqual([]);
     });
   });
 

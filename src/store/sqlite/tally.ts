@@ -18,7 +18,7 @@
  * consumed range rather than its row says so.
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { StoreCounts } from './types.ts';
+import type { StoreCounts } from '../types.ts';
 
 /** Rowids one slice of new rows counts; a slice over the largest rows stays within a few milliseconds. */
 export const TALLY_SLICE = 10_000;

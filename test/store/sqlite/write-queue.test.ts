@@ -6,9 +6,9 @@
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { WriteQueue } from '../../src/store/write-queue.ts';
-import { cleanup, tempDir } from '../helpers/cli.ts';
-import { sqliteError, SQLITE_FULL, SQLITE_IOERR_WRITE } from '../helpers/storage.ts';
+import { WriteQueue } from '../../../src/store/sqlite/write-queue.ts';
+import { cleanup, tempDir } from '../../helpers/cli.ts';
+import { sqliteError, SQLITE_FULL, SQLITE_IOERR_WRITE } from '../../helpers/storage.ts';
 
 const dir = tempDir('hook-intake-wq-');
 afterAll(() => cleanup(dir));

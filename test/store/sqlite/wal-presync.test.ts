@@ -6,9 +6,9 @@
 import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { WalPresync, type PresyncIo } from '../../src/store/wal-presync.ts';
-import { SqliteStore } from '../../src/store/sqlite.ts';
-import { cleanup, tempDir } from '../helpers/cli.ts';
+import { WalPresync, type PresyncIo } from '../../../src/store/sqlite/wal-presync.ts';
+import { SqliteStore } from '../../../src/store/sqlite/store.ts';
+import { cleanup, tempDir } from '../../helpers/cli.ts';
 
 /** A stand-in for the file calls: syncs finish only when the test says so. */
 function fakeIo(opts: { openFails?: number } = {}) {

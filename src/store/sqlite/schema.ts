@@ -1,0 +1,140 @@
+/**
+ * The SQLite schema, made whole on a new file. `PRAGMA user_version` records SCHEMA_VERSION; a file with
+ * any other version (or with tables but no version) was made by another build and is refused at open:
+ * nothing converts it. A change to the schema takes a new version number.
+ *
+ * Long texts (a run's message and reply, a transcript line, a delivery's text, longer than LONG_TEXT)
+ * are kept once in `texts` and referred to by id (`*_text`, `text_ref`); the inline column then holds ''.
+ * A text holding safety boundaries is kept without their notice and marker lines, which the key in the
+ * matching `*_wrap` column rebuilds. Events below the meta value `eventsPendingFrom` are all consumed;
+ * a heartbeat that consumes the oldest pending events records the range in `consumed` rather than each row.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { StoreSchemaError } from '../errors.ts';
+
+export const SCHEMA = `
+  CREATE TABLE events (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    text TEXT NOT NULL,
+    text_wrap TEXT,
+    status TEXT NOT NULL DEFAULT 'pending',
+    created_at INTEGER NOT NULL,
+    consumed_at INTEGER,
+    heartbeat_id TEXT,
+    run_id TEXT
+  );
+
+  CREATE TABLE consumed (
+    to_seq INTEGER PRIMARY KEY,
+    from_seq INTEGER NOT NULL,
+    heartbeat_id TEXT NOT NULL,
+    consumed_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE runs (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    hook_name TEXT NOT NULL,
+    label TEXT NOT NULL,
+    trusted INTEGER NOT NULL,
+    session_key TEXT NOT NULL,
+    message TEXT NOT NULL,
+    message_text INTEGER,
+    message_wrap TEXT,
+    model TEXT NOT NULL,
+    thinking TEXT,
+    timeout_seconds REAL NOT NULL,
+    wake_mode TEXT NOT NULL,
+    deliver INTEGER NOT NULL,
+    channel TEXT NOT NULL,
+    to_ TEXT,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    started_at INTEGER,
+    finished_at INTEGER,
+    reply TEXT,
+    reply_text INTEGER,
+    reply_wrap TEXT,
+    summary TEXT,
+    error TEXT,
+    delivery_status TEXT NOT NULL DEFAULT 'pending',
+    delivery_reason TEXT,
+    delivery_channel TEXT,
+    delivery_to TEXT,
+    delivery_attempts INTEGER NOT NULL DEFAULT 0,
+    delivery_id TEXT
+  );
+  CREATE INDEX runs_unfinished ON runs (seq) WHERE status IN ('queued', 'running');
+
+  CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    content_text INTEGER,
+    content_wrap TEXT,
+    run_id TEXT,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX messages_by_session ON messages (session_key, id);
+
+  CREATE TABLE texts (id INTEGER PRIMARY KEY, body TEXT NOT NULL);
+
+  CREATE TABLE idempotency (
+    key TEXT PRIMARY KEY,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX idempotency_by_expiry ON idempotency (expires_at);
+
+  CREATE TABLE outbox (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    to_ TEXT,
+    text TEXT NOT NULL,
+    text_ref INTEGER,
+    text_wrap TEXT,
+    status TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    last_error TEXT,
+    sent_parts INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX outbox_pending ON outbox (next_attempt_at) WHERE status = 'pending';
+
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  INSERT INTO meta (key, value) VALUES ('eventsPendingFrom', '1');
+`;
+
+/** Above every version a development build's migrations reached (1 to 12), so none of their files passes for this schema. */
+export const SCHEMA_VERSION = 13;
+
+/** Makes the schema on a new file; refuses a file another build made. */
+export function openSchema(db: DatabaseSync, path: string): void {
+  const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+  if (version === SCHEMA_VERSION) return;
+  const tables = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+  if (version !== 0 || tables > 0)
+    throw new StoreSchemaError(
+      `database ${path} was made by another build of hook-intake (schema version ${version}, this build uses ${SCHEMA_VERSION}) ` +
+        'and cannot be opened: nothing converts it. Move the file away (with its -wal file) to start with an empty store.',
+    );
+  db.exec('BEGIN');
+  try {
+    db.exec(SCHEMA);
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
+  }
+}
