@@ -145,11 +145,9 @@ async function round(server: Server, s: Scenario, bodyFile: string, dir: string)
 async function runScenario(s: Scenario): Promise<ScenarioResult> {
   const dir = mkdtempSync(join(work, `${s.id}-`));
   const files = writeIntakeConfig(dir, merge(baseConfig(), s.config ?? {}), s.files);
-  // Checked by each checkout before any server starts. Until the thirteenth round a start that
-  // compiled a TS plugin (the agent-intake scenario's) kept jiti's compiler resident, about 20 MB,
-  // so whichever server started first peaked that much higher (docs/performance.md, twelfth round);
-  // checkouts from before then still do. `check` loads the plugins and leaves them compiled in
-  // jiti's cache for the servers.
+  // Checked by each checkout before any server starts: `check` loads the plugins and leaves them
+  // compiled in jiti's cache, so no server is measured with a compiler a first start left resident
+  // (older checkouts kept jiti's, about 20 MB, in whichever server started first).
   const refused = checkConfig(files);
   if (refused) {
     if (s.requires) return { scenario: s, skipped: `\`hook-intake check\` refuses the config, so ${s.requires} are not supported yet (${refused})` };

@@ -55,7 +55,7 @@ export const EVENT_COLUMNS = `SELECT e.*, c.consumed_at AS range_at, c.heartbeat
 /**
  * The columns a run was accepted with, which the runner reads to start a queued run
  * (`QUEUED_COLUMNS`), in the order `toNewRun` takes them: that read returns arrays, which
- * node:sqlite makes in about half the time of objects (docs/performance.md, fifteenth round).
+ * node:sqlite makes in about half the time of objects (docs/performance.md).
  */
 export const QUEUED = ['id', 'kind', 'hook_name', 'label', 'trusted', 'session_key', 'message', 'message_body', 'model', 'thinking',
   'timeout_seconds', 'wake_mode', 'deliver', 'channel', 'to_', 'created_at', 'message_wrap', 'message_text'] as const;
