@@ -6,22 +6,13 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ChannelMessage } from '../../src/plugins/define.ts';
 import { json, startStub, type HttpStub, type Recorded } from '../../test/helpers/http-stub.ts';
-import { testGeneration } from '../../test/helpers/runtime.ts';
+import { channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 
 const SECRET = `whsec_${Buffer.from('0123456789abcdef0123456789abcdef').toString('base64')}`;
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 
-const message = (): ChannelMessage => ({
-  runId: 'run-1',
-  to: 'ops',
-  text: 'the reply',
-  deliveryId: 'd-1',
-  part: 1,
-  parts: 1,
-  signal: new AbortController().signal,
-});
+const message = () => channelMessage();
 
 const signedHeaders = (req: Recorded): Record<string, string> => ({
   'webhook-id': String(req.headers['webhook-id']),

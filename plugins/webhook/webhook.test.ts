@@ -5,7 +5,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ChannelError, type Channel, type ChannelMessage } from '../../src/plugins/define.ts';
+import { ChannelError, type Channel } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { compileVerifier } from '../../src/auth/signatures.ts';
 import { GenerationRef, type Generation } from '../../src/runtime/generation.ts';
@@ -13,7 +13,7 @@ import { createOutbox, MAX_ATTEMPTS, type Outbox } from '../../src/runtime/outbo
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { until } from '../../test/helpers/cli.ts';
 import { json, startStub, type HttpStub, type Recorded } from '../../test/helpers/http-stub.ts';
-import { captureLogger, runAwaitingDelivery, testGeneration } from '../../test/helpers/runtime.ts';
+import { captureLogger, channelMessage, runAwaitingDelivery, testGeneration } from '../../test/helpers/runtime.ts';
 
 /** A Standard Webhooks secret: `whsec_` and the base64 of the key bytes. */
 const KEY = Buffer.from('0123456789abcdef0123456789abcdef');
@@ -40,16 +40,7 @@ function verified(req: Recorded, nowMs: number, key: Buffer = KEY): boolean {
     });
 }
 
-const message = (over: Partial<ChannelMessage> = {}): ChannelMessage => ({
-  runId: 'run-1',
-  to: 'ops',
-  text: 'the reply',
-  deliveryId: 'd-1',
-  part: 1,
-  parts: 1,
-  signal: new AbortController().signal,
-  ...over,
-});
+const message = channelMessage;
 
 describe('webhook channel', () => {
   let stub: HttpStub;

@@ -10,7 +10,7 @@ import { applyRules } from '../../src/config/rules.ts';
 import type { LoadedConfig } from '../../src/config/load.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
-import type { Plugin } from '../../src/plugins/define.ts';
+import type { ChannelMessage, Plugin } from '../../src/plugins/define.ts';
 import { createRegistry } from '../../src/plugins/registry.ts';
 import { assembleGeneration, type Generation } from '../../src/runtime/generation.ts';
 import { builtinPlugins } from '../../plugins/index.ts';
@@ -181,3 +181,15 @@ export function scriptedProvider(auto?: (req: import('../../src/plugins/define.t
     },
   };
 }
+
+/** A one-part message as the outbox hands it to a channel's `send`. */
+export const channelMessage = (over: Partial<ChannelMessage> = {}): ChannelMessage => ({
+  runId: 'run-1',
+  to: 'ops',
+  text: 'the reply',
+  deliveryId: 'd-1',
+  part: 1,
+  parts: 1,
+  signal: new AbortController().signal,
+  ...over,
+});

@@ -93,18 +93,6 @@ describe('SqliteStore', () => {
       await expect(store.accept(batch)).rejects.toThrow(/UNIQUE/);
       expect([committedRows('events'), committedRows('runs'), committedRows('idempotency')]).toEqual([0, 1, 0]);
     });
-
-    it('lets a failing request fail alone when many are accepted at once', async () => {
-      const taken = newRun();
-      await store.accept({ events: [], runs: [taken] });
-      const results = await Promise.allSettled([
-        store.accept({ events: [newEvent()], runs: [newRun()] }),
-        store.accept({ events: [newEvent()], runs: [taken] }),
-        store.accept({ events: [newEvent()], runs: [] }),
-      ]);
-      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-      expect([committedRows('events'), committedRows('runs')]).toEqual([2, 2]);
-    });
   });
 
   describe('lists', () => {
