@@ -77,6 +77,20 @@ function full() {
   };
 }
 
+/**
+ * Closes `current`, adds `n` runs `bulk-<i>` of one status straight through SQLite (a large table in a
+ * fraction of the time of `accept`), and opens the file again.
+ */
+async function withBulkRuns(current: SqliteStore, n: number, status: string, attempts: number, delivery: string): Promise<SqliteStore> {
+  await current.close();
+  const db = new DatabaseSync(file);
+  db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${n})
+    INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, timeout_seconds, wake_mode, deliver, channel, status, attempts, created_at, delivery_status)
+    SELECT printf('bulk-%d', i), 'hook', 'h', 'h', 0, printf('s-%d', i), 'm', 'echo/echo', 60, 'now', 0, 'last', '${status}', ${attempts}, i, '${delivery}' FROM n`);
+  db.close();
+  return new SqliteStore({ path: file, locking: 'normal' });
+}
+
 describe('SqliteStore', () => {
   describe('accept()', () => {
     // what is stored is the contract's (test/store/contract.ts); here, that it is committed when accept resolves
@@ -513,13 +527,7 @@ describe('SqliteStore', () => {
     });
 
     it('looks at the runs under way again at each read, a slice per turn, until they finish', async () => {
-      await store.close();
-      const db = new DatabaseSync(file);
-      db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 45000)
-        INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, timeout_seconds, wake_mode, deliver, channel, status, attempts, created_at, delivery_status)
-        SELECT printf('bulk-%d', i), 'hook', 'h', 'h', 0, printf('s-%d', i), 'm', 'echo/echo', 60, 'now', 0, 'last', 'queued', 0, i, 'pending' FROM n`);
-      db.close();
-      store = new SqliteStore({ path: file, locking: 'normal' });
+      store = await withBulkRuns(store, 45_000, 'queued', 0, 'pending');
       expect((await store.counts()).runs).toMatchObject({ queued: 45_000, running: 0, ok: 0 });
       await store.startRun('bulk-7', 1);
       await store.finishRun(okOutcome('bulk-9', { delivery: { kind: 'skipped', reason: 'deliver is false' } }));
@@ -629,13 +637,7 @@ describe('SqliteStore', () => {
       const rare = newRun();
       await store.accept({ events: [], runs: [rare] });
       await store.finishRun(okOutcome(rare.id, { status: 'timeout', reply: null, delivery: { kind: 'skipped', reason: 'run did not succeed' } }));
-      await store.close();
-      const db = new DatabaseSync(file);
-      db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 45000)
-        INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, timeout_seconds, wake_mode, deliver, channel, status, attempts, created_at, delivery_status)
-        SELECT printf('bulk-%d', i), 'hook', 'h', 'h', 0, printf('s-%d', i), 'm', 'echo/echo', 60, 'now', 0, 'last', 'ok', 1, i, 'skipped' FROM n`);
-      db.close();
-      store = new SqliteStore({ path: file, locking: 'normal' });
+      store = await withBulkRuns(store, 45_000, 'ok', 1, 'skipped');
       const { result, turns } = await turnsDuring(() => store.listRuns({ limit: 10, status: 'timeout' }));
       expect(result.map((r) => r.id)).toEqual([rare.id]);
       expect(turns).toBeGreaterThanOrEqual(Math.floor(45_000 / LIST_WINDOW));
