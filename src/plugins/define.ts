@@ -153,6 +153,8 @@ export interface ChannelMessage {
   parts: number;
   /** Aborted when the service shuts down; the chunk is then sent again on the next start. */
   signal: AbortSignal;
+  /** 1 on the delivery's first attempt; higher on retries (a channel may reuse an idempotency key). */
+  attempt: number;
 }
 
 export interface ChannelLimits {
@@ -168,6 +170,21 @@ export interface ChannelLimits {
 export interface Channel extends Lifecycle {
   readonly limits?: ChannelLimits;
   /**
+   * Checks a recipient when a request names it, so a wrong `to` is a 400 at
+   * intake (field `to`) rather than a failed delivery later. Returns why it is
+   * wrong (a phrase naming the expected form, e.g. "a chat id (123, -100…) or
+   * @channel"), or undefined when it is fine. Without it any `to` is accepted.
+   */
+  checkTo?(to: string): string | undefined;
+  /**
+   * Turns the agent's Markdown reply into the messages to send: rendered for
+   * the service (escaping what it would interpret) and split so each fits its
+   * limit. Called once per delivery, at its first attempt; the parts are
+   * stored with the delivery, so retries and restarts send the same text.
+   * Without it the reply is split by `limits.maxTextLength` as plain text.
+   */
+  render?(markdown: string): string[];
+  /**
    * Sends one message (one chunk of a reply). Resolve when the service has
    * accepted it; throw `ChannelError` to say whether and when to retry (a
    * rate-limit answer's Retry-After goes in `retryAfterMs`). Any other error
@@ -176,15 +193,29 @@ export interface Channel extends Lifecycle {
   send(msg: ChannelMessage): Promise<void>;
 }
 
-/** Thrown by a channel's `send` to say whether, and when, to retry. */
+/**
+ * Thrown by a channel's `send` to say whether, and when, to retry.
+ *
+ * - rate limited: `{retryable: true, retryAfterMs}` with the service's own hint;
+ * - transient (5xx, network error before the request was sent): `{retryable: true}`;
+ * - permanent (wrong target or credential): `{retryable: false}`, the message
+ *   carrying the service's code and text (it becomes the delivery's reason);
+ * - ambiguous (the request may have reached the service, e.g. a timeout after
+ *   sending): `{retryable: true, ambiguous: true}`. Such a part is retried at
+ *   most once, since a retry may post it twice.
+ *
+ * The message must never hold a token, a URL with a token, or the reply's text.
+ */
 export class ChannelError extends Error {
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
-  constructor(message: string, opts: { retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
+  readonly ambiguous: boolean;
+  constructor(message: string, opts: { retryable: boolean; retryAfterMs?: number; ambiguous?: boolean; cause?: unknown }) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'ChannelError';
     this.retryable = opts.retryable;
     this.retryAfterMs = opts.retryAfterMs;
+    this.ambiguous = opts.ambiguous ?? false;
   }
 }
 

@@ -242,6 +242,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
           part: sent + 1,
           parts: chunks.length,
           signal: shutdown.signal,
+          attempt: attempts,
         });
       }
       const recorded = record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'sent', route: { channel: d.channel, to: d.to }, sentParts: sent }, log);

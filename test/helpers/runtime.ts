@@ -191,5 +191,6 @@ export const channelMessage = (over: Partial<ChannelMessage> = {}): ChannelMessa
   part: 1,
   parts: 1,
   signal: new AbortController().signal,
+  attempt: 1,
   ...over,
 });
