@@ -5,5 +5,8 @@ import openai from './openai/index.ts';
 import command from './command/index.ts';
 import consoleChannel from './console/index.ts';
 import webhook from './webhook/index.ts';
+import discord from './discord/index.ts';
+import slack from './slack/index.ts';
+import mattermost from './mattermost/index.ts';
 
-export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel, webhook];
+export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel, webhook, discord, slack, mattermost];
