@@ -1,0 +1,223 @@
+/**
+ * The `discord` channel against a stand-in for Discord's HTTP API on
+ * 127.0.0.1: every request it makes is checked against Discord's published
+ * OpenAPI description, and the stand-in's answers script Discord's
+ * behaviours (rate limits with their hint, unknown channel, missing access,
+ * 5xx, a hang, the nonce dedupe).
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ChannelError, type Channel } from '../../src/plugins/define.ts';
+import { ConfigError } from '../../src/errors.ts';
+import { json, startStub, type HttpStub, type Recorded } from '../../test/helpers/http-stub.ts';
+import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
+import { discordNonce } from './channel.ts';
+
+const TOKEN = 'MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.bot-token-for-tests-only';
+const CHANNEL = '1234567890123456789';
+
+const spec = JSON.parse(readFileSync(new URL('../../test/fixtures/specs/discord/openapi.json', import.meta.url), 'utf8'));
+const ajv = new Ajv2020({ strict: false, logger: false, allErrors: true });
+ajv.addSchema({ ...spec, $id: 'discord' });
+const messageCreate = ajv.getSchema('discord#/components/schemas/MessageCreateRequest')!;
+
+/** Fails the test unless `req` is a Create Message request as Discord's spec describes it. */
+function checkAgainstSpec(req: Recorded): void {
+  const m = /^\/api\/v10\/channels\/(\d+)\/messages$/.exec(req.url);
+  expect(req.method, 'method').toBe('POST');
+  expect(m, `path ${req.url}`).not.toBeNull();
+  expect(req.headers['content-type']).toMatch(/^application\/json/);
+  expect(messageCreate(req.json), JSON.stringify(messageCreate.errors)).toBe(true);
+}
+
+describe('discord channel', () => {
+  let stub: HttpStub;
+  beforeAll(async () => {
+    stub = await startStub();
+  });
+  afterAll(() => stub.close());
+  afterEach(() => {
+    for (const req of stub.requests) checkAgainstSpec(req);
+    stub.requests.length = 0;
+  });
+
+  const created = (req: Recorded) => ({ id: '1111111111111111111', channel_id: CHANNEL, content: req.json.content, nonce: req.json.nonce });
+  const channel = (slice: Record<string, unknown> = {}, logger = captureLogger().logger): Channel =>
+    testGeneration({ channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${stub.url}/api/v10`, ...slice } } }, { logger }).channels.get('dc')!.channel;
+  const message = (over: Parameters<typeof channelMessage>[0] = {}) => channelMessage({ to: CHANNEL, ...over });
+  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) => (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
+
+  describe('send()', () => {
+    it('POSTs the part to /channels/<id>/messages as the bot, pinging no one, with a nonce Discord enforces', async () => {
+      stub.handler = (req, res) => json(res, 200, created(req));
+      await channel().send(message({ text: 'hello @everyone', deliveryId: 'd-7', part: 2, parts: 3 }));
+      const [req] = stub.requests;
+      expect(req!.url).toBe(`/api/v10/channels/${CHANNEL}/messages`);
+      expect(req!.headers.authorization).toBe(`Bot ${TOKEN}`);
+      expect(req!.json).toEqual({ content: 'hello @everyone', allowed_mentions: { parse: [] }, nonce: discordNonce('d-7', 2), enforce_nonce: true });
+    });
+
+    it('derives a nonce of at most 25 characters, the same for every attempt at a part and different per part', () => {
+      const long = 'delivery-0192f3a4-5b6c-7d8e-9f00-112233445566';
+      expect(discordNonce(long, 1)).toHaveLength(25);
+      expect(discordNonce(long, 1)).toBe(discordNonce(long, 1));
+      expect(discordNonce(long, 2)).not.toBe(discordNonce(long, 1));
+      expect(discordNonce('other', 1)).not.toBe(discordNonce(long, 1));
+    });
+
+    it('posts a part once when the answer is lost and the part is retried: Discord returns the message its nonce made', async () => {
+      const byNonce = new Map<string, unknown>();
+      stub.handler = (req, res) => {
+        const first = !byNonce.has(req.json.nonce);
+        if (first) byNonce.set(req.json.nonce, created(req));
+        // the first answer never arrives
+        if (first) return;
+        json(res, 200, byNonce.get(req.json.nonce));
+      };
+      const ch = channel({ timeoutMs: 300 });
+      const err = await failure(ch, { deliveryId: 'd-9' });
+      expect(err).toBeInstanceOf(ChannelError);
+      expect(err).toMatchObject({ retryable: true, ambiguous: true });
+      await ch.send(message({ deliveryId: 'd-9', attempt: 2 }));
+      expect(stub.requests).toHaveLength(2);
+      expect(stub.requests[1]!.json.nonce).toBe(stub.requests[0]!.json.nonce);
+      expect(byNonce.size).toBe(1);
+    });
+
+    it.each([
+      ['JSON retry_after with decimals', { retry_after: 1.5, global: false }, { 'retry-after': '2' }, 1500],
+      ['the Retry-After header alone', { message: 'You are being rate limited.' }, { 'retry-after': '3' }, 3000],
+    ])('is rate limited with Discord’s hint on 429 (%s)', async (_name, body, headers, ms) => {
+      stub.handler = (_req, res) => json(res, 429, { message: 'You are being rate limited.', ...body }, headers);
+      const err = await failure(channel());
+      expect(err).toBeInstanceOf(ChannelError);
+      expect(err).toMatchObject({ retryable: true, ambiguous: false, retryAfterMs: ms });
+      expect(err.message).toBe(`rate limited by Discord: retry after ${ms} ms`);
+    });
+
+    it('refuses to send into a bucket Discord said is empty, without a request, until it resets', async () => {
+      stub.handler = (req, res) =>
+        json(res, 200, created(req), { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset-after': '60', 'x-ratelimit-bucket': 'b1' });
+      const ch = channel();
+      // the first answer names the bucket, the second one is the bucket's own
+      await ch.send(message({ part: 1, parts: 3 }));
+      await ch.send(message({ part: 2, parts: 3 }));
+      const err = await failure(ch, { part: 3, parts: 3 });
+      expect(err).toMatchObject({ retryable: true, ambiguous: false });
+      expect(err.retryAfterMs).toBeGreaterThan(50_000);
+      expect(stub.requests).toHaveLength(2);
+    });
+
+    it.each([
+      [401, { message: '401: Unauthorized', code: 0 }, 'Discord error 0 (HTTP 401): 401: Unauthorized'],
+      [403, { message: 'Missing Access', code: 50001 }, 'Discord error 50001 (HTTP 403): Missing Access'],
+      [404, { message: 'Unknown Channel', code: 10003 }, 'Discord error 10003 (HTTP 404): Unknown Channel'],
+      [400, { message: 'Invalid Form Body', code: 50035, errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } } },
+        'Discord error 50035 (HTTP 400): Invalid Form Body content[BASE_TYPE_MAX_LENGTH]: Must be 2000 or fewer in length.'],
+    ])('fails at once on HTTP %i with Discord’s code and text', async (status, body, reason) => {
+      stub.handler = (_req, res) => json(res, status, body);
+      const err = await failure(channel());
+      expect(err).toBeInstanceOf(ChannelError);
+      expect(err).toMatchObject({ retryable: false, ambiguous: false, message: reason });
+    });
+
+    it('keeps its token after a 401, so the next message is sent as the bot again', async () => {
+      let answers = 0;
+      stub.handler = (req, res) => (answers++ === 0 ? json(res, 401, { message: '401: Unauthorized', code: 0 }) : json(res, 200, created(req)));
+      const ch = channel();
+      expect(await failure(ch)).toMatchObject({ retryable: false });
+      await ch.send(message({ attempt: 2 }));
+      expect(stub.requests.map((r) => r.headers.authorization)).toEqual([`Bot ${TOKEN}`, `Bot ${TOKEN}`]);
+    });
+
+    it.each([500, 502, 503])('retries HTTP %i as transient', async (status) => {
+      stub.handler = (_req, res) => json(res, status, { message: 'upstream trouble' });
+      const err = await failure(channel());
+      expect(err).toBeInstanceOf(ChannelError);
+      expect(err).toMatchObject({ retryable: true, ambiguous: false });
+      expect(err.message).toMatch(new RegExp(`^Discord answered HTTP ${status}`));
+    });
+
+    it('retries a refused connection as transient: nothing was sent', async () => {
+      const gone = await startStub();
+      await gone.close();
+      const g = testGeneration({ channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${gone.url}/api/v10` } } });
+      const err = (await g.channels.get('dc')!.channel.send(message()).catch((e: unknown) => e)) as ChannelError;
+      expect(err).toMatchObject({ retryable: true, ambiguous: false });
+      expect(err.message).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/api\/v10\/channels\/\d+\/messages failed: .*ECONNREFUSED/);
+    });
+
+    it('ends with the shutdown signal’s reason, not a delivery error, when the service stops', async () => {
+      stub.handler = () => undefined;
+      const stop = new AbortController();
+      const sending = channel().send(message({ signal: stop.signal }));
+      await new Promise((r) => setTimeout(r, 50));
+      stop.abort(new Error('shutting down'));
+      await expect(sending).rejects.toThrow('shutting down');
+    });
+
+    it('refuses a recipient that is not a channel id before sending', async () => {
+      const err = await failure(channel(), { to: '#general' });
+      expect(err).toMatchObject({ retryable: false, message: 'to must be a Discord channel id (a snowflake: 17 to 20 digits)' });
+      expect(stub.requests).toHaveLength(0);
+    });
+
+    it('never lets the token or the reply reach an error or the log, even when Discord echoes them', async () => {
+      const log = captureLogger('trace');
+      const ch = channel({ timeoutMs: 300 }, log.logger);
+      const reply = 'SECRET-REPLY-TEXT';
+      const texts: string[] = [];
+      const answers: ((req: Recorded, res: import('node:http').ServerResponse) => void)[] = [
+        (req, res) => json(res, 403, { message: `Missing Access for ${String(req.headers.authorization)} posting ${req.json.content}`, code: 50001 }),
+        (req, res) => json(res, 400, { message: `bad ${req.json.content}`, code: 50035, errors: { content: { _errors: [{ code: 'X', message: String(req.headers.authorization) }] } } }),
+        (_req, res) => json(res, 429, { message: TOKEN, retry_after: 0.1 }),
+        (_req, res) => json(res, 500, { message: TOKEN }),
+        () => undefined,
+      ];
+      for (const answer of answers) {
+        stub.handler = answer;
+        const err = await failure(ch, { text: reply });
+        texts.push(err.message, String(err), JSON.stringify(err));
+      }
+      const all = texts.join('\n') + log.text();
+      for (const secret of [TOKEN, TOKEN.slice(0, 24), reply]) expect(all).not.toContain(secret);
+    });
+  });
+
+  describe('checkTo()', () => {
+    it.each([
+      ['1234567890123456789', undefined],
+      ['12345678901234567', undefined],
+      ['1234', 'a Discord channel id (a snowflake: 17 to 20 digits)'],
+      ['<#1234567890123456789>', 'a Discord channel id (a snowflake: 17 to 20 digits)'],
+      ['general', 'a Discord channel id (a snowflake: 17 to 20 digits)'],
+    ])('%s → %s', (to, why) => {
+      expect(channel().checkTo!(to)).toBe(why);
+    });
+  });
+
+  describe('config', () => {
+    it.each([
+      [{ botToken: undefined }, 'channels.dc: missing required key "botToken"'],
+      [{ botToken: '' }, 'channels.dc.botToken: must NOT have fewer than 1 characters'],
+      [{ apiBaseUrl: 'discord.com/api' }, 'channels.dc.apiBaseUrl: "discord.com/api" is not a URL'],
+      [{ apiBaseUrl: 'ftp://discord.com/api' }, 'channels.dc.apiBaseUrl: must be an http:// or https:// URL'],
+      [{ textChunkLimit: 2001 }, 'channels.dc.textChunkLimit: must be <= 2000'],
+      [{ bot_token: 'x' }, 'channels.dc.bot_token: unknown key (did you mean "botToken"?)'],
+    ])('refuses %j naming the key', (slice, issue) => {
+      let issues: string[] = [];
+      try {
+        channel(slice);
+      } catch (err) {
+        issues = (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
+      }
+      expect(issues).toContain(issue);
+    });
+
+    it('declares the Discord limit, or the lower textChunkLimit, and that it needs a recipient', () => {
+      expect(channel().limits).toEqual({ maxTextLength: 2000, requiresTo: true });
+      expect(channel({ textChunkLimit: 1500 }).limits).toEqual({ maxTextLength: 1500, requiresTo: true });
+    });
+  });
+});
