@@ -41,9 +41,9 @@ const SILENT: Logger = {
 };
 
 /** Slack's error code, with the scope it names when one is missing. */
-function platformReason(method: string, data: { error: string; needed?: unknown }): string {
+function platformReason(method: string, data: { error: string; needed?: unknown }, hidden: readonly string[]): string {
   const needed = typeof data.needed === 'string' ? ` (needs ${data.needed})` : '';
-  return `Slack ${method}: ${data.error}${needed}`;
+  return shorten(redact(`Slack ${method}: ${data.error}${needed}`, hidden), DETAIL_CHARS);
 }
 
 type SlackWebApi = typeof import('@slack/web-api');
@@ -100,7 +100,7 @@ export function createSlackChannel(config: SlackConfigValue, ctx: PluginContext)
     if (err instanceof ChannelError) return err;
     if (err instanceof WebAPIPlatformError) {
       const code = err.data.error;
-      const reason = platformReason(method, err.data);
+      const reason = platformReason(method, err.data, [token, msg.text]);
       if (RATE_LIMITED.has(code)) return new ChannelError(reason, { retryable: true });
       if (NOTHING_DONE.has(code)) return new ChannelError(reason, { retryable: true });
       if (MAYBE_DONE.has(code)) return new ChannelError(reason, { retryable: true, ambiguous: true });
