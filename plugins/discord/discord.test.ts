@@ -139,6 +139,18 @@ describe('discord channel', () => {
       expect(err.message).toMatch(new RegExp(`^Discord answered HTTP ${status}`));
     });
 
+    it('fails at once on a redirect instead of taking it for a posted message, and does not follow it', async () => {
+      stub.handler = (_req, res) => {
+        res.writeHead(301, { location: 'https://elsewhere.invalid/api/v10/channels/1/messages' });
+        res.end();
+      };
+      const err = await failure(channel());
+      expect(err).toBeInstanceOf(ChannelError);
+      expect(err).toMatchObject({ retryable: false });
+      expect(err.message).toMatch(/answered HTTP 301 \(a redirect, not followed\)/);
+      expect(stub.requests).toHaveLength(1);
+    });
+
     it('retries a refused connection as transient: nothing was sent', async () => {
       const gone = await startStub();
       await gone.close();

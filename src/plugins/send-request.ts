@@ -9,7 +9,9 @@
  *   `ambiguous` (retried at most once);
  * - the caller's signal (shutdown) aborted it: its reason is thrown as it is.
  *
- * An answer of any status is returned; what it means is the channel's to say.
+ * A redirect is refused (the base URL is wrong, and following it would hand
+ * the token on); an answer of any other status is returned, for the channel
+ * to say what it means.
  */
 import { ChannelError, PluginConfigError } from './define.ts';
 import { networkReason, redact } from './http.ts';
@@ -38,8 +40,9 @@ export async function sendRequest(fetchFn: typeof fetch, url: string, init: Requ
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signals = [opts.signal, timeout];
   if (init.signal) signals.push(init.signal);
+  let res: Response;
   try {
-    return await fetchFn(url, { ...init, signal: AbortSignal.any(signals), redirect: 'manual' });
+    res = await fetchFn(url, { ...init, signal: AbortSignal.any(signals), redirect: 'manual' });
   } catch (err) {
     if (opts.signal.aborted) throw opts.signal.reason;
     if (timeout.aborted) {
@@ -49,6 +52,12 @@ export async function sendRequest(fetchFn: typeof fetch, url: string, init: Requ
     if (neverSent(err)) throw new ChannelError(`POST ${opts.shown} failed: ${reason}`, { retryable: true });
     throw new ChannelError(`POST ${opts.shown} failed after sending: ${reason}; the message may have been posted`, { retryable: true, ambiguous: true });
   }
+  if (res.status >= 300 && res.status < 400) {
+    // following it would hand the token to wherever it points; the base URL is wrong
+    await res.body?.cancel().catch(() => undefined);
+    throw new ChannelError(`${opts.shown} answered HTTP ${res.status} (a redirect, not followed): check the configured base URL`, { retryable: false });
+  }
+  return res;
 }
 
 /** `scheme://host/path` of a URL, for errors: no query, no credentials. */
