@@ -5,11 +5,22 @@
  * markup, so text in the reply (raw HTML, `<!channel>`, `<https://…|…>`) is
  * shown as written and never interpreted by the service.
  */
-import { Lexer, type Token, type Tokens } from 'marked';
+import { Lexer, Tokenizer, type Token, type Tokens } from 'marked';
 
-/** Parses Markdown the same way everywhere (GitHub flavour, no raw-HTML passthrough at render time). */
+/**
+ * Raw HTML is never passed on, so an HTML block is not a block either: CommonMark lets one
+ * (`<?`, `<!--`) run on past blank lines and swallow the Markdown after it, which would make
+ * a reply render differently whole and split into parts.
+ */
+class NoHtmlBlocks extends Tokenizer {
+  override html(): undefined {
+    return undefined;
+  }
+}
+
+/** Parses Markdown the same way everywhere (GitHub flavour, raw HTML read as text). */
 export function lex(markdown: string): Token[] {
-  return Lexer.lex(markdown, { gfm: true });
+  return Lexer.lex(markdown, { gfm: true, tokenizer: new NoHtmlBlocks() });
 }
 
 /** How one service writes each kind of formatting; `text` escapes the agent's text. */
