@@ -16,12 +16,17 @@ import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/d
 import { ChannelError } from '../../src/plugins/define.ts';
 import { readCapped, redact, shorten } from '../../src/plugins/http.ts';
 import { baseUrl, sendRequest, shownUrl } from '../../src/plugins/send-request.ts';
-import { DISCORD_TEXT_LIMIT, type DiscordConfigValue } from './config.ts';
+import { chunkLimit, DISCORD } from '../../src/channels/limits.ts';
+import { toDiscord } from '../../src/channels/render.ts';
+import { renderParts } from '../../src/channels/split.ts';
+import type { DiscordConfigValue } from './config.ts';
 
 const DETAIL_CHARS = 300;
 const ERROR_BODY_BYTES = 16 * 1024;
 /** Our deadline (`timeoutMs`) applies in `sendRequest`; the library's is set beyond it. */
 const LIBRARY_TIMEOUT_MS = 2 ** 31 - 1;
+/** Discord clients fold very tall messages away; a part has at most this many lines. */
+export const DISCORD_MAX_LINES = 17;
 /** Discord's limit on a nonce's length. */
 const NONCE_CHARS = 25;
 
@@ -29,6 +34,15 @@ const TO_FORM = 'a Discord channel id (a snowflake: 17 to 20 digits)';
 
 export function checkDiscordTo(to: string): string | undefined {
   return /^\d{17,20}$/.test(to) ? undefined : TO_FORM;
+}
+
+/**
+ * A part's size when splitting: its length, or, for a text of many short
+ * lines, each line's share of the limit; so no part is longer than `limit`
+ * or taller than 17 lines.
+ */
+export function discordMeasure(limit: number): (text: string) => number {
+  return (text) => Math.max(text.length, (text.split('\n').length * limit) / DISCORD_MAX_LINES);
 }
 
 /** The same 25 characters for every attempt at one part of one delivery. */
@@ -70,7 +84,8 @@ function library(): Promise<DiscordRest> {
 
 export function createDiscordChannel(config: DiscordConfigValue, ctx: PluginContext): Channel {
   const api = baseUrl(config.apiBaseUrl, 'apiBaseUrl');
-  const limit = config.textChunkLimit ?? DISCORD_TEXT_LIMIT;
+  const limit = chunkLimit(DISCORD, config.textChunkLimit);
+  const measure = discordMeasure(limit);
   const token = config.botToken;
 
   const lib = library();
@@ -129,6 +144,7 @@ export function createDiscordChannel(config: DiscordConfigValue, ctx: PluginCont
   return {
     limits: { maxTextLength: limit, requiresTo: true },
     checkTo: checkDiscordTo,
+    render: (markdown) => renderParts(markdown, { render: toDiscord, limit, measure }),
     send,
     stop() {
       rest?.clearHashSweeper();

@@ -3,9 +3,7 @@
  * through Discord's HTTP API.
  */
 import { Type, type Static } from '@sinclair/typebox';
-
-/** Longest message a bot may post: 2000 characters (Discord's "Create Message" docs; the published spec says 4000, wrongly for bots). */
-export const DISCORD_TEXT_LIMIT = 2000;
+import { DISCORD } from '../../src/channels/limits.ts';
 
 export const DiscordConfig = Type.Object(
   {
@@ -14,7 +12,7 @@ export const DiscordConfig = Type.Object(
     apiBaseUrl: Type.String({ minLength: 1, default: 'https://discord.com/api/v10', description: 'base URL of the HTTP API, version included' }),
     timeoutMs: Type.Integer({ default: 10_000, minimum: 1, maximum: 600_000 }),
     textChunkLimit: Type.Optional(
-      Type.Integer({ minimum: 100, maximum: DISCORD_TEXT_LIMIT, description: `split replies into messages of at most this many characters (at most ${DISCORD_TEXT_LIMIT})` }),
+      Type.Integer({ minimum: 100, maximum: DISCORD.limit, description: `split replies into messages of at most this many characters (at most ${DISCORD.limit})` }),
     ),
   },
   { additionalProperties: false },

@@ -5,44 +5,48 @@
  * behaviours (rate limits with their hint, unknown channel, missing access,
  * 5xx, a hang, the nonce dedupe).
  */
-import { readFileSync } from 'node:fs';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { json, startStub, type HttpStub, type Recorded } from '../../test/helpers/http-stub.ts';
+import { discordSpec } from '../../test/helpers/provider-specs.ts';
+import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { discordNonce } from './channel.ts';
+import { DISCORD_MAX_LINES, discordNonce } from './channel.ts';
 
 const TOKEN = 'MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.bot-token-for-tests-only';
-const CHANNEL = '1234567890123456789';
 
-const spec = JSON.parse(readFileSync(new URL('../../test/fixtures/specs/discord/openapi.json', import.meta.url), 'utf8'));
-const ajv = new Ajv2020({ strict: false, logger: false, allErrors: true });
-ajv.addSchema({ ...spec, $id: 'discord' });
-const messageCreate = ajv.getSchema('discord#/components/schemas/MessageCreateRequest')!;
-
-/** Fails the test unless `req` is a Create Message request as Discord's spec describes it. */
-function checkAgainstSpec(req: Recorded): void {
-  const m = /^\/api\/v10\/channels\/(\d+)\/messages$/.exec(req.url);
-  expect(req.method, 'method').toBe('POST');
-  expect(m, `path ${req.url}`).not.toBeNull();
-  expect(req.headers['content-type']).toMatch(/^application\/json/);
-  expect(messageCreate(req.json), JSON.stringify(messageCreate.errors)).toBe(true);
+/** A long reply: paragraphs, a list, a tall code block and a mass mention, about 9,000 characters. */
+function longReply(): string {
+  const paragraph = (i: number) => `Paragraph ${i}: the deploy of **service-${i}** finished; see [the log](https://ci.example.com/${i}) for details. `.repeat(3);
+  const code = Array.from({ length: 60 }, (_, i) => `step_${i} = run("job-${i}")  # line ${i}`).join('\n');
+  const list = Array.from({ length: 30 }, (_, i) => `- item ${i} is done`).join('\n');
+  const text = [paragraph(1), paragraph(2), 'Heads up @everyone and @here.', list, '```python\n' + code + '\n```', ...Array.from({ length: 18 }, (_, i) => paragraph(i + 3))].join('\n\n');
+  expect(text.length).toBeGreaterThan(9000);
+  return text;
 }
 
+/** Whether every code fence opened in `part` is closed in it. */
+const fencesBalanced = (part: string) => (part.match(/^```/gm) ?? []).length % 2 === 0;
+const CHANNEL = '1234567890123456789';
+
+/** Discord's answer to Create Message: the message, echoing what was posted. */
+const created = (req: StubRequest): Answer => ({
+  status: 200,
+  json: { id: '1111111111111111111', channel_id: CHANNEL, content: req.body.content, nonce: req.body.nonce },
+});
+
 describe('discord channel', () => {
-  let stub: HttpStub;
+  let stub: ProviderStub;
   beforeAll(async () => {
-    stub = await startStub();
+    stub = await startProviderStub({ validate: discordSpec() });
   });
   afterAll(() => stub.close());
   afterEach(() => {
-    for (const req of stub.requests) checkAgainstSpec(req);
+    // every request any test made is one Discord's published spec accepts
+    stub.expectClean();
     stub.requests.length = 0;
   });
 
-  const created = (req: Recorded) => ({ id: '1111111111111111111', channel_id: CHANNEL, content: req.json.content, nonce: req.json.nonce });
   const channel = (slice: Record<string, unknown> = {}, logger = captureLogger().logger): Channel =>
     testGeneration({ channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${stub.url}/api/v10`, ...slice } } }, { logger }).channels.get('dc')!.channel;
   const message = (over: Parameters<typeof channelMessage>[0] = {}) => channelMessage({ to: CHANNEL, ...over });
@@ -50,12 +54,12 @@ describe('discord channel', () => {
 
   describe('send()', () => {
     it('POSTs the part to /channels/<id>/messages as the bot, pinging no one, with a nonce Discord enforces', async () => {
-      stub.handler = (req, res) => json(res, 200, created(req));
+      stub.setScript((req) => created(req));
       await channel().send(message({ text: 'hello @everyone', deliveryId: 'd-7', part: 2, parts: 3 }));
       const [req] = stub.requests;
-      expect(req!.url).toBe(`/api/v10/channels/${CHANNEL}/messages`);
+      expect(req!.path).toBe(`/api/v10/channels/${CHANNEL}/messages`);
       expect(req!.headers.authorization).toBe(`Bot ${TOKEN}`);
-      expect(req!.json).toEqual({ content: 'hello @everyone', allowed_mentions: { parse: [] }, nonce: discordNonce('d-7', 2), enforce_nonce: true });
+      expect(req!.body).toEqual({ content: 'hello @everyone', allowed_mentions: { parse: [] }, nonce: discordNonce('d-7', 2), enforce_nonce: true });
     });
 
     it('derives a nonce of at most 25 characters, the same for every attempt at a part and different per part', () => {
@@ -67,21 +71,21 @@ describe('discord channel', () => {
     });
 
     it('posts a part once when the answer is lost and the part is retried: Discord returns the message its nonce made', async () => {
-      const byNonce = new Map<string, unknown>();
-      stub.handler = (req, res) => {
-        const first = !byNonce.has(req.json.nonce);
-        if (first) byNonce.set(req.json.nonce, created(req));
-        // the first answer never arrives
-        if (first) return;
-        json(res, 200, byNonce.get(req.json.nonce));
-      };
+      // Discord with enforce_nonce: a nonce it has seen returns the message it made; the first answer is lost
+      const byNonce = new Map<string, Answer>();
+      stub.setScript((req) => {
+        const seen = byNonce.get(req.body.nonce);
+        if (seen) return seen;
+        byNonce.set(req.body.nonce, created(req));
+        return { hang: true };
+      });
       const ch = channel({ timeoutMs: 300 });
       const err = await failure(ch, { deliveryId: 'd-9' });
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ retryable: true, ambiguous: true });
       await ch.send(message({ deliveryId: 'd-9', attempt: 2 }));
       expect(stub.requests).toHaveLength(2);
-      expect(stub.requests[1]!.json.nonce).toBe(stub.requests[0]!.json.nonce);
+      expect(stub.requests[1]!.body.nonce).toBe(stub.requests[0]!.body.nonce);
       expect(byNonce.size).toBe(1);
     });
 
@@ -89,7 +93,7 @@ describe('discord channel', () => {
       ['JSON retry_after with decimals', { retry_after: 1.5, global: false }, { 'retry-after': '2' }, 1500],
       ['the Retry-After header alone', { message: 'You are being rate limited.' }, { 'retry-after': '3' }, 3000],
     ])('is rate limited with Discord’s hint on 429 (%s)', async (_name, body, headers, ms) => {
-      stub.handler = (_req, res) => json(res, 429, { message: 'You are being rate limited.', ...body }, headers);
+      stub.setScript([{ status: 429, json: { message: 'You are being rate limited.', ...body }, headers }]);
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ retryable: true, ambiguous: false, retryAfterMs: ms });
@@ -97,8 +101,8 @@ describe('discord channel', () => {
     });
 
     it('refuses to send into a bucket Discord said is empty, without a request, until it resets', async () => {
-      stub.handler = (req, res) =>
-        json(res, 200, created(req), { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset-after': '60', 'x-ratelimit-bucket': 'b1' });
+      const bucket = { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset-after': '60', 'x-ratelimit-bucket': 'b1' };
+      stub.setScript((req) => ({ ...created(req), headers: bucket }));
       const ch = channel();
       // the first answer names the bucket, the second one is the bucket's own
       await ch.send(message({ part: 1, parts: 3 }));
@@ -116,15 +120,14 @@ describe('discord channel', () => {
       [400, { message: 'Invalid Form Body', code: 50035, errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } } },
         'Discord error 50035 (HTTP 400): Invalid Form Body content[BASE_TYPE_MAX_LENGTH]: Must be 2000 or fewer in length.'],
     ])('fails at once on HTTP %i with Discord’s code and text', async (status, body, reason) => {
-      stub.handler = (_req, res) => json(res, status, body);
+      stub.setScript([{ status, json: body }]);
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ retryable: false, ambiguous: false, message: reason });
     });
 
     it('keeps its token after a 401, so the next message is sent as the bot again', async () => {
-      let answers = 0;
-      stub.handler = (req, res) => (answers++ === 0 ? json(res, 401, { message: '401: Unauthorized', code: 0 }) : json(res, 200, created(req)));
+      stub.setScript((req, i) => (i === 0 ? { status: 401, json: { message: '401: Unauthorized', code: 0 } } : created(req)));
       const ch = channel();
       expect(await failure(ch)).toMatchObject({ retryable: false });
       await ch.send(message({ attempt: 2 }));
@@ -132,7 +135,7 @@ describe('discord channel', () => {
     });
 
     it.each([500, 502, 503])('retries HTTP %i as transient', async (status) => {
-      stub.handler = (_req, res) => json(res, status, { message: 'upstream trouble' });
+      stub.setScript([{ status, json: { message: 'upstream trouble' } }]);
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ retryable: true, ambiguous: false });
@@ -140,10 +143,7 @@ describe('discord channel', () => {
     });
 
     it('fails at once on a redirect instead of taking it for a posted message, and does not follow it', async () => {
-      stub.handler = (_req, res) => {
-        res.writeHead(301, { location: 'https://elsewhere.invalid/api/v10/channels/1/messages' });
-        res.end();
-      };
+      stub.setScript([{ status: 301, headers: { location: 'https://elsewhere.invalid/api/v10/channels/1/messages' } }]);
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ retryable: false });
@@ -152,7 +152,7 @@ describe('discord channel', () => {
     });
 
     it('retries a refused connection as transient: nothing was sent', async () => {
-      const gone = await startStub();
+      const gone = await startProviderStub();
       await gone.close();
       const g = testGeneration({ channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${gone.url}/api/v10` } } });
       const err = (await g.channels.get('dc')!.channel.send(message()).catch((e: unknown) => e)) as ChannelError;
@@ -161,7 +161,7 @@ describe('discord channel', () => {
     });
 
     it('ends with the shutdown signal’s reason, not a delivery error, when the service stops', async () => {
-      stub.handler = () => undefined;
+      stub.setScript([{ hang: true }]);
       const stop = new AbortController();
       const sending = channel().send(message({ signal: stop.signal }));
       await new Promise((r) => setTimeout(r, 50));
@@ -180,20 +180,54 @@ describe('discord channel', () => {
       const ch = channel({ timeoutMs: 300 }, log.logger);
       const reply = 'SECRET-REPLY-TEXT';
       const texts: string[] = [];
-      const answers: ((req: Recorded, res: import('node:http').ServerResponse) => void)[] = [
-        (req, res) => json(res, 403, { message: `Missing Access for ${String(req.headers.authorization)} posting ${req.json.content}`, code: 50001 }),
-        (req, res) => json(res, 400, { message: `bad ${req.json.content}`, code: 50035, errors: { content: { _errors: [{ code: 'X', message: String(req.headers.authorization) }] } } }),
-        (_req, res) => json(res, 429, { message: TOKEN, retry_after: 0.1 }),
-        (_req, res) => json(res, 500, { message: TOKEN }),
-        () => undefined,
+      const answers: ((req: StubRequest) => Answer)[] = [
+        (req) => ({ status: 403, json: { message: `Missing Access for ${String(req.headers.authorization)} posting ${req.body.content}`, code: 50001 } }),
+        (req) => ({ status: 400, json: { message: `bad ${req.body.content}`, code: 50035, errors: { content: { _errors: [{ code: 'X', message: String(req.headers.authorization) }] } } } }),
+        () => ({ status: 429, json: { message: TOKEN, retry_after: 0.1 } }),
+        () => ({ status: 500, json: { message: TOKEN } }),
+        () => ({ hang: true }),
       ];
       for (const answer of answers) {
-        stub.handler = answer;
+        stub.setScript(answer);
         const err = await failure(ch, { text: reply });
         texts.push(err.message, String(err), JSON.stringify(err));
       }
       const all = texts.join('\n') + log.text();
       for (const secret of [TOKEN, TOKEN.slice(0, 24), reply]) expect(all).not.toContain(secret);
+    });
+  });
+
+  describe('render()', () => {
+    it('keeps Discord markdown and disarms mass mentions', () => {
+      expect(channel().render!('**Done**, @everyone: see `x`')).toEqual(['**Done**, @\u200deveryone: see `x`']);
+    });
+
+    it(`splits a 9,000-character reply into parts of at most 2000 characters and ${DISCORD_MAX_LINES} lines, code blocks closed and reopened`, () => {
+      const parts = channel().render!(longReply());
+      expect(parts.length).toBeGreaterThan(4);
+      for (const part of parts) {
+        expect(part.length).toBeLessThanOrEqual(2000);
+        expect(part.split('\n').length).toBeLessThanOrEqual(DISCORD_MAX_LINES);
+        expect(fencesBalanced(part), part).toBe(true);
+      }
+      const all = parts.join('\n');
+      for (const needle of ['Paragraph 1:', 'item 29 is done', 'step_59 = run("job-59")', 'Paragraph 20:']) expect(all).toContain(needle);
+      expect(all.indexOf('Paragraph 1:')).toBeLessThan(all.indexOf('step_0 ='));
+      expect(all.indexOf('step_59')).toBeLessThan(all.indexOf('Paragraph 20:'));
+    });
+
+    it('splits at textChunkLimit when it is lower', () => {
+      const parts = channel({ textChunkLimit: 500 }).render!(longReply());
+      for (const part of parts) expect(part.length).toBeLessThanOrEqual(500);
+    });
+
+    it('delivers a long reply part by part, in order, each request as the spec describes', async () => {
+      stub.setScript((req) => created(req));
+      const ch = channel();
+      const parts = ch.render!(longReply());
+      for (const [i, text] of parts.entries()) await ch.send(message({ text, deliveryId: 'd-long', part: i + 1, parts: parts.length }));
+      expect(stub.requests.map((r) => r.body.content)).toEqual(parts);
+      expect(new Set(stub.requests.map((r) => r.body.nonce)).size).toBe(parts.length);
     });
   });
 
