@@ -13,7 +13,10 @@ import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/d
 import { ChannelError } from '../../src/plugins/define.ts';
 import { isRetryableStatus, parseRetryAfter, redact, shorten } from '../../src/plugins/http.ts';
 import { baseUrl, sendRequest, shownUrl } from '../../src/plugins/send-request.ts';
-import { SLACK_TEXT_LIMIT, type SlackConfigValue } from './config.ts';
+import { chunkLimit, SLACK } from '../../src/channels/limits.ts';
+import { toSlackMrkdwn } from '../../src/channels/render.ts';
+import { renderParts } from '../../src/channels/split.ts';
+import type { SlackConfigValue } from './config.ts';
 
 const DETAIL_CHARS = 300;
 
@@ -61,7 +64,7 @@ function library(): Promise<SlackWebApi> {
 
 export function createSlackChannel(config: SlackConfigValue, ctx: PluginContext): Channel {
   const api = `${baseUrl(config.apiBaseUrl, 'apiBaseUrl')}/`;
-  const limit = config.textChunkLimit ?? SLACK_TEXT_LIMIT;
+  const limit = chunkLimit(SLACK, config.textChunkLimit);
   const token = config.botToken;
   const lib = library();
   /** User id → id of the bot's direct-message conversation with them. */
@@ -149,6 +152,7 @@ export function createSlackChannel(config: SlackConfigValue, ctx: PluginContext)
   return {
     limits: { maxTextLength: limit, requiresTo: true },
     checkTo: checkSlackTo,
+    render: (markdown) => renderParts(markdown, { render: toSlackMrkdwn, limit, measure: SLACK.measure }),
     send,
   };
 }

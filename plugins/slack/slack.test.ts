@@ -4,12 +4,11 @@
  * published OpenAPI description, and the stand-in's answers script Slack's
  * behaviours (429 with Retry-After, `ok: false` errors, 5xx, a hang).
  */
-import { readFileSync } from 'node:fs';
-import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { json, startStub, type HttpStub, type Recorded } from '../../test/helpers/http-stub.ts';
+import { slackSpec } from '../../test/helpers/provider-specs.ts';
+import { always, startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 
 const TOKEN = 'xoxb-1111111111-2222222222-slacktokenfortestsonly';
@@ -18,44 +17,33 @@ const USER = 'U0123ABCDEF';
 const DM = 'D0999ZYXWVU';
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 
-interface Param {
-  name: string;
-  in: string;
-  type?: string;
-  required?: boolean;
-}
-const spec = JSON.parse(readFileSync(new URL('../../test/fixtures/specs/slack/slack_web_openapi_v2_without_examples.json', import.meta.url), 'utf8'));
-
-/** The form fields of a request, checked against the method's `formData` parameters: known names, types, required ones present. */
-function checkAgainstSpec(req: Recorded): Record<string, string> {
-  const method = req.url.replace(/^\/api\//, '');
-  const op = spec.paths[`/${method}`]?.post as { parameters: Param[] } | undefined;
-  expect(op, `method ${method}`).toBeDefined();
-  expect(req.method).toBe('POST');
-  expect(req.headers.authorization).toBe(`Bearer ${TOKEN}`);
-  expect(req.headers['content-type']).toBe('application/x-www-form-urlencoded');
-  const fields = Object.fromEntries(new URLSearchParams(req.raw.toString('utf8')));
-  const params = new Map(op!.parameters.filter((p) => p.in === 'formData').map((p) => [p.name, p]));
-  for (const [name, value] of Object.entries(fields)) {
-    const p = params.get(name);
-    expect(p, `${method}: unknown parameter ${name}`).toBeDefined();
-    if (p!.type === 'boolean') expect(['true', 'false', '1', '0'], `${method}: ${name} is a boolean`).toContain(value);
-  }
-  for (const p of params.values()) if (p.required) expect(fields, `${method}: ${p.name} is required`).toHaveProperty(p.name);
-  return fields;
+/** A long reply: paragraphs, a list and a tall code block, about 9,000 characters. */
+function longReply(): string {
+  const paragraph = (i: number) => `Paragraph ${i}: the deploy of **service-${i}** finished; see [the log](https://ci.example.com/${i}) for details. `.repeat(4);
+  const code = Array.from({ length: 80 }, (_, i) => `step_${i} = run("job-${i}")  # line ${i}`).join('\n');
+  const list = Array.from({ length: 30 }, (_, i) => `- item ${i} is done`).join('\n');
+  const text = [paragraph(1), list, '```\n' + code + '\n```', ...Array.from({ length: 13 }, (_, i) => paragraph(i + 2))].join('\n\n');
+  expect(text.length).toBeGreaterThan(9000);
+  return text;
 }
 
-const fieldsOf = (req: Recorded) => Object.fromEntries(new URLSearchParams(req.raw.toString('utf8')));
-const posted = (res: ServerResponse, channel = CHANNEL) => json(res, 200, { ok: true, channel, ts: '1893456000.000100', message: { type: 'message', text: 'x', ts: '1893456000.000100' } });
+/** Slack's answer to chat.postMessage. */
+const posted = (channel = CHANNEL): Answer => ({ status: 200, json: { ok: true, channel, ts: '1893456000.000100', message: { type: 'message', text: 'x', ts: '1893456000.000100' } } });
+const slackError = (error: string, more: Record<string, unknown> = {}): Answer => ({ status: 200, json: { ok: false, error, ...more } });
 
 describe('slack channel', () => {
-  let stub: HttpStub;
+  let stub: ProviderStub;
   beforeAll(async () => {
-    stub = await startStub();
+    stub = await startProviderStub({ validate: slackSpec() });
   });
   afterAll(() => stub.close());
   afterEach(() => {
-    for (const req of stub.requests) checkAgainstSpec(req);
+    // every request any test made is one Slack's published spec accepts
+    stub.expectClean();
+    for (const req of stub.requests) {
+      expect(req.headers.authorization).toBe(`Bearer ${TOKEN}`);
+      expect(req.contentType).toBe('application/x-www-form-urlencoded');
+    }
     stub.requests.length = 0;
   });
 
@@ -66,19 +54,19 @@ describe('slack channel', () => {
 
   describe('send()', () => {
     it('posts the part with chat.postMessage, without link or media previews', async () => {
-      stub.handler = (_req, res) => posted(res);
+      stub.setScript(always(posted()));
       await channel().send(message({ text: 'the *reply*' }));
       const [req] = stub.requests;
-      expect(req!.url).toBe('/api/chat.postMessage');
-      expect(fieldsOf(req!)).toEqual({ channel: CHANNEL, text: 'the *reply*', unfurl_links: 'false', unfurl_media: 'false' });
+      expect(req!.path).toBe('/api/chat.postMessage');
+      expect(req!.body).toEqual({ channel: CHANNEL, text: 'the *reply*', unfurl_links: 'false', unfurl_media: 'false' });
     });
 
     it('opens the direct message of a user id once, and posts there', async () => {
-      stub.handler = (req, res) => (req.url === '/api/conversations.open' ? json(res, 200, { ok: true, channel: { id: DM } }) : posted(res, DM));
+      stub.setScript((req) => (req.path === '/api/conversations.open' ? { status: 200, json: { ok: true, channel: { id: DM } } } : posted(DM)));
       const ch = channel();
       await ch.send(message({ to: USER }));
       await ch.send(message({ to: USER, deliveryId: 'd-2' }));
-      expect(stub.requests.map((r) => `${r.url} ${JSON.stringify(fieldsOf(r))}`)).toEqual([
+      expect(stub.requests.map((r) => `${r.path} ${JSON.stringify(r.body)}`)).toEqual([
         `/api/conversations.open {"users":"${USER}"}`,
         `/api/chat.postMessage {"channel":"${DM}","text":"the reply","unfurl_links":"false","unfurl_media":"false"}`,
         `/api/chat.postMessage {"channel":"${DM}","text":"the reply","unfurl_links":"false","unfurl_media":"false"}`,
@@ -89,14 +77,14 @@ describe('slack channel', () => {
       ['delta seconds', '30', 30_000],
       ['an HTTP date', new Date(NOW + 45_000).toUTCString(), 45_000],
     ])('is rate limited with Retry-After on 429 (%s)', async (_name, retryAfter, ms) => {
-      stub.handler = (_req, res) => json(res, 429, { ok: false, error: 'ratelimited' }, { 'retry-after': retryAfter });
+      stub.setScript([{ status: 429, json: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': retryAfter } }]);
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ retryable: true, ambiguous: false, retryAfterMs: ms, message: `rate limited by Slack: retry after ${ms} ms` });
     });
 
     it('is rate limited without a hint on a 429 that gives none', async () => {
-      stub.handler = (_req, res) => json(res, 429, { ok: false, error: 'ratelimited' });
+      stub.setScript([{ status: 429, json: { ok: false, error: 'ratelimited' } }]);
       const err = await failure(channel());
       expect(err).toMatchObject({ retryable: true, ambiguous: false, retryAfterMs: undefined, message: 'rate limited by Slack' });
     });
@@ -104,7 +92,7 @@ describe('slack channel', () => {
     it.each(['channel_not_found', 'not_in_channel', 'is_archived', 'invalid_auth', 'account_inactive', 'not_authed', 'msg_too_long'])(
       'fails at once on %s, with Slack’s code as the reason',
       async (code) => {
-        stub.handler = (_req, res) => json(res, 200, { ok: false, error: code });
+        stub.setScript([slackError(code)]);
         const err = await failure(channel());
         expect(err).toBeInstanceOf(ChannelError);
         expect(err).toMatchObject({ retryable: false, message: `Slack chat.postMessage: ${code}` });
@@ -112,7 +100,7 @@ describe('slack channel', () => {
     );
 
     it('names the scope Slack says is missing', async () => {
-      stub.handler = (_req, res) => json(res, 200, { ok: false, error: 'missing_scope', needed: 'chat:write', provided: 'channels:read' });
+      stub.setScript([slackError('missing_scope', { needed: 'chat:write', provided: 'channels:read' })]);
       expect(await failure(channel())).toMatchObject({ retryable: false, message: 'Slack chat.postMessage: missing_scope (needs chat:write)' });
     });
 
@@ -122,30 +110,30 @@ describe('slack channel', () => {
       ['service_unavailable', false],
       ['request_timeout', false],
     ])('retries %s (ambiguous: %s, as Slack says whether part of it may have happened)', async (code, ambiguous) => {
-      stub.handler = (_req, res) => json(res, 200, { ok: false, error: code });
+      stub.setScript([slackError(code)]);
       expect(await failure(channel())).toMatchObject({ retryable: true, ambiguous, message: `Slack chat.postMessage: ${code}` });
     });
 
     it.each([500, 503])('retries HTTP %i as transient', async (status) => {
-      stub.handler = (_req, res) => json(res, status, { ok: false });
+      stub.setScript([{ status, json: { ok: false } }]);
       expect(await failure(channel())).toMatchObject({ retryable: true, ambiguous: false });
     });
 
     it('fails at once when the user of a direct message does not exist', async () => {
-      stub.handler = (_req, res) => json(res, 200, { ok: false, error: 'user_not_found' });
+      stub.setScript([slackError('user_not_found')]);
       expect(await failure(channel(), { to: USER })).toMatchObject({ retryable: false, message: 'Slack conversations.open: user_not_found' });
       expect(stub.requests).toHaveLength(1);
     });
 
     it('treats a post with no answer as ambiguous, but opening a direct message with none as safe to retry', async () => {
-      stub.handler = () => undefined;
+      stub.setScript(always({ hang: true }));
       const ch = channel({ timeoutMs: 200 });
       expect(await failure(ch)).toMatchObject({ retryable: true, ambiguous: true });
       expect(await failure(ch, { to: USER })).toMatchObject({ retryable: true, ambiguous: false });
     });
 
     it('retries a refused connection as transient: nothing was sent', async () => {
-      const gone = await startStub();
+      const gone = await startProviderStub();
       await gone.close();
       const g = testGeneration({ channels: { sl: { type: 'slack', botToken: TOKEN, apiBaseUrl: `${gone.url}/api/` } } });
       const err = (await g.channels.get('sl')!.channel.send(message()).catch((e: unknown) => e)) as ChannelError;
@@ -154,7 +142,7 @@ describe('slack channel', () => {
     });
 
     it('ends with the shutdown signal’s reason when the service stops', async () => {
-      stub.handler = () => undefined;
+      stub.setScript([{ hang: true }]);
       const stop = new AbortController();
       const sending = channel().send(message({ signal: stop.signal }));
       await new Promise((r) => setTimeout(r, 50));
@@ -173,19 +161,50 @@ describe('slack channel', () => {
       const ch = channel({ timeoutMs: 200 }, log.logger);
       const reply = 'SECRET-REPLY-TEXT';
       const texts: string[] = [];
-      const answers: ((req: Recorded, res: ServerResponse) => void)[] = [
-        (req, res) => json(res, 200, { ok: false, error: `invalid_auth ${String(req.headers.authorization)} ${fieldsOf(req).text}` }),
-        (req, res) => json(res, 500, { ok: false, error: String(req.headers.authorization) }),
-        (req, res) => json(res, 200, `not json ${String(req.headers.authorization)}`),
-        () => undefined,
+      const answers: ((req: StubRequest) => Answer)[] = [
+        (req) => slackError(`invalid_auth ${String(req.headers.authorization)} ${req.body.text}`),
+        (req) => ({ status: 500, json: { ok: false, error: String(req.headers.authorization) } }),
+        (req) => ({ status: 200, json: `not json ${String(req.headers.authorization)}` }),
+        () => ({ hang: true }),
       ];
       for (const answer of answers) {
-        stub.handler = answer;
+        stub.setScript(answer);
         const err = await failure(ch, { text: reply });
         texts.push(err.message, String(err), JSON.stringify(err));
       }
       const all = texts.join('\n') + log.text();
       for (const secret of [TOKEN, reply]) expect(all).not.toContain(secret);
+    });
+  });
+
+  describe('render()', () => {
+    it('renders mrkdwn and escapes what Slack would read as a mention or a link', () => {
+      expect(channel().render!('**Done** <!channel> <!here> <@U0123ABCD> & [docs](https://example.com/a?b=1&c=2)')).toEqual([
+        '*Done* &lt;!channel&gt; &lt;!here&gt; &lt;@U0123ABCD&gt; &amp; <https://example.com/a?b=1&amp;c=2|docs>',
+      ]);
+    });
+
+    it('splits a 9,000-character reply into parts of at most 4000 characters, code blocks closed and reopened', () => {
+      const parts = channel().render!(longReply());
+      expect(parts.length).toBeGreaterThanOrEqual(3);
+      for (const part of parts) {
+        expect(part.length).toBeLessThanOrEqual(4000);
+        expect((part.match(/^```/gm) ?? []).length % 2, part).toBe(0);
+      }
+      const all = parts.join('\n');
+      for (const needle of ['Paragraph 1:', 'item 29 is done', 'step_79 = run("job-79")', 'Paragraph 14:']) expect(all).toContain(needle);
+    });
+
+    it('splits at textChunkLimit when it is lower', () => {
+      for (const part of channel({ textChunkLimit: 1000 }).render!(longReply())) expect(part.length).toBeLessThanOrEqual(1000);
+    });
+
+    it('delivers a long reply part by part, in order, each request as the spec describes', async () => {
+      stub.setScript(always(posted()));
+      const ch = channel();
+      const parts = ch.render!(longReply());
+      for (const [i, text] of parts.entries()) await ch.send(message({ text, deliveryId: 'd-long', part: i + 1, parts: parts.length }));
+      expect(stub.requests.map((r) => r.body.text)).toEqual(parts);
     });
   });
 
