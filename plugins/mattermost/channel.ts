@@ -11,7 +11,10 @@ import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/d
 import { ChannelError } from '../../src/plugins/define.ts';
 import { isRetryableStatus, parseRetryAfter, readCapped, redact, shorten } from '../../src/plugins/http.ts';
 import { baseUrl, sendRequest } from '../../src/plugins/send-request.ts';
-import { MATTERMOST_TEXT_LIMIT, type MattermostConfigValue } from './config.ts';
+import { chunkLimit, MATTERMOST } from '../../src/channels/limits.ts';
+import { disarmMentions } from '../../src/channels/render.ts';
+import { renderParts } from '../../src/channels/split.ts';
+import type { MattermostConfigValue } from './config.ts';
 
 const DETAIL_CHARS = 300;
 const ERROR_BODY_BYTES = 16 * 1024;
@@ -20,6 +23,14 @@ const TO_FORM = 'a Mattermost channel id (26 lower-case letters and digits)';
 
 export function checkMattermostTo(to: string): string | undefined {
   return /^[a-z0-9]{26}$/.test(to) ? undefined : TO_FORM;
+}
+
+/** Mattermost's words that notify a whole channel. */
+const MASS_MENTIONS = ['channel', 'all', 'here'];
+
+/** Mattermost shows Markdown itself: the reply is kept as written, with its mass mentions made inert. */
+export function toMattermost(markdown: string): string {
+  return disarmMentions(markdown.trim(), MASS_MENTIONS);
 }
 
 /** The same id for every attempt at one part of one delivery, shaped like Mattermost's own ids. */
@@ -56,7 +67,7 @@ function errorText(body: string): string {
 export function createMattermostChannel(config: MattermostConfigValue, ctx: PluginContext): Channel {
   const server = baseUrl(config.url, 'url');
   const postsUrl = `${server}/api/v4/posts`;
-  const limit = config.textChunkLimit ?? MATTERMOST_TEXT_LIMIT;
+  const limit = chunkLimit(MATTERMOST, config.textChunkLimit);
   const token = config.token;
 
   async function send(msg: ChannelMessage): Promise<void> {
@@ -90,6 +101,7 @@ export function createMattermostChannel(config: MattermostConfigValue, ctx: Plug
   return {
     limits: { maxTextLength: limit, requiresTo: true },
     checkTo: checkMattermostTo,
+    render: (markdown) => renderParts(markdown, { render: toMattermost, limit, measure: MATTERMOST.measure }),
     send,
   };
 }

@@ -5,14 +5,11 @@
  * behaviours (429 with Retry-After or X-Ratelimit-Reset, permission and
  * channel errors, 5xx, a hang, the pending_post_id dedupe).
  */
-import { readFileSync } from 'node:fs';
-import type { ServerResponse } from 'node:http';
-import { Ajv } from 'ajv';
-import { parse } from 'yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { json, startStub, type HttpStub, type Recorded } from '../../test/helpers/http-stub.ts';
+import { mattermostSpec } from '../../test/helpers/provider-specs.ts';
+import { always, startProviderStub, type Answer, type ProviderStub, type StubRequest, type Validate } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 import { pendingPostId, rateLimitWait } from './channel.ts';
 
@@ -20,30 +17,45 @@ const TOKEN = 'mmtokenfortestsonly0123456789';
 const CHANNEL = 'nhze199c4j87ped4wannrjdt9c';
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 
-const read = (name: string) => parse(readFileSync(new URL(`../../test/fixtures/specs/mattermost/${name}`, import.meta.url), 'utf8'));
-const ajv = new Ajv({ strict: false, logger: false, allErrors: true });
-ajv.addSchema({ openapi: '3.0.0', info: { title: 'Mattermost', version: '4' }, paths: read('posts.yaml'), ...read('definitions.yaml'), $id: 'mm' });
-const createPost = ajv.getSchema('mm#/paths/~1api~1v4~1posts/post/requestBody/content/application~1json/schema')!;
-
-/** Fails the test unless `req` is a CreatePost request as Mattermost's API description has it. */
-function checkAgainstSpec(req: Recorded): void {
-  expect(req.method).toBe('POST');
-  expect(req.url).toBe('/api/v4/posts');
-  expect(req.headers.authorization).toBe(`Bearer ${TOKEN}`);
-  expect(req.headers['content-type']).toMatch(/^application\/json/);
-  expect(createPost(req.json), JSON.stringify(createPost.errors)).toBe(true);
+/** A long reply: paragraphs, a list and a tall code block, about 9,000 characters. */
+function longReply(): string {
+  const paragraph = (i: number) => `Paragraph ${i}: the deploy of **service-${i}** finished; see [the log](https://ci.example.com/${i}) for details. `.repeat(4);
+  const code = Array.from({ length: 80 }, (_, i) => `step_${i} = run("job-${i}")  # line ${i}`).join('\n');
+  const list = Array.from({ length: 30 }, (_, i) => `- item ${i} is done`).join('\n');
+  const text = [paragraph(1), list, '```\n' + code + '\n```', ...Array.from({ length: 13 }, (_, i) => paragraph(i + 2))].join('\n\n');
+  expect(text.length).toBeGreaterThan(9000);
+  return text;
 }
 
-const created = (req: Recorded) => ({ id: 'a1b2c3d4e5f6g7h8i9j0k1l2m3', channel_id: req.json.channel_id, message: req.json.message, pending_post_id: req.json.pending_post_id });
+/**
+ * CreatePost as Mattermost publishes it, except one field: its request schema
+ * omits `pending_post_id`, which the server reads when creating a post (it is
+ * a field of `Post`, which the request body is decoded into, and the key of
+ * the server's 30-second dedupe). That field is checked to be a string, as
+ * `Post.pending_post_id` is; everything else is checked as published.
+ */
+const validate: Validate = (req) => {
+  const problems = mattermostSpec()(req).filter((p) => p !== 'body/pending_post_id is not a field in the spec');
+  if (typeof req.body?.pending_post_id !== 'string') problems.push('body/pending_post_id must be a string (Post.pending_post_id)');
+  return problems;
+};
+
+/** The server's answer to CreatePost: the post. */
+const created = (req: StubRequest): Answer => ({
+  status: 201,
+  json: { id: 'a1b2c3d4e5f6g7h8i9j0k1l2m3', channel_id: req.body.channel_id, message: req.body.message, pending_post_id: req.body.pending_post_id },
+});
 
 describe('mattermost channel', () => {
-  let stub: HttpStub;
+  let stub: ProviderStub;
   beforeAll(async () => {
-    stub = await startStub();
+    stub = await startProviderStub({ validate });
   });
   afterAll(() => stub.close());
   afterEach(() => {
-    for (const req of stub.requests) checkAgainstSpec(req);
+    // every request any test made is one Mattermost's published API description accepts
+    stub.expectClean();
+    for (const req of stub.requests) expect(req.headers.authorization).toBe(`Bearer ${TOKEN}`);
     stub.requests.length = 0;
   });
 
@@ -54,10 +66,11 @@ describe('mattermost channel', () => {
 
   describe('send()', () => {
     it('POSTs {channel_id, message, pending_post_id} to /api/v4/posts with the Bearer token', async () => {
-      stub.handler = (req, res) => json(res, 201, created(req));
+      stub.setScript((req) => created(req));
       await channel({ url: `${stub.url}/` }).send(message({ text: 'the **reply**', deliveryId: 'd-3', part: 2, parts: 2 }));
       const [req] = stub.requests;
-      expect(req!.json).toEqual({ channel_id: CHANNEL, message: 'the **reply**', pending_post_id: pendingPostId('d-3', 2) });
+      expect(req!.path).toBe('/api/v4/posts');
+      expect(req!.body).toEqual({ channel_id: CHANNEL, message: 'the **reply**', pending_post_id: pendingPostId('d-3', 2) });
     });
 
     it('derives a pending_post_id the same for every attempt at a part and different per part', () => {
@@ -67,13 +80,14 @@ describe('mattermost channel', () => {
     });
 
     it('posts a part once when the answer is lost and the part is retried within the server’s 30 seconds', async () => {
-      const byPending = new Map<string, unknown>();
-      stub.handler = (req, res) => {
-        const first = !byPending.has(req.json.pending_post_id);
-        if (first) byPending.set(req.json.pending_post_id, created(req));
-        if (first) return;
-        json(res, 201, byPending.get(req.json.pending_post_id));
-      };
+      // the server returns the post a pending_post_id it has seen made; the first answer is lost
+      const byPending = new Map<string, Answer>();
+      stub.setScript((req) => {
+        const seen = byPending.get(req.body.pending_post_id);
+        if (seen) return seen;
+        byPending.set(req.body.pending_post_id, created(req));
+        return { hang: true };
+      });
       const ch = channel({ timeoutMs: 300 });
       expect(await failure(ch, { deliveryId: 'd-5' })).toMatchObject({ retryable: true, ambiguous: true });
       await ch.send(message({ deliveryId: 'd-5', attempt: 2 }));
@@ -86,10 +100,7 @@ describe('mattermost channel', () => {
       ['X-Ratelimit-Reset in seconds', { 'x-ratelimit-reset': '3' }, 3000],
       ['X-Ratelimit-Reset as a Unix time', { 'x-ratelimit-reset': String(NOW / 1000 + 12) }, 12_000],
     ])('is rate limited on 429 with the server’s hint (%s)', async (_name, headers, ms) => {
-      stub.handler = (_req, res) => {
-        res.writeHead(429, { 'content-type': 'text/plain', 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', ...headers });
-        res.end('limit exceeded\n');
-      };
+      stub.setScript([{ status: 429, text: 'limit exceeded\n', headers: { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', ...headers } }]);
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ retryable: true, ambiguous: false, retryAfterMs: ms, message: 'Mattermost HTTP 429 limit exceeded' });
@@ -106,19 +117,19 @@ describe('mattermost channel', () => {
       [403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.'],
       [404, 'app.channel.get.existing.app_error', 'Unable to find the existing channel.'],
     ])('fails at once on HTTP %i with the server’s id and message', async (status, id, text) => {
-      stub.handler = (_req, res) => json(res, status, { id, message: text, request_id: 'r1', status_code: status, is_oauth: false });
+      stub.setScript([{ status, json: { id, message: text, request_id: 'r1', status_code: status, is_oauth: false } }]);
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ retryable: false, ambiguous: false, message: `Mattermost HTTP ${status} ${id}: ${text}` });
     });
 
     it.each([500, 502, 503])('retries HTTP %i as transient', async (status) => {
-      stub.handler = (_req, res) => json(res, status, { id: 'api.post.deduplicate_create_post.pending', message: 'try again' });
+      stub.setScript([{ status, json: { id: 'api.post.deduplicate_create_post.pending', message: 'try again' } }]);
       expect(await failure(channel())).toMatchObject({ retryable: true, ambiguous: false });
     });
 
     it('retries a refused connection as transient: nothing was sent', async () => {
-      const gone = await startStub();
+      const gone = await startProviderStub();
       await gone.close();
       const g = testGeneration({ channels: { mm: { type: 'mattermost', url: gone.url, token: TOKEN } } });
       const err = (await g.channels.get('mm')!.channel.send(message()).catch((e: unknown) => e)) as ChannelError;
@@ -127,7 +138,7 @@ describe('mattermost channel', () => {
     });
 
     it('ends with the shutdown signal’s reason when the service stops', async () => {
-      stub.handler = () => undefined;
+      stub.setScript([{ hang: true }]);
       const stop = new AbortController();
       const sending = channel().send(message({ signal: stop.signal }));
       await new Promise((r) => setTimeout(r, 50));
@@ -146,19 +157,49 @@ describe('mattermost channel', () => {
       const ch = channel({ timeoutMs: 200 }, log.logger);
       const reply = 'SECRET-REPLY-TEXT';
       const texts: string[] = [];
-      const answers: ((req: Recorded, res: ServerResponse) => void)[] = [
-        (req, res) => json(res, 401, { id: String(req.headers.authorization), message: `bad token for ${req.json.message}` }),
-        (req, res) => json(res, 429, { message: String(req.headers.authorization) }),
-        (req, res) => json(res, 500, { message: String(req.headers.authorization) }),
-        () => undefined,
+      const answers: ((req: StubRequest) => Answer)[] = [
+        (req) => ({ status: 401, json: { id: String(req.headers.authorization), message: `bad token for ${req.body.message}` } }),
+        (req) => ({ status: 429, json: { message: String(req.headers.authorization) } }),
+        (req) => ({ status: 500, json: { message: String(req.headers.authorization) } }),
+        () => ({ hang: true }),
       ];
       for (const answer of answers) {
-        stub.handler = answer;
+        stub.setScript(answer);
         const err = await failure(ch, { text: reply });
         texts.push(err.message, String(err), JSON.stringify(err));
       }
       const all = texts.join('\n') + log.text();
       for (const secret of [TOKEN, reply]) expect(all).not.toContain(secret);
+    });
+  });
+
+  describe('render()', () => {
+    it('keeps the Markdown, which Mattermost shows itself, and makes mass mentions inert', () => {
+      expect(channel().render!('**Done** @channel @all @here, ask @alice')).toEqual(['**Done** @\u200dchannel @\u200dall @\u200dhere, ask @alice']);
+    });
+
+    it('splits a 9,000-character reply into posts of at most 4000 characters, code blocks closed and reopened', () => {
+      const parts = channel().render!(longReply());
+      expect(parts.length).toBeGreaterThanOrEqual(3);
+      for (const part of parts) {
+        expect(part.length).toBeLessThanOrEqual(4000);
+        expect((part.match(/^```/gm) ?? []).length % 2, part).toBe(0);
+      }
+      const all = parts.join('\n');
+      for (const needle of ['Paragraph 1:', 'item 29 is done', 'step_79 = run("job-79")', 'Paragraph 14:']) expect(all).toContain(needle);
+    });
+
+    it('splits at textChunkLimit when it is lower', () => {
+      for (const part of channel({ textChunkLimit: 1000 }).render!(longReply())) expect(part.length).toBeLessThanOrEqual(1000);
+    });
+
+    it('delivers a long reply post by post, in order, each request as the API description says', async () => {
+      stub.setScript(always({ status: 201, json: { id: 'a1b2c3d4e5f6g7h8i9j0k1l2m3' } }));
+      const ch = channel();
+      const parts = ch.render!(longReply());
+      for (const [i, text] of parts.entries()) await ch.send(message({ text, deliveryId: 'd-long', part: i + 1, parts: parts.length }));
+      expect(stub.requests.map((r) => r.body.message)).toEqual(parts);
+      expect(new Set(stub.requests.map((r) => r.body.pending_post_id)).size).toBe(parts.length);
     });
   });
 
