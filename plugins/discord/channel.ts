@@ -6,7 +6,7 @@
  * waits that long.
  *
  * Every message carries `allowed_mentions: {parse: []}` (the reply can ping
- * no one) and a nonce derived from the delivery and part with
+ * no one), the flag that turns off link previews, and a nonce derived from the delivery and part with
  * `enforce_nonce`, so a retry after a lost answer returns the message Discord
  * already created instead of posting it twice.
  */
@@ -27,6 +27,8 @@ const ERROR_BODY_BYTES = 16 * 1024;
 const LIBRARY_TIMEOUT_MS = 2 ** 31 - 1;
 /** Discord clients fold very tall messages away; a part has at most this many lines. */
 export const DISCORD_MAX_LINES = 17;
+/** Message flag: links in the message get no embedded preview. */
+const SUPPRESS_EMBEDS = 1 << 2;
 /** Discord's limit on a nonce's length. */
 const NONCE_CHARS = 25;
 
@@ -133,7 +135,7 @@ export function createDiscordChannel(config: DiscordConfigValue, ctx: PluginCont
     rest ??= newRest(loaded);
     // after a 401 the library forgets its token; each message starts with it again
     rest.setToken(token);
-    const body = { content: msg.text, allowed_mentions: { parse: [] }, nonce: discordNonce(msg.deliveryId, msg.part), enforce_nonce: true };
+    const body = { content: msg.text, allowed_mentions: { parse: [] }, flags: SUPPRESS_EMBEDS, nonce: discordNonce(msg.deliveryId, msg.part), enforce_nonce: true };
     try {
       await rest.post(`/channels/${to}/messages`, { body, signal: msg.signal, versioned: false });
     } catch (err) {

@@ -54,13 +54,14 @@ describe('discord channel', () => {
   const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) => (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
 
   describe('send()', () => {
-    it('POSTs the part to /channels/<id>/messages as the bot, pinging no one, with a nonce Discord enforces', async () => {
+    it('POSTs the part to /channels/<id>/messages as the bot, pinging no one, without link previews, with a nonce Discord enforces', async () => {
       stub.setScript((req) => created(req));
       await channel().send(message({ text: 'hello @everyone', deliveryId: 'd-7', part: 2, parts: 3 }));
       const [req] = stub.requests;
       expect(req!.path).toBe(`/api/v10/channels/${CHANNEL}/messages`);
       expect(req!.headers.authorization).toBe(`Bot ${TOKEN}`);
-      expect(req!.body).toEqual({ content: 'hello @everyone', allowed_mentions: { parse: [] }, nonce: discordNonce('d-7', 2), enforce_nonce: true });
+      // flags 4 is SUPPRESS_EMBEDS: links in the reply get no preview
+      expect(req!.body).toEqual({ content: 'hello @everyone', allowed_mentions: { parse: [] }, flags: 4, nonce: discordNonce('d-7', 2), enforce_nonce: true });
     });
 
     it('derives a nonce of at most 25 characters, the same for every attempt at a part and different per part', () => {
