@@ -129,6 +129,13 @@ describe('mattermost channel', () => {
       expect(await failure(channel())).toMatchObject({ retryable: true, ambiguous: false });
     });
 
+    it('treats a connection the server drops after receiving the post as ambiguous', async () => {
+      stub.setScript([{ destroy: true }]);
+      const err = await failure(channel());
+      expect(err).toMatchObject({ retryable: true, ambiguous: true });
+      expect(err.message).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/api\/v4\/posts failed after sending: .*; the message may have been posted$/);
+    });
+
     it('retries a refused connection as transient: nothing was sent', async () => {
       const gone = await startProviderStub();
       await gone.close();
