@@ -6,9 +6,9 @@
  * waits that long.
  *
  * Every message carries `allowed_mentions: {parse: []}` (the reply can ping
- * no one), the flag that turns off link previews, and a nonce derived from the delivery and part with
- * `enforce_nonce`, so a retry after a lost answer returns the message Discord
- * already created instead of posting it twice.
+ * no one), the flag that turns off link previews, and a nonce derived from
+ * the delivery and part with `enforce_nonce`, so a retry after a lost answer
+ * returns the message Discord already created instead of posting it twice.
  */
 import { createHash } from 'node:crypto';
 import type { REST } from '@discordjs/rest';
