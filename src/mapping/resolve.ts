@@ -31,7 +31,7 @@ export function createNamedResolver(deps: RunDeps): NamedResolver {
     authorize(gen, req) {
       const p = findPipeline(gen, req);
       if (!p) {
-        const signer = req.authenticated ? undefined : signedFor(gen, req);
+        const signer = signedFor(gen, req);
         // a handshake (a ping, a URL check) is answered even when the mapping's match rules would not take its payload
         if (signer?.answer) {
           req.answer = signer.answer;
