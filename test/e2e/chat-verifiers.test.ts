@@ -152,3 +152,27 @@ describe('chat service verifiers in a running server', () => {
     }
   });
 });
+
+describe("Meta's GET handshake and the failed-authentication throttle", () => {
+  let srv: Running;
+  beforeAll(async () => {
+    const throttled = { ...config, hooks: { ...config.hooks, authFailures: { max: 3, windowSeconds: 60 } } };
+    srv = await startCli({ config: throttled, env });
+  });
+  afterAll(async () => {
+    await srv?.stop();
+    if (srv) cleanup(srv.dir);
+  });
+  const hub = (token: string) => fetch(`${srv.url}/hooks/whatsapp?hub.mode=subscribe&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=7`);
+
+  it('counts a refused handshake like a wrong token: a success resets the count, the failure past the limit blocks the address', async () => {
+    for (let i = 0; i < 3; i++) expect((await hub('wrong')).status).toBe(403);
+    expect((await hub(META_VERIFY)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await hub('wrong')).status).toBe(403);
+    const crossing = await hub('wrong');
+    expect(crossing.status).toBe(429);
+    expect(Number(crossing.headers.get('retry-after'))).toBeGreaterThan(0);
+    // blocked now, whatever it sends
+    expect((await hub(META_VERIFY)).status).toBe(429);
+  });
+});
