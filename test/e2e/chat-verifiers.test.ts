@@ -99,7 +99,7 @@ describe('chat service verifiers in a running server', () => {
 
   it('refuses forgeries: 401 for a POST, 403 for a handshake, with fixed messages', async () => {
     const tg = JSON.stringify({ message: { text: SENT } });
-    for (const headers of [{ 'x-telegram-bot-api-secret-token': `${TG}${SENT}` }, { 'x-telegram-bot-api-secret-token': SENT }, {}, { authorization: `Bearer ${HOOK}` }]) {
+    for (const headers of [{ 'x-telegram-bot-api-secret-token': `${TG}${SENT}` }, { 'x-telegram-bot-api-secret-token': SENT }, {}, { authorization: `Bearer ${HOOK}` }] as Record<string, string>[]) {
       const r = await post('telegram', tg, headers);
       expect([r.status, r.body]).toEqual([401, { ok: false, error: 'missing or invalid signature', code: 'INVALID_SIGNATURE' }]);
     }
