@@ -159,7 +159,9 @@ describe('slack channel', () => {
 
     it('never lets the token or the reply reach an error or the log, even when Slack echoes them', async () => {
       const log = captureLogger('trace');
-      const ch = channel({ timeoutMs: 200 }, log.logger);
+      const ch = channel({}, log.logger);
+      // only the request that gets no answer needs a short deadline
+      const quick = channel({ timeoutMs: 200 }, log.logger);
       const reply = 'SECRET-REPLY-TEXT';
       const texts: string[] = [];
       const answers: ((req: StubRequest) => Answer)[] = [
@@ -170,7 +172,7 @@ describe('slack channel', () => {
       ];
       for (const answer of answers) {
         stub.setScript(answer);
-        const err = await failure(ch, { text: reply });
+        const err = await failure(answer === answers.at(-1) ? quick : ch, { text: reply });
         texts.push(err.message, String(err), JSON.stringify(err));
       }
       const all = texts.join('\n') + log.text();
