@@ -5,5 +5,8 @@ import openai from './openai/index.ts';
 import command from './command/index.ts';
 import consoleChannel from './console/index.ts';
 import webhook from './webhook/index.ts';
+import msteams from './msteams/index.ts';
+import signal from './signal/index.ts';
+import imessage from './imessage/index.ts';
 
-export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel, webhook];
+export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel, webhook, msteams, signal, imessage];
