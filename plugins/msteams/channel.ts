@@ -5,8 +5,8 @@
  *
  * 2xx is sent. 401 fetches a fresh token and tries once more; 401 again, 403
  * (the app is not in that team or chat) and 404 (no such conversation) fail at
- * once with the Connector's code and message. 429 waits for Retry-After;
- * 408, 412 and 5xx are retried. Any other status is final.
+ * once with the Connector's code and message. 429, 408, 412 and 5xx are
+ * retried, after Retry-After when the answer has one. Any other status is final.
  */
 import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
 import { ChannelError, PluginConfigError } from '../../src/plugins/define.ts';
@@ -82,11 +82,9 @@ export function createMsTeamsChannel(config: MsTeamsConfigValue, ctx: PluginCont
     if (res.ok) return discard(res);
     const { text, json } = await readAnswer(res, [token, config.appPassword, msg.text]);
     const reason = connectorReason(res.status, text, json);
-    if (res.status === 429) {
-      const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), ctx.clock());
-      throw new ChannelError(reason, { retryable: true, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
-    }
-    throw new ChannelError(reason, { retryable: transient(res.status) });
+    const retryable = res.status === 429 || transient(res.status);
+    const retryAfterMs = retryable ? parseRetryAfter(res.headers.get('retry-after'), ctx.clock()) : undefined;
+    throw new ChannelError(reason, { retryable, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
   }
 
   return {
