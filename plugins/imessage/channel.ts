@@ -54,7 +54,9 @@ function blueBubblesReason(status: number, text: string, answer: BlueBubblesAnsw
 export function createIMessageChannel(config: IMessageConfigValue, ctx: PluginContext): Channel {
   const base = baseUrl(config.url, 'url');
   const limit = Math.min(config.textChunkLimit ?? IMESSAGE_TEXT_LIMIT, IMESSAGE_TEXT_LIMIT);
-  const hiddenFor = (msg: ChannelMessage) => [config.password, encodeURIComponent(config.password), msg.text];
+  // the password as written and as it appears encoded in a URL a server might echo
+  const passwordForms = [config.password, encodeURIComponent(config.password), new URLSearchParams({ p: config.password }).toString().slice(2)];
+  const hiddenFor = (msg: ChannelMessage) => [...passwordForms, msg.text];
 
   async function send(msg: ChannelMessage): Promise<void> {
     if (!msg.to) throw new ChannelError('no handle or chat to send to', { retryable: false });
