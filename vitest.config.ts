@@ -10,5 +10,7 @@ export default defineConfig({
     reporters: ['default'],
     // the run's own temporary directory (test/global-setup.ts)
     globalSetup: ['test/global-setup.ts'],
+    // property tests replay a fixed seed in CI (test/setup-fast-check.ts)
+    setupFiles: ['test/setup-fast-check.ts'],
   },
 });
