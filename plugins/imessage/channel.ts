@@ -20,8 +20,11 @@
 import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
 import { ChannelError } from '../../src/plugins/define.ts';
 import { isRetryableStatus, parseRetryAfter } from '../../src/plugins/http.ts';
+import { chunkLimit, IMESSAGE } from '../../src/channels/limits.ts';
+import { toPlainText } from '../../src/channels/render.ts';
+import { renderParts } from '../../src/channels/split.ts';
 import { baseUrl, detailOf, discard, E164, post, readAnswer } from '../chat-post.ts';
-import { IMESSAGE_TEXT_LIMIT, type IMessageConfigValue } from './config.ts';
+import type { IMessageConfigValue } from './config.ts';
 
 const EMAIL = /^[^\s@;]+@[^\s@;]+\.[^\s@;]+$/;
 /** A BlueBubbles chat guid: service, `-` (direct) or `+` (group), identifier (`iMessage;+;chat123…`). */
@@ -53,7 +56,7 @@ function blueBubblesReason(status: number, text: string, answer: BlueBubblesAnsw
 
 export function createIMessageChannel(config: IMessageConfigValue, ctx: PluginContext): Channel {
   const base = baseUrl(config.url, 'url');
-  const limit = Math.min(config.textChunkLimit ?? IMESSAGE_TEXT_LIMIT, IMESSAGE_TEXT_LIMIT);
+  const limit = chunkLimit(IMESSAGE, config.textChunkLimit);
   // the password as written and as it appears encoded in a URL a server might echo
   const passwordForms = [config.password, encodeURIComponent(config.password), new URLSearchParams({ p: config.password }).toString().slice(2)];
   const hiddenFor = (msg: ChannelMessage) => [...passwordForms, msg.text];
@@ -80,6 +83,7 @@ export function createIMessageChannel(config: IMessageConfigValue, ctx: PluginCo
   return {
     limits: { requiresTo: true, maxTextLength: limit },
     checkTo: checkIMessageTo,
+    render: (markdown) => renderParts(markdown, { render: toPlainText, limit, measure: IMESSAGE.measure }),
     send,
   };
 }

@@ -3,9 +3,7 @@
  * server running on a Mac signed in to iMessage.
  */
 import { Type, type Static } from '@sinclair/typebox';
-
-/** iMessage documents no limit; 4,000 characters per message reads well on a phone (OpenClaw's BlueBubbles channel splits there too). */
-export const IMESSAGE_TEXT_LIMIT = 4000;
+import { IMESSAGE } from '../../src/channels/limits.ts';
 
 export const IMessageConfig = Type.Object(
   {
@@ -17,7 +15,7 @@ export const IMessageConfig = Type.Object(
       description: 'how BlueBubbles sends: apple-script (default) or private-api (needs its Private API helper)',
     }),
     timeoutMs: Type.Integer({ default: 30_000, minimum: 1, maximum: 600_000 }),
-    textChunkLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: IMESSAGE_TEXT_LIMIT, description: 'split replies into parts of at most this many characters' })),
+    textChunkLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: IMESSAGE.limit, description: 'split replies into parts of at most this many characters' })),
   },
   { additionalProperties: false },
 );

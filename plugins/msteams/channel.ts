@@ -11,8 +11,11 @@
 import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
 import { ChannelError, PluginConfigError } from '../../src/plugins/define.ts';
 import { parseRetryAfter } from '../../src/plugins/http.ts';
+import { chunkLimit, MSTEAMS } from '../../src/channels/limits.ts';
+import { renderParts } from '../../src/channels/split.ts';
 import { baseUrl, detailOf, discard, post, readAnswer } from '../chat-post.ts';
-import { TEAMS_TEXT_LIMIT, type MsTeamsConfigValue } from './config.ts';
+import type { MsTeamsConfigValue } from './config.ts';
+import { toTeamsMarkdown } from './render.ts';
 import { createTokenSource } from './token.ts';
 
 /** A Teams conversation id: a prefix and a colon (`19:…@thread.tacv2`, `a:…`, `8:orgid:…`), no spaces. */
@@ -53,7 +56,7 @@ export function createMsTeamsChannel(config: MsTeamsConfigValue, ctx: PluginCont
     fetch: ctx.fetch,
     clock: ctx.clock,
   });
-  const limit = Math.min(config.textChunkLimit ?? TEAMS_TEXT_LIMIT, TEAMS_TEXT_LIMIT);
+  const limit = chunkLimit(MSTEAMS, config.textChunkLimit);
 
   async function attempt(msg: ChannelMessage, token: string): Promise<Response> {
     const url = `${serviceUrl}/v3/conversations/${encodeURIComponent(msg.to ?? '')}/activities`;
@@ -90,6 +93,7 @@ export function createMsTeamsChannel(config: MsTeamsConfigValue, ctx: PluginCont
   return {
     limits: { requiresTo: true, maxTextLength: limit },
     checkTo: checkTeamsTo,
+    render: (markdown) => renderParts(markdown, { render: toTeamsMarkdown, limit, measure: MSTEAMS.measure }),
     send,
   };
 }

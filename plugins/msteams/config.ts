@@ -4,9 +4,7 @@
  * (client credentials).
  */
 import { Type, type Static } from '@sinclair/typebox';
-
-/** Teams' own text limit is about 28 KB, but the service's clients show 4,000 characters per message well (Bot Framework and OpenClaw both split there). */
-export const TEAMS_TEXT_LIMIT = 4000;
+import { MSTEAMS } from '../../src/channels/limits.ts';
 
 export const MsTeamsConfig = Type.Object(
   {
@@ -19,7 +17,7 @@ export const MsTeamsConfig = Type.Object(
     serviceUrl: Type.String({ minLength: 1, default: 'https://smba.trafficmanager.net/teams/', description: 'the Bot Connector service URL of the conversations' }),
     tokenUrl: Type.Optional(Type.String({ minLength: 1, description: 'OAuth 2.0 token endpoint; default https://login.microsoftonline.com/<tenantId>/oauth2/v2.0/token' })),
     timeoutMs: Type.Integer({ default: 15_000, minimum: 1, maximum: 600_000 }),
-    textChunkLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: TEAMS_TEXT_LIMIT, description: 'split replies into parts of at most this many characters' })),
+    textChunkLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: MSTEAMS.limit, description: 'split replies into parts of at most this many characters' })),
   },
   { additionalProperties: false },
 );

@@ -203,6 +203,45 @@ describe('msteams channel', () => {
     });
   });
 
+  describe('render()', () => {
+    it('keeps the Markdown and writes & and < outside code as entities, so no markup or mention gets through', () => {
+      const reply = 'Hi <at>Everyone</at> & <b>all</b>: **done**, `a < b`\n\n> quoted <i>\n\n```html\n<div>kept</div>\n```';
+      expect(channel().render!(reply)).toEqual(['Hi &lt;at>Everyone&lt;/at> &amp; &lt;b>all&lt;/b>: **done**, `a < b`\n\n> quoted &lt;i>\n\n```html\n<div>kept</div>\n```']);
+    });
+
+    it('splits a 9,000-character reply into parts of at most 4,000 characters, each sent in order as an activity the spec accepts', async () => {
+      const reply = Array.from({ length: 100 }, (_, i) => `Paragraph ${i} says ${'something & more '.repeat(5)}`.trim()).join('\n\n');
+      expect(reply.length).toBeGreaterThanOrEqual(9000);
+      const ch = channel();
+      const parts = ch.render!(reply);
+      // the limit applies to the rendered text, which &amp; makes 12,388 characters long
+      expect(parts.length).toBe(4);
+      for (const part of parts) expect(part.length).toBeLessThanOrEqual(4000);
+      expect(parts.join('\n\n')).toBe(reply.replaceAll('&', '&amp;'));
+      for (const [i, text] of parts.entries()) await ch.send(message({ text, part: i + 1, parts: parts.length }));
+      expect(activityRequests().map((r) => r.body.text)).toEqual(parts);
+    });
+
+    it('closes a code block cut between parts and reopens it in the next', () => {
+      const code = Array.from({ length: 400 }, (_, i) => `if (a < ${i}) b();`).join('\n');
+      const parts = channel().render!(`Here:\n\n\`\`\`ts\n${code}\n\`\`\``);
+      expect(parts[0]).toBe('Here:');
+      expect(parts.length).toBe(3);
+      for (const part of parts.slice(1)) {
+        expect(part.startsWith('```ts\n')).toBe(true);
+        expect(part.endsWith('\n```')).toBe(true);
+        expect(part.length).toBeLessThanOrEqual(4000);
+      }
+      expect(parts.join('\n')).toContain('if (a < 399) b();');
+    });
+
+    it('lowers the limit with textChunkLimit', () => {
+      const parts = channel({ textChunkLimit: 500 }).render!('word '.repeat(1000));
+      expect(parts.length).toBeGreaterThanOrEqual(10);
+      for (const part of parts) expect(part.length).toBeLessThanOrEqual(500);
+    });
+  });
+
   describe('config and recipients', () => {
     const issuesOf = (slice: Record<string, unknown>) => {
       try {

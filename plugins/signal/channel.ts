@@ -14,8 +14,11 @@
 import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
 import { ChannelError } from '../../src/plugins/define.ts';
 import { isRetryableStatus, parseRetryAfter } from '../../src/plugins/http.ts';
+import { chunkLimit, SIGNAL } from '../../src/channels/limits.ts';
+import { toPlainText } from '../../src/channels/render.ts';
+import { renderParts } from '../../src/channels/split.ts';
 import { baseUrl, detailOf, discard, E164, post, readAnswer } from '../chat-post.ts';
-import { SIGNAL_TEXT_BYTES, type SignalConfigValue } from './config.ts';
+import type { SignalConfigValue } from './config.ts';
 
 /** signal-cli's group ids are base64 (of 16 or 32 bytes). */
 const GROUP = /^group:([A-Za-z0-9+/]+={0,2})$/;
@@ -78,7 +81,7 @@ function classifyRestError(status: number, error: string, retryAfter: string | n
 
 export function createSignalChannel(config: SignalConfigValue, ctx: PluginContext): Channel {
   const base = baseUrl(config.url, 'url');
-  const limitBytes = Math.min(config.textChunkLimit ?? SIGNAL_TEXT_BYTES, SIGNAL_TEXT_BYTES);
+  const limitBytes = chunkLimit(SIGNAL, config.textChunkLimit);
 
   async function sendRpc(msg: ChannelMessage, to: string): Promise<void> {
     const group = GROUP.exec(to)?.[1];
@@ -119,10 +122,11 @@ export function createSignalChannel(config: SignalConfigValue, ctx: PluginContex
   return {
     limits: { requiresTo: true },
     checkTo: checkSignalTo,
+    // plain text: the REST API's default text mode and signal-cli's send show the text as written
+    render: (markdown) => renderParts(markdown, { render: toPlainText, limit: limitBytes, measure: SIGNAL.measure }),
     async send(msg) {
       if (!msg.to) throw new ChannelError('no recipient to send to', { retryable: false });
       return config.api === 'rest' ? sendRest(msg, msg.to) : sendRpc(msg, msg.to);
     },
   };
-  void limitBytes;
 }

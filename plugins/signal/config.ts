@@ -4,14 +4,7 @@
  * next to a registered Signal account.
  */
 import { Type, type Static } from '@sinclair/typebox';
-
-/**
- * Signal's clients take an inline message body of at most 2 KiB of UTF-8
- * (Signal-Android MAX_INLINE_BODY_SIZE_BYTES, Signal-Desktop
- * MAX_MESSAGE_BODY_BYTE_LENGTH); signal-cli sends a longer text as a
- * "long text" attachment instead. Parts are kept at 2,000 bytes.
- */
-export const SIGNAL_TEXT_BYTES = 2000;
+import { SIGNAL } from '../../src/channels/limits.ts';
 
 export const SignalConfig = Type.Object(
   {
@@ -24,7 +17,7 @@ export const SignalConfig = Type.Object(
     }),
     timeoutMs: Type.Integer({ default: 60_000, minimum: 1, maximum: 600_000 }),
     textChunkLimit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: SIGNAL_TEXT_BYTES, description: 'split replies into parts of at most this many UTF-8 bytes' }),
+      Type.Integer({ minimum: 1, maximum: SIGNAL.limit, description: 'split replies into parts of at most this many UTF-8 bytes' }),
     ),
   },
   { additionalProperties: false },

@@ -129,12 +129,12 @@ describe('signal channel', () => {
     });
 
     it.each([
-      [{ status: 503, text: 'Service Unavailable' } as Answer, true],
-      [{ status: 404, text: '' } as Answer, false],
-      [{ status: 415, text: '' } as Answer, false],
-    ])('classifies an HTTP answer %j from the daemon (retryable=%s)', async (answer, retryable) => {
-      answers = [answer];
-      expect(await failure(channel())).toMatchObject({ retryable, ambiguous: false, message: `HTTP ${answer.status}${'text' in answer && answer.text ? `: ${answer.text}` : ''}` });
+      [503, 'Service Unavailable', true, 'HTTP 503: Service Unavailable'],
+      [404, '', false, 'HTTP 404'],
+      [415, '', false, 'HTTP 415'],
+    ])('classifies HTTP %i %j from the daemon (retryable=%s)', async (status, text, retryable, reason) => {
+      answers = [{ status, text }];
+      expect(await failure(channel())).toMatchObject({ retryable, ambiguous: false, message: reason });
     });
 
     it('takes a 200 without a JSON-RPC result as possibly sent', async () => {
