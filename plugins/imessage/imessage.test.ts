@@ -149,6 +149,31 @@ describe('imessage channel', () => {
     });
   });
 
+  describe('render()', () => {
+    it('sends plain text: Markdown markers dropped, links with their URL, raw HTML shown as written', () => {
+      const reply = '**Ready**: [the report](https://example.com/r) <b>now</b>\n\n```\nexit 0\n```';
+      expect(channel().render!(reply)).toEqual(['Ready: the report (https://example.com/r) <b>now</b>\n\nexit 0']);
+    });
+
+    it('splits a 9,000-character reply into parts of at most 4,000 characters, each sent in order with its own tempGuid', async () => {
+      const reply = Array.from({ length: 101 }, (_, i) => `Line ${i}: ${'the agent said this '.repeat(4)}`.trim()).join('\n\n');
+      expect(reply.length).toBeGreaterThanOrEqual(9000);
+      const ch = channel();
+      const parts = ch.render!(reply);
+      expect(parts.length).toBe(3);
+      for (const part of parts) expect(part.length).toBeLessThanOrEqual(4000);
+      expect(parts.join('\n\n')).toBe(reply);
+      for (const [i, text] of parts.entries()) await ch.send(message({ text, part: i + 1, parts: parts.length }));
+      expect(stub.requests.map((r) => [r.body.message, r.body.tempGuid])).toEqual(parts.map((p, i) => [p, `hook-intake-d-1-${i + 1}`]));
+    });
+
+    it('lowers the limit with textChunkLimit', () => {
+      const parts = channel({ textChunkLimit: 200 }).render!('word '.repeat(400));
+      expect(parts.length).toBeGreaterThanOrEqual(10);
+      for (const part of parts) expect(part.length).toBeLessThanOrEqual(200);
+    });
+  });
+
   describe('config and recipients', () => {
     const issuesOf = (slice: Record<string, unknown>) => {
       try {

@@ -182,6 +182,35 @@ describe('signal channel', () => {
     });
   });
 
+  describe('render()', () => {
+    it('sends plain text: Markdown markers dropped, links with their URL, raw HTML shown as written', () => {
+      const reply = '# Done\n\n**Build** passed, see [the log](https://ci.example.com/1) and `make <target>`.\n\n- one\n- two';
+      expect(channel().render!(reply)).toEqual(['Done\n\nBuild passed, see the log (https://ci.example.com/1) and make <target>.\n\n• one\n• two']);
+    });
+
+    it('splits a 9,000-character reply into parts of at most 2,000 UTF-8 bytes, each sent in order', async () => {
+      // "ü" and "👋" take more UTF-8 bytes than UTF-16 units: the limit is counted in bytes
+      const reply = Array.from({ length: 125 }, (_, i) => `Grüße ${i} 👋 ${'and more words '.repeat(4)}`.trim()).join('\n\n');
+      expect(reply.length).toBeGreaterThanOrEqual(9000);
+      for (const api of ['jsonrpc', 'rest']) {
+        stub.requests.length = 0;
+        const ch = channel({ api });
+        const parts = ch.render!(reply);
+        for (const part of parts) expect(Buffer.byteLength(part, 'utf8')).toBeLessThanOrEqual(2000);
+        expect(Math.max(...parts.map((p) => p.length))).toBeLessThan(2000);
+        expect(parts.join('\n\n')).toBe(reply);
+        for (const [i, text] of parts.entries()) await ch.send(message({ text, part: i + 1, parts: parts.length }));
+        expect(stub.requests.map((r) => (api === 'rest' ? r.body.message : r.body.params.message))).toEqual(parts);
+      }
+    });
+
+    it('lowers the limit with textChunkLimit, in bytes', () => {
+      const parts = channel({ textChunkLimit: 300 }).render!('ü '.repeat(600));
+      expect(parts.length).toBeGreaterThanOrEqual(6);
+      for (const part of parts) expect(Buffer.byteLength(part, 'utf8')).toBeLessThanOrEqual(300);
+    });
+  });
+
   describe('config and recipients', () => {
     const issuesOf = (slice: Record<string, unknown>) => {
       try {
