@@ -209,6 +209,11 @@ describe('msteams channel', () => {
       expect(channel().render!(reply)).toEqual(['Hi &lt;at>Everyone&lt;/at> &amp; &lt;b>all&lt;/b>: **done**, `a < b`\n\n> quoted &lt;i>\n\n```html\n<div>kept</div>\n```']);
     });
 
+    it('keeps code blocks nested in list items and quotes as written', () => {
+      const reply = '1. run:\n   ```sh\n   echo `a < b` && c\n   ```\n2. then <b>x</b>\n\n> quoted:\n> ~~~\n> x < y\n> ~~~\n> after <i>';
+      expect(channel().render!(reply)).toEqual(['1. run:\n   ```sh\n   echo `a < b` && c\n   ```\n2. then &lt;b>x&lt;/b>\n\n> quoted:\n> ~~~\n> x < y\n> ~~~\n> after &lt;i>']);
+    });
+
     it('splits a 9,000-character reply into parts of at most 4,000 characters, each sent in order as an activity the spec accepts', async () => {
       const reply = Array.from({ length: 100 }, (_, i) => `Paragraph ${i} says ${'something & more '.repeat(5)}`.trim()).join('\n\n');
       expect(reply.length).toBeGreaterThanOrEqual(9000);

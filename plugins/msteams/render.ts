@@ -36,10 +36,40 @@ function escapeOutsideCodeSpans(text: string): string {
   return out + escapeHtml(text.slice(i));
 }
 
+/** A fence line inside quotes or list items: the container's markers, then ``` or ~~~ (and an info string). */
+const FENCE = /^(?:[ \t]*>)*[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?[ \t]*(`{3,}|~{3,})(.*)$/;
+
+/**
+ * Escapes a block that is not itself a code block, keeping the fenced code
+ * blocks nested in it (in a list item or a quote) as they are.
+ */
+function escapeBlock(raw: string): string {
+  const out: string[] = [];
+  let text: string[] = [];
+  let fence: string | undefined;
+  const flush = () => {
+    if (text.length > 0) out.push(escapeOutsideCodeSpans(text.join('\n')));
+    text = [];
+  };
+  for (const line of raw.split('\n')) {
+    const m = FENCE.exec(line);
+    if (fence !== undefined) {
+      out.push(line);
+      if (m && m[1]![0] === fence[0] && m[1]!.length >= fence.length && m[2]!.trim() === '') fence = undefined;
+    } else if (m && !(m[1]![0] === '`' && m[2]!.includes('`'))) {
+      flush();
+      out.push(line);
+      fence = m[1];
+    } else text.push(line);
+  }
+  flush();
+  return out.join('\n');
+}
+
 /** Teams Markdown: the reply as written, with `&` and `<` outside code as entities. */
 export function toTeamsMarkdown(markdown: string): string {
   return lex(markdown)
-    .map((t) => (t.type === 'code' ? t.raw : escapeOutsideCodeSpans(t.raw)))
+    .map((t) => (t.type === 'code' ? t.raw : escapeBlock(t.raw)))
     .join('')
     .trim();
 }
