@@ -30,13 +30,13 @@ const EMAIL = /^[^\s@;]+@[^\s@;]+\.[^\s@;]+$/;
 /** A BlueBubbles chat guid: service, `-` (direct) or `+` (group), identifier (`iMessage;+;chat123…`). */
 const CHAT_GUID = /^chat:([A-Za-z]+;[-+];\S+)$/;
 
-export function checkIMessageTo(to: string): string | undefined {
+function checkIMessageTo(to: string): string | undefined {
   if (E164.test(to) || EMAIL.test(to) || CHAT_GUID.test(to)) return undefined;
   return 'a phone number (+15551234567), an e-mail address, or chat:<chat guid>';
 }
 
 /** The chat guid BlueBubbles sends to: given as `chat:<guid>`, or the direct iMessage chat with a handle. */
-export function chatGuidOf(to: string): string {
+function chatGuidOf(to: string): string {
   return CHAT_GUID.exec(to)?.[1] ?? `iMessage;-;${to}`;
 }
 

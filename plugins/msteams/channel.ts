@@ -22,7 +22,7 @@ import { createTokenSource } from './token.ts';
 const CONVERSATION_ID = /^[0-9A-Za-z]+:\S+$/;
 const CONVERSATION_ID_MAX = 1024;
 
-export function checkTeamsTo(to: string): string | undefined {
+function checkTeamsTo(to: string): string | undefined {
   if (to.length <= CONVERSATION_ID_MAX && CONVERSATION_ID.test(to)) return undefined;
   return 'a Teams conversation id (19:…@thread.tacv2, a:…)';
 }

@@ -23,7 +23,7 @@ import type { SignalConfigValue } from './config.ts';
 /** signal-cli's group ids are base64 (of 16 or 32 bytes). */
 const GROUP = /^group:([A-Za-z0-9+/]+={0,2})$/;
 
-export function checkSignalTo(to: string): string | undefined {
+function checkSignalTo(to: string): string | undefined {
   if (E164.test(to) || GROUP.test(to)) return undefined;
   return 'an E.164 phone number (+15551234567) or group:<group id>';
 }
@@ -52,9 +52,10 @@ function rateLimitWait(results: RecipientResult[]): number | undefined {
 }
 
 /** What a JSON-RPC error object means for a retry. */
-export function classifyRpcError(error: RpcError): ChannelError {
+function classifyRpcError(error: RpcError): ChannelError {
   const code = typeof error.code === 'number' ? error.code : NaN;
-  const results = Array.isArray(error.data?.response?.results) ? error.data.response.results : [];
+  const listed = error.data?.response?.results;
+  const results = Array.isArray(listed) ? listed.filter((r): r is RecipientResult => typeof r === 'object' && r !== null) : [];
   const types = [...new Set(results.map((r) => String(r.type)).filter((t) => t !== 'SUCCESS'))];
   const text = typeof error.message === 'string' ? detailOf(error.message) : '';
   const reason = `signal-cli error ${Number.isNaN(code) ? '?' : code}${text ? `: ${text}` : ''}${types.length > 0 ? ` (${types.join(', ')})` : ''}`;
@@ -68,8 +69,11 @@ export function classifyRpcError(error: RpcError): ChannelError {
   return new ChannelError(reason, { retryable: false });
 }
 
-/** What signal-cli-rest-api's 400 text means: it passes signal-cli's own error text through. */
-function classifyRestError(status: number, error: string, retryAfter: string | null, now: number): ChannelError {
+/**
+ * What an HTTP error answer means: by its status, and for signal-cli-rest-api's
+ * 400, by signal-cli's own error text, which it passes through.
+ */
+function classifyHttpError(status: number, error: string, retryAfter: string | null, now: number): ChannelError {
   const reason = `HTTP ${status}${error ? `: ${error}` : ''}`;
   if (status === 429 || /rate limit/i.test(error)) {
     const retryAfterMs = parseRetryAfter(retryAfter, now);
@@ -94,7 +98,7 @@ export function createSignalChannel(config: SignalConfigValue, ctx: PluginContex
       { signal: msg.signal, timeoutMs: config.timeoutMs, hidden: [msg.text] },
     );
     const { text, json } = await readAnswer(res, [msg.text]);
-    if (res.status !== 200) throw classifyRestError(res.status, detailOf(text), res.headers.get('retry-after'), ctx.clock());
+    if (res.status !== 200) throw classifyHttpError(res.status, detailOf(text), res.headers.get('retry-after'), ctx.clock());
     const answer = json as { result?: unknown; error?: RpcError } | undefined;
     if (answer && typeof answer === 'object' && answer.error && typeof answer.error === 'object') throw classifyRpcError(answer.error);
     if (answer && typeof answer === 'object' && 'result' in answer) return;
@@ -116,7 +120,7 @@ export function createSignalChannel(config: SignalConfigValue, ctx: PluginContex
     if (res.ok) return discard(res);
     const { text, json } = await readAnswer(res, [msg.text]);
     const error = (json as { error?: unknown } | undefined)?.error;
-    throw classifyRestError(res.status, typeof error === 'string' ? detailOf(error) : detailOf(text), res.headers.get('retry-after'), ctx.clock());
+    throw classifyHttpError(res.status, typeof error === 'string' ? detailOf(error) : detailOf(text), res.headers.get('retry-after'), ctx.clock());
   }
 
   return {
