@@ -68,6 +68,8 @@ export const errors = {
   // the cause (the transform's error) is for `hook-intake try` and the log, never the answer
   transformFailed: (cause?: unknown) => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed', { expose: true, cause }),
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
+  /** A provider's `GET` handshake whose verify token does not match. */
+  forbidden: () => new HookError(403, 'FORBIDDEN', 'handshake refused'),
   unavailable: (reason: string, retryAfterSeconds?: number) =>
     new HookError(503, 'UNAVAILABLE', reason, { expose: true, ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}) }),
   /** The store cannot write (a full disk, an I/O error): nothing was stored; the sender should retry. */

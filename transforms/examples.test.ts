@@ -22,14 +22,21 @@ const mappings = [
   { id: 'alertmanager', match: { path: 'alertmanager', payload: { version: '4' } }, name: 'Alertmanager', label: 'Alertmanager', transform: { module: 'alertmanager.ts' } },
   { id: 'grafana', match: { path: 'grafana' }, label: 'Grafana', transform: { module: 'grafana.ts' } },
   { id: 'forms', match: { path: 'forms' }, transform: { module: 'form.ts' } },
+  { id: 'telegram', match: { path: 'telegram' }, name: 'Telegram', verify: { type: 'telegram', secret: 'tg_secret-0' }, transform: { module: 'telegram.ts' } },
 ];
+
+/** Secret tokens are not signatures: the verified mappings that take one get it as a header. */
+const tokenHeaders: Record<string, Record<string, string>> = { telegram: { 'x-telegram-bot-api-secret-token': 'tg_secret-0' } };
+
 
 let gen: Generation;
 const log = captureLogger('info');
 const resolver = createNamedResolver({ logger: log.logger });
 
 beforeAll(async () => {
-  const loaded = testConfig({ hooks: { enabled: true, token: 'hook-token-0123456789abcdef0123', transformsDir: EXAMPLES_DIR, mappings } });
+  // a channel with the id `telegram` for the replies (any type: the example only names it)
+  const channels = { telegram: { type: 'webhook', url: 'http://127.0.0.1:9/replies' } };
+  const loaded = testConfig({ hooks: { enabled: true, token: 'hook-token-0123456789abcdef0123', transformsDir: EXAMPLES_DIR, mappings }, channels });
   gen = await buildGeneration(loaded, { builtins: builtinPlugins, logger: log.logger });
 });
 afterAll(async () => {
@@ -42,7 +49,7 @@ function resolve(name: string, fixtureName: string, headers: Record<string, stri
   const receivedAt = Date.parse('2026-11-20T12:00:00Z');
   // the verified mappings take a signed delivery, as GitHub and Stripe send it
   const verify = mappings.find((m) => m.id === name)?.verify as VerifySpec | undefined;
-  const signature = verify ? signatureHeaders(verify, rawBody, receivedAt) : {};
+  const signature = tokenHeaders[name] ?? (verify ? signatureHeaders(verify, rawBody, receivedAt) : {});
   const req: HookRequest = {
     name,
     payload,
@@ -106,5 +113,12 @@ describe('the example transforms in the real pipeline', () => {
     const [run] = actionsOf(await resolve('forms', 'form-tally.json')) as PreparedAgent[];
     expect(run).toMatchObject({ kind: 'agent', name: 'Form Contact us', label: 'forms' });
     expect(run!.message).toContain('\nTopic: Billing\n');
+  });
+
+  it('telegram: a chat message is an agent run whose reply goes back to the same chat; a sticker a skip', async () => {
+    const [run] = actionsOf(await resolve('telegram', 'telegram-message-topic.json')) as PreparedAgent[];
+    expect(run).toMatchObject({ kind: 'agent', name: 'Telegram', sessionKey: 'hook:telegram:-1001234567890:42', deliver: true, channel: 'telegram', to: '-1001234567890:42' });
+    expect(run!.message).toContain('source="Telegram"');
+    expect(await resolve('telegram', 'telegram-sticker.json')).toEqual({ kind: 'skip', mappingId: 'telegram' });
   });
 });

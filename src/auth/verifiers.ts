@@ -1,13 +1,20 @@
 /**
- * The five HMAC signature schemes as verifier contributions, registered like
- * any plugin's (`hooks.mappings[].verify.type`). Each validates its own
- * options: `secret` (one or a list during a rotation), `header`, and
- * `toleranceSeconds` for the schemes that sign a timestamp.
+ * The built-in verifiers, registered like any plugin's
+ * (`hooks.mappings[].verify.type`): the five HMAC signature schemes, each
+ * validating its own options (`secret`, one or a list during a rotation;
+ * `header`; `toleranceSeconds` for the schemes that sign a timestamp), and the
+ * chat services' (`telegram`, `discord`, `meta`, `mattermost`; `slack` is the
+ * HMAC scheme answering Slack's URL check).
  */
 import { Type } from '@sinclair/typebox';
 import type { Plugin, VerifierFactory } from '../plugins/define.ts';
 import { compileVerifier, SignatureConfigError, type VerifySpec } from './signatures.ts';
 import { SCHEMES, type SignatureType } from './signature-schemes.ts';
+import { telegramVerifier } from './chat/telegram.ts';
+import { discordVerifier } from './chat/discord.ts';
+import { metaVerifier } from './chat/meta.ts';
+import { mattermostVerifier } from './chat/mattermost.ts';
+import { withUrlVerification } from './chat/slack.ts';
 
 const Secret = Type.String({ minLength: 1, description: 'signing secret' });
 const HmacOptions = Type.Object(
@@ -25,6 +32,7 @@ function hmacVerifier(type: SignatureType): VerifierFactory<Omit<VerifySpec, 'ty
     // throws SignatureConfigError listing every problem by its path in the options
     create(options) {
       const check = compileVerifier({ ...options, type });
+      if (type === 'slack') return { verify: (req) => withUrlVerification(check(req.headers, req.rawBody, req.receivedAt), req.payload) };
       return { verify: (req) => check(req.headers, req.rawBody, req.receivedAt) };
     },
   };
@@ -32,7 +40,13 @@ function hmacVerifier(type: SignatureType): VerifierFactory<Omit<VerifySpec, 'ty
 
 export const signatureVerifiers: Plugin = {
   name: 'signatures',
-  verifiers: Object.fromEntries(Object.keys(SCHEMES).map((t) => [t, hmacVerifier(t as SignatureType)])),
+  verifiers: {
+    ...Object.fromEntries(Object.keys(SCHEMES).map((t) => [t, hmacVerifier(t as SignatureType)])),
+    telegram: telegramVerifier,
+    discord: discordVerifier,
+    meta: metaVerifier,
+    mattermost: mattermostVerifier,
+  },
 };
 
 export { SignatureConfigError };

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, formatIssue, isHookError } from '../errors.ts';
 import { createLogger } from '../log.ts';
-import { resolveRequest, type HookRequest, type Resolution } from '../runtime/intake.ts';
+import { authorizeRequest, resolveRequest, type HookRequest, type Resolution } from '../runtime/intake.ts';
 import { jsonText, parseJsonText } from '../http/parse.ts';
 import { createNamedResolver, explainMatch, type MatchExplanation } from '../mapping/resolve.ts';
 import type { PreparedAction } from '../runtime/prepare.ts';
@@ -93,7 +93,16 @@ export async function tryHook(argv: string[]): Promise<number> {
     // a dry run stands in for a caller holding the hook token; signatures are still checked
     const req: HookRequest = { name, payload, headers, query: {}, path, url: path, rawBody: raw, json, receivedAt: Date.now(), authenticated: true };
     if (name !== 'wake' && name !== 'agent') explanation = explainMatch(gen, req);
-    const res = await resolveRequest(gen, req, createNamedResolver({ logger: log }));
+    const named = createNamedResolver({ logger: log });
+    const owner = authorizeRequest(gen, req, named);
+    if (req.answer) {
+      const a = req.answer;
+      const shown = 'text' in a ? a.text : JSON.stringify(a.body);
+      if (values.json) process.stdout.write(`${JSON.stringify({ hook: name, matching: explanation, status: a.status, direct: true, ...('text' in a ? { text: a.text } : { body: a.body }) }, null, 2)}\n`);
+      else process.stdout.write(`${render(name, gen.pipelines.length, explanation, undefined, a.status)}would answer ${a.status} directly (the verifier's answer to a handshake; nothing would run or be stored):\n${shown}\n`);
+      return a.status < 300 ? 0 : 2;
+    }
+    const res = await resolveRequest(gen, req, named, owner);
     const status = answerStatus(res, gen.config.hooks.agentStatus);
     if (values.json) process.stdout.write(`${JSON.stringify({ hook: name, matching: explanation, status, ...(res.kind === 'actions' ? { actions: res.actions } : {}) }, null, 2)}\n`);
     else process.stdout.write(render(name, gen.pipelines.length, explanation, res, status));

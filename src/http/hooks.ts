@@ -17,11 +17,12 @@ import { jsonText, mediaKind, parseForm, parseJsonText, parseNamedForm, requireI
 import { idempotencyKey, type Answer, type IdempotencyGuard } from './idempotency.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { BearerAuth } from '../auth/bearer.ts';
-import { authorizeRequest, resolveRequest, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
+import { authorizeRequest, resolveRequest, RESERVED_NAMES, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import type { RequestState } from './state.ts';
 import { closeIfBodyUnread, errorBody, logFailure, requestLogger, sendJson, toHookError } from './respond.ts';
 import type { RequestTally } from './metrics.ts';
+import type { DirectAnswer } from '../plugins/define.ts';
 
 export interface HooksDeps {
   generations: GenerationRef;
@@ -140,7 +141,10 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     const hc = gen.config.hooks;
     const path = t.path;
     const now = deps.clock();
-    if (req.method !== 'POST') throw errors.methodNotAllowed();
+    if (req.method !== 'POST') {
+      if (req.method === 'GET') return handshake(req, res, t, state, gen, now);
+      throw errors.methodNotAllowed();
+    }
 
     const client = clientAddress(req, gen.config.gateway.trustProxy);
     const name = path.slice(hc.path.length).replace(/^\/+|\/+$/g, '');
@@ -177,7 +181,7 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     // a named hook's credential (its mapping's signature, or the token) passes before anything stored is consulted
     const owner = reserved ? undefined : authorizeNamed(gen, hookReq, client, now);
     if (owner) state.mapping = owner.id;
-    if (hookReq.answer) return hookReq.answer;
+    if (hookReq.answer) return sendDirect(res, hookReq.answer);
     const work = async (): Promise<Answer> => {
       const resolution = await resolveRequest(gen, hookReq, deps.named, owner);
       if (resolution.kind === 'skip') return { status: 204, body: {} };
@@ -195,6 +199,44 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     if (typeof b.eventId === 'string') state.eventId = b.eventId;
     return answer;
   }
+
+  /**
+   * A `GET` to a named hook: a provider's subscription handshake (Meta's
+   * `hub.challenge`), answered by the verifier of the first mapping on that
+   * path that can answer one; `405` when none can. Nothing is stored and no
+   * mapping runs. A refused handshake counts as a failed authentication.
+   */
+  function handshake(req: IncomingMessage, res: ServerResponse, t: Target, state: RequestState, gen: Generation, now: number): Answer {
+    const hc = gen.config.hooks;
+    const name = t.path.slice(hc.path.length).replace(/^\/+|\/+$/g, '');
+    const owner = name && !RESERVED_NAMES.has(name) ? handshakeOwner(gen, name) : undefined;
+    if (!owner) throw errors.methodNotAllowed();
+    state.hook = name;
+    state.mapping = owner.id;
+    const client = clientAddress(req, gen.config.gateway.trustProxy);
+    const retry = deps.throttle.blocked(client, now);
+    if (retry !== undefined) throw errors.rateLimited(retry);
+    const r = owner.verify!.handshake!({ name, headers: req.headers, query: queryWithoutToken(t.query), receivedAt: now });
+    if (!r.ok) {
+      deps.logger.warn({ mapping: owner.id, scheme: owner.verifyType, reason: r.reason }, 'handshake refused');
+      throw auth.fail(client, now, errors.forbidden());
+    }
+    auth.succeed(client);
+    return sendDirect(res, r.answer);
+  }
+}
+
+/** The first mapping that may own `name` (its `match.path` is the name, or it has none) and whose verifier answers handshakes. */
+function handshakeOwner(gen: Generation, name: string): Pipeline | undefined {
+  return gen.pipelines.find((p) => typeof p.verify?.handshake === 'function' && (p.path === undefined || p.path === name));
+}
+
+/** Sends a verifier's direct answer; a JSON one is left to the caller like any answer. */
+function sendDirect(res: ServerResponse, a: DirectAnswer): Answer {
+  if (!('text' in a)) return a;
+  res.writeHead(a.status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(a.text), 'x-content-type-options': 'nosniff' });
+  res.end(a.text);
+  return { status: a.status, body: {} };
 }
 
 /** Query parameters for templates and transforms: the first value of each, never the token. */

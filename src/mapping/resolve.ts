@@ -8,6 +8,7 @@ import type { HookRequest, NamedResolver } from '../runtime/intake.ts';
 import { errors, type HookError } from '../errors.ts';
 import { runPipeline, type RunDeps } from './run.ts';
 import type { Pipeline } from './pipeline.ts';
+import type { DirectAnswer } from '../plugins/define.ts';
 import { createRateLimiter } from './rate-limit.ts';
 
 export function findPipeline(gen: Generation, req: Pick<HookRequest, 'name' | 'payload' | 'headers'>): Pipeline | undefined {
@@ -29,7 +30,15 @@ export function createNamedResolver(deps: RunDeps): NamedResolver {
   return {
     authorize(gen, req) {
       const p = findPipeline(gen, req);
-      if (!p) throw noMatch(gen, req);
+      if (!p) {
+        const signer = signedFor(gen, req);
+        // a handshake (a ping, a URL check) is answered even when the mapping's match rules would not take its payload
+        if (signer?.answer) {
+          req.answer = signer.answer;
+          return signer.pipeline;
+        }
+        throw noMatch(req, signer?.pipeline);
+      }
       if (p.verify) {
         const r = p.verify.verify(req);
         if (!r.ok) {
@@ -51,17 +60,17 @@ export function createNamedResolver(deps: RunDeps): NamedResolver {
 }
 
 /** The answer when no mapping matches: 404 for a caller with a valid token or signature, 401 for anyone else. */
-function noMatch(gen: Generation, req: HookRequest): HookError {
+function noMatch(req: HookRequest, signer: Pipeline | undefined): HookError {
   if (req.authenticated) return errors.hookNotFound(req.name);
-  const signer = signedFor(gen, req);
   return signer ? errors.signedButUnmatched(req.name, signer.id) : errors.unauthorized();
 }
 
-/** The first mapping on the request's path whose signature the request carries validly. */
-function signedFor(gen: Generation, req: HookRequest): Pipeline | undefined {
+/** The first mapping on the request's path whose signature the request carries validly, and its verifier's direct answer if any. */
+function signedFor(gen: Generation, req: HookRequest): { pipeline: Pipeline; answer: DirectAnswer | undefined } | undefined {
   for (const p of gen.pipelines) {
     if (!p.verify || (p.path !== undefined && p.path !== req.name)) continue;
-    if (p.verify.verify(req).ok) return p;
+    const r = p.verify.verify(req);
+    if (r.ok) return { pipeline: p, answer: r.answer };
   }
   return undefined;
 }

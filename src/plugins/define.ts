@@ -236,15 +236,30 @@ export interface VerifyRequest {
   readonly headers: HeaderBag;
   readonly query: Readonly<Record<string, string>>;
   readonly rawBody: Uint8Array;
+  /** The body as parsed: the JSON value, or an object of the fields of a form post. Verify signatures over `rawBody`, never over this. */
+  readonly payload: unknown;
   /** Milliseconds since the epoch when the request arrived (the injected clock). */
   readonly receivedAt: number;
 }
 
-/** An answer sent as is, instead of running the mapping: nothing is stored. */
-export interface DirectAnswer {
-  status: number;
-  body: Record<string, unknown>;
+/**
+ * An answer sent as is, instead of running the mapping: nothing is stored.
+ * `body` is sent as JSON; `text` (for a provider that wants its challenge
+ * echoed bare) as `text/plain`.
+ */
+export type DirectAnswer = { status: number; body: Record<string, unknown> } | { status: number; text: string };
+
+/** What a verifier sees of a `GET` to a named hook: a provider's subscription handshake, which has no body. */
+export interface HandshakeRequest {
+  readonly name: string;
+  readonly headers: HeaderBag;
+  /** The query parameters, the first value of each (`hub.challenge`, …). */
+  readonly query: Readonly<Record<string, string>>;
+  readonly receivedAt: number;
 }
+
+/** A handshake's verdict: the answer to send, or why it is refused (`403 FORBIDDEN`; `reason` is logged, a fixed phrase). */
+export type HandshakeOutcome = { readonly ok: true; readonly answer: DirectAnswer } | { readonly ok: false; readonly reason: string };
 
 /**
  * A verifier's verdict. `ok: true` lets the mapping run; with `answer` the
@@ -262,6 +277,16 @@ export type VerifyOutcome =
  */
 export interface Verifier extends Lifecycle {
   verify(req: VerifyRequest): VerifyOutcome;
+  /**
+   * Answers a provider's `GET` handshake to the hook, for providers that
+   * confirm a webhook URL that way (Meta's `hub.challenge`). Hooks take only
+   * `POST` otherwise: a `GET` to a named hook goes to the first mapping on
+   * that path whose verifier has this method (its other match rules are not
+   * applied: a handshake has no payload), and is `405` when there is none.
+   * Nothing is stored and no mapping runs. Same rules as `verify`: no throw,
+   * no I/O, a fixed phrase as `reason`.
+   */
+  handshake?(req: HandshakeRequest): HandshakeOutcome;
 }
 
 /** `options` is the mapping's `verify` object without `type`. */

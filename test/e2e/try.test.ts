@@ -8,8 +8,10 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, runCli, tempDir } from '../helpers/cli.ts';
+import { signatureHeaders } from '../../src/auth/signing.ts';
 
 const HOOK = 'hook-token-0123456789abcdef0123';
+const SLACK_SECRET = 'try-slack-signing-secret';
 let dir: string;
 let configFile: string;
 
@@ -27,6 +29,7 @@ const config = {
       { id: 'boom', match: { path: 'boom' }, transform: { module: 'boom.ts' } },
       { id: 'boom-enum', match: { path: 'boom-enum' }, transform: { module: 'boom-enum.ts' } },
       { id: 'number', match: { path: 'number' }, transform: { module: 'number.ts' } },
+      { id: 'slack', match: { path: 'slack', payload: { type: 'event_callback' } }, action: 'wake', textTemplate: 'slack {{event.text}}', verify: { type: 'slack', secret: SLACK_SECRET } },
     ],
   },
 };
@@ -208,6 +211,16 @@ describe('hook-intake try', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toContain('  no match gmail (preset gmail (mappings[0])): match.path: wants "gmail", got "unknown"\n');
     expect(r.stdout.endsWith('would answer 404 HOOK_NOT_FOUND: no hook mapping matches "unknown"\n')).toBe(true);
+  });
+
+  it("shows a verifier's direct answer (Slack's url_verification) instead of running the mapping", async () => {
+    const check = { type: 'url_verification', challenge: 'c-123' };
+    const signed = () => Object.entries(signatureHeaders({ type: 'slack', secret: SLACK_SECRET }, Buffer.from(JSON.stringify(check)), Date.now())).map(([k, v]) => `${k}: ${v}`);
+    const r = await tryHook('slack', check, signed());
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`would answer 200 directly (the verifier's answer to a handshake; nothing would run or be stored):\n{"challenge":"c-123"}\n`);
+    const j = await tryHook('slack', check, signed(), ['--json']);
+    expect(JSON.parse(j.stdout)).toMatchObject({ hook: 'slack', status: 200, direct: true, body: { challenge: 'c-123' } });
   });
 
   it('runs the built-in endpoints too', async () => {

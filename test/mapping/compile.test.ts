@@ -120,7 +120,7 @@ describe('compilePipelines()', () => {
       ['an unknown thinking level', { id: 'th', thinking: 'extreme' }, 'hooks.mappings[0].thinking: "extreme" is not one of off, minimal, low, medium, high, xhigh (mapping "th")'],
       ['a transform outside the directory', { id: 'x', transform: { module: '../shape.ts' } }, 'hooks.mappings[0].transform.module: "../shape.ts" must not contain ".."'],
       ['a missing transform', { id: 'x', transform: { module: 'gone' } }, 'hooks.mappings[0].transform.module: "gone" not found in'],
-      ['an unknown verifier type', { id: 'v', verify: { type: 'githb', secret: 's' } }, 'hooks.mappings[0].verify.type: unknown verifier type "githb" (did you mean "github"?); known: github, stripe, slack, standard-webhooks, hmac-sha256 (mapping "v")'],
+      ['an unknown verifier type', { id: 'v', verify: { type: 'githb', secret: 's' } }, 'hooks.mappings[0].verify.type: unknown verifier type "githb" (did you mean "github"?); known: github, stripe, slack, standard-webhooks, hmac-sha256, telegram, discord, meta, mattermost (mapping "v")'],
       ['a verifier option it does not know', { id: 'v', verify: { type: 'github', secret: 's', secrte: 't' } }, 'hooks.mappings[0].verify.secrte: unknown key (did you mean "secret"?) (mapping "v")'],
       ['a verifier option it refuses', { id: 'v', verify: { type: 'github', secret: 's', toleranceSeconds: 60 } }, 'hooks.mappings[0].verify.toleranceSeconds: has no effect: github signatures carry no timestamp (mapping "v")'],
       ['a missing secret', { id: 'v', verify: { type: 'slack' } }, 'hooks.mappings[0].verify: missing required key "secret" (mapping "v")'],

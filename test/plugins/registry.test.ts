@@ -24,10 +24,10 @@ describe('createRegistry()', () => {
     expect(r.moduleKey('channel', 'nope')).toBeUndefined();
   });
 
-  it('registers the five HMAC schemes as verifiers', () => {
+  it("registers the five HMAC schemes and the chat services' verifiers", () => {
     const r = createRegistry();
     r.register(signatureVerifiers);
-    expect(r.verifierTypes().sort()).toEqual(['github', 'hmac-sha256', 'slack', 'standard-webhooks', 'stripe']);
+    expect(r.verifierTypes().sort()).toEqual(['discord', 'github', 'hmac-sha256', 'mattermost', 'meta', 'slack', 'standard-webhooks', 'stripe', 'telegram']);
   });
 
   it('refuses a plugin claiming a taken verifier type, registering nothing of it', () => {
