@@ -8,5 +8,8 @@ import webhook from './webhook/index.ts';
 import discord from './discord/index.ts';
 import slack from './slack/index.ts';
 import mattermost from './mattermost/index.ts';
+import msteams from './msteams/index.ts';
+import signal from './signal/index.ts';
+import imessage from './imessage/index.ts';
 
-export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel, webhook, discord, slack, mattermost];
+export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel, webhook, discord, slack, mattermost, msteams, signal, imessage];
