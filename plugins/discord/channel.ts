@@ -15,7 +15,7 @@ import type { REST } from '@discordjs/rest';
 import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
 import { ChannelError } from '../../src/plugins/define.ts';
 import { readCapped, redact, shorten } from '../../src/plugins/http.ts';
-import { baseUrl, sendRequest, shownUrl } from '../../src/plugins/send-request.ts';
+import { baseUrl, request } from '../../src/plugins/chat-request.ts';
 import { chunkLimit, DISCORD } from '../../src/channels/limits.ts';
 import { toDiscord } from '../../src/channels/render.ts';
 import { renderParts } from '../../src/channels/split.ts';
@@ -23,7 +23,7 @@ import type { DiscordConfigValue } from './config.ts';
 
 const DETAIL_CHARS = 300;
 const ERROR_BODY_BYTES = 16 * 1024;
-/** Our deadline (`timeoutMs`) applies in `sendRequest`; the library's is set beyond it. */
+/** Our deadline (`timeoutMs`) applies in `request`; the library's is set beyond it. */
 const LIBRARY_TIMEOUT_MS = 2 ** 31 - 1;
 /** Discord clients fold very tall messages away; a part has at most this many lines. */
 export const DISCORD_MAX_LINES = 17;
@@ -103,7 +103,7 @@ export function createDiscordChannel(config: DiscordConfigValue, ctx: PluginCont
       async makeRequest(url, init) {
         // the library links this signal to the message's, so shutdown aborts it
         const signal = (init.signal ?? new AbortController().signal) as AbortSignal;
-        const res = await sendRequest(ctx.fetch, url, init as RequestInit, { signal, timeoutMs: config.timeoutMs, shown: shownUrl(url), hidden: [token] });
+        const res = await request(ctx.fetch, url, init as RequestInit, { signal, timeoutMs: config.timeoutMs, hidden: [token] });
         return res.status === 429 ? withBodyRetryAfter(res) : res;
       },
     });

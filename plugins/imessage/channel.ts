@@ -23,7 +23,7 @@ import { isRetryableStatus, parseRetryAfter } from '../../src/plugins/http.ts';
 import { chunkLimit, IMESSAGE } from '../../src/channels/limits.ts';
 import { toPlainText } from '../../src/channels/render.ts';
 import { renderParts } from '../../src/channels/split.ts';
-import { baseUrl, detailOf, discard, E164, post, readAnswer } from '../chat-post.ts';
+import { baseUrl, detailOf, discard, E164, post, readAnswer } from '../../src/plugins/chat-request.ts';
 import type { IMessageConfigValue } from './config.ts';
 
 const EMAIL = /^[^\s@;]+@[^\s@;]+\.[^\s@;]+$/;

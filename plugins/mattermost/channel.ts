@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
 import { ChannelError } from '../../src/plugins/define.ts';
 import { isRetryableStatus, parseRetryAfter, readCapped, redact, shorten } from '../../src/plugins/http.ts';
-import { baseUrl, sendRequest } from '../../src/plugins/send-request.ts';
+import { baseUrl, post } from '../../src/plugins/chat-request.ts';
 import { chunkLimit, MATTERMOST } from '../../src/channels/limits.ts';
 import { disarmMentions } from '../../src/channels/render.ts';
 import { renderParts } from '../../src/channels/split.ts';
@@ -77,7 +77,7 @@ export function createMattermostChannel(config: MattermostConfigValue, ctx: Plug
     const body = JSON.stringify({ channel_id: to, message: msg.text, pending_post_id: pendingPostId(msg.deliveryId, msg.part) });
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'user-agent': 'hook-intake' };
     const hidden = [token, msg.text];
-    const res = await sendRequest(ctx.fetch, postsUrl, { method: 'POST', headers, body }, { signal: msg.signal, timeoutMs: config.timeoutMs, shown: postsUrl, hidden });
+    const res = await post(ctx.fetch, postsUrl, { headers, body }, { signal: msg.signal, timeoutMs: config.timeoutMs, hidden });
     if (res.ok) {
       // the created post is not needed; cancelling frees the connection
       await res.body?.cancel().catch(() => undefined);

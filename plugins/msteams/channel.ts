@@ -13,7 +13,7 @@ import { ChannelError, PluginConfigError } from '../../src/plugins/define.ts';
 import { parseRetryAfter } from '../../src/plugins/http.ts';
 import { chunkLimit, MSTEAMS } from '../../src/channels/limits.ts';
 import { renderParts } from '../../src/channels/split.ts';
-import { baseUrl, detailOf, discard, post, readAnswer } from '../chat-post.ts';
+import { baseUrl, detailOf, discard, post, readAnswer } from '../../src/plugins/chat-request.ts';
 import type { MsTeamsConfigValue } from './config.ts';
 import { toTeamsMarkdown } from './render.ts';
 import { createTokenSource } from './token.ts';

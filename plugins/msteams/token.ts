@@ -6,7 +6,7 @@
  */
 import { ChannelError } from '../../src/plugins/define.ts';
 import { parseRetryAfter } from '../../src/plugins/http.ts';
-import { detailOf, post, readAnswer, shownUrl } from '../chat-post.ts';
+import { detailOf, post, readAnswer, shownUrl } from '../../src/plugins/chat-request.ts';
 
 /** The audience of Bot Connector tokens. */
 export const BOT_FRAMEWORK_SCOPE = 'https://api.botframework.com/.default';

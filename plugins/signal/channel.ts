@@ -17,7 +17,7 @@ import { isRetryableStatus, parseRetryAfter } from '../../src/plugins/http.ts';
 import { chunkLimit, SIGNAL } from '../../src/channels/limits.ts';
 import { toPlainText } from '../../src/channels/render.ts';
 import { renderParts } from '../../src/channels/split.ts';
-import { baseUrl, detailOf, discard, E164, post, readAnswer } from '../chat-post.ts';
+import { baseUrl, detailOf, discard, E164, post, readAnswer } from '../../src/plugins/chat-request.ts';
 import type { SignalConfigValue } from './config.ts';
 
 /** signal-cli's group ids are base64 (of 16 or 32 bytes). */

@@ -12,7 +12,7 @@ import type { Logger, WebClient } from '@slack/web-api';
 import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
 import { ChannelError } from '../../src/plugins/define.ts';
 import { isRetryableStatus, parseRetryAfter, redact, shorten } from '../../src/plugins/http.ts';
-import { baseUrl, sendRequest, shownUrl } from '../../src/plugins/send-request.ts';
+import { baseUrl, request } from '../../src/plugins/chat-request.ts';
 import { chunkLimit, SLACK } from '../../src/channels/limits.ts';
 import { toSlackMrkdwn } from '../../src/channels/render.ts';
 import { renderParts } from '../../src/channels/split.ts';
@@ -77,7 +77,7 @@ export function createSlackChannel(config: SlackConfigValue, ctx: PluginContext)
    */
   async function slackFetch(url: string | URL, init: RequestInit | undefined, msg: ChannelMessage): Promise<Response> {
     const target = String(url);
-    const res = await sendRequest(ctx.fetch, target, init ?? {}, { signal: msg.signal, timeoutMs: config.timeoutMs, shown: shownUrl(target), hidden: [token, msg.text] });
+    const res = await request(ctx.fetch, target, init ?? {}, { signal: msg.signal, timeoutMs: config.timeoutMs, hidden: [token, msg.text] });
     if (res.status !== 429) return res;
     await res.body?.cancel().catch(() => undefined);
     const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), ctx.clock());

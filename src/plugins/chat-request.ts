@@ -1,21 +1,23 @@
 /**
- * One request of a chat channel that talks to its service with plain `fetch`
- * (msteams, signal, imessage): the deadline, the shutdown signal, and what a
- * failure to get an answer means for a retry.
+ * One HTTP request of a chat channel, with its deadline and the service's
+ * shutdown signal, and what a failure to get an answer means for a retry:
  *
  * - The connection was never made (refused, unknown host, TLS refused): the
  *   service cannot have seen the message, so it is an ordinary retry.
  * - The deadline passed, or the connection broke once the request may have been
  *   written: the service may have posted the message, so the error is
  *   `ambiguous` (the outbox retries such a part at most once). A request that
- *   posts nothing (a token request) says `safeToRepeat` and is never ambiguous.
+ *   posts nothing (a token request, opening a DM) says `safeToRepeat` and is
+ *   never ambiguous.
  * - Shutdown aborted it: the signal's reason is rethrown as it is.
  *
- * Errors name the target by scheme, host and path only (never the query,
+ * A redirect is refused: the base URL is wrong, and following it would hand the
+ * token on. Any other answer is returned, for the channel to say what its status
+ * means. Errors name the target by scheme, host and path only (never the query,
  * which may carry a password) and pass through `redact` for the given secrets.
  */
-import { ChannelError, PluginConfigError } from '../src/plugins/define.ts';
-import { errorDetail, networkReason, readCapped, redact, shorten } from '../src/plugins/http.ts';
+import { ChannelError, PluginConfigError } from './define.ts';
+import { errorDetail, networkReason, readCapped, redact, shorten } from './http.ts';
 
 /** Error codes of failures before any byte of the request left: retrying cannot post twice. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -46,12 +48,16 @@ export function shownUrl(url: string | URL): string {
   return `${u.origin}${u.pathname}`;
 }
 
-/** POSTs `init` to `url`; returns any answer (what its status means is the channel's to say). */
-export async function post(fetchFn: typeof fetch, url: string | URL, init: RequestInit, opts: PostOptions): Promise<Response> {
+/** Sends `init` to `url` (its method, GET when none); returns any answer but a redirect. */
+export async function request(fetchFn: typeof fetch, url: string | URL, init: RequestInit, opts: PostOptions): Promise<Response> {
   const shown = shownUrl(url);
+  const method = init.method ?? 'GET';
   const timeout = AbortSignal.timeout(opts.timeoutMs);
+  const signals = [opts.signal, timeout];
+  if (init.signal) signals.push(init.signal);
+  let res: Response;
   try {
-    return await fetchFn(url, { ...init, method: 'POST', signal: AbortSignal.any([opts.signal, timeout]), redirect: 'manual' });
+    res = await fetchFn(url, { ...init, signal: AbortSignal.any(signals), redirect: 'manual' });
   } catch (err) {
     if (opts.signal.aborted) throw opts.signal.reason;
     const ambiguous = !opts.safeToRepeat;
@@ -60,9 +66,19 @@ export async function post(fetchFn: typeof fetch, url: string | URL, init: Reque
       throw new ChannelError(`no answer from ${shown} within ${opts.timeoutMs} ms${tail}`, { retryable: true, ambiguous });
     }
     const reason = redact(networkReason(err), opts.hidden);
-    if (neverSent(err) || !ambiguous) throw new ChannelError(`POST ${shown} failed: ${reason}`, { retryable: true });
-    throw new ChannelError(`POST ${shown} failed after sending: ${reason}; the message may have been posted`, { retryable: true, ambiguous: true });
+    if (neverSent(err) || !ambiguous) throw new ChannelError(`${method} ${shown} failed: ${reason}`, { retryable: true });
+    throw new ChannelError(`${method} ${shown} failed after sending: ${reason}; the message may have been posted`, { retryable: true, ambiguous: true });
   }
+  if (res.status >= 300 && res.status < 400) {
+    await discard(res);
+    throw new ChannelError(`${shown} answered HTTP ${res.status} (a redirect, not followed): check the configured base URL`, { retryable: false });
+  }
+  return res;
+}
+
+/** POSTs `init` to `url`; returns any answer but a redirect (what its status means is the channel's to say). */
+export function post(fetchFn: typeof fetch, url: string | URL, init: RequestInit, opts: PostOptions): Promise<Response> {
+  return request(fetchFn, url, { ...init, method: 'POST' }, opts);
 }
 
 /** An answer's body, read up to a cap, with secrets removed: its text and, when it is JSON, the parsed value. */
