@@ -130,7 +130,7 @@ describe('gmail run: from a push to hook requests', () => {
     });
     expect(alert.from).toBe('Monitoring 📨 <alerts@monitoring.example.net>');
     expect(alert.subject).toBe('Disk usage 91% on db-2');
-    expect(alert.body).toBe('db-2 /var is at 91% & résumé\nthreshold 90%');
+    expect(alert.body).toBe('db-2 /var is at 91% & résumé\n\nthreshold 90%');
     expect(qp.body).toBe('Garçon, a long line wrapped here. ÿ end');
     expect(historyOf(s)).toBe(latest);
     // two records a page: three messages took two history.list calls

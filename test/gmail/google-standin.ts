@@ -105,6 +105,8 @@ export interface GoogleStandIn {
   mismatches: string[];
   /** Token endpoint grants (`refresh_token`, `authorization_code`). */
   grants: string[];
+  /** Every access token handed out (to check none reaches any output). */
+  issued: string[];
   client: { id: string; secret: string; refreshToken: string };
   /** The mailbox. */
   messages: Map<string, MailboxMessage>;
@@ -134,6 +136,7 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
     calls: [],
     mismatches: [],
     grants: [],
+    issued: [],
     client: { id: 'client-1.apps.googleusercontent.com', secret: `GOCSPX-${randomBytes(12).toString('hex')}`, refreshToken: `1//rt-${randomBytes(16).toString('hex')}` },
     messages: new Map(),
     historyId: 1000n,
@@ -196,6 +199,7 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
         } else return send(400, { error: 'unsupported_grant_type' });
         const access = `ya29.${randomBytes(16).toString('hex')}`;
         validTokens.add(access);
+        g.issued.push(access);
         return send(200, { access_token: access, expires_in: 3599, token_type: 'Bearer', scope: 'https://www.googleapis.com/auth/gmail.readonly', ...(grant === 'authorization_code' ? { refresh_token: g.client.refreshToken } : {}) });
       }
       let body: unknown;
