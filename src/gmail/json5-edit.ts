@@ -4,6 +4,7 @@
  * edit replaces one value or inserts one member or list item, indented like its neighbours.
  * (The json5 package parses but cannot write a file back with its comments.)
  */
+import JSON5 from 'json5';
 
 interface Span {
   start: number;
@@ -62,9 +63,8 @@ class Parser {
     this.pos++;
     while (this.pos < this.text.length && this.text[this.pos] !== quote) this.pos += this.text[this.pos] === '\\' ? 2 : 1;
     this.pos++;
-    const raw = this.text.slice(start + 1, this.pos - 1);
-    // the key's text is enough to compare keys; escapes in keys are rare and compared decoded
-    return raw.includes('\\') ? (JSON.parse(`"${raw.replace(/\\'/g, "'").replace(/"/g, '\\"')}"`) as string) : raw;
+    const literal = this.text.slice(start, this.pos);
+    return literal.includes('\\') ? (JSON5.parse(literal) as string) : literal.slice(1, -1);
   }
 
   object(): Node {
