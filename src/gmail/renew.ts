@@ -4,6 +4,7 @@
  * watch lapse.
  */
 import type { Logger } from '../log.ts';
+import { OAuthError } from './access-token.ts';
 import type { GmailApi } from './api.ts';
 import type { Deps } from './settings.ts';
 
@@ -40,10 +41,20 @@ export class WatchRenewal {
     this.log = log;
     this.onWatch = onWatch;
   }
-  /** Calls `users.watch` now and schedules the next call; throws when this first call fails. */
+  /**
+   * Calls `users.watch` now and schedules the next call. A first call that fails is retried a
+   * minute later (the network or the topic's grant may not be ready yet), except when Google
+   * refuses the credentials: that needs the operator, so it is thrown.
+   */
   async start(): Promise<void> {
-    await this.renew();
-    this.next(this.everyMs);
+    try {
+      await this.renew();
+      this.next(this.everyMs);
+    } catch (err) {
+      if (err instanceof OAuthError && err.permanent) throw err;
+      this.log.error({ err: (err as Error).message }, 'gmail: users.watch failed; retrying in a minute');
+      this.next(RETRY_MS);
+    }
   }
 
   stop(): void {

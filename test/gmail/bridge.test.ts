@@ -43,9 +43,10 @@ afterEach(async () => {
   }
 });
 
-async function setup(gmail: Record<string, unknown> = {}): Promise<Setup> {
+async function setup(gmail: Record<string, unknown> = {}, prepare: (g: GoogleStandIn) => void = () => undefined): Promise<Setup> {
   const clock = { t: Date.UTC(2026, 10, 20, 9, 0, 0) };
   const google = await startGoogle({ now: () => clock.t });
+  prepare(google);
   const hook = await startStub((_req, res) => json(res, 202, { ok: true, runIds: ['r'] }));
   const dir = tempDir('hook-intake-gmail-');
   const timers: Setup['timers'] = [];
@@ -285,6 +286,18 @@ describe('gmail run: watch renewal and access tokens', () => {
     s.timers[1]!.fn();
     await vi_waitFor(() => s.timers.length === 3);
     expect(s.timers[2]!.ms).toBe(60_000);
+  });
+
+  it('listens even when the first users.watch fails, and retries it a minute later', async () => {
+    const s = await setup({}, (g) => g.failures.push('gmail.users.watch'));
+    expect(s.timers.map((t) => t.ms)).toEqual([60_000]);
+    expect(historyOf(s)).toBeUndefined();
+    s.timers[0]!.fn();
+    await vi_waitFor(() => s.timers.length === 2);
+    expect(s.timers[1]!.ms).toBe(720 * 60_000);
+    expect(historyOf(s)).toBe('1000');
+    expect(await s.push(s.google.deliver(invoiceMail('m1')))).toBe(204);
+    expect(posted(s.hook)).toEqual(['m1']);
   });
 
   it('refreshes the access token when it nears expiry and when Gmail answers 401', async () => {

@@ -107,6 +107,8 @@ export interface GoogleStandIn {
   grants: string[];
   /** Every access token handed out (to check none reaches any output). */
   issued: string[];
+  /** Gmail methods (discovery ids) to answer 503, once per entry. */
+  failures: string[];
   client: { id: string; secret: string; refreshToken: string };
   /** The mailbox. */
   messages: Map<string, MailboxMessage>;
@@ -137,6 +139,7 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
     mismatches: [],
     grants: [],
     issued: [],
+    failures: [],
     client: { id: 'client-1.apps.googleusercontent.com', secret: `GOCSPX-${randomBytes(12).toString('hex')}`, refreshToken: `1//rt-${randomBytes(16).toString('hex')}` },
     messages: new Map(),
     historyId: 1000n,
@@ -216,6 +219,11 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
       }
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
       if (!token || !validTokens.has(token)) return send(401, { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } });
+      const failure = g.failures.indexOf(id!);
+      if (failure !== -1) {
+        g.failures.splice(failure, 1);
+        return send(503, { error: { code: 503, message: 'The service is currently unavailable.', status: 'UNAVAILABLE' } });
+      }
       const answer = (status: number, value: unknown, schema: string) => {
         const p = shapeProblems(value, { $ref: schema }, id!);
         if (p.length) g.mismatches.push(...p);
