@@ -49,7 +49,7 @@ commands:
 hook-intake webhooks gmail <command> --help shows the command's options.
 `;
 
-const HELP = {
+export const GMAIL_COMMAND_HELP = {
   auth: helpText(
     'hook-intake webhooks gmail auth [options]',
     `Signs in to the mailbox with Google's flow for installed apps: prints a consent URL, catches the
@@ -106,7 +106,7 @@ const configFile = (flag: string | undefined) => findConfigFile({ file: flag }) 
 
 async function auth(argv: string[]): Promise<number> {
   const { values } = parse(argv, AUTH_OPTIONS);
-  if (values.help) return (process.stdout.write(HELP.auth), 0);
+  if (values.help) return (process.stdout.write(GMAIL_COMMAND_HELP.auth), 0);
   const r = await runAuth({
     file: configFile(values.config),
     dataDir: resolve(resolveDataDir(values.data)),
@@ -120,7 +120,7 @@ async function auth(argv: string[]): Promise<number> {
 
 async function setup(argv: string[]): Promise<number> {
   const { values } = parse(argv, SETUP_OPTIONS);
-  if (values.help) return (process.stdout.write(HELP.setup), 0);
+  if (values.help) return (process.stdout.write(GMAIL_COMMAND_HELP.setup), 0);
   if (!values.account) throw new UsageError('--account is required');
   const r = await runSetup({
     file: configFile(values.config),
@@ -141,7 +141,7 @@ async function setup(argv: string[]): Promise<number> {
 
 async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, RUN_OPTIONS);
-  if (values.help) return (process.stdout.write(HELP.run), 0);
+  if (values.help) return (process.stdout.write(GMAIL_COMMAND_HELP.run), 0);
   let port: number | undefined;
   if (values.port !== undefined) {
     port = Number(values.port);

@@ -88,6 +88,9 @@ export function checkRequest(verb: string, url: URL, body: unknown): { id?: stri
   return { id: m.id, problems };
 }
 
+/** One RSA key pair for every stand-in of a test file: generating one takes a while. */
+let keyPair: ReturnType<typeof generateKeyPair> | undefined;
+
 export interface MailboxMessage {
   id: string;
   threadId: string;
@@ -128,7 +131,7 @@ export interface GoogleStandIn {
 
 export async function startGoogle(opts: { now?: () => number } = {}): Promise<GoogleStandIn> {
   const now = opts.now ?? Date.now;
-  const { privateKey, publicKey } = await generateKeyPair('RS256');
+  const { privateKey, publicKey } = await (keyPair ??= generateKeyPair('RS256'));
   const jwk = { ...(await exportJWK(publicKey)), kid: 'standin-1', alg: 'RS256', use: 'sig' };
   const history: { id: bigint; messageId: string }[] = [];
   const validTokens = new Set<string>();
