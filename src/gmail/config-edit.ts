@@ -6,7 +6,7 @@
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { extname } from 'node:path';
 import JSON5 from 'json5';
-import { isSeq, parseDocument, type Document } from 'yaml';
+import { isScalar, isSeq, parseDocument, type Document } from 'yaml';
 import { Json5Edit } from './json5-edit.ts';
 
 export interface ConfigEditor {
@@ -46,7 +46,19 @@ function yamlEditor(text: string): ConfigEditor {
   if (doc.contents === null) doc.contents = doc.createNode({}) as never;
   return {
     get: (path) => dig(doc.toJS(), path),
-    set: (path, value) => doc.setIn(path, value),
+    set: (path, value) => {
+      // an empty key on the way (`hooks:` with nothing under it) becomes a map
+      for (let i = 1; i < path.length; i++) {
+        const node = doc.getIn(path.slice(0, i), true);
+        if (isScalar(node) && node.value === null) {
+          const map = doc.createNode({});
+          // `hooks: # note` keeps its note, on the line below
+          map.commentBefore = node.comment;
+          doc.setIn(path.slice(0, i), map);
+        }
+      }
+      doc.setIn(path, value);
+    },
     addToList: (path, item) => {
       const list = doc.getIn(path, true);
       if (isSeq(list)) {

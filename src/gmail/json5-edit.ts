@@ -197,18 +197,18 @@ export class Json5Edit {
 
   private insertMember(obj: Node & { kind: 'object' }, key: string, value: unknown): void {
     const t = this.text;
-    const inline = sameLine(t, obj.start, obj.end);
     const last = obj.members.at(-1);
+    // `{ a: 1 }` stays on its line; an empty `{}` opens up like a written-out object
+    const inline = !!last && sameLine(t, obj.start, obj.end);
     if (inline) {
-      const member = `${keyText(key, this.style)}: ${serialize(value, '', this.style, true)}`;
-      if (!last) this.splice(obj.start + 1, obj.end - 1, ` ${member} `);
-      else this.splice(last.value.end, last.value.end, `, ${member}`);
+      this.splice(last.value.end, last.value.end, `, ${keyText(key, this.style)}: ${serialize(value, '', this.style, true)}`);
       return;
     }
     const indent = last ? indentAt(t, last.keyStart) : `${indentAt(t, obj.start)}  `;
     const member = `${keyText(key, this.style)}: ${serialize(value, indent, this.style, false)}`;
     if (!last) {
-      this.splice(obj.start + 1, obj.start + 1, `\n${indent}${member}`);
+      const closing = sameLine(t, obj.start, obj.end) ? `\n${indentAt(t, obj.start)}` : '';
+      this.splice(obj.start + 1, obj.start + 1, `\n${indent}${member}${closing}`);
       return;
     }
     const p = new Parser(t);

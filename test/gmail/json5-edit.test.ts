@@ -3,6 +3,16 @@ import JSON5 from 'json5';
 import { describe, expect, it } from 'vitest';
 import { editConfigText } from '../../src/gmail/config-edit.ts';
 
+describe('editConfigText() on YAML', () => {
+  it('fills a key left empty, and adds to a list once', () => {
+    const e = editConfigText('c.yaml', `# top\nhooks: # soon\npresets: [a]\n`);
+    e.set(['hooks', 'enabled'], true);
+    e.addToList(['presets'], 'gmail');
+    e.addToList(['presets'], 'gmail');
+    expect(e.text()).toBe(`# top\nhooks:\n  # soon\n  enabled: true\npresets: [ a, gmail ]\n`);
+  });
+});
+
 describe('editConfigText() on JSON5 and JSON', () => {
   it('replaces a value in place and keeps the comment after it', () => {
     const e = editConfigText('c.json5', `{\n  hooks: {\n    enabled: false, // later\n  },\n}\n`);
@@ -17,12 +27,21 @@ describe('editConfigText() on JSON5 and JSON', () => {
     expect(JSON5.parse(e.text())).toEqual({ a: 1, b: { c: 'x' } });
   });
 
-  it('writes into an inline object inline, and into an empty object', () => {
-    const e = editConfigText('c.json5', `{ gateway: { port: 1 }, hooks: {} }`);
+  it('writes into an inline object inline, and opens up an empty one', () => {
+    const e = editConfigText('c.json5', `{\n  gateway: { port: 1 },\n  hooks: {},\n}\n`);
     e.set(['gateway', 'bind'], '::1');
     e.set(['hooks', 'enabled'], true);
-    expect(JSON5.parse(e.text())).toEqual({ gateway: { port: 1, bind: '::1' }, hooks: { enabled: true } });
-    expect(e.text()).toBe(`{ gateway: { port: 1, bind: "::1" }, hooks: { enabled: true } }`);
+    expect(e.text()).toBe(`{\n  gateway: { port: 1, bind: "::1" },\n  hooks: {\n    enabled: true\n  },\n}\n`);
+    const top = editConfigText('c.json5', '{}');
+    top.set(['hooks', 'enabled'], true);
+    expect(top.text()).toBe('{\n  hooks: {\n    enabled: true\n  }\n}');
+  });
+
+  it('replaces a null on the way with an object', () => {
+    const e = editConfigText('c.json5', `{\n  hooks: null, // to fill\n}\n`);
+    e.set(['hooks', 'gmail', 'account'], 'a@b.c');
+    expect(JSON5.parse(e.text())).toEqual({ hooks: { gmail: { account: 'a@b.c' } } });
+    expect(e.text()).toContain('// to fill');
   });
 
   it("adds to a list once, in the file's quote style", () => {
