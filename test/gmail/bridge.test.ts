@@ -267,6 +267,22 @@ describe('gmail run: who may push', () => {
     expect(s.log.text()).not.toContain(jwt);
   });
 
+  it('keeps the keys for their max-age, and fetches them again for a key id it does not know', async () => {
+    const s = await setup({ pushToken: undefined, push: { audience: AUDIENCE, serviceAccountEmail: SA } });
+    const claims = { iss: 'accounts.google.com', aud: AUDIENCE, email: SA, email_verified: true };
+    expect(await s.push(s.google.deliver(invoiceMail('m1')), { token: null, bearer: await s.google.oidc(claims) })).toBe(204);
+    expect(await s.push(s.google.deliver(alertMail('m2')), { token: null, bearer: await s.google.oidc(claims) })).toBe(204);
+    expect(s.google.certFetches).toBe(1);
+    await s.google.rotateKey();
+    s.clock.t += 60_000;
+    expect(await s.push(s.google.deliver(qpMail('m3')), { token: null, bearer: await s.google.oidc(claims) })).toBe(204);
+    expect(s.google.certFetches).toBe(2);
+    s.clock.t += 3600_000;
+    expect(await s.push(String(s.google.historyId), { token: null, bearer: await s.google.oidc(claims) })).toBe(204);
+    expect(s.google.certFetches).toBe(3);
+    expect(posted(s.hook)).toEqual(['m1', 'm2', 'm3']);
+  });
+
   it('an OIDC token is not accepted unless both push.audience and push.serviceAccountEmail are set', async () => {
     const s = await setup({ push: { audience: AUDIENCE } });
     const jwt = await s.google.oidc({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: SA, email_verified: true });

@@ -123,6 +123,10 @@ export interface GoogleStandIn {
   /** Access tokens handed out so far stop working (the next API call gets 401). */
   expireAccessTokens(): void;
   jwks: { keys: JWK[] };
+  /** How many times the keys were fetched. */
+  certFetches: number;
+  /** Google rotates: a new signing key joins the published keys and signs from now on. */
+  rotateKey(): Promise<void>;
   /** A Pub/Sub OIDC token signed with the stand-in's key (or `key`). */
   oidc(claims: Record<string, unknown>, opts?: { key?: CryptoKey; expiresInSeconds?: number; iatSeconds?: number }): Promise<string>;
   /** What the token endpoint last got from a code exchange, for the auth test. */
@@ -133,6 +137,7 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
   const now = opts.now ?? Date.now;
   const { privateKey, publicKey } = await (keyPair ??= generateKeyPair('RS256'));
   const jwk = { ...(await exportJWK(publicKey)), kid: 'standin-1', alg: 'RS256', use: 'sig' };
+  let signing = { key: privateKey, kid: 'standin-1' };
   const history: { id: bigint; messageId: string }[] = [];
   const validTokens = new Set<string>();
   const codes = new Map<string, { challenge: string; redirect: string }>();
@@ -157,13 +162,20 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
     },
     expireAccessTokens: () => validTokens.clear(),
     jwks: { keys: [jwk] },
+    certFetches: 0,
+    rotateKey: async () => {
+      const next = await generateKeyPair('RS256');
+      const kid = `standin-${g.jwks.keys.length + 1}`;
+      g.jwks.keys.push({ ...(await exportJWK(next.publicKey)), kid, alg: 'RS256', use: 'sig' });
+      signing = { key: next.privateKey, kid };
+    },
     oidc: (claims, o = {}) => {
       const iat = o.iatSeconds ?? Math.floor(now() / 1000);
       return new SignJWT(claims)
-        .setProtectedHeader({ alg: 'RS256', kid: 'standin-1', typ: 'JWT' })
+        .setProtectedHeader({ alg: 'RS256', kid: signing.kid, typ: 'JWT' })
         .setIssuedAt(iat)
         .setExpirationTime(iat + (o.expiresInSeconds ?? 3600))
-        .sign(o.key ?? privateKey);
+        .sign(o.key ?? signing.key);
     },
     close: async () => undefined,
   };
@@ -178,6 +190,7 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
         const text = JSON.stringify(body);
         res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(text);
       };
+      if (url.pathname === '/certs') g.certFetches++;
       if (url.pathname === '/certs') return send(200, g.jwks, { 'cache-control': 'public, max-age=3600' });
       if (url.pathname === '/auth') {
         // the consent page: the user allows at once; the browser goes back to the loopback address
