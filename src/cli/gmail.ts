@@ -164,6 +164,6 @@ async function run(argv: string[]): Promise<number> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
-  printStdout(`listening on ${running.url.replace(/\/[^/]*$/, '') || running.url} (push path ${loaded.config.hooks.gmail!.serve.path})\n`);
+  printStdout(`listening on ${new URL(running.url).origin} (push path ${new URL(running.url).pathname})\n`);
   return stopped;
 }
