@@ -137,6 +137,10 @@ describe('gmail run: from a push to hook requests', () => {
     // two records a page: three messages took two history.list calls
     expect(s.google.calls.filter((c) => c === 'gmail.users.history.list')).toHaveLength(2);
     expect(s.google.mismatches).toEqual([]);
+    const logged = s.log.text();
+    expect(logged).toContain('"messages":3');
+    for (const secret of [HOOK_TOKEN, PUSH_TOKEN, s.google.client.secret, s.google.client.refreshToken, ...s.google.issued]) expect(logged).not.toContain(secret);
+    for (const content of ['Ana Lima', 'Facture', 'invoice', 'Disk usage', 'résumé', 'Garçon']) expect(logged).not.toContain(content);
   });
 
   it('cuts a body to maxBytes on a character boundary and says so; includeBody false posts no body', async () => {
