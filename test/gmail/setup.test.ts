@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import JSON5 from 'json5';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installedAppFlow } from '../../src/gmail/oauth-flow.ts';
 import { runSetup } from '../../src/gmail/setup.ts';
 import { readState, stateFile } from '../../src/gmail/state.ts';
 import { createLogger } from '../../src/log.ts';
@@ -192,5 +193,18 @@ ${Object.entries(googleUrls(google)).map(([k, v]) => `      ${k}: '${v}',\n`).jo
     expect(out).toContain(`refresh token stored in ${tokenFile} (mode 0600)`);
     for (const secret of [google.client.secret, google.client.refreshToken, ...google.issued]) expect(out).not.toContain(secret);
     expect(google.mismatches).toEqual([]);
+  });
+
+  it('refuses an answer for another sign-in, and fails when the user does not allow access', async () => {
+    const flow = (onUrl: (url: URL) => Promise<void>) =>
+      installedAppFlow({ authUrl: `${google.url}/auth`, tokenUrl: `${google.url}/token`, clientId: google.client.id, clientSecret: google.client.secret, deps: noGoogle, show: (u) => void onUrl(new URL(u)) });
+    const loopback = (u: URL) => u.searchParams.get('redirect_uri')!;
+    let forged: Response | undefined;
+    const denied = flow(async (u) => {
+      forged = await fetch(`${loopback(u)}/?state=not-this-one&code=x`);
+      await fetch(`${loopback(u)}/?state=${u.searchParams.get('state')}&error=access_denied`);
+    });
+    await expect(denied).rejects.toThrow('Google did not grant access (access_denied)');
+    expect(forged!.status).toBe(400);
   });
 });
