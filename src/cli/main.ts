@@ -5,9 +5,10 @@ import { readFileSync } from 'node:fs';
 import { CHECK_HELP, CHECK_OPTIONS, check } from './check.ts';
 import { serve, SERVE_HELP, SERVE_OPTIONS } from './serve.ts';
 import { TRY_HELP, TRY_OPTIONS, tryHook } from './try.ts';
+import { GMAIL_HELP, webhooks } from './gmail.ts';
 import { synopsis } from './args.ts';
 
-const HELP: Record<string, string> = { serve: SERVE_HELP, check: CHECK_HELP, try: TRY_HELP };
+const HELP: Record<string, string> = { serve: SERVE_HELP, check: CHECK_HELP, try: TRY_HELP, webhooks: GMAIL_HELP };
 
 const USAGE = `usage: hook-intake <command> [options]
 
@@ -18,6 +19,9 @@ commands:
           hook-intake check ${synopsis(CHECK_OPTIONS)}
   try     dry run: show what a request would match and dispatch, dispatching nothing
           hook-intake try <wake|agent|NAME> ${synopsis(TRY_OPTIONS)}
+  webhooks gmail auth|setup|run
+          the Gmail bridge: sign in, write the config, serve the Pub/Sub push endpoint
+          hook-intake webhooks gmail <auth|setup|run> --help
 
 options:
   -h, --help     show this help and exit (hook-intake <command> --help: the command's options)
@@ -35,6 +39,8 @@ export async function main(argv: string[]): Promise<number | undefined> {
       return check(rest);
     case 'try':
       return tryHook(rest);
+    case 'webhooks':
+      return webhooks(rest);
     case '-v':
     case '--version':
       process.stdout.write(`hook-intake ${version()} (Node.js ${process.version})\n`);

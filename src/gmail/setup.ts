@@ -1,0 +1,124 @@
+/**
+ * `webhooks gmail setup` without the CLI: writes the gmail keys into the config file (keeping the
+ * rest of it), creates the tokens it needs as secret files, calls `users.watch` when OAuth
+ * credentials exist, and returns the `gcloud` commands left for the operator.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, extname, join } from 'node:path';
+import { dataDirTokens } from '../cli/tokens.ts';
+import { loadConfig } from '../config/load.ts';
+import type { Logger } from '../log.ts';
+import { AccessTokens } from './access-token.ts';
+import { GmailApi } from './api.ts';
+import { editConfigFile, type ConfigEditor } from './config-edit.ts';
+import { gcloudCommands, resourcePath } from './gcloud.ts';
+import { hookUrlOf } from './run.ts';
+import { fileRef, newToken, SECRETS_DIR, secretFileOf, writeSecretFile } from './secrets.ts';
+import { GmailConfigError, gmailSection, hasCredentials, oauthCredentials, type Deps } from './settings.ts';
+import { readState, stateFile, writeState } from './state.ts';
+
+export interface SetupOptions {
+  file: string;
+  dataDir: string;
+  account: string;
+  project?: string;
+  topic?: string;
+  subscription?: string;
+  /** The public URL that reaches the push path. */
+  pushEndpoint?: string;
+  label?: string;
+  hookUrl?: string;
+  deps: Deps;
+  log: Logger;
+}
+
+export interface SetupResult {
+  /** What was done, one line each (no secret in them). */
+  notes: string[];
+  commands: string[];
+}
+
+const TOPIC = 'hook-intake-gmail';
+const SUBSCRIPTION = 'hook-intake-gmail-push';
+
+export async function runSetup(o: SetupOptions): Promise<SetupResult> {
+  const notes: string[] = [];
+  const dir = dirname(o.file);
+  if (!existsSync(o.file)) {
+    writeFileSync(o.file, ['.yaml', '.yml'].includes(extname(o.file).toLowerCase()) ? '' : '{\n}\n');
+    notes.push(`created ${o.file}`);
+  }
+  let tokenShell: string | undefined;
+  let topic!: ReturnType<typeof resourcePath> & object;
+  let subscription!: ReturnType<typeof resourcePath> & object;
+  editConfigFile(o.file, (edit) => {
+    const g = (path: string[]) => edit.get(['hooks', 'gmail', ...path]);
+    const oldTopic = typeof g(['topic']) === 'string' ? resourcePath(g(['topic']) as string, 'topics', undefined) : undefined;
+    const project = o.project ?? oldTopic?.project;
+    const t = resourcePath(o.topic ?? oldTopic?.path ?? TOPIC, 'topics', project);
+    if (!t) throw new GmailConfigError('--project is required (or --topic projects/<project>/topics/<name>)');
+    const s = resourcePath(o.subscription ?? (g(['subscription']) as string | undefined) ?? SUBSCRIPTION, 'subscriptions', t.project);
+    if (!s) throw new GmailConfigError('--subscription must be a name or projects/<project>/subscriptions/<name>');
+    topic = t;
+    subscription = s;
+
+    if (edit.get(['hooks', 'enabled']) !== true) edit.set(['hooks', 'enabled'], true);
+    if (edit.get(['hooks', 'token']) === undefined) {
+      // the token serve generated into the data dir, if it did, so running clients keep working
+      const value = dataDirTokens(o.dataDir, false).fallback('hooks') ?? newToken();
+      notes.push(`hook token written to ${secret(edit, ['hooks', 'token'], 'hook-token', value, dir)} (mode 0600)`);
+    }
+    edit.addToList(['hooks', 'presets'], 'gmail');
+    edit.set(['hooks', 'gmail', 'account'], o.account);
+    if (o.label) edit.set(['hooks', 'gmail', 'label'], o.label);
+    edit.set(['hooks', 'gmail', 'topic'], t.path);
+    edit.set(['hooks', 'gmail', 'subscription'], s.path);
+    if (o.hookUrl) edit.set(['hooks', 'gmail', 'hookUrl'], o.hookUrl);
+    tokenShell = pushTokenShell(edit, dir, notes);
+  });
+  notes.push(`config written: ${o.file} (hooks.enabled, hooks.presets, hooks.gmail)`);
+
+  const loaded = loadConfig({ file: o.file, dataDir: o.dataDir, tokenFallback: dataDirTokens(o.dataDir, false).fallback });
+  const gmail = gmailSection(loaded.config);
+  if (hasCredentials(gmail)) {
+    const api = new GmailApi(o.deps, gmail.apiBaseUrl, new AccessTokens(o.deps, gmail.tokenUrl, oauthCredentials(gmail)));
+    try {
+      const w = await api.watch(topic.path, [gmail.label]);
+      const file = stateFile(o.dataDir, o.account);
+      const state = readState(file);
+      if (!state.historyId && w.historyId) writeState(file, { ...state, historyId: w.historyId });
+      notes.push(`users.watch: Gmail publishes changes of ${gmail.label} to ${topic.path}${w.expiration ? ` until ${new Date(Number(w.expiration)).toISOString()}` : ''}`);
+    } catch (err) {
+      notes.push(`users.watch failed: ${(err as Error).message}; run the gcloud commands below, then "hook-intake webhooks gmail run" calls it again`);
+    }
+  } else {
+    notes.push('no OAuth credentials yet: run "hook-intake webhooks gmail auth --client-secret FILE"; "gmail run" calls users.watch when it starts');
+  }
+  notes.push(`the gmail hook is posted to ${hookUrlOf(loaded.config)}`);
+  const endpoint = o.pushEndpoint ?? `https://YOUR-PUBLIC-HOST${gmail.serve.path}`;
+  if (!o.pushEndpoint) notes.push(`no --push-endpoint: replace https://YOUR-PUBLIC-HOST with the public address that reaches ${gmail.serve.bind}:${gmail.serve.port}${gmail.serve.path}`);
+  return { notes, commands: gcloudCommands({ project: topic.project, topic: topic.name, subscription: subscription.name, endpoint, tokenShell }) };
+}
+
+/** Writes a new secret file under the secrets folder and points `path` at it; returns the file. */
+function secret(edit: ConfigEditor, path: string[], name: string, value: string, dir: string): string {
+  const file = join(dir, SECRETS_DIR, name);
+  writeSecretFile(file, value);
+  edit.set(path, fileRef(file, dir));
+  return file;
+}
+
+/** Makes sure a push token exists; returns shell text that yields it (never the token). */
+function pushTokenShell(edit: ConfigEditor, dir: string, notes: string[]): string | undefined {
+  const path = ['hooks', 'gmail', 'pushToken'];
+  const raw = edit.get(path);
+  if (raw === undefined) {
+    const file = secret(edit, path, 'gmail-push-token', newToken(), dir);
+    notes.push(`push token written to ${file} (mode 0600)`);
+    return `$(cat '${file}')`;
+  }
+  const file = secretFileOf(raw, dir);
+  if (file) return `$(cat '${file}')`;
+  const env = typeof raw === 'string' ? /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(raw)?.[1] : undefined;
+  return env ? `\${${env}}` : '<hooks.gmail.pushToken>';
+}

@@ -1,0 +1,25 @@
+/** `hook-intake webhooks gmail …` help and unknown commands. */
+import { describe, expect, it } from 'vitest';
+import { AUTH_OPTIONS, GMAIL_COMMAND_HELP, RUN_OPTIONS, SETUP_OPTIONS } from '../../src/cli/gmail.ts';
+import { runCli } from '../helpers/cli.ts';
+
+describe('hook-intake webhooks gmail --help', () => {
+  it.each([
+    ['auth', AUTH_OPTIONS],
+    ['setup', SETUP_OPTIONS],
+    ['run', RUN_OPTIONS],
+  ] as const)('%s --help lists every flag', (cmd, options) => {
+    const help = GMAIL_COMMAND_HELP[cmd];
+    expect(help).toMatch(new RegExp(`^usage: hook-intake webhooks gmail ${cmd} `));
+    for (const name of Object.keys(options)) expect(help).toContain(`--${name}`);
+  });
+
+  it('through the CLI: a command prints its help, the top level names the commands, an unknown one is an error', async () => {
+    const [run, top, unknown] = await Promise.all([runCli(['webhooks', 'gmail', 'run', '--help']), runCli(['--help']), runCli(['webhooks', 'outlook', 'run'])]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(GMAIL_COMMAND_HELP.run);
+    expect(top.stdout).toContain('webhooks gmail auth|setup|run');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('unknown command "outlook run"');
+  });
+});
