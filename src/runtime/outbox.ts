@@ -72,6 +72,30 @@ function renderParts(channel: Channel, text: string): string[] | undefined {
   }
 }
 
+/** Config keys whose values are credentials (`botToken`, `appPassword`, `secret`, `apiKey`, …). */
+const SECRET_KEY = /token|secret|password|key|auth|credential/i;
+/** Shorter values are not searched for (a stray match would blank unrelated words). */
+const SHORTEST_SECRET = 8;
+
+/**
+ * A channel's error message without its credentials (a token in a URL it
+ * quotes) or the part it was sending: the channel should leave them out, and
+ * this makes sure, since the message becomes the delivery's reason and is logged.
+ */
+function scrub(message: string, config: unknown, part: string | undefined): string {
+  let out = message;
+  for (const s of secrets(config)) if (s.length >= SHORTEST_SECRET) out = out.replaceAll(s, '[redacted]');
+  if (part && part.length >= SHORTEST_SECRET) out = out.replaceAll(part, '[reply text]');
+  return out;
+}
+
+/** The string values under credential-like keys, at any depth. */
+function secrets(v: unknown, secretKey = false): string[] {
+  if (typeof v === 'string') return secretKey ? [v] : [];
+  if (v && typeof v === 'object') return Object.entries(v).flatMap(([k, x]) => secrets(x, secretKey || SECRET_KEY.test(k)));
+  return [];
+}
+
 const routeKey = (d: Pick<Delivery, 'channel' | 'to'>) => `${d.channel}\u0000${d.to ?? ''}`;
 const SCAN_ALL = Number.MAX_SAFE_INTEGER;
 const SCAN_LIMIT = 100_000;
@@ -305,7 +329,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       const e = err instanceof ChannelError ? err : undefined;
       const retryable = e ? e.retryable : true;
       const ambiguous = e?.ambiguous === true;
-      let reason = oneLine(err instanceof Error ? err.message : String(err), 300);
+      let reason = oneLine(scrub(err instanceof Error ? err.message : String(err), gen.config.channels[d.channel], parts[sent]), 300);
       // an ambiguous failure may have posted the part: one retry of it at most, since each may post it again
       const again = ambiguous && d.ambiguousPart === sent;
       const kept: Partial<DeliveryAttempt> = { sentParts: sent, ...(unstored ? { parts: unstored } : {}), ...(ambiguous ? { ambiguousPart: sent } : {}) };
