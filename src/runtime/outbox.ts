@@ -322,9 +322,10 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     } catch (err) {
       if (err instanceof Bookkeeping) throw err.cause;
       if (shutdown.signal.aborted) {
-        // not the channel's fault: the attempt is not counted, the parts sent are stored already; the rest goes next start
+        // not the channel's fault: the attempt is not counted, the parts sent are stored already; the rest goes next start,
+        // with the part it was sending kept (it may have been posted: the next start sends the same text)
         log.info('delivery interrupted by shutdown; left pending');
-        return { retry: undefined, recorded: Promise.resolve() };
+        return { retry: undefined, recorded: unstored ? progress({ parts: unstored }).catch(() => undefined) : Promise.resolve() };
       }
       const e = err instanceof ChannelError ? err : undefined;
       const retryable = e ? e.retryable : true;

@@ -144,6 +144,27 @@ describe('parts fixed at the first attempt', () => {
     expect(sent).toEqual(['<b>hi</b>']);
   });
 
+  it('a reply of one part whose send a stop cuts off keeps the part it was sending, unsent and uncounted', async () => {
+    const store = memoryStore();
+    let sending = false;
+    const { plugin } = partsChannel(
+      (m) =>
+        new Promise((_resolve, reject) => {
+          sending = true;
+          m.signal.addEventListener('abort', () => reject(m.signal.reason), { once: true });
+        }),
+      (md) => [`<b>${md}</b>`],
+    );
+    const { outbox } = outboxFor(store, plugin);
+    await runAwaitingDelivery(store, { channel: 'chat', text: 'hi' });
+    outbox.start();
+    await until(() => sending);
+    expect((await due(store))?.parts).toBeNull();
+    await outbox.stop(0);
+    await until(async () => (await due(store))?.parts);
+    expect(await due(store)).toMatchObject({ parts: ['<b>hi</b>'], sentParts: 0, attempts: 0 });
+  });
+
   it('a renderer that throws fails the delivery with a reason that quotes nothing of the reply', async () => {
     const store = memoryStore();
     const { plugin } = partsChannel(
