@@ -162,6 +162,11 @@ export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOri
   const channel = input.channel ?? 'last';
   if (channel !== 'last' && !gen.channels.has(channel))
     throw errors.invalidPayload('channel', `must be "last" or a configured channel (${[...gen.channels.keys()].join(', ')})`);
+  // a named channel checks its recipient now; with `last` the channel is known only at delivery (routes.ts)
+  if (channel !== 'last' && input.to !== undefined) {
+    const problem = gen.channels.get(channel)!.channel.checkTo?.(input.to);
+    if (problem) throw errors.invalidPayload('to', `must be ${problem} for channel "${channel}"`);
+  }
 
   let model = cfg.agents.defaults.model;
   if (input.model !== undefined) {

@@ -178,7 +178,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
         outcome.delivery =
           'skip' in d
             ? { kind: 'skipped', reason: d.skip }
-            : { kind: 'outbox', entry: { id: uuidv7(), runId: id, channel: d.route.channel, to: d.route.to, text: result.text, createdAt: finishedAt } };
+            : { kind: 'outbox', entry: { id: uuidv7(), runId: id, channel: d.route.channel, to: d.route.to, text: result.text, createdAt: finishedAt, mainSession: true } };
       }
     }
     await stored('store the outcome of a heartbeat', () => store.finishRun(outcome));

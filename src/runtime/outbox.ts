@@ -5,14 +5,18 @@
  * honouring a channel's Retry-After), at most `MAX_ATTEMPTS` times; the
  * outcome is recorded on the run.
  *
- * Sends to one route (channel + recipient) go one at a time, so the chunks
- * and replies a chat receives arrive in order. A reply split into chunks
+ * Sends to one route (channel + recipient) go one at a time, so the parts
+ * and replies a chat receives arrive in order. A reply split into parts
  * remembers how many were accepted, and a retry resumes after them.
+ *
+ * A channel's error says how to go on: rate limited (retry after its hint),
+ * transient (retry with backoff), permanent (fail now with its message as the
+ * reason) or ambiguous (it may have been posted: that part is retried once).
  */
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
 import type { Delivery, DeliveryAttempt, NewDelivery, Store } from '../store/types.ts';
-import { ChannelError } from '../plugins/define.ts';
+import { ChannelError, type Channel } from '../plugins/define.ts';
 import { oneLine } from './agent-call.ts';
 import { chunkText } from './chunk.ts';
 import { RecycledMap, RecycledSet } from '../util/recycled.ts';
@@ -49,6 +53,47 @@ export interface Outbox {
 export function backoffFor(failures: number, initialMs: number, maxMs: number, random: () => number = Math.random): number {
   const base = Math.min(initialMs * 2 ** (failures - 1), maxMs);
   return Math.max(1, Math.round(base * (0.8 + random() * 0.4)));
+}
+
+/** A store failure while recording progress: not the channel's, so not a failed send. */
+class Bookkeeping extends Error {}
+
+/**
+ * The reply as the channel's messages: its own rendering, else the text split at its limit.
+ * Undefined when the channel's renderer fails or gives nothing to send.
+ */
+function renderParts(channel: Channel, text: string): string[] | undefined {
+  try {
+    const parts = channel.render ? channel.render(text) : chunkText(text, channel.limits?.maxTextLength);
+    return Array.isArray(parts) && parts.length > 0 && parts.every((p) => typeof p === 'string') ? parts : undefined;
+  } catch {
+    // the renderer's error may quote the reply: it is not logged
+    return undefined;
+  }
+}
+
+/** Config keys whose values are credentials (`botToken`, `appPassword`, `secret`, `apiKey`, …). */
+const SECRET_KEY = /token|secret|password|key|auth|credential/i;
+/** Shorter values are not searched for (a stray match would blank unrelated words). */
+const SHORTEST_SECRET = 8;
+
+/**
+ * A channel's error message without its credentials (a token in a URL it
+ * quotes) or the part it was sending: the channel should leave them out, and
+ * this makes sure, since the message becomes the delivery's reason and is logged.
+ */
+function scrub(message: string, config: unknown, part: string | undefined): string {
+  let out = message;
+  for (const s of secrets(config)) if (s.length >= SHORTEST_SECRET) out = out.replaceAll(s, '[redacted]');
+  if (part && part.length >= SHORTEST_SECRET) out = out.replaceAll(part, '[reply text]');
+  return out;
+}
+
+/** The string values under credential-like keys, at any depth. */
+function secrets(v: unknown, secretKey = false): string[] {
+  if (typeof v === 'string') return secretKey ? [v] : [];
+  if (v && typeof v === 'object') return Object.entries(v).flatMap(([k, x]) => secrets(x, secretKey || SECRET_KEY.test(k)));
+  return [];
 }
 
 const routeKey = (d: Pick<Delivery, 'channel' | 'to'>) => `${d.channel}\u0000${d.to ?? ''}`;
@@ -219,57 +264,88 @@ export function createOutbox(deps: OutboxDeps): Outbox {
    * the record still under way: the route's next entry need not wait for it
    * (writes commit in order, and a crash before it means the entry is sent
    * again, as after any crash between send and record).
+   *
+   * The reply's parts are fixed at the first attempt. A reply of several parts
+   * has them stored before the first is sent, and the count of parts sent
+   * stored after each one before the next goes, so a retry or a restart
+   * resumes at the first unsent part. A reply of one part is not written
+   * before its send (the common case costs no extra write): until that part is
+   * accepted nothing has been posted, so its outcome's record carries it.
    */
   async function attemptOn(gen: Generation, d: Delivery): Promise<Outcome> {
     const entry = gen.channels.get(d.channel);
     const attempts = d.attempts + 1;
     const log = logger.child({ runId: d.runId, channel: d.channel, attempt: attempts });
+    const fail = (error: string, more: Partial<DeliveryAttempt> = {}) =>
+      record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error, ...more }, log);
     if (!entry) {
-      const recorded = record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: `channel "${d.channel}" is not configured` }, log);
+      const recorded = fail(`channel "${d.channel}" is not configured`);
       log.warn('delivery failed: channel not configured');
       return { retry: undefined, recorded };
     }
-    const chunks = chunkText(d.text, entry.channel.limits?.maxTextLength);
-    let sent = Math.min(d.sentParts, chunks.length);
+    const parts = d.parts ?? renderParts(entry.channel, d.text);
+    if (!parts) {
+      log.error('delivery failed: the channel could not render the reply');
+      return { retry: undefined, recorded: fail(`channel "${d.channel}" could not render the reply`) };
+    }
+    /** Parts rendered by this attempt and not stored yet (a reply of one part). */
+    const unstored = !d.parts && parts.length === 1 ? parts : undefined;
+    let sent = Math.min(d.sentParts, parts.length);
+    /** Stores progress within this attempt; the attempt is counted by its outcome. */
+    const progress = (more: Partial<DeliveryAttempt>) =>
+      record({ id: d.id, runId: d.runId, attempts: d.attempts, at: clock(), status: 'pending', nextAttemptAt: clock(), error: d.lastError, ...more }, log).catch(
+        (err: unknown) => {
+          throw new Bookkeeping('recording progress failed', { cause: err });
+        },
+      );
     try {
-      for (; sent < chunks.length; sent++) {
+      if (!d.parts && !unstored) await progress({ parts });
+      for (; sent < parts.length; sent++) {
+        shutdown.signal.throwIfAborted();
+        if (sent > d.sentParts) await progress({ sentParts: sent });
         shutdown.signal.throwIfAborted();
         await entry.channel.send({
           runId: d.runId,
           to: d.to,
-          text: chunks[sent]!,
+          text: parts[sent]!,
           deliveryId: d.id,
           part: sent + 1,
-          parts: chunks.length,
+          parts: parts.length,
           signal: shutdown.signal,
           attempt: attempts,
         });
       }
-      const recorded = record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'sent', route: { channel: d.channel, to: d.to }, sentParts: sent }, log);
-      log.info({ parts: chunks.length }, 'delivered');
+      const route = d.mainSession ? { channel: d.channel, to: d.to } : undefined;
+      const recorded = record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'sent', sentParts: sent, ...(route ? { route } : {}) }, log);
+      log.info({ parts: parts.length }, 'delivered');
       return { retry: undefined, recorded };
     } catch (err) {
+      if (err instanceof Bookkeeping) throw err.cause;
       if (shutdown.signal.aborted) {
-        // not the channel's fault: keep the attempt count, remember the progress, send the rest next start
-        const recorded =
-          sent > d.sentParts
-            ? record({ id: d.id, runId: d.runId, attempts: d.attempts, at: clock(), status: 'pending', nextAttemptAt: clock(), error: d.lastError, sentParts: sent }, log)
-            : Promise.resolve();
+        // not the channel's fault: the attempt is not counted, the parts sent are stored already; the rest goes next start,
+        // with the part it was sending kept (it may have been posted: the next start sends the same text)
         log.info('delivery interrupted by shutdown; left pending');
-        return { retry: undefined, recorded };
+        return { retry: undefined, recorded: unstored ? progress({ parts: unstored }).catch(() => undefined) : Promise.resolve() };
       }
-      const retryable = err instanceof ChannelError ? err.retryable : true;
-      const reason = oneLine(err instanceof Error ? err.message : String(err), 300);
-      if (retryable && attempts < MAX_ATTEMPTS) {
-        const hinted = err instanceof ChannelError ? Math.min(err.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS) : 0;
+      const e = err instanceof ChannelError ? err : undefined;
+      const retryable = e ? e.retryable : true;
+      const ambiguous = e?.ambiguous === true;
+      let reason = oneLine(scrub(err instanceof Error ? err.message : String(err), gen.config.channels[d.channel], parts[sent]), 300);
+      // an ambiguous failure may have posted the part: one retry of it at most, since each may post it again
+      const again = ambiguous && d.ambiguousPart === sent;
+      const kept: Partial<DeliveryAttempt> = { sentParts: sent, ...(unstored ? { parts: unstored } : {}), ...(ambiguous ? { ambiguousPart: sent } : {}) };
+      if (retryable && !again && attempts < MAX_ATTEMPTS) {
+        const hinted = e ? Math.min(e.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS) : 0;
         const delay = Math.max(backoff(attempts), hinted);
         const next = clock() + delay;
-        const recorded = record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'pending', nextAttemptAt: next, error: reason, sentParts: sent }, log);
-        log.warn({ reason, retryInMs: delay }, 'delivery failed; will retry');
-        return { retry: { delivery: { ...d, attempts, nextAttemptAt: next, lastError: reason, sentParts: sent }, at: next }, recorded };
+        const recorded = record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'pending', nextAttemptAt: next, error: reason, ...kept }, log);
+        log.warn({ reason, retryInMs: delay, ambiguous }, 'delivery failed; will retry');
+        const retried: Delivery = { ...d, attempts, nextAttemptAt: next, lastError: reason, sentParts: sent, parts, ambiguousPart: ambiguous ? sent : d.ambiguousPart };
+        return { retry: { delivery: retried, at: next }, recorded };
       }
-      const recorded = record({ id: d.id, runId: d.runId, attempts, at: clock(), status: 'failed', error: reason, sentParts: sent }, log);
-      log.error({ reason, retryable }, 'delivery failed');
+      if (ambiguous) reason = `${reason}; ${parts.length > 1 ? `part ${sent + 1} of ${parts.length}` : 'the reply'} may or may not have been delivered`;
+      const recorded = fail(reason, kept);
+      log.error({ reason, retryable, ambiguous }, 'delivery failed');
       return { retry: undefined, recorded };
     }
   }
@@ -278,7 +354,19 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     notify(entry) {
       if (!entry) return void scan();
       const at = entry.createdAt;
-      enqueue({ ...entry, status: 'pending', attempts: 0, nextAttemptAt: at, lastError: null, createdAt: at, updatedAt: at, sentParts: 0 });
+      enqueue({
+        ...entry,
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: at,
+        lastError: null,
+        createdAt: at,
+        updatedAt: at,
+        parts: null,
+        sentParts: 0,
+        ambiguousPart: null,
+        mainSession: entry.mainSession === true,
+      });
     },
     start: () => void scan(),
     async stop(deadlineMs) {

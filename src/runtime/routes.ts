@@ -1,8 +1,9 @@
 /**
- * Where a reply goes. `last` means the main route: the last route a delivery
- * used, else `session.defaultRoute`, else `whatsapp` when configured, else the
- * only configured channel when there is exactly one (SPEC §7, plus the last
- * rule so the embedded defaults deliver to `console`).
+ * Where a reply goes. `last` means the main route: the route of the last
+ * successful delivery of the main session (a heartbeat's reply), else
+ * `session.defaultRoute`, else the channel whose id is `whatsapp` when
+ * configured. Replies of other sessions never change it, so a conversation
+ * elsewhere cannot draw the main session's replies to itself.
  */
 import type { Generation } from './generation.ts';
 import type { Store } from '../store/types.ts';
@@ -36,7 +37,6 @@ export async function mainRoute(gen: Generation, store: Store): Promise<Route | 
   const def = gen.config.session.defaultRoute;
   if (def && gen.channels.has(def.channel)) return { channel: def.channel, to: def.to ?? null };
   if (gen.channels.has('whatsapp')) return { channel: 'whatsapp', to: null };
-  if (gen.channels.size === 1) return { channel: [...gen.channels.keys()][0]!, to: null };
   return undefined;
 }
 
@@ -56,5 +56,8 @@ export async function resolveRoute(gen: Generation, store: Store, channel: strin
   }
   const entry = gen.channels.get(route.channel)!;
   if (entry.channel.limits?.requiresTo && !route.to) return { skip: `no recipient for channel "${route.channel}" (set "to")`, route };
+  // a recipient not checked at intake (one of `last`, or of session.defaultRoute) is checked here
+  const problem = route.to === null ? undefined : entry.channel.checkTo?.(route.to);
+  if (problem) return { skip: `the recipient does not fit channel "${route.channel}": it must be ${problem}`, route };
   return { route };
 }

@@ -91,12 +91,24 @@ export interface Delivery {
   attempts: number;
   nextAttemptAt: number;
   lastError: string | null;
-  /** Chunks of the reply already accepted by the channel; a retry starts after them. */
+  /**
+   * The messages the reply was rendered into for its channel, fixed at the first attempt so that
+   * retries and restarts send the same text; null until then.
+   */
+  parts: string[] | null;
+  /** Parts already accepted by the channel; a retry starts after them. */
   sentParts: number;
+  /**
+   * The 0-based part whose send failed in a way that may have reached the service (an ambiguous
+   * failure), so a second such failure of it ends the delivery; null when none has.
+   */
+  ambiguousPart: number | null;
+  /** True for a reply of the main session: its route, once sent, becomes the main route (`last`). */
+  mainSession: boolean;
   createdAt: number;
   updatedAt: number;
 }
-export type NewDelivery = Pick<Delivery, 'id' | 'runId' | 'channel' | 'to' | 'text' | 'createdAt'>;
+export type NewDelivery = Pick<Delivery, 'id' | 'runId' | 'channel' | 'to' | 'text' | 'createdAt'> & { mainSession?: boolean };
 
 export interface IdempotencyRecord {
   key: string;
@@ -144,10 +156,14 @@ export interface DeliveryAttempt {
   status: 'pending' | 'sent' | 'failed';
   nextAttemptAt?: number;
   error?: string | null;
-  /** On `sent`: the route to remember as the main route (`last`). */
+  /** On `sent`: the route to remember as the main route (`last`), given for a reply of the main session. */
   route?: { channel: string; to: string | null };
-  /** Chunks accepted so far (kept when absent). */
+  /** Parts accepted so far (kept when absent). */
   sentParts?: number;
+  /** The parts the reply was rendered into (kept when absent; see `Delivery.parts`). */
+  parts?: string[];
+  /** The part whose send failed ambiguously (kept when absent; see `Delivery.ambiguousPart`). */
+  ambiguousPart?: number | null;
 }
 
 export interface ListOptions {

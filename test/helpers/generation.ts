@@ -2,7 +2,7 @@
  * A real generation built from a config object, for unit tests of code that
  * reads one (actions, routes, the read API). Besides the built-in plugins it
  * registers `needs-to`, a channel that requires a recipient and splits long
- * texts, and `recording`, a channel without limits.
+ * texts, `recording`, a channel without limits, and `numbered`, whose recipients are numbers.
  */
 import type { Generation } from '../../src/runtime/generation.ts';
 import { testGeneration as buildTestGeneration } from './runtime.ts';
@@ -13,6 +13,7 @@ export const testChannels = definePlugin({
   channels: {
     'needs-to': { create: () => ({ limits: { requiresTo: true, maxTextLength: 100 }, send: async () => {} }) },
     recording: { create: () => ({ send: async () => {} }) },
+    numbered: { create: () => ({ checkTo: (to: string) => (/^-?\d+$/.test(to) ? undefined : 'a chat number (123, -100…)'), send: async () => {} }) },
   },
 });
 

@@ -95,7 +95,7 @@ export function newRun(over: Partial<import('../../src/store/types.ts').NewRun> 
 /** Stores a run finished `ok` whose reply waits in the outbox for `channel`/`to`. */
 export async function runAwaitingDelivery(
   store: import('../../src/store/types.ts').Store,
-  d: { channel: string; to?: string | null; text: string },
+  d: { channel: string; to?: string | null; text: string; mainSession?: boolean },
 ): Promise<{ runId: string; deliveryId: string }> {
   const run = newRun();
   await store.accept({ events: [], runs: [run] });
@@ -109,7 +109,7 @@ export async function runAwaitingDelivery(
     summary: d.text,
     error: null,
     messages: [],
-    delivery: { kind: 'outbox', entry: { id: deliveryId, runId: run.id, channel: d.channel, to: d.to ?? null, text: d.text, createdAt: Date.now() } },
+    delivery: { kind: 'outbox', entry: { id: deliveryId, runId: run.id, channel: d.channel, to: d.to ?? null, text: d.text, createdAt: Date.now(), mainSession: d.mainSession ?? false } },
   });
   return { runId: run.id, deliveryId };
 }

@@ -133,6 +133,27 @@ describe('toAgentAction()', () => {
     expect(refusal(() => toAgentAction(input, gen, 'request'))).toEqual({ status: 400, code: 'INVALID_PAYLOAD', field, message });
   });
 
+  describe('a recipient the channel checks', () => {
+    const numbered = testGeneration({ channels: { console: {}, tg: { type: 'numbered' } } });
+
+    it('is refused when the channel says it has the wrong form, with the field and the channel\'s phrase, never the value', async () => {
+      const g = await numbered;
+      expect(refusal(() => toAgentAction({ message: 'm', channel: 'tg', to: 'SECRET-LOOKING-@name' }, g, 'mapping'))).toEqual({
+        status: 400,
+        code: 'INVALID_PAYLOAD',
+        field: 'to',
+        message: 'to: must be a chat number (123, -100…) for channel "tg"',
+      });
+    });
+
+    it('is taken when it fits; with "last" or a channel that checks nothing, any recipient is taken at intake', async () => {
+      const g = await numbered;
+      expect(toAgentAction({ message: 'm', channel: 'tg', to: '-100123' }, g, 'request').to).toBe('-100123');
+      expect(toAgentAction({ message: 'm', channel: 'last', to: 'anything' }, g, 'request').to).toBe('anything');
+      expect(toAgentAction({ message: 'm', channel: 'console', to: 'anything' }, g, 'request').to).toBe('anything');
+    });
+  });
+
   describe('with agents.defaults.models', () => {
 
     it('accepts a listed model and the default model when none is asked for', () => {

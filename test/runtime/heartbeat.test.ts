@@ -32,7 +32,7 @@ function setup(opts: { every?: string; maxEvents?: number; reply?: string; provi
   const provider = opts.provider ?? scriptedProvider(() => opts.reply ?? 'HEARTBEAT_OK');
   const beats = { every: opts.every ?? '0', ...(opts.maxEvents ? { maxEvents: opts.maxEvents } : {}) };
   const gen = testGeneration(
-    { agents: { defaults: { model: 'sp/main', heartbeat: beats }, providers: { sp: { type: 'scripted' } } } },
+    { agents: { defaults: { model: 'sp/main', heartbeat: beats }, providers: { sp: { type: 'scripted' } } }, session: { defaultRoute: { channel: 'console' } } },
     { plugins: [provider.plugin] },
   );
   const store = new SqliteStore({ path: ':memory:' });
@@ -126,7 +126,8 @@ describe('createHeartbeat()', () => {
     await s.heartbeat.idle();
     const [run] = await s.heartbeatRuns();
     expect(run!.delivery).toMatchObject({ status: 'pending', channel: 'console' });
-    expect(await s.store.dueDeliveries(Date.now() + 1000, 10)).toMatchObject([{ runId: run!.id, channel: 'console', text: 'The disk is nearly full; I opened a ticket.' }]);
+    // a reply of the main session: once sent, its route is the main route
+    expect(await s.store.dueDeliveries(Date.now() + 1000, 10)).toMatchObject([{ runId: run!.id, channel: 'console', text: 'The disk is nearly full; I opened a ticket.', mainSession: true }]);
     expect(s.outbox).toHaveBeenCalledTimes(1);
   });
 

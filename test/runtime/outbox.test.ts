@@ -51,19 +51,28 @@ describe('backoffFor()', () => {
 });
 
 describe('createOutbox()', () => {
-  it('records a successful delivery as sent, with the attempts it took, and remembers the route as the main route', async () => {
+  it('records a successful delivery of the main session as sent, with the attempts it took, and remembers its route as the main route', async () => {
     const sent: ChannelMessage[] = [];
     let calls = 0;
     const { store, outbox } = setup(async (m) => {
       if (++calls === 1) throw new Error('socket hang up');
       sent.push(m);
     });
-    const { runId, deliveryId } = await runAwaitingDelivery(store, { channel: 'mem', to: 'chat-1', text: 'hello' });
+    const { runId, deliveryId } = await runAwaitingDelivery(store, { channel: 'mem', to: 'chat-1', text: 'hello', mainSession: true });
     outbox.start();
     await until(async () => (await store.getRun(runId))!.delivery.status === 'sent');
     expect((await store.getRun(runId))!.delivery).toEqual({ status: 'sent', reason: null, channel: 'mem', to: 'chat-1', attempts: 2 });
     expect(sent).toMatchObject([{ runId, deliveryId, to: 'chat-1', text: 'hello', part: 1, parts: 1 }]);
     expect(JSON.parse((await store.getMeta('mainRoute'))!)).toEqual({ channel: 'mem', to: 'chat-1' });
+  });
+
+  it('does not take the route of a reply of another session as the main route', async () => {
+    const { store, outbox } = setup(async () => undefined);
+    await store.setMeta('mainRoute', JSON.stringify({ channel: 'mem', to: 'owner' }));
+    const { runId } = await runAwaitingDelivery(store, { channel: 'mem', to: 'someone-else', text: 'hello' });
+    outbox.start();
+    await until(async () => (await store.getRun(runId))!.delivery.status === 'sent');
+    expect(JSON.parse((await store.getMeta('mainRoute'))!)).toEqual({ channel: 'mem', to: 'owner' });
   });
 
   it(`gives up after ${MAX_ATTEMPTS} attempts with the last reason`, async () => {

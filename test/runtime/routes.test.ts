@@ -1,7 +1,7 @@
 /**
  * Where a reply goes (docs/configuration.md, "The main route"): `last` is the
- * route the last delivery used, else session.defaultRoute, else whatsapp when
- * configured, else the only configured channel.
+ * route of the last successful delivery of the main session, else
+ * session.defaultRoute, else the channel whose id is whatsapp when configured.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { mainRoute, resolveRoute } from '../../src/runtime/routes.ts';
@@ -28,10 +28,12 @@ describe('mainRoute()', () => {
     ['session.defaultRoute before any delivery', { channels: two, session: { defaultRoute: { channel: 'chat', to: '7' } } }, undefined, { channel: 'chat', to: '7' }],
     ['defaultRoute without to', { channels: two, session: { defaultRoute: { channel: 'console' } } }, undefined, { channel: 'console', to: null }],
     ['whatsapp when configured and nothing else is known', { channels: { ...two, whatsapp: { type: 'recording' } } }, undefined, { channel: 'whatsapp', to: null }],
-    ['the only configured channel', { channels: { console: {} } }, undefined, { channel: 'console', to: null }],
+    ['nothing with one channel and no hint (only the three rules apply)', { channels: { console: {} } }, undefined, undefined],
+    ['the remembered route before whatsapp', { channels: { ...two, whatsapp: { type: 'recording' } } }, { channel: 'chat', to: '42' }, { channel: 'chat', to: '42' }],
+    ['session.defaultRoute before whatsapp', { channels: { ...two, whatsapp: { type: 'recording' } }, session: { defaultRoute: { channel: 'chat', to: '7' } } }, undefined, { channel: 'chat', to: '7' }],
     ['nothing with several channels and no hint', { channels: two }, undefined, undefined],
     ['the defaults when the remembered channel is gone', { channels: two, session: { defaultRoute: { channel: 'console' } } }, { channel: 'telegram', to: '1' }, { channel: 'console', to: null }],
-    ['the defaults when the remembered value is damaged', { channels: { console: {} } }, '{not json', { channel: 'console', to: null }],
+    ['the defaults when the remembered value is damaged', { channels: two, session: { defaultRoute: { channel: 'console' } } }, '{not json', { channel: 'console', to: null }],
   ])('uses %s', async (_what, config, stored, expected) => {
     expect(await mainRoute(await testGeneration(config), await remembered(stored))).toEqual(expected);
   });
@@ -75,6 +77,14 @@ describe('resolveRoute()', () => {
         route: { channel: 'telegram', to: '1' },
       });
     });
+  });
+
+  it('is skipped when the recipient does not fit the channel (one from "last" or session.defaultRoute, not checked at intake)', async () => {
+    const numbered = await testGeneration({ channels: { console: {}, tg: { type: 'numbered' } }, session: { defaultRoute: { channel: 'tg', to: '@ops' } } });
+    const skip = 'the recipient does not fit channel "tg": it must be a chat number (123, -100…)';
+    expect(await resolveRoute(numbered, await remembered(), 'last', null)).toEqual({ skip, route: { channel: 'tg', to: '@ops' } });
+    expect(await resolveRoute(numbered, await remembered(), 'tg', null)).toEqual({ skip, route: { channel: 'tg', to: '@ops' } });
+    expect(await resolveRoute(numbered, await remembered(), 'last', '-100')).toEqual({ route: { channel: 'tg', to: '-100' } });
   });
 
   it('is skipped when the channel requires a recipient and none is known', async () => {

@@ -330,10 +330,10 @@ describe('createRunner()', () => {
     };
 
     it('puts the reply in the outbox for the main route and tells the outbox', async () => {
-      const s = setup();
+      const s = setup({ defaultRoute: { channel: 'console' } });
       expect(await deliveryOf(s, 'hello', { channel: 'last' })).toEqual({ status: 'pending', reason: null, channel: 'console', to: null, attempts: 0 });
       expect(s.outbox).toHaveBeenCalledTimes(1);
-      expect(await s.store.dueDeliveries(Date.now() + 1, 10)).toMatchObject([{ channel: 'console', text: 'hello', status: 'pending' }]);
+      expect(await s.store.dueDeliveries(Date.now() + 1, 10)).toMatchObject([{ channel: 'console', text: 'hello', status: 'pending', mainSession: false }]);
     });
 
     it('uses the channel and recipient asked for', async () => {

@@ -63,6 +63,7 @@ function world(send: (m: ChannelMessage) => Promise<void>, provider = scriptedPr
     {
       agents: { defaults: { model: 'sp/m', maxConcurrent: 1 }, providers: { sp: { type: 'scripted' } } },
       channels: { mem: { type: 'memory' } },
+      session: { defaultRoute: { channel: 'mem' } },
       delivery: { initialBackoffMs: 1000 },
     },
     { plugins: [provider.plugin, memoryChannel(send)] },

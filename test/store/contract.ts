@@ -382,6 +382,46 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         expect((await store.dueDeliveries(5_000, 10))[0]!.sentParts).toBe(2);
       });
 
+      it('have no parts until given; the parts, the parts sent and the ambiguous part are each kept until changed', async () => {
+        const run = await started();
+        const entry = newDelivery(run.id);
+        await store.finishRun(okOutcome(run.id, { delivery: { kind: 'outbox', entry } }));
+        const due = async () => (await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]!;
+        expect(await due()).toMatchObject({ parts: null, sentParts: 0, ambiguousPart: null });
+        const base = { id: entry.id, runId: run.id, status: 'pending', nextAttemptAt: 3_000 } as const;
+        await store.recordDelivery({ ...base, attempts: 0, at: 2_100, parts: ['one', 'two', 'three'] });
+        expect(await due()).toMatchObject({ parts: ['one', 'two', 'three'], sentParts: 0, ambiguousPart: null, attempts: 0 });
+        await store.recordDelivery({ ...base, attempts: 0, at: 2_200, sentParts: 1 });
+        await store.recordDelivery({ ...base, attempts: 1, at: 2_300, error: 'timed out', ambiguousPart: 1 });
+        expect(await due()).toMatchObject({ parts: ['one', 'two', 'three'], sentParts: 1, ambiguousPart: 1, attempts: 1, lastError: 'timed out' });
+        await store.recordDelivery({ ...base, attempts: 1, at: 2_400, sentParts: 2, ambiguousPart: null });
+        expect(await due()).toMatchObject({ parts: ['one', 'two', 'three'], sentParts: 2, ambiguousPart: null });
+      });
+
+      it('keep many long parts whole, and keep them when a short list replaces a long one and back', async () => {
+        const run = await started();
+        const entry = newDelivery(run.id, { text: long('reply', 20_000) });
+        await store.finishRun(okOutcome(run.id, { delivery: { kind: 'outbox', entry } }));
+        const parts = [long('first', 4_000), long('second', 4_000), 'a "quoted" \\ tail\n'];
+        const base = { id: entry.id, runId: run.id, attempts: 0, at: 2_100, status: 'pending' } as const;
+        const due = async () => (await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]!;
+        await store.recordDelivery({ ...base, parts });
+        expect((await due()).parts).toEqual(parts);
+        await store.recordDelivery({ ...base, parts: ['short'] });
+        expect((await due()).parts).toEqual(['short']);
+        await store.recordDelivery({ ...base, parts });
+        expect(await due()).toMatchObject({ parts, text: entry.text });
+      });
+
+      it('a reply of the main session is marked so; others are not', async () => {
+        const [a, b] = [await started(), await started()];
+        const [ea, eb] = [newDelivery(a.id, { mainSession: true }), newDelivery(b.id)];
+        await store.finishRun(okOutcome(a.id, { delivery: { kind: 'outbox', entry: ea } }));
+        await store.finishRun(okOutcome(b.id, { delivery: { kind: 'outbox', entry: eb } }));
+        const due = await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10);
+        expect(Object.fromEntries(due.map((d) => [d.id, d.mainSession]))).toEqual({ [ea.id]: true, [eb.id]: false });
+      });
+
       it('a send marks it sent on the run and remembers the main route; a failure for good leaves the route', async () => {
         const [a, b] = [await started(), await started()];
         const [ea, eb] = [newDelivery(a.id), newDelivery(b.id)];

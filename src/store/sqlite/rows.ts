@@ -141,7 +141,10 @@ export function toDelivery(r: Row): Delivery {
     attempts: Number(r.attempts),
     nextAttemptAt: Number(r.next_attempt_at),
     lastError: str(r.last_error),
+    parts: r.parts_ref !== null ? (JSON.parse(String(r.parts_body)) as string[]) : r.parts === null ? null : (JSON.parse(String(r.parts)) as string[]),
     sentParts: Number(r.sent_parts),
+    ambiguousPart: num(r.ambiguous_part),
+    mainSession: r.main_session === 1,
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };

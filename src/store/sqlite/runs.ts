@@ -86,7 +86,7 @@ export class RunRows {
       const e = d.entry;
       // the reply it delivers is stored already when long
       const [text, key, textRef] = e.text === o.reply ? [reply!, replyKey, replyRef] : this.storeText(e.text);
-      this.q.insertOutbox.run(e.id, e.runId, e.channel, e.to, textRef === null ? text : '', textRef, key, e.createdAt, e.createdAt, e.createdAt);
+      this.q.insertOutbox.run(e.id, e.runId, e.channel, e.to, textRef === null ? text : '', textRef, key, e.createdAt, e.createdAt, e.createdAt, e.mainSession ? 1 : 0);
     }
   }
 
@@ -136,7 +136,7 @@ export class RunRows {
   }
 
   /** Inside a write: stores a long text (see LONG_TEXT) and returns its rowid; null for a short one (stored inline). */
-  private longText(text: string | null): number | null {
+  longText(text: string | null): number | null {
     if (text === null || text.length <= LONG_TEXT) return null;
     return Number(this.q.insertText.run(text).lastInsertRowid);
   }

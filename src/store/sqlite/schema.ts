@@ -3,8 +3,9 @@
  * any other version (or with tables but no version) was made by another build and is refused at open:
  * nothing converts it. A change to the schema takes a new version number.
  *
- * Long texts (a run's message and reply, a transcript line, a delivery's text, longer than LONG_TEXT)
- * are kept once in `texts` and referred to by id (`*_text`, `text_ref`); the inline column then holds ''.
+ * Long texts (a run's message and reply, a transcript line, a delivery's text and its parts as a JSON array,
+ * longer than LONG_TEXT) are kept once in `texts` and referred to by id (`*_text`, `text_ref`, `parts_ref`);
+ * the inline column then holds '' (NULL for `parts`).
  * A text holding safety boundaries is kept without their notice and marker lines, which the key in the
  * matching `*_wrap` column rebuilds. Events below the meta value `eventsPendingFrom` are all consumed;
  * a heartbeat that consumes the oldest pending events records the range in `consumed` rather than each row.
@@ -105,7 +106,11 @@ export const SCHEMA = `
     attempts INTEGER NOT NULL DEFAULT 0,
     next_attempt_at INTEGER NOT NULL,
     last_error TEXT,
+    parts TEXT,
+    parts_ref INTEGER,
     sent_parts INTEGER NOT NULL DEFAULT 0,
+    ambiguous_part INTEGER,
+    main_session INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   );
@@ -115,8 +120,11 @@ export const SCHEMA = `
   INSERT INTO meta (key, value) VALUES ('eventsPendingFrom', '1');
 `;
 
-/** Above every version a development build's migrations reached (1 to 12), so none of their files passes for this schema. */
-export const SCHEMA_VERSION = 13;
+/**
+ * Above every version a development build's migrations reached (1 to 12), so none of their files passes for
+ * this schema; 13 lacked the outbox's parts.
+ */
+export const SCHEMA_VERSION = 14;
 
 /** Makes the schema on a new file; refuses a file another build made. */
 export function openSchema(db: DatabaseSync, path: string): void {

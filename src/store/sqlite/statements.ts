@@ -64,12 +64,15 @@ export function statements(db: DatabaseSync) {
     consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE seq = ? AND status = 'pending'"),
     // events have no index on id: only for an id this store did not hand out as pending (a table scan)
     consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND seq >= ? AND status = 'pending' RETURNING seq"),
-    insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`),
-    dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body FROM outbox o WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
+    insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at, main_session)
+      VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`),
+    dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body, ${body('o.parts_ref')} AS parts_body FROM outbox o
+      WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
     nextOutbox: p("SELECT min(next_attempt_at) AS t FROM outbox WHERE status = 'pending' AND next_attempt_at > ?"),
+    // parts and the ambiguous part change only when given (the flag before each says so); a long parts list is in texts
     updateOutbox: p(`UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?,
-      sent_parts = coalesce(?, sent_parts) WHERE id = ?`),
+      sent_parts = coalesce(?, sent_parts), parts = CASE WHEN ? THEN ? ELSE parts END, parts_ref = CASE WHEN ? THEN ? ELSE parts_ref END,
+      ambiguous_part = CASE WHEN ? THEN ? ELSE ambiguous_part END WHERE id = ?`),
     failHeartbeats: p(`UPDATE runs SET status = 'error', finished_at = ?, error = ?, delivery_status = 'skipped',
       delivery_reason = 'heartbeat did not succeed' WHERE kind = 'heartbeat' AND status IN ('queued', 'running')`),
     getMeta: p('SELECT value FROM meta WHERE key = ?'),

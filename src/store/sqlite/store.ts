@@ -279,7 +279,12 @@ export class SqliteStore implements Store {
   recordDelivery(a: DeliveryAttempt): Promise<void> {
     return this.writes.run(() => {
       // the run's delivery state is this row (runs.delivery_id): the run's own row is not rewritten
-      this.q.updateOutbox.run(a.status, a.attempts, a.nextAttemptAt ?? a.at, a.error ?? null, a.at, a.sentParts ?? null, a.id);
+      const setParts = a.parts !== undefined ? 1 : 0;
+      const json = a.parts === undefined ? null : JSON.stringify(a.parts);
+      const ref = this.runs.longText(json);
+      const setAmbiguous = a.ambiguousPart !== undefined ? 1 : 0;
+      this.q.updateOutbox.run(a.status, a.attempts, a.nextAttemptAt ?? a.at, a.error ?? null, a.at, a.sentParts ?? null,
+        setParts, ref === null ? json : null, setParts, ref, setAmbiguous, a.ambiguousPart ?? null, a.id);
       // the main route changes rarely: write it only when it does
       if (a.status === 'sent' && a.route) this.meta.put('mainRoute', JSON.stringify(a.route));
     });

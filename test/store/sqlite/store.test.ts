@@ -288,7 +288,7 @@ describe('SqliteStore', () => {
       expect(await store.pendingEvents(10)).toEqual([{ ...summary, status: 'pending', consumedAt: null, heartbeatId: null }]);
       expect(await store.dueDeliveries(2_999, 10)).toEqual([]);
       expect(await store.dueDeliveries(3_000, 10)).toEqual([
-        { ...entry, status: 'pending', attempts: 0, nextAttemptAt: 3_000, lastError: null, sentParts: 0, updatedAt: 3_000 },
+        { ...entry, status: 'pending', attempts: 0, nextAttemptAt: 3_000, lastError: null, parts: null, sentParts: 0, ambiguousPart: null, mainSession: false, updatedAt: 3_000 },
       ]);
       expect(await store.nextDeliveryAt()).toBe(3_000);
     });
@@ -696,7 +696,7 @@ describe('SqliteStore', () => {
       const db = new DatabaseSync(file);
       expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
       db.close();
-      for (const version of [1, 12, SCHEMA_VERSION + 1]) {
+      for (const version of [1, 12, SCHEMA_VERSION - 1, SCHEMA_VERSION + 1]) {
         const path = join(dir, `v${version}.db`);
         const old = new DatabaseSync(path);
         old.exec(`CREATE TABLE events (seq INTEGER PRIMARY KEY); PRAGMA user_version = ${version}`);
