@@ -91,6 +91,7 @@ describe('webhooks gmail run beside serve', () => {
       },
       agents: { defaults: { heartbeat: { every: '0' } } },
       channels: { chat: { type: 'webhook', url: `${replies.url}/in` } },
+      session: { defaultRoute: { channel: 'chat' } },
     };
     srv = await startCli({ config, dir, args: ['--port', String(port)] });
     outputs.push(srv.output);
