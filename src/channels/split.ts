@@ -162,25 +162,32 @@ export function renderParts(markdown: string, opts: RenderPartsOptions): string[
     }
   };
 
+  const fits = (level: Level, items: string[]): boolean => measure(render(join(level, items))) <= limit;
+
   /**
    * Emits `group` when its rendering fits. Rendering is not quite additive, so when the estimate was
-   * wrong the items are added one at a time, rendering each candidate; what is left over (it fits)
-   * is returned to start the next part.
+   * wrong the longest prefix that fits is found by bisection and emitted, until what is left fits;
+   * that is returned to start the next part.
    */
   const flush = (level: Level, group: string[]): string[] => {
-    if (group.length <= 1 || measure(render(join(level, group))) <= limit) {
+    if (group.length <= 1 || fits(level, group)) {
       emitGroup(level, group);
       return [];
     }
-    let current: string[] = [group[0]!];
-    for (const item of group.slice(1)) {
-      if (measure(render(join(level, [...current, item]))) <= limit) current.push(item);
-      else {
-        emitGroup(level, current);
-        current = [item];
+    let rest = group;
+    while (rest.length > 1 && !fits(level, rest)) {
+      // rest[0..lo) fits (one item always counts as fitting: it goes deeper), rest[0..hi) does not
+      let lo = 1;
+      let hi = rest.length;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >>> 1;
+        if (fits(level, rest.slice(0, mid))) lo = mid;
+        else hi = mid;
       }
+      emitGroup(level, rest.slice(0, lo));
+      rest = rest.slice(lo);
     }
-    return current;
+    return rest;
   };
 
   /** Greedy: as many items per part as fit, estimated from each item's rendered size, then checked. */
@@ -188,18 +195,26 @@ export function renderParts(markdown: string, opts: RenderPartsOptions): string[
     // 'x' renders as itself everywhere: what remains is the context's markup (a code fence)
     const overhead = Math.max(0, measure(render(join(level, ['x']))) - measure('x'));
     const sepSize = measure(level.sep);
-    const sizeOf = (item: string): number => Math.max(0, measure(render(join(level, [item]))) - overhead);
-    const estimateOf = (group: string[], sizes: number[]): number => overhead + sizes.reduce((a, b) => a + b, 0) + sepSize * Math.max(0, group.length - 1);
+    const known = new Map<string, number>();
+    // rendering trims, so an item's trailing whitespace (a word's space) is added back
+    const sizeOf = (item: string): number => {
+      let size = known.get(item);
+      if (size === undefined) {
+        size = Math.max(0, measure(render(join(level, [item]))) - overhead) + measure(/\s*$/.exec(item)![0]);
+        known.set(item, size);
+      }
+      return size;
+    };
     let group: string[] = [];
-    let sizes: number[] = [];
+    let estimate = overhead;
     for (const item of level.items) {
       const size = sizeOf(item);
-      if (group.length > 0 && estimateOf(group, sizes) + sepSize + size > limit) {
+      if (group.length > 0 && estimate + sepSize + size > limit) {
         group = flush(level, group);
-        sizes = group.map(sizeOf);
+        estimate = overhead + group.reduce((sum, it, i) => sum + sizeOf(it) + (i > 0 ? sepSize : 0), 0);
       }
+      estimate += size + (group.length > 0 ? sepSize : 0);
       group.push(item);
-      sizes.push(size);
     }
     while (group.length > 0) group = flush(level, group);
   };

@@ -207,6 +207,18 @@ describe('renderParts() boundaries', () => {
     expect(order).toEqual(Array.from({ length: 90 }, (_, i) => i));
   });
 
+  it.each([
+    ['one long line of words', 'word & <x> '.repeat(5000)],
+    ['one long line of different words', Array.from({ length: 3000 }, (_, i) => `w${i}`).join(' ')],
+    ['no whitespace at all', 'x'.repeat(50_000)],
+    ['many paragraphs', Array.from({ length: 500 }, (_, i) => `Paragraph ${i}: ${'lorem **ipsum** '.repeat(6)}`).join('\n\n')],
+  ])('renders %s a bounded number of times (work grows with the reply, not its square)', (_name, md) => {
+    let rendered = 0;
+    const parts = renderParts(md, { render: (m) => ((rendered += m.length), toTelegramHtml(m)), limit: 4096 });
+    expect(parts.length).toBeGreaterThan(1);
+    expect(rendered).toBeLessThan(8 * md.length);
+  });
+
   it('textChunkLimit lowers the service limit, never raises it', () => {
     expect(chunkLimit(TELEGRAM, undefined)).toBe(4096);
     expect(chunkLimit(TELEGRAM, 1000)).toBe(1000);
