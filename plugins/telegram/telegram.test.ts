@@ -22,9 +22,12 @@ const fail = (status: number, description: string, parameters?: object): Answer 
 });
 
 let stub: ProviderStub | undefined;
+// every request of every test, failures included, must be one the provider's spec allows
 afterEach(async () => {
-  await stub?.close();
+  const done = stub;
   stub = undefined;
+  await done?.close();
+  done?.expectClean();
 });
 
 async function setup(script: Script, slice: Record<string, unknown> = {}) {
