@@ -11,5 +11,7 @@ import mattermost from './mattermost/index.ts';
 import msteams from './msteams/index.ts';
 import signal from './signal/index.ts';
 import imessage from './imessage/index.ts';
+import telegram from './telegram/index.ts';
+import whatsapp from './whatsapp/index.ts';
 
-export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel, webhook, discord, slack, mattermost, msteams, signal, imessage];
+export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel, webhook, telegram, whatsapp, discord, slack, mattermost, msteams, signal, imessage];

@@ -29,19 +29,23 @@ export function utf8Length(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-/** A way to cut one piece of Markdown into smaller ones that join back into it. */
+/**
+ * A way to cut one piece of Markdown into smaller ones that join back into it. `wrap` puts a run of
+ * items back into its context (a code fence, a quote, a list item's marker); `first` says whether
+ * the run starts the piece, so a list item's marker is written once, not on every part.
+ */
 interface Level {
   items: string[];
   sep: string;
-  /** Puts the joined items back into their context (a code fence); identity by default. */
-  wrap?(joined: string): string;
-  /** How to cut one item further. */
-  deeper(item: string): Level | undefined;
+  wrap?(joined: string, first: boolean): string;
+  /** How to cut one item further (`index` is its place among `items`). */
+  deeper(item: string, index: number): Level | undefined;
 }
 
-function join(level: Level, items: string[]): string {
-  const joined = items.join(level.sep);
-  return level.wrap ? level.wrap(joined) : joined;
+/** Items `start` to `end` (exclusive) as Markdown. */
+function join(level: Level, start: number, end: number): string {
+  const joined = level.items.slice(start, end).join(level.sep);
+  return level.wrap ? level.wrap(joined, start === 0) : joined;
 }
 
 /** Code points, so a surrogate pair is never cut. */
@@ -89,6 +93,36 @@ function lines(text: string, deeper: (line: string) => Level | undefined): Level
   return items.length > 1 ? { items, sep: '\n', deeper } : deeper(text);
 }
 
+/**
+ * A level whose pieces all sit inside `outer` (a quote, a list item), at every depth. `outer`
+ * learns whether a piece starts the whole of what it wraps: only the first piece of the first
+ * item, and so on down.
+ */
+function within(level: Level | undefined, outer: (s: string, first: boolean) => string, startsOuter = true): Level | undefined {
+  if (!level) return undefined;
+  const inner = level.wrap;
+  return {
+    ...level,
+    wrap: (s, first) => outer(inner ? inner(s, first) : s, startsOuter && first),
+    deeper: (item, index) => within(level.deeper(item, index), outer, startsOuter && index === 0),
+  };
+}
+
+function quoted(s: string): string {
+  return s
+    .split('\n')
+    .map((l) => (l === '' ? '>' : `> ${l}`))
+    .join('\n');
+}
+
+/** A list item's content: the first part under the item's marker, the parts after it without. */
+function listItem(item: Tokens.ListItem): Level | undefined {
+  const marker = /^\s*(?:[-+*]|\d{1,9}[.)])[ \t]+/.exec(item.raw)?.[0];
+  if (!marker || item.text.length >= item.raw.length) return undefined;
+  const indent = ' '.repeat(marker.length);
+  return within(levelOf(item.text), (s, first) => (first ? marker + s.split('\n').join(`\n${indent}`) : s));
+}
+
 /** How to cut a piece of Markdown: its blocks, a list's items, a code block's lines, a block's lines, a line's words. */
 function levelOf(markdown: string): Level | undefined {
   const tokens = lex(markdown).filter((t) => t.type !== 'space' && t.type !== 'def');
@@ -97,8 +131,17 @@ function levelOf(markdown: string): Level | undefined {
   if (!t) return undefined;
   const raw = t.raw.replace(/\n+$/, '');
   if (t.type === 'code') return codeLines(t as Tokens.Code);
-  if (t.type === 'list' && (t as Tokens.List).items.length > 1) {
-    return { items: (t as Tokens.List).items.map((i) => i.raw.replace(/\n+$/, '')), sep: '\n', deeper: levelOf };
+  if (t.type === 'list') {
+    const items = (t as Tokens.List).items;
+    if (items.length > 1) return { items: items.map((i) => i.raw.replace(/\n+$/, '')), sep: '\n', deeper: levelOf };
+    // one long item: cut its content (a code block inside stays fenced)
+    const inside = items[0] ? listItem(items[0]) : undefined;
+    if (inside) return inside;
+  }
+  if (t.type === 'blockquote') {
+    // cut the quoted Markdown, each part quoted again
+    const inside = within(levelOf((t as Tokens.Blockquote).text), quoted);
+    if (inside) return inside;
   }
   if (t.type === 'paragraph') return lines(raw, inlinePieces);
   return lines(raw, (line) => (line === raw ? words(line) : levelOf(line)));
@@ -119,7 +162,11 @@ function hardSplit(text: string, limit: number, measure: (s: string) => number):
   return out;
 }
 
-/** Renders `markdown` into parts that each measure at most `limit`, in order. */
+/**
+ * Renders `markdown` into parts that each measure at most `limit`, in order. A limit smaller than
+ * the markup around a single character (about 100 UTF-16 units for a quoted code block in
+ * Telegram HTML) still holds, but then that markup is cut: service limits are far above it.
+ */
 export function renderParts(markdown: string, opts: RenderPartsOptions): string[] {
   const measure = opts.measure ?? utf16Length;
   const { limit } = opts;
@@ -127,83 +174,90 @@ export function renderParts(markdown: string, opts: RenderPartsOptions): string[
   const source = markdown.replace(/\r\n?/g, '\n');
   const render = (md: string): string => opts.render(md).trim();
   const out: string[] = [];
+  const push = (rendered: string): void => {
+    if (rendered !== '') out.push(rendered);
+  };
+  const fits = (level: Level, start: number, end: number): boolean => measure(render(join(level, start, end))) <= limit;
 
-  const emit = (md: string, rendered = render(md)): void => {
-    if (rendered === '') return;
-    if (measure(rendered) <= limit) {
-      out.push(rendered);
-      return;
-    }
-    const level = levelOf(md);
-    if (level) pack(level);
+  /** One item: as it is when it fits, else cut further (or, for a lone character, cut its rendering). */
+  const emitItem = (level: Level, index: number): void => {
+    const rendered = render(join(level, index, index + 1));
+    if (measure(rendered) <= limit) return push(rendered);
+    const deeper = level.deeper(level.items[index]!, index);
+    if (deeper) pack(deeper);
     else out.push(...hardSplit(rendered, limit, measure));
   };
 
-  const emitItem = (level: Level, item: string): void => {
-    const rendered = render(join(level, [item]));
-    if (rendered === '' || measure(rendered) <= limit) {
-      if (rendered !== '') out.push(rendered);
-      return;
-    }
-    const deeper = level.deeper(item);
-    if (!deeper) {
-      out.push(...hardSplit(rendered, limit, measure));
-      return;
-    }
-    pack(deeper);
-  };
-
-  /** Renders a group of items that is known to fit (or a single item, which may go deeper). */
-  const emitGroup = (level: Level, group: string[]): void => {
-    if (group.length === 1) emitItem(level, group[0]!);
-    else if (group.length > 1) {
-      const rendered = render(join(level, group));
-      if (rendered !== '') out.push(rendered);
-    }
+  /** Items `start` to `end`, known to fit (or a single item, which may go deeper). */
+  const emitRun = (level: Level, start: number, end: number): void => {
+    if (end - start === 1) emitItem(level, start);
+    else if (end > start) push(render(join(level, start, end)));
   };
 
   /**
-   * Emits `group` when its rendering fits. Rendering is not quite additive, so when the estimate was
-   * wrong the items are added one at a time, rendering each candidate; what is left over (it fits)
-   * is returned to start the next part.
+   * Emits items `start` to `end` when their rendering fits. Rendering is not quite additive, so
+   * when the estimate was wrong the longest run that fits is found by bisection and emitted,
+   * until what is left fits; the index where that rest starts is returned (to start the next part).
    */
-  const flush = (level: Level, group: string[]): string[] => {
-    if (group.length <= 1 || measure(render(join(level, group))) <= limit) {
-      emitGroup(level, group);
-      return [];
+  const flush = (level: Level, start: number, end: number): number => {
+    if (end - start <= 1 || fits(level, start, end)) {
+      emitRun(level, start, end);
+      return end;
     }
-    let current: string[] = [group[0]!];
-    for (const item of group.slice(1)) {
-      if (measure(render(join(level, [...current, item]))) <= limit) current.push(item);
-      else {
-        emitGroup(level, current);
-        current = [item];
+    let from = start;
+    while (end - from > 1 && !fits(level, from, end)) {
+      // from..lo fits (one item counts as fitting: it goes deeper), from..hi does not
+      let lo = from + 1;
+      let hi = end;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >>> 1;
+        if (fits(level, from, mid)) lo = mid;
+        else hi = mid;
       }
+      emitRun(level, from, lo);
+      from = lo;
     }
-    return current;
+    return from;
   };
 
   /** Greedy: as many items per part as fit, estimated from each item's rendered size, then checked. */
   const pack = (level: Level): void => {
-    // 'x' renders as itself everywhere: what remains is the context's markup (a code fence)
-    const overhead = Math.max(0, measure(render(join(level, ['x']))) - measure('x'));
+    // 'x' renders as itself everywhere: what remains is the context's markup (a fence, a marker)
+    const probe: Level = { ...level, items: ['x'] };
+    const overhead = Math.max(0, measure(render(join(probe, 0, 1))) - measure('x'));
     const sepSize = measure(level.sep);
-    const sizeOf = (item: string): number => Math.max(0, measure(render(join(level, [item]))) - overhead);
-    const estimateOf = (group: string[], sizes: number[]): number => overhead + sizes.reduce((a, b) => a + b, 0) + sepSize * Math.max(0, group.length - 1);
-    let group: string[] = [];
-    let sizes: number[] = [];
-    for (const item of level.items) {
-      const size = sizeOf(item);
-      if (group.length > 0 && estimateOf(group, sizes) + sepSize + size > limit) {
-        group = flush(level, group);
-        sizes = group.map(sizeOf);
+    const known = new Map<string, number>();
+    // rendering trims, so an item's trailing whitespace (a word's space) is added back
+    const sizeOf = (i: number): number => {
+      const item = level.items[i]!;
+      let size = known.get(item);
+      if (size === undefined) {
+        size = Math.max(0, measure(render(join({ ...level, items: [item] }, 0, 1))) - overhead) + measure(/\s*$/.exec(item)![0]);
+        known.set(item, size);
       }
-      group.push(item);
-      sizes.push(size);
+      return size;
+    };
+    let start = 0;
+    let estimate = overhead;
+    for (let i = 0; i < level.items.length; i++) {
+      const size = sizeOf(i);
+      if (i > start && estimate + sepSize + size > limit) {
+        start = flush(level, start, i);
+        estimate = overhead;
+        for (let j = start; j < i; j++) estimate += sizeOf(j) + (j > start ? sepSize : 0);
+      }
+      estimate += size + (i > start ? sepSize : 0);
     }
-    while (group.length > 0) group = flush(level, group);
+    // each flush emits at least one item, so this ends
+    while (start < level.items.length) start = flush(level, start, level.items.length);
   };
 
-  emit(source);
-  return out.filter((p) => p !== '');
+  const whole = render(source);
+  if (measure(whole) <= limit) push(whole);
+  else {
+    const level = levelOf(source);
+    if (level) pack(level);
+    else out.push(...hardSplit(whole, limit, measure));
+  }
+  return out;
 }

@@ -68,7 +68,7 @@ describe('slack', () => {
     expect(v(fakeRequest({ path: '/api/chat.postMessage', form: { channel: 'C1', text: 'hi', unfurl_links: 'false' }, headers }))).toEqual([]);
   });
   it('rejects a misspelt parameter, a missing channel, a missing token and a wrong type', () => {
-    expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', txt: 'hi' }, headers })).join()).toMatch(/"txt" is not a parameter/);
+    expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', txt: 'hi' }, headers })).join()).toMatch(/body\/txt is not a field in the spec/);
     expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { text: 'hi' }, headers })).join()).toMatch(/"channel" is required/);
     expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'hi' } })).join()).toMatch(/"token" is required/);
     expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'hi', unfurl_links: 'no' }, headers })).join()).toMatch(/boolean/);
@@ -76,9 +76,15 @@ describe('slack', () => {
   it('wants some content in chat.postMessage', () => {
     expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1' }, headers })).join()).toMatch(/one of text/);
   });
+  it('waives a field the caller allows, and only that finding', () => {
+    const lenient = slackSpec({ allowFields: ['body/markdown_text'] });
+    expect(lenient(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'x', markdown_text: '**x**' }, headers }))).toEqual([]);
+    expect(lenient(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'x', markdown_txt: '**x**' }, headers })).join()).toMatch(/markdown_txt/);
+  });
+
   it('accepts conversations.open with users and rejects a misspelt one', () => {
     expect(v(fakeRequest({ path: '/api/conversations.open', json: { users: 'U123' }, headers }))).toEqual([]);
-    expect(v(fakeRequest({ path: '/api/conversations.open', json: { user: 'U123' }, headers })).join()).toMatch(/"user" is not a parameter/);
+    expect(v(fakeRequest({ path: '/api/conversations.open', json: { user: 'U123' }, headers })).join()).toMatch(/body\/user is not a field in the spec/);
   });
 });
 
@@ -89,6 +95,13 @@ describe('mattermost CreatePost', () => {
   it('accepts a correct request', () => {
     expect(v(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi', root_id: 'p1' }, headers }))).toEqual([]);
   });
+  it('takes pending_post_id, which the server reads though CreatePost leaves it out', () => {
+    expect(v(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi', pending_post_id: 'u1:1' }, headers }))).toEqual([]);
+    expect(mattermostSpec({ allowFields: [] })(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi', pending_post_id: 'u1:1' }, headers })).join()).toMatch(
+      /pending_post_id is not a field/,
+    );
+  });
+
   it('rejects a misspelt field, a missing required field, no token and an unknown query parameter', () => {
     expect(v(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi', rootid: 'p' }, headers })).join()).toMatch(/rootid/);
     expect(v(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1' }, headers })).join()).toMatch(/required property 'message'/);

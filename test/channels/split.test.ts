@@ -39,9 +39,12 @@ function hasLoneSurrogate(s: string): boolean {
 
 // ---- generators -------------------------------------------------------------------------------------
 
-/** Words without Markdown syntax, so the text shown is the text written (with HTML specials, emoji and CJK). */
+/**
+ * Words without Markdown syntax, so the text shown is the text written (with `&`, emoji and CJK).
+ * No `<`: at the start of a line it can open an HTML block, whose lines mean something else once cut apart.
+ */
 const word = fc
-  .array(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCXYZ0123456789&<!?,é漢字😀🇫🇷'.split(/(?:)/u)), { minLength: 1, maxLength: 14 })
+  .array(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCXYZ0123456789&!?,é漢字😀🇫🇷'.split(/(?:)/u)), { minLength: 1, maxLength: 14 })
   .map((cs) => cs.join(''))
   .filter((w) => !/^\d+$/.test(w));
 const line = fc.array(word, { minLength: 1, maxLength: 30 }).map((ws) => ws.join(' '));
@@ -51,7 +54,12 @@ const codeBlock = fc
   .map(([lang, ls]) => `\`\`\`${lang}\n${ls.map((l) => (l.trim() === '' ? 'x' : l)).join('\n')}\n\`\`\``);
 const list = fc.array(line, { minLength: 1, maxLength: 8 }).map((ls) => ls.map((l) => `- ${l}`).join('\n'));
 const heading = line.map((l) => `## ${l}`);
-const plainDoc = fc.array(fc.oneof(paragraph, paragraph, codeBlock, list, heading), { minLength: 1, maxLength: 12 }).map((bs) => bs.join('\n\n'));
+/** A list item holding a code block, and a quote holding one: cutting them must keep the fences. */
+const itemWithCode = fc.tuple(line, codeBlock).map(([l, c]) => `- ${l}\n\n${c.replace(/^/gm, '  ')}`);
+const quoteWithCode = fc.tuple(line, codeBlock).map(([l, c]) => `${l}\n\n${c}`.replace(/^/gm, '> '));
+const plainDoc = fc
+  .array(fc.oneof(paragraph, paragraph, codeBlock, list, heading, itemWithCode, quoteWithCode), { minLength: 1, maxLength: 12 })
+  .map((bs) => bs.join('\n\n'));
 
 /** Markdown with formatting, links and hostile text, for the limit and well-formedness properties. */
 const richWord = fc.oneof(
@@ -94,13 +102,27 @@ describe('renderParts() properties', () => {
     );
   });
 
-  it('no text is lost or reordered (plain text and Telegram)', () => {
+  it('no text is lost, repeated or reordered (plain text and Telegram)', () => {
+    // quote marks are left out: a quote cut in two is quoted again in each part
+    const text = (s: string) => s.replace(/[\s>]+/g, '');
+    fc.assert(
+      // from 120: Telegram's markup around one quoted code character is about 100 units
+      fc.property(plainDoc, fc.integer({ min: 120, max: 500 }), (md, limit) => {
+        const plain = renderParts(md, { render: toPlainText, limit });
+        expect(text(plain.join(''))).toBe(text(toPlainText(md)));
+        const tg = renderParts(md, { render: toTelegramHtml, limit });
+        expect(text(tg.map(shownByTelegram).join(''))).toBe(text(shownByTelegram(toTelegramHtml(md))));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('a code block is never left open: each Discord part has its fences in pairs', () => {
     fc.assert(
       fc.property(plainDoc, fc.integer({ min: 60, max: 500 }), (md, limit) => {
-        const plain = renderParts(md, { render: toPlainText, limit });
-        expect(plain.join('').replace(/\s+/g, '')).toBe(toPlainText(md).replace(/\s+/g, ''));
-        const tg = renderParts(md, { render: toTelegramHtml, limit });
-        expect(tg.map(shownByTelegram).join('')).toBe(shownByTelegram(toTelegramHtml(md)));
+        for (const p of renderParts(md, { render: toDiscord, limit })) {
+          expect(p.match(/^[ >]*```/gm)?.length ?? 0, p).toSatisfy((n: number) => n % 2 === 0);
+        }
       }),
       { numRuns: 150 },
     );
@@ -205,6 +227,18 @@ describe('renderParts() boundaries', () => {
     expect(parts).toHaveLength(3);
     const order = parts.join('\n\n').match(/Paragraph \d+/g)!.map((s) => Number(s.split(' ')[1]));
     expect(order).toEqual(Array.from({ length: 90 }, (_, i) => i));
+  });
+
+  it.each([
+    ['one long line of words', 'word & <x> '.repeat(5000)],
+    ['one long line of different words', Array.from({ length: 3000 }, (_, i) => `w${i}`).join(' ')],
+    ['no whitespace at all', 'x'.repeat(50_000)],
+    ['many paragraphs', Array.from({ length: 500 }, (_, i) => `Paragraph ${i}: ${'lorem **ipsum** '.repeat(6)}`).join('\n\n')],
+  ])('renders %s a bounded number of times (work grows with the reply, not its square)', (_name, md) => {
+    let rendered = 0;
+    const parts = renderParts(md, { render: (m) => ((rendered += m.length), toTelegramHtml(m)), limit: 4096 });
+    expect(parts.length).toBeGreaterThan(1);
+    expect(rendered).toBeLessThan(8 * md.length);
   });
 
   it('textChunkLimit lowers the service limit, never raises it', () => {

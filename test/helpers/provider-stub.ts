@@ -62,7 +62,7 @@ export function toStubRequest(method: string, url: string, headers: IncomingHttp
   const contentType = String(headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   const req: StubRequest = { method, path: parsed.pathname, query: collect(parsed.searchParams), headers, contentType, raw, body: undefined };
   const text = raw.toString('utf8');
-  if (contentType === 'application/json' || (contentType.endsWith('+json') && text !== '')) {
+  if (text !== '' && (contentType === 'application/json' || contentType.endsWith('+json'))) {
     try {
       req.body = JSON.parse(text);
     } catch (err) {
