@@ -11,7 +11,7 @@ afterEach(closeAll);
 
 describe('createRunner() across restarts and shutdowns', () => {
   describe('recover()', () => {
-    it('queues runs found queued, re-queues runs found running once, and marks them error the second time', async () => {
+    it('runs runs found queued, runs runs found running once more, and marks them error the second time', async () => {
       const store = new SqliteStore({ path: ':memory:' });
       const queued = newRun({ model: 'sp/m', wakeMode: 'next-heartbeat' });
       const once = newRun({ model: 'sp/m', wakeMode: 'next-heartbeat' });
@@ -25,7 +25,7 @@ describe('createRunner() across restarts and shutdowns', () => {
       await store.insertHeartbeat(heartbeat, Date.now());
 
       const s = setup({ store, provider: scriptedProvider(() => 'done') });
-      expect(await s.runner.recover()).toEqual({ queued: 1, requeued: 1, failed: 1, heartbeats: 1 });
+      expect(await s.runner.recover()).toEqual({ queued: 3, heartbeats: 1 });
       expect(await finished(s, queued.id)).toMatchObject({ status: 'ok', attempts: 1 });
       expect(await finished(s, once.id)).toMatchObject({ status: 'ok', attempts: 2 });
       expect(await s.store.getRun(twice.id)).toMatchObject({ status: 'error', error: 'interrupted twice by a service restart' });
@@ -48,6 +48,17 @@ describe('createRunner() across restarts and shutdowns', () => {
       expect(await s.store.getRun(a.id)).toMatchObject({ status: 'ok', reply: 'done' });
       expect(await s.store.getRun(b.id)).toMatchObject({ status: 'queued', attempts: 0 });
       expect(s.provider.calls).toHaveLength(1);
+    });
+
+    it('starts none of the runs a claim under way at the stop gives it, and leaves them in the queue', async () => {
+      const s = setup();
+      const run = newRun({ model: 'sp/m' });
+      await s.store.accept({ events: [], runs: [run] });
+      s.runner.notify();
+      await s.runner.stop(0);
+      await new Promise((r) => setImmediate(r));
+      expect(s.provider.calls).toHaveLength(0);
+      expect((await s.store.queue.claim('next', 1000, 10)).map((c) => [c.id, c.attempts])).toEqual([[run.id, 0]]);
     });
 
     it('aborts a run still going at the deadline and puts it back in the queue without counting the attempt', async () => {
