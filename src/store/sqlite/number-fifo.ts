@@ -11,10 +11,9 @@
  * has doubled past it). An integer that does not follow the previous one costs one
  * slot, as it would without ranges.
  */
-const MIN_CAPACITY = 1024;
-
 export class NumberFifo {
-  private buf = new Float64Array(MIN_CAPACITY);
+  private readonly minCapacity: number;
+  private buf: Float64Array;
   private head = 0;
   /** Slots in use: a value each, plus one per range for its length. */
   private slots = 0;
@@ -22,6 +21,12 @@ export class NumberFifo {
   private size = 0;
   /** The integer pushed last (meaningful while `size > 0`). */
   private last = 0;
+
+  /** `minCapacity`: the slots it starts with and never shrinks below (a power of two). */
+  constructor(minCapacity = 1024) {
+    this.minCapacity = minCapacity;
+    this.buf = new Float64Array(minCapacity);
+  }
 
   get length(): number {
     return this.size;
@@ -61,7 +66,7 @@ export class NumberFifo {
     }
     this.size--;
     // memory follows the live length once a long backlog has been worked off
-    if (cap > MIN_CAPACITY && this.slots * 4 < cap) this.resize(cap / 2);
+    if (cap > this.minCapacity && this.slots * 4 < cap) this.resize(cap / 2);
     return n;
   }
 

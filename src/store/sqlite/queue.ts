@@ -35,7 +35,7 @@ interface Head {
   /** The lease's end while claimed; when due while waiting. */
   until: number;
   /** Seqs of the key's later runs, in order, that came up while this one was under way. */
-  behind: number[] | undefined;
+  behind: NumberFifo | undefined;
 }
 
 /** Where a run's state and attempts sit in a claim read (after the QUEUED columns). */
@@ -43,6 +43,8 @@ const STATUS = 18;
 const ATTEMPTS = 19;
 const MESSAGE_TEXT = 17;
 const MESSAGE_WRAP = 16;
+/** The first slots of a key's queue of later runs: most keys under way have none or a few. */
+const BEHIND_SLOTS = 8;
 
 export interface RunQueueDeps {
   q: Statements;
@@ -113,7 +115,7 @@ export class RunQueue implements WorkQueue<NewRun> {
       const key = String(row[5]);
       const head = this.heads.get(key);
       if (head) {
-        (head.behind ??= []).push(seq);
+        (head.behind ??= new NumberFifo(BEHIND_SLOTS)).push(seq);
         this.parked++;
         continue;
       }

@@ -30,6 +30,17 @@ describe('NumberFifo', () => {
     expect(q.length).toBe(0);
   });
 
+  it('starts with the slots asked for and shrinks back to them', () => {
+    const q = new NumberFifo(8);
+    expect(q.capacity).toBe(8);
+    for (let i = 0; i < 100; i++) q.push(i * 2);
+    expect(q.capacity).toBe(128);
+    const out: number[] = [];
+    while (q.length) out.push(q.shift()!);
+    expect(out).toEqual(Array.from({ length: 100 }, (_, i) => i * 2));
+    expect(q.capacity).toBe(8);
+  });
+
   it('holds rowids beyond 32 bits exactly', () => {
     const q = new NumberFifo();
     q.push(2 ** 40 + 3);

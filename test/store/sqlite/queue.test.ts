@@ -55,6 +55,22 @@ describe('the SQLite queue of runs', () => {
     await store.close();
   });
 
+  it('keeps a long line of one key\'s runs in order behind the one under way, among other keys\' runs', async () => {
+    const store = new SqliteStore({ path: file() });
+    const runs = Array.from({ length: 3000 }, (_, i) => newRun({ sessionKey: i % 3 === 0 ? `hook:other-${i}` : 'hook:busy' }));
+    await store.accept({ events: [], runs });
+    const order: string[] = [];
+    for (let claims = await store.queue.claim('w', 60_000, 2); claims.length; claims = await store.queue.claim('w', 60_000, 2))
+      for (const c of claims) {
+        order.push(c.id);
+        expect(await store.queue.complete(c.id, 'w')).toBe(true);
+      }
+    const busy = runs.filter((r) => r.sessionKey === 'hook:busy').map((r) => r.id);
+    expect(order.filter((id) => busy.includes(id))).toEqual(busy);
+    expect(order).toHaveLength(runs.length);
+    await store.close();
+  });
+
   it('keeps whether a run\'s session key was made for it, for the runner; the read API does not show it', async () => {
     const store = new SqliteStore({ path: file() });
     const fresh = newRun({ newSession: true });
