@@ -182,16 +182,14 @@ export function createRunner(deps: RunnerDeps): Runner {
    * a run's claim is not ended while it is still `queued` or `running` on disk.
    */
   function stored<T>(log: Logger, what: string, call: () => Promise<T>): Promise<T> {
-    return untilStored(call, {
-      signal: storeGaveUp.signal,
-      logger: log,
-      what,
-      onWait: () => waitingForStore++,
-      onResume: () => {
-        waitingForStore--;
-        pump();
-      },
-    });
+    return untilStored(call, { signal: storeGaveUp.signal, logger: log, what, onWait, onResume });
+  }
+  function onWait(): void {
+    waitingForStore++;
+  }
+  function onResume(): void {
+    waitingForStore--;
+    pump();
   }
 
   /** `release` frees the run's concurrency slot; called once the agent call is over. */
