@@ -227,7 +227,7 @@ export interface Store {
   readonly driver: string;
   /** The runs to be worked on: every run `accept` stores is enqueued in the same atomic write, keyed by its session key. */
   readonly queue: WorkQueue<NewRun>;
-  /** Commits an accepted request's events, runs and idempotency record atomically. */
+  /** Commits an accepted request's events, runs and idempotency record atomically, and its runs' entries in `queue` with them. */
   accept(batch: AcceptBatch): Promise<void>;
   getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined>;
   pruneIdempotency(now: number): Promise<number>;
