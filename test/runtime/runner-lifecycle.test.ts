@@ -1,13 +1,23 @@
 /**
  * The run executor across restarts and shutdowns (SPEC §7): recovery of
- * queued and interrupted runs, and stop() with a deadline.
+ * queued and interrupted runs, leases kept while a run goes on, and stop()
+ * with a deadline.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LEASE_MS } from '../../src/runtime/runner.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { closeAll, finished, setup } from '../helpers/runner.ts';
 import { newRun, scriptedProvider } from '../helpers/runtime.ts';
 
-afterEach(closeAll);
+afterEach(async () => {
+  vi.useRealTimers();
+  await closeAll();
+});
+
+/** Lets the store's group commits (setImmediate, not faked) and what follows them run. */
+async function turns(n = 5): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+}
 
 describe('createRunner() across restarts and shutdowns', () => {
   describe('recover()', () => {
@@ -33,6 +43,25 @@ describe('createRunner() across restarts and shutdowns', () => {
       expect((await s.store.pendingEvents(10)).map((e) => e.text)).toContain('Hook Twice (error): interrupted twice by a service restart');
       expect(s.heartbeats).toHaveBeenCalledTimes(1); // Twice asked for wakeMode now
       expect(s.provider.calls.map((c) => c.req.runId).sort()).toEqual([queued.id, once.id].sort());
+    });
+  });
+
+  describe('leases', () => {
+    it('keeps a run that outlasts its lease claimed: the lease is renewed while the agent works, so the run is not taken again', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+      const s = setup();
+      const run = await s.add({ timeoutSeconds: 3600 });
+      while (s.provider.calls.length < 1) await turns();
+      for (let t = 0; t < 3 * LEASE_MS; t += LEASE_MS / 6) {
+        await vi.advanceTimersByTimeAsync(LEASE_MS / 6);
+        await turns();
+      }
+      expect(s.provider.calls).toHaveLength(1);
+      expect(s.store.queue.size()).toEqual({ waiting: 0, claimed: 1 });
+      s.provider.calls[0]!.reply('done');
+      while ((await s.store.getRun(run.id))!.status !== 'ok') await turns();
+      await turns();
+      expect(s.store.queue.size()).toEqual({ waiting: 0, claimed: 0 });
     });
   });
 
