@@ -47,7 +47,7 @@ export interface Runner {
   /**
    * Starts working after a restart: heartbeats caught running are marked `error`; the runs the queue
    * holds (queued, and those interrupted) are claimed. A run interrupted twice is marked `error` when
-   * claimed, the first time it is run again.
+   * its turn comes, instead of running a third time.
    */
   recover(): Promise<{ queued: number; heartbeats: number }>;
   queued(): number;
