@@ -133,7 +133,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 
   let store: Store;
   try {
-    store = await openStore(cfg.storage);
+    store = await openStore(cfg.storage, { clock });
   } catch (err) {
     await first.dispose();
     await workers?.close();
@@ -143,6 +143,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   let heartbeat: Heartbeat | undefined;
   const runner = createRunner({
     store,
+    queue: store.queue,
     generations,
     logger: runtimeLogger(logger, 'runner'),
     clock,
@@ -154,14 +155,14 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const dispatcher = createDispatcher({
     store,
     clock,
-    enqueueRuns: (r) => runner.enqueue(r),
+    runsAccepted: () => runner.notify(),
     queuedRuns: () => runner.queued(),
     requestHeartbeat: () => heartbeat.request(),
   });
   submit = createSubmit(generations, dispatcher);
 
   const recovered = await runner.recover();
-  if (recovered.queued || recovered.requeued || recovered.failed || recovered.heartbeats) logger.info(recovered, 'recovered unfinished runs');
+  if (recovered.queued || recovered.heartbeats) logger.info(recovered, 'recovered unfinished runs');
 
   const throttle = new FailureThrottle({ max: cfg.hooks.authFailures.max, windowMs: cfg.hooks.authFailures.windowSeconds * 1000 });
   let watcher: SourceWatcher | undefined;

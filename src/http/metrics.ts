@@ -69,7 +69,7 @@ export function createMetrics(deps: MetricsDeps): Registry {
     const c = await deps.store.counts();
     for (const [status, n] of Object.entries(c.outbox)) g.set({ status }, n);
   });
-  gauge('hook_intake_runner', 'Runs waiting in the runner and runs executing now.', ['state'], (g) => {
+  gauge('hook_intake_runner', 'Runs waiting in the queue and runs executing now.', ['state'], (g) => {
     const r = deps.runner();
     g.set({ state: 'queued' }, r.queued);
     g.set({ state: 'running' }, r.running);

@@ -1,13 +1,12 @@
 /**
  * The dispatcher: the one place where accepted actions become durable state.
  * Direct requests and mapped hooks both end here. It writes events, runs and
- * the idempotency record in one commit, and only then tells the runner and the
- * heartbeat; the HTTP answer is sent after `dispatch` resolves. Event and run
+ * the idempotency record in one commit (the store queues the runs in it), and
+ * only then tells the runner and the heartbeat; the HTTP answer is sent after `dispatch` resolves. Event and run
  * ids are time-ordered (UUIDv7) so that their unique indexes grow at one edge.
  */
 import type { AcceptBatch, NewEvent, NewRun, Store } from '../store/types.ts';
 import type { PreparedAction } from './prepare.ts';
-import type { QueuedRef } from './runner.ts';
 import { errors } from '../errors.ts';
 import { uuidv7 } from '../util/uuid7.ts';
 
@@ -30,7 +29,8 @@ export interface DispatchResult {
 export interface DispatcherDeps {
   store: Store;
   clock?: () => number;
-  enqueueRuns: (runs: readonly QueuedRef[]) => void;
+  /** Tells the runner runs were accepted. */
+  runsAccepted: () => void;
   queuedRuns: () => number;
   requestHeartbeat: () => void;
 }
@@ -49,7 +49,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const now = clock();
       const events: NewEvent[] = [];
       const runs: NewRun[] = [];
-      const refs: QueuedRef[] = [];
       let wakeNow = false;
       for (const a of actions) {
         if (a.kind === 'wake') {
@@ -74,8 +73,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
             to: a.to,
             createdAt: now,
           });
-          const r = runs[runs.length - 1]!;
-          refs.push(a.newSession ? { id: r.id, sessionKey: r.sessionKey, newSession: true } : { id: r.id, sessionKey: r.sessionKey });
+          if (a.newSession) runs[runs.length - 1]!.newSession = true;
         }
       }
       if (runs.length && deps.queuedRuns() + reserved + runs.length > opts.maxQueuedRuns)
@@ -98,7 +96,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       } finally {
         reserved -= runs.length;
       }
-      if (refs.length) deps.enqueueRuns(refs);
+      if (runs.length) deps.runsAccepted();
       if (wakeNow) deps.requestHeartbeat();
       return result;
     },

@@ -1,18 +1,15 @@
 /**
- * The run executor. Runs of one session key execute one at a time, in the
- * order they were accepted; different keys run concurrently up to
- * `agents.defaults.maxConcurrent` agent calls at once (a run's slot frees when
- * its agent answers, not when its outcome has committed; its session's next
- * run waits for that commit). Only ids and session keys are held in
- * memory; a run's body is read from the store when it starts.
+ * The run executor: claims runs from the store's queue and carries each out. The queue gives a session
+ * key's runs in the order accepted, one at a time; different keys run concurrently up to
+ * `agents.defaults.maxConcurrent` agent calls at once (a run's slot frees when its agent answers, not
+ * when its outcome has committed; its session's next run is due once that commit is done). The runner
+ * holds only the runs it is carrying out; the backlog is the queue's.
  */
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
-import { Fifo } from '../util/fifo.ts';
 import { onNextTurn } from '../util/next-turn.ts';
-import { RecycledMap } from '../util/recycled.ts';
-import type { NewEvent, NewRun, RunOutcome, Store, NewDelivery } from '../store/types.ts';
+import type { Claim, NewEvent, NewRun, RunOutcome, Store, NewDelivery, WorkQueue } from '../store/types.ts';
 import { callAgent, isHeartbeatAck, oneLine, Shutdown } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
 import { hookLine, stripBoundary } from './safety.ts';
@@ -25,53 +22,48 @@ export const TRANSCRIPT_MAX_BYTES = 64 * 1024;
 const SUMMARY_MAX = 300;
 /** How many runs may start in one turn of the event loop (see `pump`). */
 export const RUNS_PER_TURN = 12;
+/**
+ * A claim's lease, renewed every third of it while its run is under way: it runs out only when the
+ * runner stops working on the run without ending its claim (a crash, a bug), and the run is then due again.
+ */
+export const LEASE_MS = 60_000;
 
 export interface RunnerDeps {
   store: Store;
+  /** The runs to carry out (the store's queue). */
+  queue: WorkQueue<NewRun>;
   generations: GenerationRef;
   logger: Logger;
   clock?: () => number;
   /** Asks for a heartbeat (runs with `wakeMode: now`). */
   requestHeartbeat: () => void;
-  /** Tells the outbox a delivery is waiting. */
   /** Hands the outbox a delivery this process just committed. */
   notifyOutbox: (entry?: NewDelivery) => void;
 }
 
-export interface QueuedRef {
-  id: string;
-  sessionKey: string;
-  /** The session key was made for this run (no transcript can exist yet): the run skips reading it. */
-  newSession?: boolean;
-}
-
 export interface Runner {
-  enqueue(runs: readonly QueuedRef[]): void;
+  /** Runs were accepted: claims what the free slots allow. */
+  notify(): void;
   /**
-   * Loads queued and interrupted runs after a restart: `queued` ones are
-   * queued again, `running` ones are re-queued once and marked `error` the
-   * second time; heartbeats caught running are marked `error`.
+   * Starts working after a restart: heartbeats caught running are marked `error`; the runs the queue
+   * holds (queued, and those interrupted) are claimed. A run interrupted twice is marked `error` when
+   * its turn comes, instead of running a third time.
    */
-  recover(): Promise<{ queued: number; requeued: number; failed: number; heartbeats: number }>;
+  recover(): Promise<{ queued: number; heartbeats: number }>;
   queued(): number;
   running(): number;
-  /** Stops starting runs; waits for running ones up to `deadlineMs`, then aborts and re-queues them. */
+  /** Stops starting runs; waits for running ones up to `deadlineMs`, then aborts them and gives them back to the queue. */
   stop(deadlineMs: number): Promise<void>;
   /** Resolves when nothing is queued or running (tests, benchmarks). */
   idle(): Promise<void>;
 }
 
 export function createRunner(deps: RunnerDeps): Runner {
-  const { store, generations, logger } = deps;
+  const { store, queue, generations, logger } = deps;
   const clock = deps.clock ?? Date.now;
-  // A session's queued run ids: one id as is (the common case: a fresh session key per request), a
-  // queue once a second one waits, so a backlog of single-run sessions costs no queue object each.
-  const bySession = new RecycledMap<string, string | Fifo<string>>();
-  // What starts next, in the order accepted: a session key with runs in bySession, or a run of a new
-  // session as is (nothing queued before it can share its key, so it needs no entry in bySession).
-  const ready = new Fifo<string | QueuedRef>();
-  // sessions with a run in flight, until that run's outcome is committed (its next run reads the transcript)
-  const active = new RecycledMap<string, Promise<void>>();
+  const worker = `runner-${uuidv7()}`;
+  // the runs under way, by id, until their claim has ended
+  const inFlight = new Map<string, Promise<void>>();
   // runs holding one of the `maxConcurrent` slots: from the start of a run until its agent call is over
   let calling = 0;
   const shutdown = new Shutdown();
@@ -79,40 +71,26 @@ export function createRunner(deps: RunnerDeps): Runner {
   // since its outcome could not be stored either. Aborted when a stop gives up on them.
   let waitingForStore = 0;
   const storeGaveUp = new AbortController();
-  let queuedCount = 0;
   let stopping = false;
+  let claiming = false;
+  let claimAgain = false;
   let idleWaiters: (() => void)[] = [];
+  // a pump when the queue's next item waiting for a time is due (a retry, a lease that runs out)
+  let dueTimer: NodeJS.Timeout | undefined;
+  let dueAt = Infinity;
+  const renew = setInterval(() => {
+    for (const id of inFlight.keys()) void queue.extend(id, worker, LEASE_MS).catch((err) => logger.warn({ err, runId: id }, 'renewing the lease of a run failed'));
+  }, LEASE_MS / 3);
+  renew.unref();
 
+  const isIdle = () => !claiming && inFlight.size === 0 && queue.size().waiting === 0;
   const checkIdle = () => {
-    if (queuedCount === 0 && active.size === 0 && idleWaiters.length) {
+    if (idleWaiters.length && isIdle()) {
       const w = idleWaiters;
       idleWaiters = [];
       for (const r of w) r();
     }
   };
-
-  function enqueue(runs: readonly QueuedRef[]): void {
-    for (const ref of runs) {
-      queuedCount++;
-      if (ref.newSession) {
-        ready.push(ref);
-        continue;
-      }
-      const sessionKey = ref.sessionKey;
-      const id = ref.id;
-      const q = bySession.get(sessionKey);
-      if (q === undefined) {
-        bySession.set(sessionKey, id);
-        if (!active.has(sessionKey)) ready.push(sessionKey);
-      } else if (typeof q === 'string') {
-        const fifo = new Fifo<string>();
-        fifo.push(q);
-        fifo.push(id);
-        bySession.set(sessionKey, fifo);
-      } else q.push(id);
-    }
-    pump();
-  }
 
   // A slot freed during a turn is refilled at once while fewer than RUNS_PER_TURN runs have started in
   // that turn, so a fast agent's outcomes share one group commit; past that, on the next turn of the
@@ -121,86 +99,105 @@ export function createRunner(deps: RunnerDeps): Runner {
   let startedThisTurn = 0;
   const newTurn = onNextTurn(() => (startedThisTurn = 0));
 
+  /** Claims runs for the free slots; one claim at a time, and again if asked meanwhile. */
   function pump(): void {
-    const max = generations.current.config.agents.defaults.maxConcurrent;
-    while (!stopping && waitingForStore === 0 && calling < max && ready.length) {
-      const next = ready.shift()!;
-      const newSession = typeof next !== 'string';
-      const key = newSession ? next.sessionKey : next;
-      // a session whose new-session run started first (a caller that reused the key it was given): its
-      // runs wait for that one, and come back when it ends
-      if (!newSession && active.has(key)) continue;
-      if (startedThisTurn++ === 0) newTurn();
-      let target: string;
-      if (newSession) target = next.id;
-      else {
-        const q = bySession.get(key)!;
-        if (typeof q === 'string') {
-          target = q;
-          bySession.delete(key);
-        } else {
-          target = q.shift()!;
-          if (!q.length) bySession.delete(key);
-        }
-      }
-      queuedCount--;
-      calling++;
-      let released = false;
-      // The slot limits calls to agents, not commits: it frees as soon as the agent has answered, so
-      // another session's run can start while this outcome waits for its group commit.
-      const release = () => {
-        if (released) return;
-        released = true;
-        calling--;
-        if (startedThisTurn < RUNS_PER_TURN) pump();
-        else schedulePump();
-      };
-      const p = execute(target, newSession, release).catch((err) => {
-        const run = { runId: target };
-        // only a stop gives up on the store: the run stays as stored, and the next start takes it up
-        if (isStorageUnavailable(err)) logger.warn({ err, ...run }, 'run left for the next start: the store could not write before the stop');
-        else logger.error({ err, ...run }, 'run failed unexpectedly');
-      });
-      active.set(
-        key,
-        p.finally(() => {
-          release();
-          active.delete(key);
-          if (bySession.has(key)) ready.push(key);
-          pump();
-          checkIdle();
-        }),
-      );
+    if (claiming) {
+      claimAgain = true;
+      return;
     }
+    const free = generations.current.config.agents.defaults.maxConcurrent - calling;
+    if (stopping || waitingForStore > 0 || free <= 0) return;
+    claiming = true;
+    queue.claim(worker, LEASE_MS, free).then(
+      (claims) => {
+        claiming = false;
+        // a stop came while the claim was under way: its runs go back untouched
+        if (stopping) for (const c of claims) void queue.release(c.id, worker).catch(() => {});
+        else for (const c of claims) start(c);
+        if (claimAgain) {
+          claimAgain = false;
+          pump();
+        } else if (claims.length < free) void armDue();
+        checkIdle();
+      },
+      (err) => {
+        claiming = false;
+        logger.error({ err }, 'claiming runs failed');
+        void armDue();
+        checkIdle();
+      },
+    );
   }
 
-  /** Holds its generation while it runs: a reload does not dispose what it is using. `target` is the run's id. */
-  function execute(target: string, newSession: boolean, release: () => void): Promise<void> {
-    return generations.use((gen) => executeOn(gen, target, newSession, release));
+  /** Pumps when the queue's next item waiting for a time is due, if that is sooner than the pump already set. */
+  async function armDue(): Promise<void> {
+    const at = await queue.nextAt().catch(() => clock() + LEASE_MS);
+    if (at === undefined || at >= dueAt || stopping) return;
+    clearTimeout(dueTimer);
+    dueAt = at;
+    dueTimer = setTimeout(() => {
+      dueAt = Infinity;
+      dueTimer = undefined;
+      pump();
+    }, Math.max(0, at - clock()));
+    dueTimer.unref();
+  }
+
+  function start(c: Claim<NewRun>): void {
+    if (startedThisTurn++ === 0) newTurn();
+    calling++;
+    let released = false;
+    // The slot limits calls to agents, not commits: it frees as soon as the agent has answered, so
+    // another session's run can start while this outcome waits for its group commit.
+    const release = () => {
+      if (released) return;
+      released = true;
+      calling--;
+      if (startedThisTurn < RUNS_PER_TURN) pump();
+      else schedulePump();
+    };
+    const p = execute(c, release)
+      .catch((err) => {
+        const run = { runId: c.id };
+        // the claim is left to its lease: the run is due again once it runs out (or at the next start)
+        if (isStorageUnavailable(err)) logger.warn({ err, ...run }, 'run left for the next start: the store could not write before the stop');
+        else logger.error({ err, ...run }, 'run failed unexpectedly');
+      })
+      .finally(() => {
+        release();
+        inFlight.delete(c.id);
+        pump();
+        checkIdle();
+      });
+    inFlight.set(c.id, p);
+  }
+
+  /** Holds its generation while it runs: a reload does not dispose what it is using. */
+  function execute(c: Claim<NewRun>, release: () => void): Promise<void> {
+    return generations.use((gen) => executeOn(gen, c, release));
   }
 
   /**
    * A store call of a run, made again while the store cannot write (a full disk) until it can:
-   * a run is never dropped from memory while it is still `queued` or `running` on disk.
+   * a run's claim is not ended while it is still `queued` or `running` on disk.
    */
   function stored<T>(log: Logger, what: string, call: () => Promise<T>): Promise<T> {
-    return untilStored(call, {
-      signal: storeGaveUp.signal,
-      logger: log,
-      what,
-      onWait: () => waitingForStore++,
-      onResume: () => {
-        waitingForStore--;
-        pump();
-      },
-    });
+    return untilStored(call, { signal: storeGaveUp.signal, logger: log, what, onWait, onResume });
+  }
+  function onWait(): void {
+    waitingForStore++;
+  }
+  function onResume(): void {
+    waitingForStore--;
+    pump();
   }
 
   /** `release` frees the run's concurrency slot; called once the agent call is over. */
-  async function executeOn(gen: Generation, target: string, newSession: boolean, release: () => void): Promise<void> {
-    const run = await stored(logger, 'read a queued run', () => store.queuedRun(target));
-    if (!run) return;
-    const id = run.id;
+  async function executeOn(gen: Generation, c: Claim<NewRun>, release: () => void): Promise<void> {
+    const run = c.item;
+    const id = c.id;
+    // started twice already and never finished: interrupted by two restarts
+    if (c.attempts >= 2) return interruptedTwice(c);
     const startedAt = clock();
     // Not awaited: writes commit in order, so `running` is stored before the outcome can be, and a
     // fast provider's run then costs one commit instead of two. A crash before this commit leaves the
@@ -209,7 +206,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     // a start the store could not write (a full disk) is kept and written with the run's outcome
     started.catch((err) => isStorageUnavailable(err) || logger.error({ err, runId: id }, 'recording the start of a run failed'));
     const log = logger.child({ runId: id, hook: run.hookName });
-    const history = newSession ? [] : await stored(log, 'read a transcript', () => store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
+    const history = run.newSession ? [] : await stored(log, 'read a transcript', () => store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
     const result = await callAgent(gen, {
       runId: id,
       sessionKey: run.sessionKey,
@@ -221,7 +218,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     });
     release();
     if (result.status === 'aborted') {
-      await store.requeueRun(id, { refundAttempt: true });
+      await queue.release(id, worker);
       log.info('run interrupted by shutdown; left queued');
       return;
     }
@@ -243,8 +240,30 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
     outcome.event = summaryEvent(run, outcome, finishedAt);
     await stored(log, 'store the outcome of a run', () => store.finishRun(outcome));
+    await stored(log, 'end the claim of a run', () => queue.complete(id, worker));
     log.info({ status: outcome.status, ms: finishedAt - startedAt, delivery: outcome.delivery.kind }, 'run finished');
     if (outcome.delivery.kind === 'outbox') deps.notifyOutbox(outcome.delivery.entry);
+    if (run.wakeMode === 'now') deps.requestHeartbeat();
+  }
+
+  async function interruptedTwice(c: Claim<NewRun>): Promise<void> {
+    const run = c.item;
+    const at = clock();
+    const o: RunOutcome = {
+      id: c.id,
+      status: 'error',
+      finishedAt: at,
+      reply: null,
+      summary: null,
+      error: 'interrupted twice by a service restart',
+      messages: [],
+      delivery: { kind: 'skipped', reason: 'run did not succeed' },
+    };
+    o.event = summaryEvent(run, o, at);
+    const log = logger.child({ runId: c.id, hook: run.hookName });
+    await stored(log, 'store the outcome of a run', () => store.finishRun(o));
+    await stored(log, 'end the claim of a run', () => queue.complete(c.id, worker));
+    log.warn('run interrupted by a restart twice; marked error');
     if (run.wakeMode === 'now') deps.requestHeartbeat();
   }
 
@@ -265,64 +284,36 @@ export function createRunner(deps: RunnerDeps): Runner {
   }
 
   return {
-    enqueue,
+    notify: pump,
     async recover() {
       const heartbeats = await store.failInterruptedHeartbeats(clock(), 'interrupted by a service restart');
-      const runs = await store.unfinishedRuns();
-      let requeued = 0;
-      let failed = 0;
-      let wake = false;
-      const refs: QueuedRef[] = [];
-      for (const run of runs) {
-        if (run.status === 'running') {
-          if (run.attempts >= 2) {
-            const at = clock();
-            const o: RunOutcome = {
-              id: run.id,
-              status: 'error',
-              finishedAt: at,
-              reply: null,
-              summary: null,
-              error: 'interrupted twice by a service restart',
-              messages: [],
-              delivery: { kind: 'skipped', reason: 'run did not succeed' },
-            };
-            o.event = summaryEvent(run, o, at);
-            await store.finishRun(o);
-            logger.warn({ runId: run.id, hook: run.hookName }, 'run interrupted by a restart twice; marked error');
-            failed++;
-            if (run.wakeMode === 'now') wake = true;
-            continue;
-          }
-          await store.requeueRun(run.id, { refundAttempt: false });
-          requeued++;
-        }
-        refs.push({ id: run.id, sessionKey: run.sessionKey });
-      }
-      enqueue(refs);
-      if (wake) deps.requestHeartbeat();
-      return { queued: refs.length - requeued, requeued, failed, heartbeats };
+      const queued = queue.size().waiting;
+      pump();
+      return { queued, heartbeats };
     },
-    queued: () => queuedCount,
-    running: () => active.size,
+    queued: () => queue.size().waiting,
+    running: () => inFlight.size,
     async stop(deadlineMs) {
       stopping = true;
-      if (!active.size) return;
-      const all = Promise.allSettled([...active.values()]);
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = await Promise.race([
-        all.then(() => false),
-        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), deadlineMs))),
-      ]);
-      clearTimeout(timer);
-      if (timedOut) {
-        shutdown.abort(new Error('service shutting down'));
-        storeGaveUp.abort();
-        await all;
+      clearTimeout(dueTimer);
+      if (inFlight.size) {
+        const all = Promise.allSettled([...inFlight.values()]);
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = await Promise.race([
+          all.then(() => false),
+          new Promise<boolean>((r) => (timer = setTimeout(() => r(true), deadlineMs))),
+        ]);
+        clearTimeout(timer);
+        if (timedOut) {
+          shutdown.abort(new Error('service shutting down'));
+          storeGaveUp.abort();
+          await all;
+        }
       }
+      clearInterval(renew);
     },
     idle() {
-      if (queuedCount === 0 && active.size === 0) return Promise.resolve();
+      if (isIdle()) return Promise.resolve();
       return new Promise((r) => idleWaiters.push(r));
     },
   };

@@ -1,7 +1,8 @@
 /**
- * The storage contract: records of events, runs, transcripts, deliveries and idempotency keys.
- * Every method is async so that a networked driver fits the same interface. It says nothing of
- * how a driver keeps them (tables, keys, transactions): that stays inside the driver.
+ * The storage contract: records of events, runs, transcripts, deliveries and idempotency keys, and
+ * the work queue of runs beside them (`Store.queue`). Every method is async so that a networked
+ * driver fits the same interface. It says nothing of how a driver keeps them (tables, keys,
+ * transactions): that stays inside the driver.
  *
  * Write methods resolve only once what they wrote is durable: callers answer 2xx after `await`,
  * never before.
@@ -57,6 +58,8 @@ export interface Run {
   deliver: boolean;
   channel: string;
   to: string | null;
+  /** The session key was made for this run: no transcript can exist before it (absent: it may). */
+  newSession?: boolean;
   status: RunStatus;
   attempts: number;
   createdAt: number;
@@ -194,15 +197,59 @@ export interface StoreHistogram {
   observe(fn: (value: number) => void): void;
 }
 
+/** An item a worker claimed from a `WorkQueue`, with its lease. */
+export interface Claim<T> {
+  id: string;
+  /** Items of one key are claimed in the order they were enqueued, one at a time. */
+  key: string;
+  /**
+   * How many times it was claimed before without `complete` (a lease that ran out, a `fail`). Across a
+   * restart a driver may count only the claims the records show (for a run: its stored starts).
+   */
+  attempts: number;
+  /** The error of the last `fail`, while the driver keeps it (it may not across a restart). */
+  lastError: string | null;
+  /** When the lease runs out, unless extended: the item is then claimable again. */
+  leaseUntil: number;
+  item: T;
+}
+
+/**
+ * Work to be done, item by item: a worker claims due items with a lease and ends each claim with
+ * `complete`, `fail` or `release`. An item of a key waits while an earlier one of the same key is
+ * claimed or waits for its retry, so one key's items are worked on in order, one at a time. A
+ * lease that runs out makes its item claimable again (the worker stopped or crashed); a worker whose
+ * lease another claim has taken over gets `false` from `complete`, `fail`, `extend` and `release`.
+ * Times are the driver's clock, in epoch milliseconds.
+ */
+export interface WorkQueue<T> {
+  /** Up to `limit` items due now, each leased to `worker` for `leaseMs`, oldest first. */
+  claim(worker: string, leaseMs: number, limit: number): Promise<Claim<T>[]>;
+  /** The work is done (its result already stored): the item leaves the queue, and the next of its key is due. */
+  complete(id: string, worker: string): Promise<boolean>;
+  /** This attempt failed: the item is due again at `retryAt` (now when absent), counted as an attempt. */
+  fail(id: string, worker: string, opts: { retryAt?: number; error: string }): Promise<boolean>;
+  /** The worker gives the item back unworked (it is stopping): due at once, and this claim is not counted. */
+  release(id: string, worker: string): Promise<boolean>;
+  /** The lease runs `leaseMs` from now (a long agent call). */
+  extend(id: string, worker: string, leaseMs: number): Promise<boolean>;
+  /** Items waiting (due or not) and items claimed, as this process sees them. */
+  size(): { waiting: number; claimed: number };
+  /** When the next item waiting for a time (a retry, a lease) becomes due; undefined when none does. */
+  nextAt(): Promise<number | undefined>;
+}
+
 export interface Store {
   readonly driver: string;
-  /** Commits an accepted request's events, runs and idempotency record atomically. */
+  /** The runs to be worked on: every run `accept` stores is enqueued in the same atomic write, keyed by its session key. */
+  readonly queue: WorkQueue<NewRun>;
+  /** Commits an accepted request's events, runs and idempotency record atomically, and its runs' entries in `queue` with them. */
   accept(batch: AcceptBatch): Promise<void>;
   getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined>;
   pruneIdempotency(now: number): Promise<number>;
 
   getRun(id: string): Promise<Run | undefined>;
-  /** The run as accepted, while it is `queued`: what the runner reads to start it (fewer columns than getRun). */
+  /** The run as accepted, while it is `queued` (fewer columns than getRun; a claim of `queue` carries it too). */
   queuedRun(id: string): Promise<NewRun | undefined>;
   listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]>;
   listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]>;
@@ -216,7 +263,7 @@ export interface Store {
   pendingBacklog(limit: number): Promise<PendingBacklog>;
   counts(): Promise<StoreCounts>;
 
-  /** Runs of kind `hook` left `queued` or `running`, oldest first (startup recovery). */
+  /** Runs of kind `hook` left `queued` or `running`, oldest first. */
   unfinishedRuns(): Promise<Run[]>;
   /** Inserts a heartbeat run directly in state `running`. */
   insertHeartbeat(run: NewRun, startedAt: number): Promise<void>;

@@ -44,7 +44,7 @@ export function setup(opts: { maxConcurrent?: number; channels?: Record<string, 
   const store = opts.store ?? new SqliteStore({ path: ':memory:' });
   const heartbeats = vi.fn();
   const outbox = vi.fn();
-  const runner = createRunner({ store, generations: new GenerationRef(gen), logger: captureLogger('silent').logger, requestHeartbeat: heartbeats, notifyOutbox: outbox });
+  const runner = createRunner({ store, queue: store.queue, generations: new GenerationRef(gen), logger: captureLogger('silent').logger, requestHeartbeat: heartbeats, notifyOutbox: outbox });
   const s: Setup = {
     store,
     runner,
@@ -54,7 +54,7 @@ export function setup(opts: { maxConcurrent?: number; channels?: Record<string, 
     async add(over = {}) {
       const run = newRun({ model: 'sp/m', ...over });
       await store.accept({ events: [], runs: [run] });
-      runner.enqueue([{ id: run.id, sessionKey: run.sessionKey }]);
+      runner.notify();
       return run;
     },
   };

@@ -19,7 +19,7 @@ import { fillableDisk } from '../helpers/storage.ts';
 const store = new SqliteStore({ path: ':memory:' });
 const disk = fillableDisk(store);
 const log = captureLogger('info');
-const queued: string[] = [];
+let accepted = 0;
 let server: Server;
 let base = '';
 
@@ -28,7 +28,7 @@ beforeAll(async () => {
   const listener = createListener({
     generations,
     store,
-    dispatcher: createDispatcher({ store, enqueueRuns: (refs) => queued.push(...refs.map((r) => r.id)), queuedRuns: () => 0, requestHeartbeat: () => {} }),
+    dispatcher: createDispatcher({ store, runsAccepted: () => accepted++, queuedRuns: () => 0, requestHeartbeat: () => {} }),
     idempotency: new IdempotencyGuard(store),
     throttle: new FailureThrottle({ max: 100, windowMs: 60_000 }),
     logger: log.logger,
@@ -67,7 +67,7 @@ describe('intake on a full disk', () => {
       expect(r.body).toEqual({ ok: false, error: 'storage is unavailable; nothing was stored; try again later', code: 'STORAGE_UNAVAILABLE' });
     }
     expect(disk.failedCommits()).toBeGreaterThan(0);
-    expect(queued).toEqual([]);
+    expect([accepted, store.queue.size().waiting]).toEqual([0, 0]);
     expect(await store.listEvents({ limit: 10 })).toEqual([]);
     expect(await store.listRuns({ limit: 10 })).toEqual([]);
     // the cause reaches the log, the request's body does not
@@ -82,7 +82,8 @@ describe('intake on a full disk', () => {
     expect(wake.body.duplicate).toBeUndefined();
     const agent = await hook('agent', { message: 'disk full agent' }, { 'idempotency-key': 'k-agent' });
     expect(agent.status).toBe(202);
-    expect(queued).toEqual([agent.body.runId]);
+    expect(accepted).toBe(1);
+    expect((await store.queue.claim('w', 1000, 10)).map((c) => c.id)).toEqual([agent.body.runId]);
     expect((await store.listEvents({ limit: 10 })).map((e) => e.id)).toEqual([wake.body.eventId]);
   });
 });

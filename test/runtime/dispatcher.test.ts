@@ -3,12 +3,10 @@
  * answers, what it stores before answering, and the queue cap.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createDispatcher, type DispatcherDeps, type DispatchOptions } from '../../src/runtime/dispatcher.ts';
+import { createDispatcher, type DispatchOptions } from '../../src/runtime/dispatcher.ts';
 import type { PreparedAgent, PreparedWake } from '../../src/runtime/prepare.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { uuidv7 } from '../../src/util/uuid7.ts';
-
-type QueuedRef = Parameters<DispatcherDeps['enqueueRuns']>[0][number];
 
 const NOW = 1_700_000_000_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -37,7 +35,8 @@ const OPTS: DispatchOptions = { agentStatus: 202, maxQueuedRuns: 100 };
 
 let store: SqliteStore;
 let queued: number;
-let enqueued: QueuedRef[][];
+/** How many times the runner was told runs were accepted, and how many runs the queue held each time. */
+let enqueued: number[];
 let heartbeats: number;
 let dispatcher: ReturnType<typeof createDispatcher>;
 beforeEach(() => {
@@ -48,7 +47,7 @@ beforeEach(() => {
   dispatcher = createDispatcher({
     store,
     clock: () => NOW,
-    enqueueRuns: (runs) => enqueued.push([...runs]),
+    runsAccepted: () => enqueued.push(store.queue.size().waiting),
     queuedRuns: () => queued,
     requestHeartbeat: () => heartbeats++,
   });
@@ -79,13 +78,13 @@ describe('dispatcher.dispatch()', () => {
     expect(heartbeats).toBe(0); // an agent's wakeMode applies when the run finishes
   });
 
-  it('stores the run as queued before handing it to the runner', async () => {
+  it('stores and queues the run before telling the runner', async () => {
     let storedAtEnqueue: unknown;
     const d = createDispatcher({
       store,
       clock: () => NOW,
-      enqueueRuns: (runs) => {
-        storedAtEnqueue = store.getRun(runs[0]!.id);
+      runsAccepted: () => {
+        storedAtEnqueue = store.queue.claim('w', 1000, 1).then((c) => store.getRun(c[0]!.id));
       },
       queuedRuns: () => 0,
       requestHeartbeat: () => {},
@@ -114,9 +113,13 @@ describe('dispatcher.dispatch()', () => {
     expect(r.runIds).toHaveLength(2);
     expect(r.eventIds).toHaveLength(2);
     expect((await store.listRuns({ limit: 10 })).map((x) => x.id).sort()).toEqual([...r.runIds].sort());
+    expect(enqueued).toEqual([2]);
     // a session key made for its action tells the runner there is no transcript to read
-    expect(enqueued).toEqual([[{ id: r.runIds[0], sessionKey: 'hook:a' }, { id: r.runIds[1], sessionKey: 'hook:b', newSession: true }]]);
-    expect((await store.queuedRun(r.runIds[1]!))!.sessionKey).toBe('hook:b');
+    const claimed = await store.queue.claim('w', 1000, 10);
+    expect(claimed.map((c) => [c.id, c.key, c.item.newSession])).toEqual([
+      [r.runIds[0], 'hook:a', undefined],
+      [r.runIds[1], 'hook:b', true],
+    ]);
     expect(heartbeats).toBe(1);
   });
 
@@ -152,7 +155,7 @@ describe('dispatcher.dispatch()', () => {
       dispatcher = createDispatcher({
         store,
         clock: () => NOW,
-        enqueueRuns: (runs) => (queued += runs.length),
+        runsAccepted: () => (queued = store.queue.size().waiting),
         queuedRuns: () => queued,
         requestHeartbeat: () => heartbeats++,
       });

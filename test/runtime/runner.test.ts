@@ -21,7 +21,7 @@ describe('createRunner()', () => {
       const run = newRun({ model: 'sp/m', hookName: 'CI', message: 'build failed' });
       await s.store.accept({ events: [], runs: [run] });
       expect((await s.store.getRun(run.id))!).toMatchObject({ status: 'queued', startedAt: null, finishedAt: null, attempts: 0 });
-      s.runner.enqueue([{ id: run.id, sessionKey: run.sessionKey }]);
+      s.runner.notify();
       await s.provider.waitForCalls(1);
       // stored as running while the provider works (the write commits with the next batch)
       const running = await until(async () => {
@@ -120,7 +120,7 @@ describe('createRunner()', () => {
             inFirstTurn = s.provider.calls.length;
             done();
           });
-          s.runner.enqueue(runs.map((r) => ({ id: r.id, sessionKey: r.sessionKey })));
+          s.runner.notify();
         }),
       );
       expect(inFirstTurn).toBe(RUNS_PER_TURN);
@@ -132,12 +132,10 @@ describe('createRunner()', () => {
     it('takes runs of new sessions in the order accepted, with runs of other keys', async () => {
       const s = setup({ maxConcurrent: 1 });
       const keyed = ['a', 'b', 'c'].map((k) => newRun({ model: 'sp/m', sessionKey: `hook:${k}`, message: `${k}1` }));
-      const fresh = [1, 2, 3].map((i) => newRun({ model: 'sp/m', sessionKey: `hook:new-${i}`, message: `f${i}` }));
+      const fresh = [1, 2, 3].map((i) => newRun({ model: 'sp/m', sessionKey: `hook:new-${i}`, message: `f${i}`, newSession: true }));
       await s.store.accept({ events: [], runs: [...keyed, ...fresh] });
-      s.runner.enqueue([
-        ...keyed.map((r) => ({ id: r.id, sessionKey: r.sessionKey })),
-        ...fresh.map((r) => ({ id: r.id, sessionKey: r.sessionKey, newSession: true })),
-      ]);
+      s.runner.notify();
+      await until(() => s.runner.running() === 1);
       // one started at once, five waiting
       expect([s.runner.running(), s.runner.queued()]).toEqual([1, 5]);
       for (let i = 0; i < 6; i++) {
@@ -221,15 +219,11 @@ describe('createRunner()', () => {
         return transcript(key, limit, maxBytes);
       };
       const s = setup({ maxConcurrent: 1, store });
-      const fresh = newRun({ model: 'sp/m', sessionKey: 'hook:made-for-it', message: 'Q1' });
+      const fresh = newRun({ model: 'sp/m', sessionKey: 'hook:made-for-it', message: 'Q1', newSession: true });
       const next = newRun({ model: 'sp/m', sessionKey: 'hook:made-for-it', message: 'Q2' });
       const old = newRun({ model: 'sp/m', sessionKey: 'hook:old', message: 'Z' });
       await store.accept({ events: [], runs: [fresh, next, old] });
-      s.runner.enqueue([
-        { id: fresh.id, sessionKey: fresh.sessionKey, newSession: true },
-        { id: next.id, sessionKey: next.sessionKey },
-        { id: old.id, sessionKey: old.sessionKey },
-      ]);
+      s.runner.notify();
       await s.provider.waitForCalls(1);
       s.provider.calls[0]!.reply('A1');
       await s.provider.waitForCalls(2);
@@ -242,7 +236,6 @@ describe('createRunner()', () => {
         { role: 'assistant', content: 'A1' },
         { role: 'user', content: 'Q2' },
       ]);
-      // the run id itself is unchanged by the mark it is queued with
       expect((await finished(s, fresh.id)).status).toBe('ok');
     });
 
@@ -250,9 +243,9 @@ describe('createRunner()', () => {
       const store = new SqliteStore({ path: ':memory:' });
       const s = setup({ maxConcurrent: 1, store });
       const id = uuidv7();
-      const fresh = newRun({ id, model: 'sp/m', sessionKey: `hook:${id}`, message: 'Q1' });
+      const fresh = newRun({ id, model: 'sp/m', sessionKey: `hook:${id}`, message: 'Q1', newSession: true });
       await store.accept({ events: [], runs: [fresh] });
-      s.runner.enqueue([{ id, sessionKey: fresh.sessionKey, newSession: true }]);
+      s.runner.notify();
       await s.provider.waitForCalls(1);
       s.provider.calls[0]!.reply('A1');
       const run = await finished(s, id);

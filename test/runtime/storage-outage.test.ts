@@ -89,6 +89,7 @@ describe('a full disk', () => {
     const outbox: Outbox = w.newOutbox();
     const runner: Runner = createRunner({
       store: w.store,
+      queue: w.store.queue,
       generations: w.generations,
       logger: w.log.logger,
       requestHeartbeat: () => {},
@@ -97,7 +98,7 @@ describe('a full disk', () => {
     stops.push(() => runner.stop(0));
     const runs = ['first', 'second', 'third'].map((message) => newRun({ model: 'sp/m', message }));
     await w.store.accept({ events: [], runs });
-    runner.enqueue(runs.map((r) => ({ id: r.id, sessionKey: r.sessionKey })));
+    runner.notify();
     await provider.waitForCalls(1);
 
     w.disk.full = true;
@@ -188,11 +189,11 @@ describe('a full disk', () => {
 
   it('gives up on an outcome the store still cannot take at the stop deadline, leaving the run for the next start', async () => {
     const w = world(async () => {});
-    const runner = createRunner({ store: w.store, generations: w.generations, logger: w.log.logger, requestHeartbeat: () => {}, notifyOutbox: () => {} });
+    const runner = createRunner({ store: w.store, queue: w.store.queue, generations: w.generations, logger: w.log.logger, requestHeartbeat: () => {}, notifyOutbox: () => {} });
     const run = newRun({ model: 'sp/m' });
     await w.store.accept({ events: [], runs: [run] });
     w.disk.full = true;
-    runner.enqueue([{ id: run.id, sessionKey: run.sessionKey }]);
+    runner.notify();
     await eventually(() => w.disk.failedCommits() > 0);
     const stopped = runner.stop(5000);
     await pass(5000);

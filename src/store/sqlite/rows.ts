@@ -53,20 +53,24 @@ export const EVENT_COLUMNS = `SELECT e.*, c.consumed_at AS range_at, c.heartbeat
   AND c.from_seq <= e.seq`;
 
 /**
- * The columns a run was accepted with, which the runner reads to start a queued run
- * (`QUEUED_COLUMNS`), in the order `toNewRun` takes them: that read returns arrays, which
- * node:sqlite makes in about half the time of objects (docs/performance.md).
+ * The columns a run was accepted with, which the queue reads to hand a run out (`CLAIM_COLUMNS`), in
+ * the order `toNewRun` takes them: that read returns arrays, which node:sqlite makes in about half the
+ * time of objects (docs/performance.md).
  */
 export const QUEUED = ['id', 'kind', 'hook_name', 'label', 'trusted', 'session_key', 'message', 'message_body', 'model', 'thinking',
   'timeout_seconds', 'wake_mode', 'deliver', 'channel', 'to_', 'created_at', 'message_wrap', 'message_text'] as const;
 
-/** The `trusted` column holds flags: the hook opted out of the safety boundary, and its name is config-supplied. */
+/**
+ * The `trusted` column holds flags: the hook opted out of the safety boundary, its name is config-supplied,
+ * and its session key was made for it.
+ */
 export const TRUSTED = 1;
 export const NAME_TRUSTED = 2;
+export const NEW_SESSION = 4;
 
 /** A queued run from its `QUEUED` columns, in that order. */
 export function toNewRun(a: readonly unknown[]): NewRun {
-  return {
+  const run: NewRun = {
     id: String(a[0]),
     kind: a[1] as Run['kind'],
     hookName: String(a[2]),
@@ -84,6 +88,8 @@ export function toNewRun(a: readonly unknown[]): NewRun {
     to: str(a[14]),
     createdAt: Number(a[15]),
   };
+  if ((Number(a[4]) & NEW_SESSION) !== 0) run.newSession = true;
+  return run;
 }
 
 /**
@@ -92,8 +98,10 @@ export function toNewRun(a: readonly unknown[]): NewRun {
  */
 export function toRun(r: Row): Run {
   const fromOutbox = r.o_status !== null && r.o_status !== undefined;
+  // whether the session key was made for the run is the runner's business, not the read API's
+  const { newSession: _, ...accepted } = toNewRun(QUEUED.map((c) => r[c]));
   return {
-    ...toNewRun(QUEUED.map((c) => r[c])),
+    ...accepted,
     status: r.status as RunStatus,
     attempts: Number(r.attempts),
     startedAt: num(r.started_at),
@@ -157,8 +165,13 @@ export const body = (ref: string) => `(SELECT body FROM texts WHERE id = ${ref})
 export const RUN_COLUMNS = `SELECT r.*, ${body('r.message_text')} AS message_body, ${body('r.reply_text')} AS reply_body,
   o.status AS o_status, o.attempts AS o_attempts, o.last_error AS o_error FROM runs r LEFT JOIN outbox o ON o.id = r.delivery_id`;
 
-/** What the runner reads to start a queued run (`toNewRun`). */
-export const QUEUED_COLUMNS = `SELECT ${QUEUED.map((c) => (c === 'message_body' ? `${body('message_text')} AS message_body` : c)).join(', ')} FROM runs`;
+const QUEUED_LIST = QUEUED.map((c) => (c === 'message_body' ? `${body('message_text')} AS message_body` : c)).join(', ');
+
+/** A queued run as accepted (`toNewRun`). */
+export const QUEUED_COLUMNS = `SELECT ${QUEUED_LIST} FROM runs`;
+
+/** What the queue reads of a run it hands out: its `QUEUED` columns, then its status and attempts. */
+export const CLAIM_COLUMNS = `SELECT ${QUEUED_LIST}, status, attempts FROM runs`;
 
 /** A transcript line's columns (`toMessage`). */
 export const MESSAGE_COLUMNS = `SELECT m.*, ${body('m.content_text')} AS content_body FROM messages m`;

@@ -5,7 +5,7 @@
  */
 import { RecycledMap, RecycledSet } from '../../util/recycled.ts';
 import type { NewEvent, NewRun, RunOutcome, RunStatus } from '../types.ts';
-import { LONG_TEXT, NAME_TRUSTED, packed, TRUSTED } from './rows.ts';
+import { LONG_TEXT, NAME_TRUSTED, NEW_SESSION, packed, TRUSTED } from './rows.ts';
 import type { Statements } from './statements.ts';
 
 export class RunRows {
@@ -44,7 +44,7 @@ export class RunRows {
 
   /** Inside a write. */
   insertHeartbeat(run: NewRun, startedAt: number): void {
-    const ref = this.insertRun(run, 'running', startedAt);
+    const [, ref] = this.insertRun(run, 'running', startedAt);
     if (ref !== null) this.remember(run.id, run.message, ref, packed(run.message)[1]);
   }
 
@@ -115,15 +115,16 @@ export class RunRows {
     this.q.insertEvent.run(e.id, e.source, text, e.createdAt, e.runId, key);
   }
 
-  /** Inside a write; returns the id of its message's stored text when the message is long, else null. */
-  insertRun(r: NewRun, status: RunStatus, startedAt: number | null): number | null {
+  /** Inside a write; returns the run's seq, and the id of its message's stored text when the message is long, else null. */
+  insertRun(r: NewRun, status: RunStatus, startedAt: number | null): [number, number | null] {
     const [message, key] = packed(r.message);
     const ref = this.longText(message);
-    this.q.insertRun.run(
-      r.id, r.kind, r.hookName, r.label, (r.trusted ? TRUSTED : 0) | (r.nameTrusted ? NAME_TRUSTED : 0), r.sessionKey, ref === null ? message : '', r.model, r.thinking, r.timeoutSeconds,
+    const flags = (r.trusted ? TRUSTED : 0) | (r.nameTrusted ? NAME_TRUSTED : 0) | (r.newSession ? NEW_SESSION : 0);
+    const { lastInsertRowid } = this.q.insertRun.run(
+      r.id, r.kind, r.hookName, r.label, flags, r.sessionKey, ref === null ? message : '', r.model, r.thinking, r.timeoutSeconds,
       r.wakeMode, r.deliver ? 1 : 0, r.channel, r.to, status, startedAt === null ? 0 : 1, r.createdAt, startedAt, 'pending', ref, key,
     );
-    return ref;
+    return [Number(lastInsertRowid), ref];
   }
 
   /**

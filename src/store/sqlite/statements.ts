@@ -1,6 +1,6 @@
 /** Every statement the SQLite driver runs, prepared once per connection. */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { body, EVENT_COLUMNS, MESSAGE_COLUMNS, QUEUED_COLUMNS, RUN_COLUMNS } from './rows.ts';
+import { body, CLAIM_COLUMNS, EVENT_COLUMNS, MESSAGE_COLUMNS, QUEUED_COLUMNS, RUN_COLUMNS } from './rows.ts';
 
 /** The prepared statements, by name. */
 export function statements(db: DatabaseSync) {
@@ -49,6 +49,9 @@ export function statements(db: DatabaseSync) {
     countPendingIn: p("SELECT count(*) AS n FROM events WHERE seq BETWEEN ? AND ? AND status = 'pending'"),
     consumeRange: p('INSERT INTO consumed (to_seq, from_seq, heartbeat_id, consumed_at) VALUES (?, ?, ?, ?)'),
     unfinished: p(`${RUN_COLUMNS} WHERE r.kind = 'hook' AND r.status IN ('queued', 'running') ORDER BY r.seq ASC`),
+    // the queue of runs: what is in it at open, and a run it hands out, by seq
+    unfinishedSeqs: arrays(p("SELECT seq FROM runs INDEXED BY runs_unfinished WHERE status IN ('queued', 'running') AND kind = 'hook' ORDER BY seq")),
+    claimRun: arrays(p(`${CLAIM_COLUMNS} WHERE seq = ?`)),
     startRun: p("UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ?"),
     requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
     // started_at and one attempt are written here when the run's start was still queued (see startRun)

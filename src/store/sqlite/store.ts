@@ -27,6 +27,7 @@ import type {
 } from '../types.ts';
 import { boundaryBytes } from './boundary.ts';
 import { PendingEvents } from './events.ts';
+import { RunQueue } from './queue.ts';
 import { RunRows } from './runs.ts';
 import { Meta } from './meta.ts';
 import { LIST_WINDOW, newestFirst, type NewestFirst } from './pages.ts';
@@ -49,6 +50,8 @@ export interface SqliteStoreOptions {
   locking?: 'exclusive' | 'normal';
   /** How long opening waits for another process to release the file (default 5000 ms). */
   busyTimeoutMs?: number;
+  /** The queue's clock, for leases and retries (default Date.now). */
+  clock?: () => number;
 }
 
 const SQLITE_BUSY = 5;
@@ -69,6 +72,7 @@ export class SqliteStore implements Store {
   private readonly meta: Meta;
   private readonly events: PendingEvents;
   private readonly runs: RunRows;
+  readonly queue: RunQueue;
 
   constructor(opts: SqliteStoreOptions) {
     this.path = opts.path;
@@ -91,6 +95,7 @@ export class SqliteStore implements Store {
     this.meta = new Meta(this.q);
     this.events = new PendingEvents(this.q, this.tally, this.meta, () => this.closed);
     this.runs = new RunRows(this.q);
+    this.queue = new RunQueue({ q: this.q, runs: this.runs, clock: opts.clock ?? Date.now, write: (fn) => this.writes.run(fn) });
     // With `full`, every commit syncs the WAL itself; in memory there is no file to sync.
     const presync = (this.presync = opts.path === ':memory:' || opts.synchronous === 'full' ? undefined : new WalPresync(`${opts.path}-wal`));
     this.writes = new WriteQueue(
@@ -99,9 +104,11 @@ export class SqliteStore implements Store {
         this.meta.forget();
         this.tally.rolledBack();
         this.runs.rolledBack();
+        this.queue.rolledBack();
       },
       (ms) => {
         this.runs.committed();
+        this.queue.committed();
         this.tally.committed();
         presync?.committed();
         this.commitObserver?.(ms / 1000);
@@ -112,7 +119,7 @@ export class SqliteStore implements Store {
   accept(batch: AcceptBatch): Promise<void> {
     return this.writes.run(() => {
       for (const e of batch.events) this.runs.insertEvent(e);
-      for (const r of batch.runs) this.runs.insertRun(r, 'queued', null);
+      for (const r of batch.runs) this.queue.accepted(this.runs.insertRun(r, 'queued', null)[0]);
       const i = batch.idempotency;
       if (i) this.q.putIdem.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
     });
