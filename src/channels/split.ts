@@ -17,11 +17,30 @@ export interface RenderPartsOptions {
   limit: number;
   /** Size of a rendered text; UTF-16 code units (string length) unless given. */
   measure?(text: string): number;
+  /** Most lines in a part (Discord folds taller messages away); no limit unless given. */
+  maxLines?: number;
 }
 
 /** UTF-16 code units: what JavaScript, Telegram, Discord and Slack count. */
 export function utf16Length(text: string): number {
   return text.length;
+}
+
+function lineCount(text: string): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/**
+ * One size for both limits: the text's own size, or each line's share of the limit when that is
+ * more; so a size within `limit` means both the length and the line count are within theirs, and
+ * the packing below needs no second measure.
+ */
+function withLines(measure: (text: string) => number, limit: number, maxLines: number | undefined): (text: string) => number {
+  if (maxLines === undefined) return measure;
+  if (!(maxLines >= 1)) throw new RangeError('renderParts: maxLines must be at least 1');
+  return (text) => Math.max(measure(text), (lineCount(text) * limit) / maxLines);
 }
 
 /** UTF-8 bytes: what Signal counts. */
@@ -168,9 +187,9 @@ function hardSplit(text: string, limit: number, measure: (s: string) => number):
  * Telegram HTML) still holds, but then that markup is cut: service limits are far above it.
  */
 export function renderParts(markdown: string, opts: RenderPartsOptions): string[] {
-  const measure = opts.measure ?? utf16Length;
   const { limit } = opts;
   if (!(limit >= 1)) throw new RangeError('renderParts: limit must be at least 1');
+  const measure = withLines(opts.measure ?? utf16Length, limit, opts.maxLines);
   const source = markdown.replace(/\r\n?/g, '\n');
   const render = (md: string): string => opts.render(md).trim();
   const out: string[] = [];

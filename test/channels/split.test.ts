@@ -247,6 +247,20 @@ describe('renderParts() boundaries', () => {
     expect(chunkLimit(TELEGRAM, 10_000)).toBe(4096);
   });
 
+  it('maxLines caps the lines of every part, beside the length limit', () => {
+    const md = ['Intro line.', '', '```py', ...Array.from({ length: 40 }, (_, i) => `x${i} = ${i}`), '```', '', ...Array.from({ length: 30 }, (_, i) => `- item ${i}`)].join('\n');
+    const parts = renderParts(md, { render: toDiscord, limit: 2000, maxLines: 17 });
+    expect(parts.length).toBeGreaterThan(3);
+    for (const p of parts) {
+      expect(p.split('\n').length).toBeLessThanOrEqual(17);
+      expect(p.length).toBeLessThanOrEqual(2000);
+    }
+    expect(parts.join('\n')).toContain('x39 = 39');
+    expect(parts.join('\n')).toContain('- item 29');
+    // without it, the same reply is one part
+    expect(renderParts(md, { render: toDiscord, limit: 2000 })).toHaveLength(1);
+  });
+
   it('rejects a limit below 1', () => {
     expect(() => renderParts('x', { render: toPlainText, limit: 0 })).toThrow(/limit/);
   });
