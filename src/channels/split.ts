@@ -181,6 +181,9 @@ function hardSplit(text: string, limit: number, measure: (s: string) => number):
   return out;
 }
 
+/** Markdown longer than this many limits is cut without first rendering it whole to see if it fits. */
+const FAST_PATH = 4;
+
 /**
  * Renders `markdown` into parts that each measure at most `limit`, in order. A limit smaller than
  * the markup around a single character (about 100 UTF-16 units for a quoted code block in
@@ -191,12 +194,20 @@ export function renderParts(markdown: string, opts: RenderPartsOptions): string[
   if (!(limit >= 1)) throw new RangeError('renderParts: limit must be at least 1');
   const measure = withLines(opts.measure ?? utf16Length, limit, opts.maxLines);
   const source = markdown.replace(/\r\n?/g, '\n');
-  const render = (md: string): string => opts.render(md).trim();
+  // a run that was checked is then emitted: the same text, rendered once
+  let lastMarkdown: string | undefined;
+  let lastRendered = '';
+  const render = (md: string): string => {
+    if (md !== lastMarkdown) {
+      lastRendered = opts.render(md).trim();
+      lastMarkdown = md;
+    }
+    return lastRendered;
+  };
   const out: string[] = [];
   const push = (rendered: string): void => {
     if (rendered !== '') out.push(rendered);
   };
-  const fits = (level: Level, start: number, end: number): boolean => measure(render(join(level, start, end))) <= limit;
 
   /** One item: as it is when it fits, else cut further (or, for a lone character, cut its rendering). */
   const emitItem = (level: Level, index: number): void => {
@@ -214,69 +225,86 @@ export function renderParts(markdown: string, opts: RenderPartsOptions): string[
   };
 
   /**
-   * Emits items `start` to `end` when their rendering fits. Rendering is not quite additive, so
-   * when the estimate was wrong the longest run that fits is found by bisection and emitted,
-   * until what is left fits; the index where that rest starts is returned (to start the next part).
+   * Greedy: as many items per part as fit. Each item's size is estimated from its Markdown, scaled
+   * by how much the last checked run grew or shrank in rendering, so items are not rendered one by
+   * one (each would be lexed again); each run is then rendered once to check it, and when the
+   * estimate was wrong, cut back to the longest run that fits.
    */
-  const flush = (level: Level, start: number, end: number): number => {
-    if (end - start <= 1 || fits(level, start, end)) {
-      emitRun(level, start, end);
-      return end;
-    }
-    let from = start;
-    while (end - from > 1 && !fits(level, from, end)) {
-      // from..lo fits (one item counts as fitting: it goes deeper), from..hi does not
-      let lo = from + 1;
-      let hi = end;
-      while (hi - lo > 1) {
-        const mid = (lo + hi) >>> 1;
-        if (fits(level, from, mid)) lo = mid;
-        else hi = mid;
-      }
-      emitRun(level, from, lo);
-      from = lo;
-    }
-    return from;
-  };
-
-  /** Greedy: as many items per part as fit, estimated from each item's rendered size, then checked. */
   const pack = (level: Level): void => {
     // 'x' renders as itself everywhere: what remains is the context's markup (a fence, a marker)
     const probe: Level = { ...level, items: ['x'] };
     const overhead = Math.max(0, measure(render(join(probe, 0, 1))) - measure('x'));
     const sepSize = measure(level.sep);
-    const known = new Map<string, number>();
-    // rendering trims, so an item's trailing whitespace (a word's space) is added back
-    const sizeOf = (i: number): number => {
-      const item = level.items[i]!;
-      let size = known.get(item);
-      if (size === undefined) {
-        size = Math.max(0, measure(render(join({ ...level, items: [item] }, 0, 1))) - overhead) + measure(/\s*$/.exec(item)![0]);
-        known.set(item, size);
-      }
-      return size;
+    const rawSizes = level.items.map((item) => measure(item));
+    let ratio = 1;
+    const sizeOf = (i: number): number => rawSizes[i]! * ratio;
+    const rawOf = (start: number, end: number): number => {
+      let n = 0;
+      for (let i = start; i < end; i++) n += rawSizes[i]! + (i > start ? sepSize : 0);
+      return n;
     };
-    let start = 0;
-    let estimate = overhead;
-    for (let i = 0; i < level.items.length; i++) {
-      const size = sizeOf(i);
-      if (i > start && estimate + sepSize + size > limit) {
-        start = flush(level, start, i);
-        estimate = overhead;
-        for (let j = start; j < i; j++) estimate += sizeOf(j) + (j > start ? sepSize : 0);
+
+    /** Renders items `start` to `end` and says whether they fit, learning the ratio from the answer. */
+    const fits = (start: number, end: number): boolean => {
+      const size = measure(render(join(level, start, end)));
+      const raw = rawOf(start, end);
+      if (raw > 0) ratio = Math.min(4, Math.max(0.25, Math.max(0, size - overhead) / raw));
+      return size <= limit;
+    };
+
+    /** The last index after `start` up to which the estimate stays within the limit (at least start + 1). */
+    const estimatedEnd = (start: number, end: number): number => {
+      let estimate = overhead;
+      let i = start;
+      for (; i < end; i++) {
+        const next = estimate + sizeOf(i) + (i > start ? sepSize : 0);
+        if (i > start && next > limit) break;
+        estimate = next;
       }
-      estimate += size + (i > start ? sepSize : 0);
-    }
+      return i;
+    };
+
+    /**
+     * Emits the longest run from `start` (at most to `end`) that fits, and returns where the rest
+     * starts. A run whose rendering is too long is cut back by the estimate learnt from it, then,
+     * if that is still too long, by bisection.
+     */
+    const flush = (start: number, end: number): number => {
+      if (end - start <= 1 || fits(start, end)) {
+        emitRun(level, start, end);
+        return end;
+      }
+      const guess = Math.min(estimatedEnd(start, end), end - 1);
+      if (guess - start <= 1 || fits(start, guess)) {
+        emitRun(level, start, guess);
+        return guess;
+      }
+      // start..lo fits (one item counts as fitting: it goes deeper), start..hi does not
+      let lo = start + 1;
+      let hi = guess;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >>> 1;
+        if (fits(start, mid)) lo = mid;
+        else hi = mid;
+      }
+      emitRun(level, start, lo);
+      return lo;
+    };
+
     // each flush emits at least one item, so this ends
-    while (start < level.items.length) start = flush(level, start, level.items.length);
+    for (let start = 0; start < level.items.length; ) start = flush(start, estimatedEnd(start, level.items.length));
   };
 
-  const whole = render(source);
-  if (measure(whole) <= limit) push(whole);
-  else {
-    const level = levelOf(source);
-    if (level) pack(level);
-    else out.push(...hardSplit(whole, limit, measure));
+  // a reply many times the limit is not rendered whole: it cannot fit, and rendering costs
+  if (measure(source) <= FAST_PATH * limit) {
+    const whole = render(source);
+    if (measure(whole) <= limit) {
+      push(whole);
+      return out;
+    }
   }
+  const level = levelOf(source);
+  if (level) pack(level);
+  else out.push(...hardSplit(render(source), limit, measure));
   return out;
 }

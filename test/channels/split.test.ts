@@ -241,6 +241,19 @@ describe('renderParts() boundaries', () => {
     expect(rendered).toBeLessThan(8 * md.length);
   });
 
+  it.each([
+    ['paragraphs', Array.from({ length: 1500 }, (_, i) => `Paragraph ${i}: ${'lorem **ipsum** '.repeat(4)}`).join('\n\n')],
+    ['one long list', Array.from({ length: 2000 }, (_, i) => `- item ${i} with **bold** and \`code\``).join('\n')],
+    ['one long quote', Array.from({ length: 3000 }, (_, i) => `> quoted line ${i} with *em*`).join('\n')],
+    ['code blocks', Array.from({ length: 200 }, (_, i) => `Step ${i}:\n\n\`\`\`ts\n${'const x = run(1) && y < 2;\n'.repeat(12)}\`\`\``).join('\n\n')],
+  ])('renders a reply far above the limit (%s) less than twice in all: parts are estimated, not rendered one by one', (_name, md) => {
+    expect(md.length).toBeGreaterThan(50_000);
+    let rendered = 0;
+    const parts = renderParts(md, { render: (m) => ((rendered += m.length), toTelegramHtml(m)), limit: 4096 });
+    for (const p of parts) expect(p.length).toBeLessThanOrEqual(4096);
+    expect(rendered).toBeLessThan(2 * md.length);
+  });
+
   it('textChunkLimit lowers the service limit, never raises it', () => {
     expect(chunkLimit(TELEGRAM, undefined)).toBe(4096);
     expect(chunkLimit(TELEGRAM, 1000)).toBe(1000);
