@@ -274,6 +274,14 @@ describe('renderParts() boundaries', () => {
     expect(renderParts(md, { render: toDiscord, limit: 2000 })).toHaveLength(1);
   });
 
+  it.each(['', '   \n\t \n'])('a reply with nothing to show (%j) is no parts at all, for every renderer', (md) => {
+    for (const render of Object.values(RENDERERS)) expect(renderParts(md, { render, limit: 100 })).toEqual([]);
+  });
+
+  it('a reply of only a link definition is no parts for the renderers that read Markdown (Discord shows it as written)', () => {
+    for (const render of [toTelegramHtml, toSlackMrkdwn, toWhatsApp, toPlainText]) expect(renderParts('[ref]: https://example.com', { render, limit: 100 })).toEqual([]);
+  });
+
   it('rejects a limit below 1', () => {
     expect(() => renderParts('x', { render: toPlainText, limit: 0 })).toThrow(/limit/);
   });

@@ -4,7 +4,7 @@
  * check every request against the provider's published spec. A reply arrives
  * rendered as the channel renders it; a reply of three parts whose second is
  * rate limited arrives once each, in order; a wrong `to` is refused at
- * intake; and a Telegram update through the example transform is answered
+ * intake; a reply that renders to nothing is skipped; and a Telegram update through the example transform is answered
  * in the same chat.
  */
 import { randomBytes } from 'node:crypto';
@@ -26,7 +26,7 @@ const SLACK_CHANNEL = 'C0123456789';
 const TG_CHUNK = 700;
 
 /** Chat ids, one per scenario, so the stand-in's script can tell them apart. */
-const CHAT = { simple: 1001, long: 1002, inbound: 1003 };
+const CHAT = { simple: 1001, long: 1002, inbound: 1003, empty: 1004 };
 
 const sent = (chat: number): Answer => ({ status: 200, json: { ok: true, result: { message_id: 1, date: 0, chat: { id: chat, type: 'private' }, text: 'x' } } });
 const rateLimited: Answer = { status: 429, json: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 0', parameters: { retry_after: 0 } } };
@@ -78,7 +78,11 @@ describe('chat channels through the running service', () => {
           // as docs/mappings.md gives it
           mappings: [{ id: 'telegram', match: { path: 'telegram' }, name: 'Telegram', verify: { type: 'telegram', secret: '${E2E_TG_SECRET}' }, transform: { module: 'telegram.ts' } }],
         },
-        agents: { defaults: { heartbeat: { every: '0' } } },
+        agents: {
+          defaults: { heartbeat: { every: '0' } },
+          // an agent whose reply is only a link reference definition: Telegram shows nothing of it
+          providers: { echo: { type: 'echo' }, definition: { type: 'command', command: [process.execPath, '-e', "process.stdout.write('[ref]: https://example.com/only-a-definition')"], input: 'message' } },
+        },
         channels: {
           telegram: { type: 'telegram', botToken: '${E2E_TG_TOKEN}', apiBaseUrl: tg.url, textChunkLimit: TG_CHUNK },
           slack: { type: 'slack', botToken: '${E2E_SLACK_TOKEN}', apiBaseUrl: `${slack.url}/api` },
@@ -152,6 +156,14 @@ describe('chat channels through the running service', () => {
     expect(slackWrong.status).toBe(400);
     expect(slackWrong.body).toMatchObject({ field: 'to' });
     expect(tg.requests.length).toBe(before);
+  });
+
+  it('skips a reply that renders to nothing, with the reason empty reply, and posts nothing', async () => {
+    const r = await hook('agent', { message: 'hi', model: 'definition/any', deliver: true, channel: 'telegram', to: String(CHAT.empty) });
+    expect(r.status).toBe(202);
+    const done = await delivered(r.body.runId);
+    expect(done.delivery).toMatchObject({ status: 'skipped', reason: 'empty reply', attempts: 0 });
+    expect(toChat(CHAT.empty)).toEqual([]);
   });
 
   it('answers a Telegram update through the example transform in the same chat', async () => {
