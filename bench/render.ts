@@ -60,12 +60,12 @@ function ms(f: () => unknown, runs: number): number {
     f();
     times.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
+  // the fastest run: on a shared machine the others measure the neighbours too
+  return Math.min(...times);
 }
 
 const only = process.argv[2];
-process.stdout.write(`${'renderer'.padEnd(11)} ${'reply'.padEnd(9)} ${'4 KB'.padStart(8)} ${'20 KB'.padStart(8)} ${'100 KB'.padStart(8)}  (median ms, parts at 100 KB)\n`);
+process.stdout.write(`${'renderer'.padEnd(11)} ${'reply'.padEnd(9)} ${'4 KB'.padStart(8)} ${'20 KB'.padStart(8)} ${'100 KB'.padStart(8)}  (fastest ms, parts at 100 KB)\n`);
 for (const [name, c] of Object.entries(CHANNELS)) {
   if (only && name !== only) continue;
   for (const [kind, make] of [
@@ -73,8 +73,35 @@ for (const [name, c] of Object.entries(CHANNELS)) {
     ['markdown', markdown],
   ] as const) {
     const opts: RenderPartsOptions = { render: c.render, limit: c.service.limit, measure: c.service.measure, ...(c.maxLines ? { maxLines: c.maxLines } : {}) };
-    const cells = [4, 20, 100].map((kb) => ms(() => renderParts(make(kb * 1024), opts), kb === 100 ? 5 : 15));
+    const cells = [4, 20, 100].map((kb) => ms(() => renderParts(make(kb * 1024), opts), kb === 100 ? 9 : 15));
     const parts = renderParts(make(100 * 1024), opts).length;
     process.stdout.write(`${name.padEnd(11)} ${kind.padEnd(9)} ${cells.map((x) => x.toFixed(1).padStart(8)).join(' ')}  ${parts}\n`);
   }
+}
+
+/** 100 KB that is one block: the splitter has to go inside it. */
+function fill(unit: (i: number) => string, sep: string): string {
+  const out: string[] = [];
+  for (let i = 0, size = 0; size < 100 * 1024; i++) {
+    const u = unit(i);
+    out.push(u);
+    size += u.length + sep.length;
+  }
+  return out.join(sep);
+}
+const BLOCKS: Record<string, string> = {
+  'one list': fill((i) => `- item ${i} with **bold** and \`code\` and more words here`, '\n'),
+  'nested list': fill((i) => `- item ${i}\n  - sub ${i} with words\n    - subsub \`${i}\``, '\n'),
+  'one quote': fill((i) => `> quoted line ${i} with *em* text`, '\n'),
+  'one table': `| a | b |\n|---|---|\n${fill((i) => `| ${i} | cell **${i}** |`, '\n')}`,
+  'one line': fill((i) => `word${i} **b${i}** [l](https://x.y/${i})`, ' '),
+  'one code block': `\`\`\`py\n${fill((i) => `x_${i} = compute(${i})  # a comment about ${i}`, '\n')}\n\`\`\``,
+};
+process.stdout.write(`\n${'100 KB of'.padEnd(15)} ${['telegram', 'slack', 'discord'].map((n) => n.padStart(9)).join(' ')}  (fastest ms)\n`);
+for (const [kind, md] of Object.entries(BLOCKS)) {
+  const cells = ['telegram', 'slack', 'discord'].map((name) => {
+    const c = CHANNELS[name]!;
+    return ms(() => renderParts(md, { render: c.render, limit: c.service.limit, ...(c.maxLines ? { maxLines: c.maxLines } : {}) }), 9);
+  });
+  process.stdout.write(`${kind.padEnd(15)} ${cells.map((x) => x.toFixed(1).padStart(9)).join(' ')}\n`);
 }

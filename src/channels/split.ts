@@ -79,10 +79,16 @@ function words(line: string): Level | undefined {
   return line.length > 1 ? characters(line) : undefined;
 }
 
-/** A paragraph line as inline pieces (a link or a bold run stays whole), text runs cut into words. */
-function inlinePieces(line: string): Level | undefined {
-  const [t] = lex(line).filter((x) => x.type !== 'space');
-  const inner = t?.type === 'paragraph' ? t.tokens : undefined;
+/**
+ * A paragraph line as inline pieces (a link or a bold run stays whole), text runs cut into words.
+ * `lexed` is the line's inline tokens when the paragraph is that one line (lexed already).
+ */
+function inlinePieces(line: string, lexed?: Token[]): Level | undefined {
+  let inner = lexed;
+  if (!inner) {
+    const [t] = lex(line).filter((x) => x.type !== 'space');
+    inner = t?.type === 'paragraph' ? t.tokens : undefined;
+  }
   if (!inner || inner.map((x) => x.raw).join('').trim() !== line.trim()) return words(line);
   const items: string[] = [];
   for (const x of inner) {
@@ -139,30 +145,41 @@ function listItem(item: Tokens.ListItem): Level | undefined {
   const marker = /^\s*(?:[-+*]|\d{1,9}[.)])[ \t]+/.exec(item.raw)?.[0];
   if (!marker || item.text.length >= item.raw.length) return undefined;
   const indent = ' '.repeat(marker.length);
-  return within(levelOf(item.text), (s, first) => (first ? marker + s.split('\n').join(`\n${indent}`) : s));
+  return within(levelOf(item.text, item.tokens), (s, first) => (first ? marker + s.split('\n').join(`\n${indent}`) : s));
 }
 
-/** How to cut a piece of Markdown: its blocks, a list's items, a code block's lines, a block's lines, a line's words. */
-function levelOf(markdown: string): Level | undefined {
-  const tokens = lex(markdown).filter((t) => t.type !== 'space' && t.type !== 'def');
-  if (tokens.length > 1) return { items: tokens.map((t) => t.raw.replace(/\n+$/, '')), sep: '\n\n', deeper: levelOf };
+/**
+ * How to cut a piece of Markdown: its blocks, a list's items, a code block's lines, a block's lines,
+ * a line's words. `lexed` is the Markdown's block tokens when a level above has them already: the
+ * reply is lexed once, not again for each piece.
+ */
+function levelOf(markdown: string, lexed?: Token[]): Level | undefined {
+  const tokens = (lexed ?? lex(markdown)).filter((t) => t.type !== 'space' && t.type !== 'def');
+  if (tokens.length > 1) return { items: tokens.map((t) => t.raw.replace(/\n+$/, '')), sep: '\n\n', deeper: (item, i) => levelOf(item, [tokens[i]!]) };
   const [t] = tokens as [Token | undefined];
   if (!t) return undefined;
   const raw = t.raw.replace(/\n+$/, '');
   if (t.type === 'code') return codeLines(t as Tokens.Code);
   if (t.type === 'list') {
     const items = (t as Tokens.List).items;
-    if (items.length > 1) return { items: items.map((i) => i.raw.replace(/\n+$/, '')), sep: '\n', deeper: levelOf };
+    if (items.length > 1) {
+      // an item on its own is a list of that one item
+      const alone = (i: number): Tokens.List => ({ ...(t as Tokens.List), raw: items[i]!.raw, items: [items[i]!] });
+      return { items: items.map((i) => i.raw.replace(/\n+$/, '')), sep: '\n', deeper: (item, i) => levelOf(item, [alone(i)]) };
+    }
     // one long item: cut its content (a code block inside stays fenced)
     const inside = items[0] ? listItem(items[0]) : undefined;
     if (inside) return inside;
   }
   if (t.type === 'blockquote') {
     // cut the quoted Markdown, each part quoted again
-    const inside = within(levelOf((t as Tokens.Blockquote).text), quoted);
+    const inside = within(levelOf((t as Tokens.Blockquote).text, (t as Tokens.Blockquote).tokens), quoted);
     if (inside) return inside;
   }
-  if (t.type === 'paragraph') return lines(raw, inlinePieces);
+  if (t.type === 'paragraph') {
+    const inline = (t as Tokens.Paragraph).tokens;
+    return lines(raw, (line) => inlinePieces(line, line === raw ? inline : undefined));
+  }
   return lines(raw, (line) => (line === raw ? words(line) : levelOf(line)));
 }
 
@@ -183,6 +200,8 @@ function hardSplit(text: string, limit: number, measure: (s: string) => number):
 
 /** Markdown longer than this many limits is cut without first rendering it whole to see if it fits. */
 const FAST_PATH = 4;
+/** Cut-backs by estimate before a run that does not fit is bisected. */
+const GUESSES = 3;
 
 /**
  * Renders `markdown` into parts that each measure at most `limit`, in order. A limit smaller than
@@ -209,8 +228,16 @@ export function renderParts(markdown: string, opts: RenderPartsOptions): string[
     if (rendered !== '') out.push(rendered);
   };
 
-  /** One item: as it is when it fits, else cut further (or, for a lone character, cut its rendering). */
-  const emitItem = (level: Level, index: number): void => {
+  /**
+   * One item: as it is when it fits, else cut further (or, for a lone character, cut its rendering).
+   * An item estimated over the limit goes deeper without being rendered whole first: when the
+   * estimate was wrong, its pieces all fit and still make one part.
+   */
+  const emitItem = (level: Level, index: number, over: boolean): void => {
+    if (over) {
+      const deeper = level.deeper(level.items[index]!, index);
+      if (deeper) return pack(deeper);
+    }
     const rendered = render(join(level, index, index + 1));
     if (measure(rendered) <= limit) return push(rendered);
     const deeper = level.deeper(level.items[index]!, index);
@@ -219,8 +246,8 @@ export function renderParts(markdown: string, opts: RenderPartsOptions): string[
   };
 
   /** Items `start` to `end`, known to fit (or a single item, which may go deeper). */
-  const emitRun = (level: Level, start: number, end: number): void => {
-    if (end - start === 1) emitItem(level, start);
+  const emitRun = (level: Level, start: number, end: number, over = false): void => {
+    if (end - start === 1) emitItem(level, start, over);
     else if (end > start) push(render(join(level, start, end)));
   };
 
@@ -237,7 +264,6 @@ export function renderParts(markdown: string, opts: RenderPartsOptions): string[
     const sepSize = measure(level.sep);
     const rawSizes = level.items.map((item) => measure(item));
     let ratio = 1;
-    const sizeOf = (i: number): number => rawSizes[i]! * ratio;
     const rawOf = (start: number, end: number): number => {
       let n = 0;
       for (let i = start; i < end; i++) n += rawSizes[i]! + (i > start ? sepSize : 0);
@@ -257,7 +283,7 @@ export function renderParts(markdown: string, opts: RenderPartsOptions): string[
       let estimate = overhead;
       let i = start;
       for (; i < end; i++) {
-        const next = estimate + sizeOf(i) + (i > start ? sepSize : 0);
+        const next = estimate + (rawSizes[i]! + (i > start ? sepSize : 0)) * ratio;
         if (i > start && next > limit) break;
         estimate = next;
       }
@@ -266,22 +292,27 @@ export function renderParts(markdown: string, opts: RenderPartsOptions): string[
 
     /**
      * Emits the longest run from `start` (at most to `end`) that fits, and returns where the rest
-     * starts. A run whose rendering is too long is cut back by the estimate learnt from it, then,
-     * if that is still too long, by bisection.
+     * starts. A run whose rendering is too long is cut back by the estimate learnt from it, a few
+     * times, then by bisection.
      */
     const flush = (start: number, end: number): number => {
-      if (end - start <= 1 || fits(start, end)) {
-        emitRun(level, start, end);
-        return end;
-      }
-      const guess = Math.min(estimatedEnd(start, end), end - 1);
-      if (guess - start <= 1 || fits(start, guess)) {
-        emitRun(level, start, guess);
-        return guess;
+      let tooLong = end;
+      let next = end;
+      for (let tries = 0; tries < GUESSES; tries++) {
+        if (next - start <= 1) {
+          emitRun(level, start, next, overhead + rawSizes[start]! * ratio > limit);
+          return next;
+        }
+        if (fits(start, next)) {
+          emitRun(level, start, next);
+          return next;
+        }
+        tooLong = next;
+        next = Math.min(estimatedEnd(start, next), next - 1);
       }
       // start..lo fits (one item counts as fitting: it goes deeper), start..hi does not
       let lo = start + 1;
-      let hi = guess;
+      let hi = tooLong;
       while (hi - lo > 1) {
         const mid = (lo + hi) >>> 1;
         if (fits(start, mid)) lo = mid;

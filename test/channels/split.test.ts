@@ -5,7 +5,8 @@
  * text is lost.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { Lexer } from 'marked';
+import { describe, expect, it, vi } from 'vitest';
 import { toDiscord, toPlainText, toSlackMrkdwn, toTelegramHtml, toWhatsApp } from '../../src/channels/render.ts';
 import { chunkLimit, TELEGRAM } from '../../src/channels/limits.ts';
 import { renderParts, utf16Length, utf8Length } from '../../src/channels/split.ts';
@@ -252,6 +253,21 @@ describe('renderParts() boundaries', () => {
     const parts = renderParts(md, { render: (m) => ((rendered += m.length), toTelegramHtml(m)), limit: 4096 });
     for (const p of parts) expect(p.length).toBeLessThanOrEqual(4096);
     expect(rendered).toBeLessThan(2 * md.length);
+  });
+
+  it.each([
+    ['one long quote', Array.from({ length: 3000 }, (_, i) => `> quoted line ${i} with *em*`).join('\n')],
+    ['one long line', Array.from({ length: 3000 }, (_, i) => `word${i} **b${i}** [l](https://x.y/${i})`).join(' ')],
+    ['one list of long items', Array.from({ length: 20 }, (_, i) => `- item ${i}: ${'some words in the item '.repeat(200)}`).join('\n')],
+  ])('lexes a reply far above the limit (%s) about twice in all: a block cut apart reuses its tokens', (_name, md) => {
+    const lexSpy = vi.spyOn(Lexer, 'lex');
+    try {
+      renderParts(md, { render: toTelegramHtml, limit: 4096 });
+      const lexed = lexSpy.mock.calls.reduce((n, [src]) => n + src.length, 0);
+      expect(lexed).toBeLessThan(2.6 * md.length);
+    } finally {
+      lexSpy.mockRestore();
+    }
   });
 
   it('textChunkLimit lowers the service limit, never raises it', () => {
