@@ -38,15 +38,6 @@ export function checkDiscordTo(to: string): string | undefined {
   return /^\d{17,20}$/.test(to) ? undefined : TO_FORM;
 }
 
-/**
- * A part's size when splitting: its length, or, for a text of many short
- * lines, each line's share of the limit; so no part is longer than `limit`
- * or taller than 17 lines.
- */
-export function discordMeasure(limit: number): (text: string) => number {
-  return (text) => Math.max(text.length, (text.split('\n').length * limit) / DISCORD_MAX_LINES);
-}
-
 /** The same 25 characters for every attempt at one part of one delivery. */
 export function discordNonce(deliveryId: string, part: number): string {
   return createHash('sha256').update(`${deliveryId}/${part}`).digest('base64url').slice(0, NONCE_CHARS);
@@ -87,7 +78,6 @@ function library(): Promise<DiscordRest> {
 export function createDiscordChannel(config: DiscordConfigValue, ctx: PluginContext): Channel {
   const api = baseUrl(config.apiBaseUrl, 'apiBaseUrl');
   const limit = chunkLimit(DISCORD, config.textChunkLimit);
-  const measure = discordMeasure(limit);
   const token = config.botToken;
 
   const lib = library();
@@ -146,7 +136,7 @@ export function createDiscordChannel(config: DiscordConfigValue, ctx: PluginCont
   return {
     limits: { maxTextLength: limit, requiresTo: true },
     checkTo: checkDiscordTo,
-    render: (markdown) => renderParts(markdown, { render: toDiscord, limit, measure }),
+    render: (markdown) => renderParts(markdown, { render: toDiscord, limit, maxLines: DISCORD_MAX_LINES }),
     send,
     stop() {
       rest?.clearHashSweeper();

@@ -12,7 +12,7 @@ import { ChannelError } from '../../src/plugins/define.ts';
 import { isRetryableStatus, parseRetryAfter, readCapped, redact, shorten } from '../../src/plugins/http.ts';
 import { baseUrl, post } from '../../src/plugins/chat-request.ts';
 import { chunkLimit, MATTERMOST } from '../../src/channels/limits.ts';
-import { disarmMentions } from '../../src/channels/render.ts';
+import { toMattermost } from '../../src/channels/render.ts';
 import { renderParts } from '../../src/channels/split.ts';
 import type { MattermostConfigValue } from './config.ts';
 
@@ -23,14 +23,6 @@ const TO_FORM = 'a Mattermost channel id (26 lower-case letters and digits)';
 
 export function checkMattermostTo(to: string): string | undefined {
   return /^[a-z0-9]{26}$/.test(to) ? undefined : TO_FORM;
-}
-
-/** Mattermost's words that notify a whole channel. */
-const MASS_MENTIONS = ['channel', 'all', 'here'];
-
-/** Mattermost shows Markdown itself: the reply is kept as written, with its mass mentions made inert. */
-export function toMattermost(markdown: string): string {
-  return disarmMentions(markdown.trim(), MASS_MENTIONS);
 }
 
 /** The same id for every attempt at one part of one delivery, shaped like Mattermost's own ids. */

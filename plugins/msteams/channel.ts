@@ -15,7 +15,7 @@ import { chunkLimit, MSTEAMS } from '../../src/channels/limits.ts';
 import { renderParts } from '../../src/channels/split.ts';
 import { baseUrl, detailOf, discard, post, readAnswer } from '../../src/plugins/chat-request.ts';
 import type { MsTeamsConfigValue } from './config.ts';
-import { toTeamsMarkdown } from './render.ts';
+import { toTeamsMarkdown } from '../../src/channels/render.ts';
 import { createTokenSource } from './token.ts';
 
 /** A Teams conversation id: a prefix and a colon (`19:…@thread.tacv2`, `a:…`, `8:orgid:…`), no spaces. */

@@ -13,14 +13,15 @@
  */
 import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
 import { ChannelError, PluginConfigError } from '../../src/plugins/define.ts';
-import { parseRetryAfter, readCapped, redact, shorten } from '../../src/plugins/http.ts';
-import { failedRequest } from '../../src/channels/errors.ts';
+import { parseRetryAfter, redact, shorten } from '../../src/plugins/http.ts';
+import { baseUrl, post, readAnswer } from '../../src/plugins/chat-request.ts';
 import { chunkLimit, TELEGRAM } from '../../src/channels/limits.ts';
 import { toTelegramHtml } from '../../src/channels/render.ts';
 import { renderParts } from '../../src/channels/split.ts';
 import { USER_AGENT } from '../../src/channels/user-agent.ts';
 import type { TelegramConfigValue } from './config.ts';
 
+/** A sent message comes back whole in the answer, its text \u-escaped: room for 4,096 characters and their entities. */
 const ANSWER_BYTES = 64 * 1024;
 const DETAIL_CHARS = 300;
 const TOKEN = /^\d+:[A-Za-z0-9_-]+$/;
@@ -62,21 +63,10 @@ interface BotAnswer {
 
 class ParseEntitiesError extends Error {}
 
-function checkBaseUrl(raw: string): string {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new PluginConfigError('apiBaseUrl', `"${raw}" is not a URL`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new PluginConfigError('apiBaseUrl', 'must be an http:// or https:// URL');
-  return raw.replace(/\/+$/, '');
-}
-
 export function createTelegramChannel(config: TelegramConfigValue, ctx: PluginContext): Channel {
   // the message names the form, never the value
   if (!TOKEN.test(config.botToken)) throw new PluginConfigError('botToken', 'must be a bot token as @BotFather gives it: digits, a colon, then letters, digits, _ or -');
-  const apiRoot = checkBaseUrl(config.apiBaseUrl);
+  const apiRoot = baseUrl(config.apiBaseUrl, 'apiBaseUrl');
   const limit = chunkLimit(TELEGRAM, config.textChunkLimit);
   const hidden = [config.botToken, config.botToken.slice(config.botToken.indexOf(':') + 1)];
 
@@ -105,31 +95,17 @@ export function createTelegramChannel(config: TelegramConfigValue, ctx: PluginCo
       ...(html ? { parse_mode: 'HTML' } : {}),
       link_preview_options: { is_disabled: true },
     };
-    const timeout = AbortSignal.timeout(config.timeoutMs);
-    const signal = AbortSignal.any([msg.signal, timeout]);
-    const failed = (err: unknown): Error => {
-      if (msg.signal.aborted) return msg.signal.reason as Error;
-      return failedRequest(err, { service: 'Telegram', timedOut: timeout.aborted, timeoutMs: config.timeoutMs, hidden: [...hidden, text] });
-    };
-    let res: Response;
-    try {
-      res = await ctx.fetch(`${apiRoot}/bot${config.botToken}/sendMessage`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT },
-        body: JSON.stringify(payload),
-        signal,
-        redirect: 'manual',
-      });
-    } catch (err) {
-      throw failed(err);
-    }
-    let answer: BotAnswer | undefined;
-    try {
-      answer = JSON.parse((await readCapped(res, ANSWER_BYTES)).text) as BotAnswer;
-    } catch (err) {
-      // an answer cut off or not JSON: after a 2xx the message may be posted
-      if (res.ok) throw err instanceof SyntaxError ? new ChannelError('Telegram: the answer was not understood; the message may have been sent', { retryable: true, ambiguous: true }) : failed(err);
-    }
+    const res = await post(
+      ctx.fetch,
+      `${apiRoot}/bot${config.botToken}/sendMessage`,
+      { headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT }, body: JSON.stringify(payload) },
+      // the token is in the path, so errors name the method, not the URL
+      { signal: msg.signal, timeoutMs: config.timeoutMs, hidden: [...hidden, text], shown: `${apiRoot}/bot…/sendMessage` },
+    );
+    const { json } = await readAnswer(res, [...hidden, text], ANSWER_BYTES);
+    const answer = json && typeof json === 'object' ? (json as BotAnswer) : undefined;
+    // an answer cut off or not JSON: after a 2xx the message may be posted
+    if (res.ok && !answer) throw new ChannelError('Telegram: the answer was not understood; the message may have been sent', { retryable: true, ambiguous: true });
     if (res.ok && answer?.ok !== false) return;
     throw answerError(res.status, answer, res.headers.get('retry-after'));
   }

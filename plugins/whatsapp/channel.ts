@@ -9,16 +9,15 @@
  * hours, so only template messages can reach them; that is permanent.
  */
 import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
-import { ChannelError, PluginConfigError } from '../../src/plugins/define.ts';
-import { parseRetryAfter, readCapped, redact, shorten } from '../../src/plugins/http.ts';
-import { failedRequest } from '../../src/channels/errors.ts';
+import { ChannelError } from '../../src/plugins/define.ts';
+import { parseRetryAfter, redact, shorten } from '../../src/plugins/http.ts';
+import { baseUrl, discard, post, readAnswer } from '../../src/plugins/chat-request.ts';
 import { chunkLimit, WHATSAPP } from '../../src/channels/limits.ts';
 import { toWhatsApp } from '../../src/channels/render.ts';
 import { USER_AGENT } from '../../src/channels/user-agent.ts';
 import { renderParts } from '../../src/channels/split.ts';
 import type { WhatsAppConfigValue } from './config.ts';
 
-const ANSWER_BYTES = 64 * 1024;
 const DETAIL_CHARS = 300;
 /** E.164: a country code and number, 8 to 15 digits, with or without the leading +. */
 const TO = /^\+?[1-9]\d{7,14}$/;
@@ -37,19 +36,8 @@ interface GraphError {
   error_data?: { details?: string };
 }
 
-function checkBaseUrl(raw: string): string {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new PluginConfigError('apiBaseUrl', `"${raw}" is not a URL`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new PluginConfigError('apiBaseUrl', 'must be an http:// or https:// URL');
-  return raw.replace(/\/+$/, '');
-}
-
 export function createWhatsAppChannel(config: WhatsAppConfigValue, ctx: PluginContext): Channel {
-  const url = `${checkBaseUrl(config.apiBaseUrl)}/${config.phoneNumberId}/messages`;
+  const url = `${baseUrl(config.apiBaseUrl, 'apiBaseUrl')}/${config.phoneNumberId}/messages`;
   const limit = chunkLimit(WHATSAPP, config.textChunkLimit);
   const hidden = [config.accessToken];
 
@@ -83,36 +71,20 @@ export function createWhatsAppChannel(config: WhatsAppConfigValue, ctx: PluginCo
       type: 'text',
       text: { body: msg.text, preview_url: false },
     });
-    const timeout = AbortSignal.timeout(config.timeoutMs);
-    const signal = AbortSignal.any([msg.signal, timeout]);
-    const failed = (err: unknown): Error => {
-      if (msg.signal.aborted) return msg.signal.reason as Error;
-      return failedRequest(err, { service: 'WhatsApp', timedOut: timeout.aborted, timeoutMs: config.timeoutMs, hidden: [...hidden, msg.text] });
-    };
-    let res: Response;
-    try {
-      res = await ctx.fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${config.accessToken}`, 'user-agent': USER_AGENT },
-        body,
-        signal,
-        redirect: 'manual',
-      });
-    } catch (err) {
-      throw failed(err);
-    }
+    const res = await post(
+      ctx.fetch,
+      url,
+      { headers: { 'content-type': 'application/json', authorization: `Bearer ${config.accessToken}`, 'user-agent': USER_AGENT }, body },
+      { signal: msg.signal, timeoutMs: config.timeoutMs, hidden: [...hidden, msg.text] },
+    );
     if (res.ok) {
-      // the message id is not needed; cancelling frees the connection
-      await res.body?.cancel().catch(() => undefined);
+      // the message id is not needed
+      await discard(res);
       return;
     }
-    let error: GraphError | undefined;
-    try {
-      const answer = JSON.parse((await readCapped(res, ANSWER_BYTES)).text) as { error?: GraphError };
-      error = answer?.error && typeof answer.error === 'object' ? answer.error : undefined;
-    } catch {
-      // the status alone decides
-    }
+    const { json } = await readAnswer(res, [...hidden, msg.text]);
+    const graph = (json as { error?: unknown } | undefined)?.error;
+    const error = graph && typeof graph === 'object' ? (graph as GraphError) : undefined;
     throw answerError(res.status, error, res.headers.get('retry-after'), msg.text);
   }
 

@@ -17,11 +17,30 @@ export interface RenderPartsOptions {
   limit: number;
   /** Size of a rendered text; UTF-16 code units (string length) unless given. */
   measure?(text: string): number;
+  /** Most lines in a part (Discord folds taller messages away); no limit unless given. */
+  maxLines?: number;
 }
 
 /** UTF-16 code units: what JavaScript, Telegram, Discord and Slack count. */
 export function utf16Length(text: string): number {
   return text.length;
+}
+
+function lineCount(text: string): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/**
+ * One size for both limits: the text's own size, or each line's share of the limit when that is
+ * more; so a size within `limit` means both the length and the line count are within theirs, and
+ * the packing below needs no second measure.
+ */
+function withLines(measure: (text: string) => number, limit: number, maxLines: number | undefined): (text: string) => number {
+  if (maxLines === undefined) return measure;
+  if (!(maxLines >= 1)) throw new RangeError('renderParts: maxLines must be at least 1');
+  return (text) => Math.max(measure(text), (lineCount(text) * limit) / maxLines);
 }
 
 /** UTF-8 bytes: what Signal counts. */
@@ -60,10 +79,16 @@ function words(line: string): Level | undefined {
   return line.length > 1 ? characters(line) : undefined;
 }
 
-/** A paragraph line as inline pieces (a link or a bold run stays whole), text runs cut into words. */
-function inlinePieces(line: string): Level | undefined {
-  const [t] = lex(line).filter((x) => x.type !== 'space');
-  const inner = t?.type === 'paragraph' ? t.tokens : undefined;
+/**
+ * A paragraph line as inline pieces (a link or a bold run stays whole), text runs cut into words.
+ * `lexed` is the line's inline tokens when the paragraph is that one line (lexed already).
+ */
+function inlinePieces(line: string, lexed?: Token[]): Level | undefined {
+  let inner = lexed;
+  if (!inner) {
+    const [t] = lex(line).filter((x) => x.type !== 'space');
+    inner = t?.type === 'paragraph' ? t.tokens : undefined;
+  }
   if (!inner || inner.map((x) => x.raw).join('').trim() !== line.trim()) return words(line);
   const items: string[] = [];
   for (const x of inner) {
@@ -120,30 +145,41 @@ function listItem(item: Tokens.ListItem): Level | undefined {
   const marker = /^\s*(?:[-+*]|\d{1,9}[.)])[ \t]+/.exec(item.raw)?.[0];
   if (!marker || item.text.length >= item.raw.length) return undefined;
   const indent = ' '.repeat(marker.length);
-  return within(levelOf(item.text), (s, first) => (first ? marker + s.split('\n').join(`\n${indent}`) : s));
+  return within(levelOf(item.text, item.tokens), (s, first) => (first ? marker + s.split('\n').join(`\n${indent}`) : s));
 }
 
-/** How to cut a piece of Markdown: its blocks, a list's items, a code block's lines, a block's lines, a line's words. */
-function levelOf(markdown: string): Level | undefined {
-  const tokens = lex(markdown).filter((t) => t.type !== 'space' && t.type !== 'def');
-  if (tokens.length > 1) return { items: tokens.map((t) => t.raw.replace(/\n+$/, '')), sep: '\n\n', deeper: levelOf };
+/**
+ * How to cut a piece of Markdown: its blocks, a list's items, a code block's lines, a block's lines,
+ * a line's words. `lexed` is the Markdown's block tokens when a level above has them already: the
+ * reply is lexed once, not again for each piece.
+ */
+function levelOf(markdown: string, lexed?: Token[]): Level | undefined {
+  const tokens = (lexed ?? lex(markdown)).filter((t) => t.type !== 'space' && t.type !== 'def');
+  if (tokens.length > 1) return { items: tokens.map((t) => t.raw.replace(/\n+$/, '')), sep: '\n\n', deeper: (item, i) => levelOf(item, [tokens[i]!]) };
   const [t] = tokens as [Token | undefined];
   if (!t) return undefined;
   const raw = t.raw.replace(/\n+$/, '');
   if (t.type === 'code') return codeLines(t as Tokens.Code);
   if (t.type === 'list') {
     const items = (t as Tokens.List).items;
-    if (items.length > 1) return { items: items.map((i) => i.raw.replace(/\n+$/, '')), sep: '\n', deeper: levelOf };
+    if (items.length > 1) {
+      // an item on its own is a list of that one item
+      const alone = (i: number): Tokens.List => ({ ...(t as Tokens.List), raw: items[i]!.raw, items: [items[i]!] });
+      return { items: items.map((i) => i.raw.replace(/\n+$/, '')), sep: '\n', deeper: (item, i) => levelOf(item, [alone(i)]) };
+    }
     // one long item: cut its content (a code block inside stays fenced)
     const inside = items[0] ? listItem(items[0]) : undefined;
     if (inside) return inside;
   }
   if (t.type === 'blockquote') {
     // cut the quoted Markdown, each part quoted again
-    const inside = within(levelOf((t as Tokens.Blockquote).text), quoted);
+    const inside = within(levelOf((t as Tokens.Blockquote).text, (t as Tokens.Blockquote).tokens), quoted);
     if (inside) return inside;
   }
-  if (t.type === 'paragraph') return lines(raw, inlinePieces);
+  if (t.type === 'paragraph') {
+    const inline = (t as Tokens.Paragraph).tokens;
+    return lines(raw, (line) => inlinePieces(line, line === raw ? inline : undefined));
+  }
   return lines(raw, (line) => (line === raw ? words(line) : levelOf(line)));
 }
 
@@ -162,25 +198,46 @@ function hardSplit(text: string, limit: number, measure: (s: string) => number):
   return out;
 }
 
+/** Markdown longer than this many limits is cut without first rendering it whole to see if it fits. */
+const FAST_PATH = 4;
+/** Cut-backs by estimate before a run that does not fit is bisected. */
+const GUESSES = 3;
+
 /**
  * Renders `markdown` into parts that each measure at most `limit`, in order. A limit smaller than
  * the markup around a single character (about 100 UTF-16 units for a quoted code block in
  * Telegram HTML) still holds, but then that markup is cut: service limits are far above it.
  */
 export function renderParts(markdown: string, opts: RenderPartsOptions): string[] {
-  const measure = opts.measure ?? utf16Length;
   const { limit } = opts;
   if (!(limit >= 1)) throw new RangeError('renderParts: limit must be at least 1');
+  const measure = withLines(opts.measure ?? utf16Length, limit, opts.maxLines);
   const source = markdown.replace(/\r\n?/g, '\n');
-  const render = (md: string): string => opts.render(md).trim();
+  // a run that was checked is then emitted: the same text, rendered once
+  let lastMarkdown: string | undefined;
+  let lastRendered = '';
+  const render = (md: string): string => {
+    if (md !== lastMarkdown) {
+      lastRendered = opts.render(md).trim();
+      lastMarkdown = md;
+    }
+    return lastRendered;
+  };
   const out: string[] = [];
   const push = (rendered: string): void => {
     if (rendered !== '') out.push(rendered);
   };
-  const fits = (level: Level, start: number, end: number): boolean => measure(render(join(level, start, end))) <= limit;
 
-  /** One item: as it is when it fits, else cut further (or, for a lone character, cut its rendering). */
-  const emitItem = (level: Level, index: number): void => {
+  /**
+   * One item: as it is when it fits, else cut further (or, for a lone character, cut its rendering).
+   * An item estimated over the limit goes deeper without being rendered whole first: when the
+   * estimate was wrong, its pieces all fit and still make one part.
+   */
+  const emitItem = (level: Level, index: number, over: boolean): void => {
+    if (over) {
+      const deeper = level.deeper(level.items[index]!, index);
+      if (deeper) return pack(deeper);
+    }
     const rendered = render(join(level, index, index + 1));
     if (measure(rendered) <= limit) return push(rendered);
     const deeper = level.deeper(level.items[index]!, index);
@@ -189,75 +246,96 @@ export function renderParts(markdown: string, opts: RenderPartsOptions): string[
   };
 
   /** Items `start` to `end`, known to fit (or a single item, which may go deeper). */
-  const emitRun = (level: Level, start: number, end: number): void => {
-    if (end - start === 1) emitItem(level, start);
+  const emitRun = (level: Level, start: number, end: number, over = false): void => {
+    if (end - start === 1) emitItem(level, start, over);
     else if (end > start) push(render(join(level, start, end)));
   };
 
   /**
-   * Emits items `start` to `end` when their rendering fits. Rendering is not quite additive, so
-   * when the estimate was wrong the longest run that fits is found by bisection and emitted,
-   * until what is left fits; the index where that rest starts is returned (to start the next part).
+   * Greedy: as many items per part as fit. Each item's size is estimated from its Markdown, scaled
+   * by how much the last checked run grew or shrank in rendering, so items are not rendered one by
+   * one (each would be lexed again); each run is then rendered once to check it, and when the
+   * estimate was wrong, cut back to the longest run that fits.
    */
-  const flush = (level: Level, start: number, end: number): number => {
-    if (end - start <= 1 || fits(level, start, end)) {
-      emitRun(level, start, end);
-      return end;
-    }
-    let from = start;
-    while (end - from > 1 && !fits(level, from, end)) {
-      // from..lo fits (one item counts as fitting: it goes deeper), from..hi does not
-      let lo = from + 1;
-      let hi = end;
-      while (hi - lo > 1) {
-        const mid = (lo + hi) >>> 1;
-        if (fits(level, from, mid)) lo = mid;
-        else hi = mid;
-      }
-      emitRun(level, from, lo);
-      from = lo;
-    }
-    return from;
-  };
-
-  /** Greedy: as many items per part as fit, estimated from each item's rendered size, then checked. */
   const pack = (level: Level): void => {
     // 'x' renders as itself everywhere: what remains is the context's markup (a fence, a marker)
     const probe: Level = { ...level, items: ['x'] };
     const overhead = Math.max(0, measure(render(join(probe, 0, 1))) - measure('x'));
     const sepSize = measure(level.sep);
-    const known = new Map<string, number>();
-    // rendering trims, so an item's trailing whitespace (a word's space) is added back
-    const sizeOf = (i: number): number => {
-      const item = level.items[i]!;
-      let size = known.get(item);
-      if (size === undefined) {
-        size = Math.max(0, measure(render(join({ ...level, items: [item] }, 0, 1))) - overhead) + measure(/\s*$/.exec(item)![0]);
-        known.set(item, size);
-      }
-      return size;
+    const rawSizes = level.items.map((item) => measure(item));
+    let ratio = 1;
+    const rawOf = (start: number, end: number): number => {
+      let n = 0;
+      for (let i = start; i < end; i++) n += rawSizes[i]! + (i > start ? sepSize : 0);
+      return n;
     };
-    let start = 0;
-    let estimate = overhead;
-    for (let i = 0; i < level.items.length; i++) {
-      const size = sizeOf(i);
-      if (i > start && estimate + sepSize + size > limit) {
-        start = flush(level, start, i);
-        estimate = overhead;
-        for (let j = start; j < i; j++) estimate += sizeOf(j) + (j > start ? sepSize : 0);
+
+    /** Renders items `start` to `end` and says whether they fit, learning the ratio from the answer. */
+    const fits = (start: number, end: number): boolean => {
+      const size = measure(render(join(level, start, end)));
+      const raw = rawOf(start, end);
+      if (raw > 0) ratio = Math.min(4, Math.max(0.25, Math.max(0, size - overhead) / raw));
+      return size <= limit;
+    };
+
+    /** The last index after `start` up to which the estimate stays within the limit (at least start + 1). */
+    const estimatedEnd = (start: number, end: number): number => {
+      let estimate = overhead;
+      let i = start;
+      for (; i < end; i++) {
+        const next = estimate + (rawSizes[i]! + (i > start ? sepSize : 0)) * ratio;
+        if (i > start && next > limit) break;
+        estimate = next;
       }
-      estimate += size + (i > start ? sepSize : 0);
-    }
+      return i;
+    };
+
+    /**
+     * Emits the longest run from `start` (at most to `end`) that fits, and returns where the rest
+     * starts. A run whose rendering is too long is cut back by the estimate learnt from it, a few
+     * times, then by bisection.
+     */
+    const flush = (start: number, end: number): number => {
+      let tooLong = end;
+      let next = end;
+      for (let tries = 0; tries < GUESSES; tries++) {
+        if (next - start <= 1) {
+          emitRun(level, start, next, overhead + rawSizes[start]! * ratio > limit);
+          return next;
+        }
+        if (fits(start, next)) {
+          emitRun(level, start, next);
+          return next;
+        }
+        tooLong = next;
+        next = Math.min(estimatedEnd(start, next), next - 1);
+      }
+      // start..lo fits (one item counts as fitting: it goes deeper), start..hi does not
+      let lo = start + 1;
+      let hi = tooLong;
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >>> 1;
+        if (fits(start, mid)) lo = mid;
+        else hi = mid;
+      }
+      emitRun(level, start, lo);
+      return lo;
+    };
+
     // each flush emits at least one item, so this ends
-    while (start < level.items.length) start = flush(level, start, level.items.length);
+    for (let start = 0; start < level.items.length; ) start = flush(start, estimatedEnd(start, level.items.length));
   };
 
-  const whole = render(source);
-  if (measure(whole) <= limit) push(whole);
-  else {
-    const level = levelOf(source);
-    if (level) pack(level);
-    else out.push(...hardSplit(whole, limit, measure));
+  // a reply many times the limit is not rendered whole: it cannot fit, and rendering costs
+  if (measure(source) <= FAST_PATH * limit) {
+    const whole = render(source);
+    if (measure(whole) <= limit) {
+      push(whole);
+      return out;
+    }
   }
+  const level = levelOf(source);
+  if (level) pack(level);
+  else out.push(...hardSplit(render(source), limit, measure));
   return out;
 }

@@ -20,14 +20,33 @@ import { ChannelError, PluginConfigError } from './define.ts';
 import { errorDetail, networkReason, readCapped, redact, shorten } from './http.ts';
 
 /** Error codes of failures before any byte of the request left: retrying cannot post twice. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+]);
 
 const ERROR_BODY_BYTES = 16 * 1024;
 const DETAIL_CHARS = 300;
 
-function neverSent(err: unknown): boolean {
-  const code = (err as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  if (typeof code !== 'string') return false;
+/** The first error code along the `cause` chain: fetch wraps the socket's error, which may wrap another. */
+function causeCode(err: unknown): string | undefined {
+  let e = err as { code?: unknown; cause?: unknown } | undefined;
+  for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    if (typeof e.code === 'string') return e.code;
+    e = e.cause as typeof e;
+  }
+  return undefined;
+}
+
+export function neverSent(err: unknown): boolean {
+  const code = causeCode(err);
+  if (code === undefined) return false;
   // certificate and TLS handshake refusals happen before the request is written
   return NOT_SENT.has(code) || code.startsWith('ERR_TLS_') || code.includes('CERT');
 }
@@ -40,6 +59,8 @@ export interface PostOptions {
   hidden: readonly (string | undefined)[];
   /** True for requests that post nothing, so a broken connection is an ordinary retry. */
   safeToRepeat?: boolean;
+  /** How errors name the target when its URL carries a secret (Telegram's token is in the path); else `shownUrl(url)`. */
+  shown?: string;
 }
 
 /** `scheme://host/path` of a URL, for errors and logs: no query, no credentials. */
@@ -50,7 +71,7 @@ export function shownUrl(url: string | URL): string {
 
 /** Sends `init` to `url` (its method, GET when none); returns any answer but a redirect. */
 export async function request(fetchFn: typeof fetch, url: string | URL, init: RequestInit, opts: PostOptions): Promise<Response> {
-  const shown = shownUrl(url);
+  const shown = opts.shown ?? shownUrl(url);
   const method = init.method ?? 'GET';
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signals = [opts.signal, timeout];
@@ -66,7 +87,8 @@ export async function request(fetchFn: typeof fetch, url: string | URL, init: Re
       throw new ChannelError(`no answer from ${shown} within ${opts.timeoutMs} ms${tail}`, { retryable: true, ambiguous });
     }
     const reason = redact(networkReason(err), opts.hidden);
-    if (neverSent(err) || !ambiguous) throw new ChannelError(`${method} ${shown} failed: ${reason}`, { retryable: true });
+    if (neverSent(err)) throw new ChannelError(`${method} ${shown} failed: could not connect (${reason})`, { retryable: true });
+    if (!ambiguous) throw new ChannelError(`${method} ${shown} failed: ${reason}`, { retryable: true });
     throw new ChannelError(`${method} ${shown} failed after sending: ${reason}; the message may have been posted`, { retryable: true, ambiguous: true });
   }
   if (res.status >= 300 && res.status < 400) {
@@ -81,11 +103,14 @@ export function post(fetchFn: typeof fetch, url: string | URL, init: RequestInit
   return request(fetchFn, url, { ...init, method: 'POST' }, opts);
 }
 
-/** An answer's body, read up to a cap, with secrets removed: its text and, when it is JSON, the parsed value. */
-export async function readAnswer(res: Response, hidden: readonly (string | undefined)[]): Promise<{ text: string; json: unknown }> {
+/**
+ * An answer's body, read up to `maxBytes` (an error answer's cap unless given),
+ * with secrets removed: its text and, when it is JSON, the parsed value.
+ */
+export async function readAnswer(res: Response, hidden: readonly (string | undefined)[], maxBytes = ERROR_BODY_BYTES): Promise<{ text: string; json: unknown }> {
   let text = '';
   try {
-    text = redact((await readCapped(res, ERROR_BODY_BYTES)).text, hidden);
+    text = redact((await readCapped(res, maxBytes)).text, hidden);
   } catch {
     // an unreadable body leaves the status to speak for itself
   }

@@ -60,12 +60,13 @@ class Bookkeeping extends Error {}
 
 /**
  * The reply as the channel's messages: its own rendering, else the text split at its limit.
- * Undefined when the channel's renderer fails or gives nothing to send.
+ * Empty when the reply renders to nothing (only a link definition, say); undefined when the
+ * channel's renderer fails or gives something other than texts.
  */
 function renderParts(channel: Channel, text: string): string[] | undefined {
   try {
     const parts = channel.render ? channel.render(text) : chunkText(text, channel.limits?.maxTextLength);
-    return Array.isArray(parts) && parts.length > 0 && parts.every((p) => typeof p === 'string') ? parts : undefined;
+    return Array.isArray(parts) && parts.every((p) => typeof p === 'string') ? parts : undefined;
   } catch {
     // the renderer's error may quote the reply: it is not logged
     return undefined;
@@ -287,6 +288,11 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     if (!parts) {
       log.error('delivery failed: the channel could not render the reply');
       return { retry: undefined, recorded: fail(`channel "${d.channel}" could not render the reply`) };
+    }
+    if (parts.length === 0) {
+      // nothing to send is not a send: the delivery says so instead of claiming the reply arrived
+      log.info('delivery skipped: the reply renders to nothing');
+      return { retry: undefined, recorded: record({ id: d.id, runId: d.runId, attempts: d.attempts, at: clock(), status: 'skipped', error: 'empty reply' }, log) };
     }
     /** Parts rendered by this attempt and not stored yet (a reply of one part). */
     const unstored = !d.parts && parts.length === 1 ? parts : undefined;

@@ -90,7 +90,7 @@ export interface Delivery {
   channel: string;
   to: string | null;
   text: string;
-  status: 'pending' | 'sent' | 'failed';
+  status: 'pending' | 'sent' | 'skipped' | 'failed';
   attempts: number;
   nextAttemptAt: number;
   lastError: string | null;
@@ -156,7 +156,7 @@ export interface DeliveryAttempt {
   attempts: number;
   at: number;
   /** `pending` keeps it in the outbox until `nextAttemptAt`. */
-  status: 'pending' | 'sent' | 'failed';
+  status: 'pending' | 'sent' | 'skipped' | 'failed';
   nextAttemptAt?: number;
   error?: string | null;
   /** On `sent`: the route to remember as the main route (`last`), given for a reply of the main session. */

@@ -4,7 +4,7 @@
  * or a link the agent did not write as one.
  */
 import { describe, expect, it } from 'vitest';
-import { disarmMentions, toDiscord, toPlainText, toSlackMrkdwn, toTelegramHtml, toWhatsApp } from '../../src/channels/render.ts';
+import { disarmMentions, toDiscord, toMattermost, toPlainText, toSlackMrkdwn, toTeamsMarkdown, toTelegramHtml, toWhatsApp } from '../../src/channels/render.ts';
 
 const SAMPLE = [
   '# Title',
@@ -69,6 +69,24 @@ describe('toDiscord()', () => {
   });
   it('disarms other words when asked (Mattermost)', () => {
     expect(disarmMentions('@all @channel @here @alice', ['all', 'channel', 'here'])).toBe('@\u200dall @\u200dchannel @\u200dhere @alice');
+  });
+});
+
+describe('toMattermost()', () => {
+  it('keeps Markdown and disarms @channel, @all and @here outside code', () => {
+    expect(toMattermost('**hi** @channel, @ALL and @here; not @alice or me@hereford')).toBe('**hi** @\u200dchannel, @\u200dALL and @\u200dhere; not @alice or me@hereford');
+  });
+  it('leaves code spans and code blocks as written (no invisible character copied with the code)', () => {
+    const md = ['Run `notify @channel` now, @all.', '', '```sh', 'echo @here @channel', '```', '', '- item', '  ```', '  @all', '  ```', '', '> quoted @here'].join('\n');
+    expect(toMattermost(md)).toBe(
+      ['Run `notify @channel` now, @\u200dall.', '', '```sh', 'echo @here @channel', '```', '', '- item', '  ```', '  @all', '  ```', '', '> quoted @\u200dhere'].join('\n'),
+    );
+  });
+});
+
+describe('toTeamsMarkdown()', () => {
+  it('writes & and < outside code as entities and keeps code as written', () => {
+    expect(toTeamsMarkdown('a < b & <at>x</at> `a<b&c`\n\n```\n<b>&amp;\n```\n\n> quote')).toBe('a &lt; b &amp; &lt;at>x&lt;/at> `a<b&c`\n\n```\n<b>&amp;\n```\n\n> quote');
   });
 });
 

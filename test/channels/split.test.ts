@@ -5,7 +5,8 @@
  * text is lost.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { Lexer } from 'marked';
+import { describe, expect, it, vi } from 'vitest';
 import { toDiscord, toPlainText, toSlackMrkdwn, toTelegramHtml, toWhatsApp } from '../../src/channels/render.ts';
 import { chunkLimit, TELEGRAM } from '../../src/channels/limits.ts';
 import { renderParts, utf16Length, utf8Length } from '../../src/channels/split.ts';
@@ -241,10 +242,60 @@ describe('renderParts() boundaries', () => {
     expect(rendered).toBeLessThan(8 * md.length);
   });
 
+  it.each([
+    ['paragraphs', Array.from({ length: 1500 }, (_, i) => `Paragraph ${i}: ${'lorem **ipsum** '.repeat(4)}`).join('\n\n')],
+    ['one long list', Array.from({ length: 2000 }, (_, i) => `- item ${i} with **bold** and \`code\``).join('\n')],
+    ['one long quote', Array.from({ length: 3000 }, (_, i) => `> quoted line ${i} with *em*`).join('\n')],
+    ['code blocks', Array.from({ length: 200 }, (_, i) => `Step ${i}:\n\n\`\`\`ts\n${'const x = run(1) && y < 2;\n'.repeat(12)}\`\`\``).join('\n\n')],
+  ])('renders a reply far above the limit (%s) less than twice in all: parts are estimated, not rendered one by one', (_name, md) => {
+    expect(md.length).toBeGreaterThan(50_000);
+    let rendered = 0;
+    const parts = renderParts(md, { render: (m) => ((rendered += m.length), toTelegramHtml(m)), limit: 4096 });
+    for (const p of parts) expect(p.length).toBeLessThanOrEqual(4096);
+    expect(rendered).toBeLessThan(2 * md.length);
+  });
+
+  it.each([
+    ['one long quote', Array.from({ length: 3000 }, (_, i) => `> quoted line ${i} with *em*`).join('\n')],
+    ['one long line', Array.from({ length: 3000 }, (_, i) => `word${i} **b${i}** [l](https://x.y/${i})`).join(' ')],
+    ['one list of long items', Array.from({ length: 20 }, (_, i) => `- item ${i}: ${'some words in the item '.repeat(200)}`).join('\n')],
+  ])('lexes a reply far above the limit (%s) about twice in all: a block cut apart reuses its tokens', (_name, md) => {
+    const lexSpy = vi.spyOn(Lexer, 'lex');
+    try {
+      renderParts(md, { render: toTelegramHtml, limit: 4096 });
+      const lexed = lexSpy.mock.calls.reduce((n, [src]) => n + src.length, 0);
+      expect(lexed).toBeLessThan(2.6 * md.length);
+    } finally {
+      lexSpy.mockRestore();
+    }
+  });
+
   it('textChunkLimit lowers the service limit, never raises it', () => {
     expect(chunkLimit(TELEGRAM, undefined)).toBe(4096);
     expect(chunkLimit(TELEGRAM, 1000)).toBe(1000);
     expect(chunkLimit(TELEGRAM, 10_000)).toBe(4096);
+  });
+
+  it('maxLines caps the lines of every part, beside the length limit', () => {
+    const md = ['Intro line.', '', '```py', ...Array.from({ length: 40 }, (_, i) => `x${i} = ${i}`), '```', '', ...Array.from({ length: 30 }, (_, i) => `- item ${i}`)].join('\n');
+    const parts = renderParts(md, { render: toDiscord, limit: 2000, maxLines: 17 });
+    expect(parts.length).toBeGreaterThan(3);
+    for (const p of parts) {
+      expect(p.split('\n').length).toBeLessThanOrEqual(17);
+      expect(p.length).toBeLessThanOrEqual(2000);
+    }
+    expect(parts.join('\n')).toContain('x39 = 39');
+    expect(parts.join('\n')).toContain('- item 29');
+    // without it, the same reply is one part
+    expect(renderParts(md, { render: toDiscord, limit: 2000 })).toHaveLength(1);
+  });
+
+  it.each(['', '   \n\t \n'])('a reply with nothing to show (%j) is no parts at all, for every renderer', (md) => {
+    for (const render of Object.values(RENDERERS)) expect(renderParts(md, { render, limit: 100 })).toEqual([]);
+  });
+
+  it('a reply of only a link definition is no parts for the renderers that read Markdown (Discord shows it as written)', () => {
+    for (const render of [toTelegramHtml, toSlackMrkdwn, toWhatsApp, toPlainText]) expect(renderParts('[ref]: https://example.com', { render, limit: 100 })).toEqual([]);
   });
 
   it('rejects a limit below 1', () => {

@@ -182,6 +182,26 @@ describe('parts fixed at the first attempt', () => {
   });
 });
 
+describe('a reply that renders to nothing', () => {
+  it('is skipped with the reason "empty reply": nothing is sent and it is not called sent', async () => {
+    const sent: string[] = [];
+    const store = memoryStore();
+    const { plugin, renders } = partsChannel(
+      async (m) => void sent.push(m.text),
+      () => [],
+    );
+    const { outbox, log } = outboxFor(store, plugin);
+    const { runId } = await runAwaitingDelivery(store, { channel: 'chat', to: 'c1', text: '[ref]: https://example.com' });
+    outbox.start();
+    await until(async () => (await store.getRun(runId))!.delivery.status !== 'pending');
+    expect((await store.getRun(runId))!.delivery).toMatchObject({ status: 'skipped', reason: 'empty reply', attempts: 0 });
+    expect(renders).toHaveLength(1);
+    expect(sent).toEqual([]);
+    expect(await due(store)).toBeUndefined();
+    expect(log.text()).toContain('delivery skipped');
+  });
+});
+
 describe('progress stored per part', () => {
   it('the count of parts sent is stored before the next part is sent', async () => {
     const storedAtSend: number[] = [];
