@@ -17,6 +17,7 @@ import { resolveRoute } from './routes.ts';
 import { MAIN_SESSION } from './actions.ts';
 import { TRANSCRIPT_MAX_BYTES, TRANSCRIPT_WINDOW } from './runner.ts';
 import { untilStored } from './until-stored.ts';
+import { stopWithin } from '../util/deadline.ts';
 
 export const COALESCE_MS = 250;
 
@@ -212,15 +213,10 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       if (periodic) clearInterval(periodic);
       periodic = undefined;
       if (!running) return settle();
-      const current = running;
-      let t: NodeJS.Timeout | undefined;
-      const timedOut = await Promise.race([current.then(() => false), new Promise<boolean>((r) => (t = setTimeout(() => r(true), deadlineMs)))]);
-      clearTimeout(t);
-      if (timedOut) {
+      await stopWithin(running, deadlineMs, () => {
         shutdown.abort(new Error('service shutting down'));
         storeGaveUp.abort();
-        await current;
-      }
+      });
     },
     idle() {
       if (!soon && !running && !again) return Promise.resolve();

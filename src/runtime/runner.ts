@@ -9,6 +9,7 @@ import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
 import { onNextTurn } from '../util/next-turn.ts';
+import { stopWithin } from '../util/deadline.ts';
 import type { Claim, NewEvent, NewRun, RunOutcome, Store, NewDelivery, WorkQueue } from '../store/types.ts';
 import { callAgent, isHeartbeatAck, oneLine, Shutdown } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
@@ -296,20 +297,11 @@ export function createRunner(deps: RunnerDeps): Runner {
     async stop(deadlineMs) {
       stopping = true;
       clearTimeout(dueTimer);
-      if (inFlight.size) {
-        const all = Promise.allSettled([...inFlight.values()]);
-        let timer: NodeJS.Timeout | undefined;
-        const timedOut = await Promise.race([
-          all.then(() => false),
-          new Promise<boolean>((r) => (timer = setTimeout(() => r(true), deadlineMs))),
-        ]);
-        clearTimeout(timer);
-        if (timedOut) {
+      if (inFlight.size)
+        await stopWithin(Promise.allSettled([...inFlight.values()]), deadlineMs, () => {
           shutdown.abort(new Error('service shutting down'));
           storeGaveUp.abort();
-          await all;
-        }
-      }
+        });
       clearInterval(renew);
     },
     idle() {
