@@ -11,9 +11,9 @@
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
-import type { NewDelivery, NewRun, RunOutcome, Store, SystemEvent, PendingBacklog } from '../store/types.ts';
-import { callAgent, isHeartbeatAck, Shutdown } from './agent-call.ts';
-import { resolveRoute } from './routes.ts';
+import type { NewDelivery, NewRun, Store, SystemEvent, PendingBacklog } from '../store/types.ts';
+import { callAgent, Shutdown } from './agent-call.ts';
+import { buildOutcome } from './outcome.ts';
 import { MAIN_SESSION } from './actions.ts';
 import { TRANSCRIPT_MAX_BYTES, TRANSCRIPT_WINDOW } from './runner.ts';
 import { untilStored } from './until-stored.ts';
@@ -156,34 +156,17 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       shutdown,
     });
     const finishedAt = clock();
-    const status = result.status === 'aborted' ? 'error' : result.status;
-    const outcome: RunOutcome = {
-      id,
-      status,
-      finishedAt,
-      reply: result.status === 'ok' ? result.text : null,
-      summary: null,
-      error: result.status === 'ok' ? null : result.status === 'aborted' ? 'interrupted by shutdown' : result.error,
-      messages: [{ sessionKey: MAIN_SESSION, role: 'user', content: prompt, runId: id, createdAt: startedAt }],
-      delivery: { kind: 'skipped', reason: 'heartbeat did not succeed' },
-    };
-    if (result.status === 'ok') {
+    const ended = result.status === 'aborted' ? { status: 'error' as const, error: 'interrupted by shutdown' } : result;
+    const outcome = await stored('choose the route of a reply', () =>
+      buildOutcome(gen, store, { run: heartbeatRun, result: ended, finishedAt, prompt: { content: prompt, at: startedAt }, failedReason: 'heartbeat did not succeed', mainSession: true }),
+    );
+    if (ended.status === 'ok') {
       // events are consumed only when the agent has actually seen them (the older ones as counts)
       outcome.consumedEventIds = events.map((e) => e.id);
       if (older.count) outcome.consumeOlder = true;
-      outcome.messages.push({ sessionKey: MAIN_SESSION, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt });
-      if (isHeartbeatAck(result.text)) outcome.delivery = { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
-      else if (!result.text.trim()) outcome.delivery = { kind: 'skipped', reason: 'empty reply' };
-      else {
-        const d = await stored('choose the route of a reply', () => resolveRoute(gen, store, 'last', null));
-        outcome.delivery =
-          'skip' in d
-            ? { kind: 'skipped', reason: d.skip }
-            : { kind: 'outbox', entry: { id: uuidv7(), runId: id, channel: d.route.channel, to: d.route.to, text: result.text, createdAt: finishedAt, mainSession: true } };
-      }
     }
     await stored('store the outcome of a heartbeat', () => store.finishRun(outcome));
-    logger.info({ heartbeatId: id, events: events.length, olderEvents: older.count, status, delivery: outcome.delivery.kind }, 'heartbeat');
+    logger.info({ heartbeatId: id, events: events.length, olderEvents: older.count, status: outcome.status, delivery: outcome.delivery.kind }, 'heartbeat');
     if (outcome.delivery.kind === 'outbox') deps.notifyOutbox(outcome.delivery.entry);
     return id;
   }
