@@ -4,6 +4,7 @@
  * header objects that might be logged by mistake.
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { onNextTurn } from './util/next-turn.ts';
 
 export type { Logger };
 
@@ -191,9 +192,7 @@ export function batchLines(target: { write(chunk: string): void }, maxBytes = MA
   let chunk = '';
   let bytes = 0;
   let full: string[] = [];
-  let scheduled = false;
   const flush = () => {
-    scheduled = false;
     if (chunk) {
       full.push(chunk);
       chunk = '';
@@ -203,6 +202,7 @@ export function batchLines(target: { write(chunk: string): void }, maxBytes = MA
     full = [];
     for (const c of out) target.write(c);
   };
+  const schedule = onNextTurn(flush);
   return {
     write(line) {
       const n = Buffer.byteLength(line);
@@ -213,10 +213,7 @@ export function batchLines(target: { write(chunk: string): void }, maxBytes = MA
       }
       chunk += line;
       bytes += n;
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      schedule();
     },
     flush,
   };

@@ -27,6 +27,7 @@ import { createNamedResolver } from './mapping/resolve.ts';
 import { watchSources, type SourceWatcher } from './config/watch.ts';
 import { createWorkerSource, type SpareWorkerSource } from './transforms/pool.ts';
 import { createMetrics, RequestTally } from './http/metrics.ts';
+import { settlesWithin } from './util/deadline.ts';
 
 export interface ServiceOptions {
   /** Loads (and re-loads, on change) the config. Throws `ConfigError`. */
@@ -90,14 +91,6 @@ const RESTART_KEYS = ['gateway.bind', 'gateway.port', 'storage.driver', 'storage
 
 function at(config: unknown, path: string): unknown {
   return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), config);
-}
-
-/** Waits for `work` at most `ms`; what is still running then is left behind with a warning. */
-async function stopWithin(work: Promise<void>, ms: number, logger: Logger): Promise<void> {
-  let t: NodeJS.Timeout | undefined;
-  const late = await Promise.race([work.then(() => false), new Promise<boolean>((r) => (t = setTimeout(() => r(true), ms)))]);
-  clearTimeout(t);
-  if (late) logger.warn('plugin instances did not stop within the shutdown timeout');
 }
 
 export async function startService(opts: ServiceOptions): Promise<Service> {
@@ -277,17 +270,15 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       server.closeIdleConnections();
       clearInterval(prune);
       await watcher?.close();
-      let t: NodeJS.Timeout | undefined;
-      const intake = Promise.race([closed, new Promise((r) => (t = setTimeout(r, left())))]).then(() => {
-        clearTimeout(t);
-        server.closeAllConnections();
-      });
+      const intake = settlesWithin(closed, left()).then(() => server.closeAllConnections());
       // meanwhile no run or heartbeat starts; the ones running may finish within the budget
       await Promise.all([intake, runner.stop(left()), heartbeat.stop(left())]);
       // replies of runs that just finished go out if there is time left; the rest stays in the outbox
       await outbox.stop(left());
       // plugin instances stop (a service may still be storing) before the store closes, within what is left of the budget
-      await stopWithin(generations.disposeAll(), left(), logger);
+      // what is still stopping then is left behind
+      const disposed = generations.disposeAll().catch((err) => logger.error({ err }, 'stopping plugin instances failed'));
+      if (!(await settlesWithin(disposed, left()))) logger.warn('plugin instances did not stop within the shutdown timeout');
       await store.close();
       await workers?.close();
       logger.info('stopped');

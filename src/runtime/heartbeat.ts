@@ -4,6 +4,11 @@
  * (wake `now`); requests within the coalescing window become one heartbeat.
  * The reply goes to the main route unless it is only `HEARTBEAT_OK`.
  *
+ * Both triggers enqueue the main session's heartbeat task on the work queue
+ * (a request due after the window, the timer due now) and claim it when due:
+ * the queue keeps one waiting, so the requests of every instance on a store
+ * coalesce there, and the one instance whose claim gets it runs it.
+ *
  * One heartbeat takes every pending event, however many: it shows the newest
  * `agents.defaults.heartbeat.maxEvents` and counts the older ones by source,
  * so a backlog costs one agent call, not one per batch.
@@ -11,14 +16,17 @@
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
-import type { NewDelivery, NewRun, RunOutcome, Store, SystemEvent, PendingBacklog } from '../store/types.ts';
-import { callAgent, isHeartbeatAck, Shutdown } from './agent-call.ts';
-import { resolveRoute } from './routes.ts';
+import type { Claim, NewDelivery, NewRun, Store, SystemEvent, PendingBacklog, Task } from '../store/types.ts';
+import { callAgent, Shutdown } from './agent-call.ts';
+import { buildOutcome } from './outcome.ts';
 import { MAIN_SESSION } from './actions.ts';
-import { TRANSCRIPT_MAX_BYTES, TRANSCRIPT_WINDOW } from './runner.ts';
+import { LEASE_MS, TRANSCRIPT_MAX_BYTES, TRANSCRIPT_WINDOW } from './runner.ts';
 import { untilStored } from './until-stored.ts';
+import { stopWithin } from '../util/deadline.ts';
 
 export const COALESCE_MS = 250;
+/** The main session's heartbeat on the work queue: one waits at a time. */
+const MAIN_TASK: Task = { kind: 'heartbeat', key: MAIN_SESSION };
 
 export const DEFAULT_HEARTBEAT_PROMPT =
   'Heartbeat. The system events below are pending in the main session, oldest first. ' +
@@ -72,12 +80,19 @@ export function olderLine(older: PendingBacklog['older'], shown: number): string
 
 export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
   const { store, generations, logger } = deps;
+  const queue = store.queue;
   const clock = deps.clock ?? Date.now;
   const coalesceMs = deps.coalesceMs ?? COALESCE_MS;
-  let soon: NodeJS.Timeout | undefined;
+  const worker = `heartbeat-${uuidv7()}`;
   let periodic: NodeJS.Timeout | undefined;
+  // a claim when the heartbeat this process asked for is due
+  let timer: NodeJS.Timeout | undefined;
+  let timerAt = Infinity;
+  // when the heartbeat this process enqueued is due, until it tries to claim it
+  let dueAt: number | undefined;
+  // enqueues and claims under way
+  let asking = 0;
   let running: Promise<unknown> | undefined;
-  let again = false;
   let stopped = false;
   const shutdown = new Shutdown();
   // a heartbeat's store calls are made again while the store cannot write (a full disk), until a stop gives up
@@ -86,30 +101,86 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
   let idleWaiters: (() => void)[] = [];
 
   const settle = () => {
-    if (!soon && !running && !again && idleWaiters.length) {
+    if (!timer && !running && !asking && idleWaiters.length) {
       const w = idleWaiters;
       idleWaiters = [];
       for (const r of w) r();
     }
   };
 
-  function request(): void {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    soon ??= setTimeout(fire, coalesceMs);
+  /**
+   * Asks the queue for the main session's heartbeat, due at `at`: requests while one waits coalesce
+   * there (across instances too), and whichever instance claims it runs it.
+   */
+  function want(at: number): void {
+    if (stopped || (dueAt !== undefined && dueAt <= at)) return; // the queue would coalesce it
+    dueAt = at;
+    asking++;
+    stored('request a heartbeat', () => queue.enqueue(MAIN_TASK, at)).then(
+      (due) => {
+        asking--;
+        // the heartbeat waiting may be due sooner (asked for by another instance)
+        if (dueAt !== undefined) arm((dueAt = Math.min(dueAt, due)));
+        settle();
+      },
+      (err) => {
+        asking--;
+        dueAt = undefined;
+        logger.error({ err }, 'requesting a heartbeat failed');
+        settle();
+      },
+    );
+  }
+
+  /** Claims at `at`, unless a claim is set for sooner; a heartbeat running claims again when it ends. */
+  function arm(at: number): void {
+    if (stopped || running || at >= timerAt) return;
+    const wait = at - clock();
+    if (wait <= 0) return fire();
+    clearTimeout(timer);
+    timerAt = at;
+    timer = setTimeout(fire, wait);
   }
 
   function fire(): void {
-    soon = undefined;
+    clearTimeout(timer);
+    timer = undefined;
+    timerAt = Infinity;
+    if (running || stopped) return;
+    const due = dueAt;
+    dueAt = undefined;
+    asking++;
+    stored('claim a heartbeat', () => queue.claimTasks('heartbeat', worker, LEASE_MS, 1)).then(
+      ([c]) => {
+        asking--;
+        if (c && stopped) void queue.release(c.id, worker).catch(() => {});
+        else if (c) run(c);
+        // not due yet by the queue's clock: tried again at its time (one waiting behind another instance's
+        // heartbeat is claimed by that instance when it ends its claim)
+        else if (due !== undefined && due > clock()) arm((dueAt = Math.min(dueAt ?? due, due)));
+        settle();
+      },
+      (err) => {
+        asking--;
+        logger.error({ err }, 'claiming a heartbeat failed');
+        settle();
+      },
+    );
+  }
+
+  function run(c: Claim<Task>): void {
+    const renew = setInterval(() => void queue.extend(c.id, worker, LEASE_MS).catch((err) => logger.warn({ err }, 'renewing the lease of a heartbeat failed')), LEASE_MS / 3);
+    renew.unref();
     running = beat()
       .catch((err) => logger.error({ err }, 'heartbeat failed'))
+      .then(() => stored('end the claim of a heartbeat', () => queue.complete(c.id, worker)))
+      .catch((err) => logger.error({ err }, 'ending the claim of a heartbeat failed'))
       .finally(() => {
+        clearInterval(renew);
         running = undefined;
-        if (again && !stopped) soon ??= setTimeout(fire, coalesceMs);
-        again = false;
+        // one asked for meanwhile waits behind this one: claimed when due (by this process or another)
+        if (dueAt !== undefined) arm(dueAt);
+        else fire();
         settle();
       });
   }
@@ -155,34 +226,17 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
       shutdown,
     });
     const finishedAt = clock();
-    const status = result.status === 'aborted' ? 'error' : result.status;
-    const outcome: RunOutcome = {
-      id,
-      status,
-      finishedAt,
-      reply: result.status === 'ok' ? result.text : null,
-      summary: null,
-      error: result.status === 'ok' ? null : result.status === 'aborted' ? 'interrupted by shutdown' : result.error,
-      messages: [{ sessionKey: MAIN_SESSION, role: 'user', content: prompt, runId: id, createdAt: startedAt }],
-      delivery: { kind: 'skipped', reason: 'heartbeat did not succeed' },
-    };
-    if (result.status === 'ok') {
+    const ended = result.status === 'aborted' ? { status: 'error' as const, error: 'interrupted by shutdown' } : result;
+    const outcome = await stored('choose the route of a reply', () =>
+      buildOutcome(gen, store, { run: heartbeatRun, result: ended, finishedAt, prompt: { content: prompt, at: startedAt }, failedReason: 'heartbeat did not succeed', mainSession: true }),
+    );
+    if (ended.status === 'ok') {
       // events are consumed only when the agent has actually seen them (the older ones as counts)
       outcome.consumedEventIds = events.map((e) => e.id);
       if (older.count) outcome.consumeOlder = true;
-      outcome.messages.push({ sessionKey: MAIN_SESSION, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt });
-      if (isHeartbeatAck(result.text)) outcome.delivery = { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
-      else if (!result.text.trim()) outcome.delivery = { kind: 'skipped', reason: 'empty reply' };
-      else {
-        const d = await stored('choose the route of a reply', () => resolveRoute(gen, store, 'last', null));
-        outcome.delivery =
-          'skip' in d
-            ? { kind: 'skipped', reason: d.skip }
-            : { kind: 'outbox', entry: { id: uuidv7(), runId: id, channel: d.route.channel, to: d.route.to, text: result.text, createdAt: finishedAt, mainSession: true } };
-      }
     }
     await stored('store the outcome of a heartbeat', () => store.finishRun(outcome));
-    logger.info({ heartbeatId: id, events: events.length, olderEvents: older.count, status, delivery: outcome.delivery.kind }, 'heartbeat');
+    logger.info({ heartbeatId: id, events: events.length, olderEvents: older.count, status: outcome.status, delivery: outcome.delivery.kind }, 'heartbeat');
     if (outcome.delivery.kind === 'outbox') deps.notifyOutbox(outcome.delivery.entry);
     return id;
   }
@@ -192,38 +246,30 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
     periodic = undefined;
     const every = parseDuration(generations.current.config.agents.defaults.heartbeat.every);
     if (every > 0 && !stopped) {
-      periodic = setInterval(() => {
-        if (!running && !soon) fire();
-        else again = true;
-      }, every);
+      periodic = setInterval(() => want(clock()), every);
       periodic.unref();
     }
   }
 
   return {
-    request,
+    request: () => want(clock() + coalesceMs),
     start,
     beat,
     async stop(deadlineMs = 0) {
       stopped = true;
-      again = false;
-      if (soon) clearTimeout(soon);
-      soon = undefined;
+      dueAt = undefined;
+      clearTimeout(timer);
+      timer = undefined;
       if (periodic) clearInterval(periodic);
       periodic = undefined;
       if (!running) return settle();
-      const current = running;
-      let t: NodeJS.Timeout | undefined;
-      const timedOut = await Promise.race([current.then(() => false), new Promise<boolean>((r) => (t = setTimeout(() => r(true), deadlineMs)))]);
-      clearTimeout(t);
-      if (timedOut) {
+      await stopWithin(running, deadlineMs, () => {
         shutdown.abort(new Error('service shutting down'));
         storeGaveUp.abort();
-        await current;
-      }
+      });
     },
     idle() {
-      if (!soon && !running && !again) return Promise.resolve();
+      if (!timer && !running && !asking) return Promise.resolve();
       return new Promise((r) => idleWaiters.push(r));
     },
   };

@@ -21,6 +21,7 @@ import { oneLine } from './agent-call.ts';
 import { chunkText } from './chunk.ts';
 import { RecycledMap, RecycledSet } from '../util/recycled.ts';
 import { untilStored } from './until-stored.ts';
+import { stopWithin } from '../util/deadline.ts';
 
 export const MAX_ATTEMPTS = 5;
 /** A Retry-After longer than this is treated as this long. */
@@ -380,14 +381,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
       for (const t of retries.values()) clearTimeout(t);
       retries.clear();
       if (!inFlight.size) return;
-      const all = Promise.allSettled([...inFlight.values()]);
-      let t: NodeJS.Timeout | undefined;
-      const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (t = setTimeout(() => r(true), deadlineMs)))]);
-      clearTimeout(t);
-      if (timedOut) {
-        shutdown.abort(new Error('service shutting down'));
-        await all;
-      }
+      await stopWithin(Promise.allSettled([...inFlight.values()]), deadlineMs, () => shutdown.abort(new Error('service shutting down')));
     },
     idle() {
       return new Promise((r) => {

@@ -9,10 +9,11 @@ import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
 import { onNextTurn } from '../util/next-turn.ts';
+import { stopWithin } from '../util/deadline.ts';
 import type { Claim, NewEvent, NewRun, RunOutcome, Store, NewDelivery, WorkQueue } from '../store/types.ts';
-import { callAgent, isHeartbeatAck, oneLine, Shutdown } from './agent-call.ts';
-import { resolveRoute } from './routes.ts';
-import { hookLine, stripBoundary } from './safety.ts';
+import { callAgent, oneLine, Shutdown } from './agent-call.ts';
+import { buildOutcome } from './outcome.ts';
+import { hookLine } from './safety.ts';
 import { untilStored } from './until-stored.ts';
 import { isStorageUnavailable } from '../store/unavailable.ts';
 
@@ -20,6 +21,8 @@ import { isStorageUnavailable } from '../store/unavailable.ts';
 export const TRANSCRIPT_WINDOW = 50;
 export const TRANSCRIPT_MAX_BYTES = 64 * 1024;
 const SUMMARY_MAX = 300;
+/** Why the reply of a run that did not succeed is not delivered. */
+const NOT_OK = 'run did not succeed';
 /** How many runs may start in one turn of the event loop (see `pump`). */
 export const RUNS_PER_TURN = 12;
 /**
@@ -223,21 +226,10 @@ export function createRunner(deps: RunnerDeps): Runner {
       return;
     }
     const finishedAt = clock();
-    const outcome: RunOutcome = {
-      id,
-      status: result.status,
-      finishedAt,
-      reply: result.status === 'ok' ? result.text : null,
-      summary: null,
-      error: result.status === 'ok' ? null : result.error,
-      messages: [{ sessionKey: run.sessionKey, role: 'user', content: run.message, runId: id, createdAt: startedAt }],
-      delivery: { kind: 'skipped', reason: 'run did not succeed' },
-    };
-    if (result.status === 'ok') {
-      outcome.summary = oneLine(stripBoundary(result.text), SUMMARY_MAX) || '(empty reply)';
-      outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: id, createdAt: finishedAt });
-      outcome.delivery = await stored(log, 'choose the route of a reply', () => deliveryFor(run, result.text, finishedAt));
-    }
+    // the route is chosen by the config serving now, which a reload during the call may have changed
+    const outcome = await stored(log, 'choose the route of a reply', () =>
+      buildOutcome(generations.current, store, { run, result, finishedAt, prompt: { content: run.message, at: startedAt }, failedReason: NOT_OK, summarize: true }),
+    );
     outcome.event = summaryEvent(run, outcome, finishedAt);
     await stored(log, 'store the outcome of a run', () => store.finishRun(outcome));
     await stored(log, 'end the claim of a run', () => queue.complete(id, worker));
@@ -249,31 +241,14 @@ export function createRunner(deps: RunnerDeps): Runner {
   async function interruptedTwice(c: Claim<NewRun>): Promise<void> {
     const run = c.item;
     const at = clock();
-    const o: RunOutcome = {
-      id: c.id,
-      status: 'error',
-      finishedAt: at,
-      reply: null,
-      summary: null,
-      error: 'interrupted twice by a service restart',
-      messages: [],
-      delivery: { kind: 'skipped', reason: 'run did not succeed' },
-    };
+    const result = { status: 'error' as const, error: 'interrupted twice by a service restart' };
+    const o = await buildOutcome(generations.current, store, { run, result, finishedAt: at, failedReason: NOT_OK });
     o.event = summaryEvent(run, o, at);
     const log = logger.child({ runId: c.id, hook: run.hookName });
     await stored(log, 'store the outcome of a run', () => store.finishRun(o));
     await stored(log, 'end the claim of a run', () => queue.complete(c.id, worker));
     log.warn('run interrupted by a restart twice; marked error');
     if (run.wakeMode === 'now') deps.requestHeartbeat();
-  }
-
-  async function deliveryFor(run: NewRun, text: string, at: number): Promise<RunOutcome['delivery']> {
-    if (!run.deliver) return { kind: 'skipped', reason: 'deliver is false' };
-    if (isHeartbeatAck(text)) return { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
-    if (!text.trim()) return { kind: 'skipped', reason: 'empty reply' };
-    const decision = await resolveRoute(generations.current, store, run.channel, run.to);
-    if ('skip' in decision) return { kind: 'skipped', reason: decision.skip, channel: decision.route?.channel ?? null, to: decision.route?.to ?? null };
-    return { kind: 'outbox', entry: { id: uuidv7(), runId: run.id, channel: decision.route.channel, to: decision.route.to, text, createdAt: at } };
   }
 
   function summaryEvent(run: NewRun, o: RunOutcome, at: number): NewEvent {
@@ -296,20 +271,11 @@ export function createRunner(deps: RunnerDeps): Runner {
     async stop(deadlineMs) {
       stopping = true;
       clearTimeout(dueTimer);
-      if (inFlight.size) {
-        const all = Promise.allSettled([...inFlight.values()]);
-        let timer: NodeJS.Timeout | undefined;
-        const timedOut = await Promise.race([
-          all.then(() => false),
-          new Promise<boolean>((r) => (timer = setTimeout(() => r(true), deadlineMs))),
-        ]);
-        clearTimeout(timer);
-        if (timedOut) {
+      if (inFlight.size)
+        await stopWithin(Promise.allSettled([...inFlight.values()]), deadlineMs, () => {
           shutdown.abort(new Error('service shutting down'));
           storeGaveUp.abort();
-          await all;
-        }
-      }
+        });
       clearInterval(renew);
     },
     idle() {

@@ -215,12 +215,21 @@ export interface Claim<T> {
 }
 
 /**
+ * Work the runtime enqueues itself, beside the runs: today a session's heartbeat (`key` is the
+ * session key). Claimed with `claimTasks`, ended like a run with `complete`, `fail`, `release`, `extend`.
+ */
+export interface Task {
+  kind: 'heartbeat';
+  key: string;
+}
+
+/**
  * Work to be done, item by item: a worker claims due items with a lease and ends each claim with
  * `complete`, `fail` or `release`. An item of a key waits while an earlier one of the same key is
  * claimed or waits for its retry, so one key's items are worked on in order, one at a time. A
  * lease that runs out makes its item claimable again (the worker stopped or crashed); a worker whose
- * lease another claim has taken over gets `false` from `complete`, `fail`, `extend` and `release`.
- * Times are the driver's clock, in epoch milliseconds.
+ * lease another claim has taken over gets `false` from `complete`, `fail`, `extend` and `release`,
+ * which take the id of a run or of a task. Times are the driver's clock, in epoch milliseconds.
  */
 export interface WorkQueue<T> {
   /** Up to `limit` items due now, each leased to `worker` for `leaseMs`, oldest first. */
@@ -233,10 +242,18 @@ export interface WorkQueue<T> {
   release(id: string, worker: string): Promise<boolean>;
   /** The lease runs `leaseMs` from now (a long agent call). */
   extend(id: string, worker: string, leaseMs: number): Promise<boolean>;
-  /** Items waiting (due or not) and items claimed, as this process sees them. */
+  /** Items waiting (due or not) and items claimed, as this process sees them (runs only, not tasks). */
   size(): { waiting: number; claimed: number };
-  /** When the next item waiting for a time (a retry, a lease) becomes due; undefined when none does. */
+  /** When the next item waiting for a time (a retry, a lease) becomes due; undefined when none does (runs only). */
   nextAt(): Promise<number | undefined>;
+  /**
+   * Enqueues a task due at `runAt`. While a task of the same kind and key waits unclaimed, the two are
+   * one: it stays, due at the earlier time. One enqueued while its key's task is claimed waits for that
+   * one to end, as a run waits for the run of its key. Resolves with when the waiting task is due.
+   */
+  enqueue(task: Task, runAt: number): Promise<number>;
+  /** Up to `limit` tasks of `kind` due now, each leased to `worker` for `leaseMs`: one per kind and key at a time. */
+  claimTasks(kind: Task['kind'], worker: string, leaseMs: number, limit: number): Promise<Claim<Task>[]>;
 }
 
 export interface Store {

@@ -4,16 +4,19 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GenerationRef } from '../../src/runtime/generation.ts';
-import { createHeartbeat, type Heartbeat } from '../../src/runtime/heartbeat.ts';
+import { COALESCE_MS, createHeartbeat, type Heartbeat } from '../../src/runtime/heartbeat.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { captureLogger, scriptedProvider, testGeneration } from '../helpers/runtime.ts';
 
 interface Setup {
   store: SqliteStore;
   heartbeat: Heartbeat;
+  others: Heartbeat[];
   provider: ReturnType<typeof scriptedProvider>;
   outbox: ReturnType<typeof vi.fn>;
   wake(text: string): Promise<string>;
+  /** Another instance's heartbeat on the same store. */
+  another(): Heartbeat;
   heartbeatRuns(): Promise<import('../../src/store/types.ts').Run[]>;
 }
 
@@ -22,10 +25,20 @@ afterEach(async () => {
   vi.useRealTimers();
   for (const s of open) {
     await s.heartbeat.stop();
+    for (const h of s.others) await h.stop();
     await s.store.close();
   }
   open = [];
 });
+
+/** Fake time passes by `ms`, with the turns of the event loop the store's writes need. */
+async function passFake(ms: number): Promise<void> {
+  await vi.advanceTimersByTimeAsync(ms);
+  for (let i = 0; i < 20; i++) {
+    await new Promise((r) => setImmediate(r));
+    await vi.advanceTimersByTimeAsync(0);
+  }
+}
 
 let seq = 0;
 function setup(opts: { every?: string; maxEvents?: number; reply?: string; provider?: ReturnType<typeof scriptedProvider> } = {}): Setup {
@@ -37,16 +50,24 @@ function setup(opts: { every?: string; maxEvents?: number; reply?: string; provi
   );
   const store = new SqliteStore({ path: ':memory:' });
   const outbox = vi.fn();
-  const heartbeat = createHeartbeat({ store, generations: new GenerationRef(gen), logger: captureLogger('silent').logger, notifyOutbox: outbox });
+  const make = () => createHeartbeat({ store, generations: new GenerationRef(gen), logger: captureLogger('silent').logger, notifyOutbox: outbox });
+  const heartbeat = make();
+  const others: Heartbeat[] = [];
   const s: Setup = {
     store,
     heartbeat,
+    others,
     provider,
     outbox,
     async wake(text) {
       const id = `ev-${++seq}`;
       await store.accept({ events: [{ id, source: 'wake', text, createdAt: Date.now(), runId: null }], runs: [] });
       return id;
+    },
+    another() {
+      const h = make();
+      others.push(h);
+      return h;
     },
     heartbeatRuns: async () => (await store.listRuns({ limit: 1000 })).filter((r) => r.kind === 'heartbeat'),
   };
@@ -105,6 +126,44 @@ describe('createHeartbeat()', () => {
     }
     expect(s.provider.calls).toHaveLength(1);
     expect((await s.store.listEvents({ limit: 10 }))[0]).toMatchObject({ id, status: 'consumed' });
+  });
+
+  it('runs a heartbeat asked of several instances on one store once, on the one that claims it', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const provider = scriptedProvider();
+    const s = setup({ provider });
+    const other = s.another();
+    await s.wake('x');
+    s.heartbeat.request();
+    other.request();
+    await passFake(COALESCE_MS);
+    expect(provider.calls).toHaveLength(1);
+    await passFake(5_000);
+    expect(provider.calls).toHaveLength(1);
+    provider.calls[0]!.reply('HEARTBEAT_OK');
+    await passFake(1);
+    await Promise.all([s.heartbeat.idle(), other.idle()]);
+    expect(await s.heartbeatRuns()).toHaveLength(1);
+    expect((await s.store.listEvents({ limit: 10 }))[0]!.status).toBe('consumed');
+  });
+
+  it('coalesces a now request and the timer within the window into one heartbeat, and the timer goes on firing at its period', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const s = setup({ every: '1s' });
+    s.heartbeat.start();
+    await s.wake('first');
+    await passFake(900);
+    s.heartbeat.request();
+    await passFake(100);
+    expect(s.provider.calls).toHaveLength(1);
+    await passFake(COALESCE_MS);
+    expect(s.provider.calls).toHaveLength(1);
+    await s.wake('second');
+    await passFake(1_000 - COALESCE_MS - 1);
+    expect(s.provider.calls).toHaveLength(1);
+    await passFake(1);
+    expect(s.provider.calls).toHaveLength(2);
+    expect(await s.heartbeatRuns()).toHaveLength(2);
   });
 
   it('does not deliver a HEARTBEAT_OK reply (any case, surrounding whitespace ignored)', async () => {

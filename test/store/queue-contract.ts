@@ -1,10 +1,10 @@
 /**
- * The behaviour every driver's work queue of runs (`Store.queue`) must show, through the interfaces
- * only: run it for a driver with `queueContract(name, open)`, where `open` gives a new, empty store
+ * The behaviour every driver's work queue (`Store.queue`) must show, for runs and for tasks, through
+ * the interfaces only: run it for a driver with `queueContract(name, open)`, where `open` gives a new, empty store
  * whose queue reads the clock it is given.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Claim, NewRun, Store, WorkQueue } from '../../src/store/types.ts';
+import type { Claim, NewRun, Store, Task, WorkQueue } from '../../src/store/types.ts';
 import { newRun, okOutcome } from '../helpers/records.ts';
 
 export function queueContract(name: string, open: (opts: { clock: () => number }) => Promise<Store>): void {
@@ -153,6 +153,96 @@ export function queueContract(name: string, open: (opts: { clock: () => number }
       await q.complete(a!.id, 'w1');
       const [later] = await accept('a');
       expect(ids(await q.claim('w1', 1_000, 10))).toEqual([later!.id]);
+    });
+
+    describe('tasks', () => {
+      const beat: Task = { kind: 'heartbeat', key: 'main' };
+      const claimBeats = (worker: string, leaseMs = 1_000) => q.claimTasks('heartbeat', worker, leaseMs, 10);
+
+      it('gives a task once it is due, with its key and a lease', async () => {
+        expect(await q.enqueue(beat, START + 250)).toBe(START + 250);
+        now += 249;
+        expect(await claimBeats('w1')).toEqual([]);
+        now += 1;
+        const [c, ...more] = await claimBeats('w1');
+        expect(more).toEqual([]);
+        expect(c).toMatchObject({ key: 'main', attempts: 0, lastError: null, leaseUntil: now + 1_000, item: beat });
+        expect(await q.complete(c!.id, 'w1')).toBe(true);
+        now += 10_000;
+        expect(await claimBeats('w1')).toEqual([]);
+      });
+
+      it('coalesces a task enqueued while one of its key waits: one task, due at the earlier time', async () => {
+        await q.enqueue(beat, START + 250);
+        now += 100;
+        expect(await q.enqueue(beat, START + 350)).toBe(START + 250);
+        expect(await q.enqueue(beat, START + 200)).toBe(START + 200);
+        now = START + 200;
+        const claims = await claimBeats('w1');
+        expect(claims).toHaveLength(1);
+        await q.complete(claims[0]!.id, 'w1');
+        now += 10_000;
+        expect(await claimBeats('w1')).toEqual([]);
+      });
+
+      it('keeps other keys apart', async () => {
+        await q.enqueue(beat, START);
+        await q.enqueue({ kind: 'heartbeat', key: 'other' }, START);
+        expect((await claimBeats('w1')).map((c) => c.key).sort()).toEqual(['main', 'other']);
+      });
+
+      it('gives a due task to exactly one of the workers claiming it at once', async () => {
+        await q.enqueue(beat, START);
+        const all = await Promise.all(['w1', 'w2', 'w3'].map((w) => claimBeats(w)));
+        expect(all.flat()).toHaveLength(1);
+      });
+
+      it('holds a task enqueued while its key is claimed until that one is complete', async () => {
+        await q.enqueue(beat, START);
+        const [first] = await claimBeats('w1');
+        expect(await q.enqueue(beat, START + 10)).toBe(START + 10);
+        expect(await q.enqueue(beat, START + 20)).toBe(START + 10);
+        now += 500;
+        expect(await claimBeats('w2')).toEqual([]);
+        await q.complete(first!.id, 'w1');
+        const [second, ...more] = await claimBeats('w2');
+        expect(more).toEqual([]);
+        expect(second!.id).not.toBe(first!.id);
+      });
+
+      it('makes a task whose lease ran out claimable again, counted; its first holder then has lost it', async () => {
+        await q.enqueue(beat, START);
+        const [c] = await claimBeats('w1');
+        now += 900;
+        expect(await q.extend(c!.id, 'w1', 1_000)).toBe(true);
+        now += 999;
+        expect(await claimBeats('w2')).toEqual([]);
+        now += 1;
+        expect(await claimBeats('w2')).toMatchObject([{ id: c!.id, attempts: 1 }]);
+        for (const call of [q.complete(c!.id, 'w1'), q.extend(c!.id, 'w1', 5_000), q.fail(c!.id, 'w1', { error: 'x' }), q.release(c!.id, 'w1')])
+          expect(await call).toBe(false);
+        expect(await q.complete(c!.id, 'w2')).toBe(true);
+      });
+
+      it('fail() makes a task due again at its retry time, counted; release() gives it back due now, not counted', async () => {
+        await q.enqueue(beat, START);
+        const [c] = await claimBeats('w1');
+        expect(await q.fail(c!.id, 'w1', { retryAt: START + 5_000, error: 'boom' })).toBe(true);
+        expect(await claimBeats('w1')).toEqual([]);
+        now = START + 5_000;
+        expect(await claimBeats('w2')).toMatchObject([{ id: c!.id, attempts: 1, lastError: 'boom' }]);
+        expect(await q.release(c!.id, 'w2')).toBe(true);
+        expect(await claimBeats('w3')).toMatchObject([{ id: c!.id, attempts: 1 }]);
+      });
+
+      it('are not runs: claim() and size() leave them out, and claimTasks() gives no run', async () => {
+        const [a] = await accept('main');
+        await q.enqueue(beat, START);
+        expect(q.size()).toEqual({ waiting: 1, claimed: 0 });
+        expect((await claimBeats('w1')).map((c) => c.item)).toEqual([beat]);
+        expect(ids(await q.claim('w1', 1_000, 10))).toEqual([a!.id]);
+        expect(q.size()).toEqual({ waiting: 0, claimed: 1 });
+      });
     });
   });
 }

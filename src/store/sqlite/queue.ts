@@ -14,12 +14,16 @@
  * run's lease is taken to have run out, and its stored starts are its attempts. `release` writes the
  * run back to `queued` with its attempt given back. A retry's time and error are kept in memory only:
  * after a restart such a run is due at once.
+ *
+ * The tasks (heartbeats) are kept apart, in memory only (`tasks.ts`); an id that is not a claimed
+ * run's is looked up there.
  */
-import type { Claim, NewRun, WorkQueue } from '../types.ts';
+import type { Claim, NewRun, Task, WorkQueue } from '../types.ts';
 import { NumberFifo } from './number-fifo.ts';
 import { toNewRun } from './rows.ts';
 import type { RunRows } from './runs.ts';
 import type { Statements } from './statements.ts';
+import { TaskQueue } from './tasks.ts';
 
 /** The run of a key that the queue has looked at and that is not completed yet. */
 interface Head {
@@ -68,12 +72,15 @@ export class RunQueue implements WorkQueue<NewRun> {
   private readonly claimed = new Map<string, Head>();
   /** Runs waiting behind a head, and heads waiting (not claimed). */
   private parked = 0;
+  /** The tasks (heartbeats): in memory only. */
+  private readonly tasks: TaskQueue;
 
   constructor(deps: RunQueueDeps) {
     this.q = deps.q;
     this.runs = deps.runs;
     this.clock = deps.clock;
     this.write = deps.write;
+    this.tasks = new TaskQueue(deps.clock);
     for (const r of this.q.unfinishedSeqs.iterate()) this.fresh.push(Number((r as unknown as unknown[])[0]));
   }
 
@@ -180,7 +187,7 @@ export class RunQueue implements WorkQueue<NewRun> {
 
   async complete(id: string, worker: string): Promise<boolean> {
     const h = this.held(id, worker);
-    if (!h) return false;
+    if (!h) return this.tasks.complete(id, worker);
     this.claimed.delete(id);
     this.runs.forget(id);
     this.next(h);
@@ -189,7 +196,7 @@ export class RunQueue implements WorkQueue<NewRun> {
 
   async fail(id: string, worker: string, opts: { retryAt?: number; error: string }): Promise<boolean> {
     const h = this.held(id, worker);
-    if (!h) return false;
+    if (!h) return this.tasks.fail(id, worker, opts.retryAt ?? this.clock(), opts.error);
     this.wait(h, opts.retryAt ?? this.clock());
     h.attempts++;
     h.lastError = opts.error;
@@ -198,7 +205,7 @@ export class RunQueue implements WorkQueue<NewRun> {
 
   async release(id: string, worker: string): Promise<boolean> {
     const h = this.held(id, worker);
-    if (!h) return false;
+    if (!h) return this.tasks.release(id, worker);
     this.wait(h, this.clock());
     this.runs.forget(id);
     await this.write(() => {
@@ -209,7 +216,7 @@ export class RunQueue implements WorkQueue<NewRun> {
 
   async extend(id: string, worker: string, leaseMs: number): Promise<boolean> {
     const h = this.held(id, worker);
-    if (!h) return false;
+    if (!h) return this.tasks.extend(id, worker, leaseMs);
     h.until = this.clock() + leaseMs;
     return true;
   }
@@ -220,6 +227,14 @@ export class RunQueue implements WorkQueue<NewRun> {
     h.worker = null;
     h.until = at;
     this.parked++;
+  }
+
+  async enqueue(task: Task, runAt: number): Promise<number> {
+    return this.tasks.enqueue(task, runAt);
+  }
+
+  async claimTasks(kind: Task['kind'], worker: string, leaseMs: number, limit: number): Promise<Claim<Task>[]> {
+    return this.tasks.claim(kind, worker, leaseMs, limit);
   }
 
   size(): { waiting: number; claimed: number } {

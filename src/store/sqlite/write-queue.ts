@@ -9,6 +9,7 @@
  * tries again from a clean state, however the failed one ended.
  */
 import type { DatabaseSync } from 'node:sqlite';
+import { onNextTurn } from '../../util/next-turn.ts';
 
 interface Pending {
   fn: () => unknown;
@@ -17,8 +18,8 @@ interface Pending {
 }
 
 export class WriteQueue {
+  /** The writes of this turn, run at the next; none while nothing is scheduled. */
   private pending: Pending[] = [];
-  private scheduled = false;
   private idle: (() => void)[] = [];
   /** Why the last transaction could not be ended, while it is still open. */
   private stuck: unknown;
@@ -40,23 +41,21 @@ export class WriteQueue {
   run<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(this.flush);
-      }
+      this.schedule();
     });
   }
 
   /** Resolves once everything queued so far has been committed. */
   drain(): Promise<void> {
-    if (!this.scheduled) return Promise.resolve();
+    if (!this.pending.length) return Promise.resolve();
     return new Promise((r) => this.idle.push(r));
   }
+
+  private readonly schedule = onNextTurn(() => this.flush());
 
   private readonly flush = (): void => {
     const batch = this.pending;
     this.pending = [];
-    this.scheduled = false;
     const results: unknown[] = [];
     const t0 = performance.now();
     try {
@@ -111,7 +110,7 @@ export class WriteQueue {
   }
 
   private settleIdle(): void {
-    if (this.scheduled || !this.idle.length) return;
+    if (this.pending.length || !this.idle.length) return;
     const waiters = this.idle;
     this.idle = [];
     for (const r of waiters) r();

@@ -1,0 +1,61 @@
+/**
+ * A run's outcome and where its reply goes, built the same way for hook runs and heartbeats: the
+ * transcript lines, the summary, and the delivery (an outbox entry, or skipped with the reason).
+ */
+import { uuidv7 } from '../util/uuid7.ts';
+import type { Generation } from './generation.ts';
+import type { NewRun, RunOutcome, Store } from '../store/types.ts';
+import { isHeartbeatAck, oneLine } from './agent-call.ts';
+import { resolveRoute } from './routes.ts';
+import { stripBoundary } from './safety.ts';
+
+const SUMMARY_MAX = 300;
+
+/** What the agent call came to; an interrupted call is an error with its reason. */
+export type RunResult = { status: 'ok'; text: string } | { status: 'error' | 'timeout'; error: string };
+
+export interface OutcomeInput {
+  run: Pick<NewRun, 'id' | 'sessionKey' | 'deliver' | 'channel' | 'to'>;
+  result: RunResult;
+  finishedAt: number;
+  /** The prompt the agent was given and when, kept as the session's user line; absent when no agent was called. */
+  prompt?: { content: string; at: number };
+  /** Why the reply is not delivered when the run did not succeed. */
+  failedReason: string;
+  /** Give an ok run a one-line summary of its reply (hook runs; a heartbeat has none). */
+  summarize?: boolean;
+  /** The reply belongs to the main session: once sent, its route becomes the main route. */
+  mainSession?: boolean;
+}
+
+/** The outcome to store with `Store.finishRun`. Reads the main route when the reply is to be delivered. */
+export async function buildOutcome(gen: Generation, store: Store, o: OutcomeInput): Promise<RunOutcome> {
+  const { run, result, finishedAt } = o;
+  const ok = result.status === 'ok';
+  const outcome: RunOutcome = {
+    id: run.id,
+    status: result.status,
+    finishedAt,
+    reply: ok ? result.text : null,
+    summary: null,
+    error: ok ? null : result.error,
+    messages: o.prompt ? [{ sessionKey: run.sessionKey, role: 'user', content: o.prompt.content, runId: run.id, createdAt: o.prompt.at }] : [],
+    delivery: { kind: 'skipped', reason: o.failedReason },
+  };
+  if (!ok) return outcome;
+  if (o.summarize) outcome.summary = oneLine(stripBoundary(result.text), SUMMARY_MAX) || '(empty reply)';
+  outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: run.id, createdAt: finishedAt });
+  outcome.delivery = await deliveryOf(gen, store, o, result.text);
+  return outcome;
+}
+
+async function deliveryOf(gen: Generation, store: Store, o: OutcomeInput, text: string): Promise<RunOutcome['delivery']> {
+  const { run } = o;
+  if (!run.deliver) return { kind: 'skipped', reason: 'deliver is false' };
+  if (isHeartbeatAck(text)) return { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
+  if (!text.trim()) return { kind: 'skipped', reason: 'empty reply' };
+  const d = await resolveRoute(gen, store, run.channel, run.to);
+  if ('skip' in d) return { kind: 'skipped', reason: d.skip, channel: d.route?.channel ?? null, to: d.route?.to ?? null };
+  const entry = { id: uuidv7(), runId: run.id, channel: d.route.channel, to: d.route.to, text, createdAt: o.finishedAt };
+  return { kind: 'outbox', entry: o.mainSession ? { ...entry, mainSession: true } : entry };
+}
