@@ -68,6 +68,8 @@ export const errors = {
   // the cause (the transform's error) is for `hook-intake try` and the log, never the answer
   transformFailed: (cause?: unknown) => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed', { expose: true, cause }),
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
+  /** A console call that changes state without its session's CSRF token, or from another site. */
+  csrfRefused: () => new HookError(403, 'CSRF_REFUSED', 'a console call that changes state needs its session\'s X-CSRF-Token header and must come from the console\'s own page'),
   /** A provider's `GET` handshake whose verify token does not match. */
   forbidden: () => new HookError(403, 'FORBIDDEN', 'handshake refused'),
   unavailable: (reason: string, retryAfterSeconds?: number) =>

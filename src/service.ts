@@ -28,6 +28,9 @@ import { watchSources, type SourceWatcher } from './config/watch.ts';
 import { createWorkerSource, type SpareWorkerSource } from './transforms/pool.ts';
 import { createMetrics, RequestTally } from './http/metrics.ts';
 import { settlesWithin } from './util/deadline.ts';
+import { ConsoleSessions } from './auth/sessions.ts';
+import { ConsoleFeed } from './http/stream.ts';
+import { consoleStats } from './http/console-api.ts';
 
 export interface ServiceOptions {
   /** Loads (and re-loads, on change) the config. Throws `ConfigError`. */
@@ -158,6 +161,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   if (recovered.queued || recovered.heartbeats) logger.info(recovered, 'recovered unfinished runs');
 
   const throttle = new FailureThrottle({ max: cfg.hooks.authFailures.max, windowMs: cfg.hooks.authFailures.windowSeconds * 1000 });
+  const sessions = new ConsoleSessions();
   let watcher: SourceWatcher | undefined;
   const reloader = createReloader({
     generations,
@@ -167,6 +171,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     onSwap: (prev, next) => {
       const c = next.config;
       throttle.configure({ max: c.hooks.authFailures.max, windowMs: c.hooks.authFailures.windowSeconds * 1000 });
+      // a console session was given for the token it was signed in with
+      if (c.gateway.auth.token !== prev.config.gateway.auth.token) sessions.clear();
       if (c.agents.defaults.heartbeat.every !== prev.config.agents.defaults.heartbeat.every) heartbeat.start();
       for (const k of RESTART_KEYS)
         if (JSON.stringify(at(c, k)) !== JSON.stringify(at(cfg, k))) logger.warn({ key: k }, 'this setting changes only after a restart');
@@ -178,8 +184,10 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 
   let stopping = false;
   let listening = false;
-  const tally = new RequestTally();
-  const metrics = createMetrics({ tally, store, generations, runner: () => ({ queued: runner.queued(), running: runner.running() }), reloadFailures: () => reloader.failures() });
+  const tally = new RequestTally(clock);
+  const runnerFigures = () => ({ queued: runner.queued(), running: runner.running() });
+  const metrics = createMetrics({ tally, store, generations, runner: runnerFigures, reloadFailures: () => reloader.failures() });
+  const feed = new ConsoleFeed({ snapshot: () => consoleStats({ generations, store, clock, tally, runner: runnerFigures }), sessions, clock });
   const startedAt = clock();
   const listener = createListener({
     generations,
@@ -190,6 +198,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     clock,
     named: createNamedResolver({ logger }),
     tally,
+    sessions,
+    feed,
+    runner: runnerFigures,
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
     store,
     ready: () => listening && !stopping,
@@ -266,6 +277,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       // stop intake first: no new connections; idle keep-alive ones close now, busy ones after their
       // answer (which says `Connection: close`); a request arriving on one meanwhile is refused
       drain.begin();
+      // the console's event streams would hold their connections open to the end of the budget
+      feed.close();
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       clearInterval(prune);

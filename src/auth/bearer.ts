@@ -6,12 +6,18 @@
  * reads it) `x-gateway-token`, then (where the site passes the query)
  * `?token=`; only the first one found is checked. A failure counts against
  * the client address, a success resets its count.
+ *
+ * The read API also takes the console's session cookie (`authenticateApi`),
+ * through the same throttle and the same 401: a sign-in with the gateway
+ * token got it (./sessions.ts).
  */
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import { errors, type HookError } from '../errors.ts';
 import { OncePer, type FailureThrottle } from './throttle.ts';
 import type { TokenMatcher } from './token.ts';
+import { CSRF_HEADER, readCookie, SESSION_COOKIE, type ConsoleSession, type ConsoleSessions } from './sessions.ts';
 
 /** A deprecated `?token=` is warned about at most this often per client address. */
 export const QUERY_TOKEN_WARN_MS = 60 * 60 * 1000;
@@ -25,7 +31,15 @@ export interface BearerOptions {
   logger?: Logger;
   /** Also read `x-gateway-token` when no Bearer token came. */
   gatewayHeader: boolean;
+  /** The console's sessions, whose cookie `authenticateApi` takes in place of the token. */
+  sessions?: ConsoleSessions;
 }
+
+/** Who a read API call came from: a holder of the gateway token, or a signed-in console. */
+export type ApiCaller = { kind: 'token' } | { kind: 'session'; session: ConsoleSession };
+
+/** Methods that change nothing: a cookie call needs no CSRF token for them. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The first value of a header (a repeated one arrives as an array in some typings). */
 function first(v: string | string[] | undefined): string | undefined {
@@ -36,12 +50,38 @@ export class BearerAuth {
   private readonly throttle: FailureThrottle;
   private readonly logger: Logger | undefined;
   private readonly gatewayHeader: boolean;
+  private readonly sessions: ConsoleSessions | undefined;
   private readonly queryWarnings = new OncePer(QUERY_TOKEN_WARN_MS);
 
   constructor(opts: BearerOptions) {
     this.throttle = opts.throttle;
     this.logger = opts.logger;
     this.gatewayHeader = opts.gatewayHeader;
+    this.sessions = opts.sessions;
+  }
+
+  /**
+   * The read API's check: `Authorization: Bearer` with the gateway token, else the console's session
+   * cookie. An unknown or expired session is a failure like a wrong token (401, counted). A cookie
+   * call that changes state must carry the session's CSRF token in `X-CSRF-Token` and come from the
+   * service's own page (`Origin`'s host is `host`, `Sec-Fetch-Site` is `same-origin`, when the
+   * browser sends them); otherwise `403 CSRF_REFUSED`, not counted (the session is valid; the page
+   * that sent the call is not the console).
+   */
+  authenticateApi(headers: IncomingHttpHeaders, method: string, expected: TokenMatcher | undefined, client: string, now: number, host: string | undefined): ApiCaller {
+    const cookie = this.sessions && !headers.authorization ? readCookie(first(headers.cookie), SESSION_COOKIE) : undefined;
+    if (cookie === undefined) {
+      this.authenticate(headers, expected, client, now);
+      return { kind: 'token' };
+    }
+    const retry = this.throttle.blocked(client, now);
+    if (retry !== undefined) throw errors.rateLimited(retry);
+    // without a gateway token the read API is closed, sessions or not
+    const session = expected ? this.sessions!.use(cookie, now) : undefined;
+    if (!session) throw this.fail(client, now, errors.unauthorized());
+    this.throttle.succeed(client);
+    if (!SAFE_METHODS.has(method) && !sameSite(headers, session, host)) throw errors.csrfRefused();
+    return { kind: 'session', session };
   }
 
   /**
@@ -109,5 +149,20 @@ export class BearerAuth {
   /** A credential checked elsewhere (a signature) passed: the address's count starts over. */
   succeed(client: string): void {
     this.throttle.succeed(client);
+  }
+}
+
+/** A cookie call that changes state came from the console's own page with its session's CSRF token. */
+function sameSite(headers: IncomingHttpHeaders, session: ConsoleSession, host: string | undefined): boolean {
+  const csrf = first(headers[CSRF_HEADER]);
+  if (csrf === undefined || !timingSafeEqual(hash('sha256', csrf, 'buffer'), hash('sha256', session.csrf, 'buffer'))) return false;
+  const site = first(headers['sec-fetch-site']);
+  if (site !== undefined && site !== 'same-origin') return false;
+  const origin = first(headers.origin);
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
   }
 }

@@ -13,6 +13,11 @@ import { errors } from '../errors.ts';
 import { clientAddress } from './hooks.ts';
 import type { RequestState } from './state.ts';
 import { jsonList } from './json-pieces.ts';
+import type { ConsoleSessions } from '../auth/sessions.ts';
+import type { RequestTally } from './metrics.ts';
+import type { ConsoleFeed } from './stream.ts';
+import { consoleApiRoutes } from './console-api.ts';
+import { requestHost } from './console.ts';
 
 export interface ApiDeps {
   generations: GenerationRef;
@@ -24,6 +29,14 @@ export interface ApiDeps {
   ready: () => boolean;
   /** The Prometheus exposition of /metrics. */
   metrics?: () => Promise<{ contentType: string; body: string }>;
+  /** The console's sessions: their cookie is taken in place of the gateway token. */
+  sessions?: ConsoleSessions;
+  /** Hook answers counted by status and minute, for `/api/stats`. */
+  tally?: RequestTally;
+  /** This process's runner, for `/api/stats`. */
+  runner?: () => { queued: number; running: number };
+  /** The server-sent events of `/api/stream`. */
+  feed?: ConsoleFeed;
 }
 
 const RUN_STATUSES = new Set<RunStatus>(['queued', 'running', 'ok', 'error', 'timeout']);
@@ -50,14 +63,18 @@ function answerList(ctx: Context, head: Record<string, unknown>, key: string, it
   ctx.body = jsonList(head, key, items);
 }
 
-export function apiRouter(deps: ApiDeps): Router<RequestState> {
+/** The read API's token check: the gateway token in `Authorization: Bearer` only, or a console session's cookie. */
+export function apiBearer(deps: Pick<ApiDeps, 'throttle' | 'sessions'>): BearerAuth {
+  return new BearerAuth({ throttle: deps.throttle, gatewayHeader: false, ...(deps.sessions ? { sessions: deps.sessions } : {}) });
+}
+
+export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<RequestState> {
   const router = new Router<RequestState>();
 
-  // the gateway token comes in `Authorization: Bearer` only
-  const bearer = new BearerAuth({ throttle: deps.throttle, gatewayHeader: false });
   const auth = async (ctx: Context, next: () => Promise<unknown>) => {
     const gen = deps.generations.current;
-    bearer.authenticate(ctx.headers, gen.gatewayToken, clientAddress(ctx, gen.config.gateway.trustProxy), deps.clock());
+    const trust = gen.config.gateway.trustProxy;
+    ctx.state.caller = bearer.authenticateApi(ctx.headers, ctx.method, gen.gatewayToken, clientAddress(ctx, trust), deps.clock(), requestHost(ctx.req, trust));
     return next();
   };
 
@@ -116,5 +133,6 @@ export function apiRouter(deps: ApiDeps): Router<RequestState> {
       ...deps.status(),
     };
   });
+  consoleApiRoutes(router, auth, deps);
   return router;
 }

@@ -10,7 +10,8 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import { errorsAndLog } from './middleware/errors.ts';
 import { createHookListener, isHookPath, target, type HooksDeps } from './hooks.ts';
-import { apiRouter, type ApiDeps } from './api.ts';
+import { apiBearer, apiRouter, type ApiDeps } from './api.ts';
+import { consoleRouter } from './console.ts';
 import type { RequestState } from './state.ts';
 
 export type AppDeps = HooksDeps & ApiDeps & { logger: Logger };
@@ -18,10 +19,17 @@ export type AppDeps = HooksDeps & ApiDeps & { logger: Logger };
 export function createApp(deps: ApiDeps & { logger: Logger }): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.silent = true; // errors are logged once, by errorsAndLog
-  const api = apiRouter(deps);
+  // one token check (and one failure throttle) for the read API and the console's sign-in
+  const bearer = apiBearer(deps);
+  const api = apiRouter(deps, bearer);
   app.use(errorsAndLog(deps.logger));
   app.use(api.routes());
   app.use(api.allowedMethods());
+  if (deps.sessions) {
+    const ui = consoleRouter({ generations: deps.generations, sessions: deps.sessions, bearer, clock: deps.clock });
+    app.use(ui.routes());
+    app.use(ui.allowedMethods());
+  }
   return app;
 }
 

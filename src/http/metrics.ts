@@ -7,13 +7,53 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { GenerationRef } from '../runtime/generation.ts';
 import type { Store } from '../store/types.ts';
 
-/** Requests answered, by hook and status, counted without prom-client on the request path. */
+/** How many minutes of answers by status `RequestTally` keeps for the console's overview. */
+export const TALLY_MINUTES = 60;
+
+/** One minute of answers: its start (epoch ms) and the answers by status. */
+export interface MinuteTally {
+  at: number;
+  byStatus: Record<string, number>;
+}
+
+/**
+ * Requests answered, by hook and status, counted without prom-client on the request path; and
+ * the answers of each of the last `TALLY_MINUTES` minutes by status (the console's overview).
+ */
 export class RequestTally {
   private readonly counts = new Map<string, number>();
+  private readonly minutes: { minute: number; byStatus: Map<number, number> }[] = [];
+  private readonly clock: () => number;
+
+  constructor(clock: () => number = Date.now) {
+    this.clock = clock;
+  }
 
   count(hook: string | undefined, status: number): void {
     const key = `${hook ?? ''}\u0000${status}`;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    const minute = Math.floor(this.clock() / 60_000);
+    let last = this.minutes[this.minutes.length - 1];
+    // a clock that steps back counts into the newest minute
+    if (!last || minute > last.minute) {
+      last = { minute, byStatus: new Map() };
+      this.minutes.push(last);
+      if (this.minutes.length > TALLY_MINUTES) this.minutes.shift();
+    }
+    last.byStatus.set(status, (last.byStatus.get(status) ?? 0) + 1);
+  }
+
+  /** The last `TALLY_MINUTES` minutes up to `now`'s, oldest first, minutes without answers included. */
+  perMinute(now: number): MinuteTally[] {
+    const current = Math.floor(now / 60_000);
+    const seen = new Map(this.minutes.map((m) => [m.minute, m.byStatus]));
+    const out: MinuteTally[] = [];
+    for (let m = current - TALLY_MINUTES + 1; m <= current; m++) {
+      const byStatus: Record<string, number> = {};
+      for (const [status, n] of seen.get(m) ?? []) byStatus[status] = n;
+      out.push({ at: m * 60_000, byStatus });
+    }
+    return out;
   }
 
   entries(): { hook: string; status: string; n: number }[] {

@@ -1,3 +1,5 @@
+import type { ApiCaller } from '../auth/bearer.ts';
+
 /** What a request records for its log line (never payloads, tokens or signatures). */
 export interface RequestState {
   hook?: string;
@@ -5,4 +7,6 @@ export interface RequestState {
   bytes?: number;
   runId?: string;
   eventId?: string;
+  /** Who called the read API (not logged). */
+  caller?: ApiCaller;
 }

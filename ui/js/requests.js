@@ -1,0 +1,107 @@
+// The request log: each kept hook request, its payload and headers, and replay (SPEC §12).
+import { api } from './api.js';
+import { badge, h, pre, problem, show, table, time } from './dom.js';
+
+const pick = (o, ...keys) => keys.map((k) => o?.[k]).find((v) => v !== undefined && v !== null);
+
+function unavailable(el, err) {
+  if (err.status === 404 || err.status === 405) show(el, h('p', { class: 'muted' }, 'This server keeps no request log (retention.requestsDays is 0, or the service predates it).'));
+  else show(el, problem(err));
+}
+
+function ids(list, page) {
+  if (!Array.isArray(list) || !list.length) return '—';
+  return list.map((id, i) => [i ? ', ' : '', page ? h('a', { href: `#/${page}/${encodeURIComponent(id)}`, class: 'mono' }, id.slice(0, 8)) : h('span', { class: 'mono' }, id.slice(0, 8))]);
+}
+
+export function requests() {
+  const list = h('div', { id: 'requests-list' }, h('p', { class: 'muted' }, 'Loading…'));
+  const load = () =>
+    api('/api/requests?limit=200').then(
+      (data) => {
+        const rows = (data.requests ?? []).map((r) => [
+          h('a', { href: `#/requests/${encodeURIComponent(r.id)}`, class: 'mono' }, r.id.slice(0, 8)),
+          time(pick(r, 'receivedAt', 'createdAt', 'at')),
+          pick(r, 'hook', 'name', 'path') ?? '—',
+          pick(r, 'mapping', 'mappingId') ?? '—',
+          badge(pick(r, 'status')),
+          ids(r.runIds, 'runs'),
+          r.replayOf ? h('a', { href: `#/requests/${encodeURIComponent(r.replayOf)}` }, 'replay') : '',
+        ]);
+        show(list, rows.length ? table(['Request', 'Received', 'Hook', 'Mapping', 'Answer', 'Runs', ''], rows, { class: 'requests' }) : h('p', { class: 'muted' }, 'No requests kept yet.'));
+      },
+      (err) => unavailable(list, err),
+    );
+  void load();
+  const el = h('div', { id: 'requests' }, h('h1', {}, 'Requests'), list);
+  return { el, refresh: () => void load() };
+}
+
+function headerTable(headers) {
+  const entries = Object.entries(headers ?? {});
+  if (!entries.length) return h('p', { class: 'muted' }, 'No headers kept.');
+  return table(['Header', 'Value'], entries.map(([k, v]) => [h('span', { class: 'mono' }, k), Array.isArray(v) ? v.join(', ') : String(v)]), { class: 'headers' });
+}
+
+function render(el, r) {
+  const out = h('div', { id: 'replay-result' });
+  const replay = h(
+    'button',
+    {
+      type: 'button',
+      id: 'replay',
+      onclick: async () => {
+        replay.disabled = true;
+        try {
+          const data = await api(`/api/requests/${encodeURIComponent(r.id)}/replay`, { method: 'POST' });
+          show(out, h('p', { class: 'good' }, 'Replayed through the current configuration. The answer:'), pre(data));
+        } catch (err) {
+          show(out, problem(err));
+        } finally {
+          replay.disabled = false;
+        }
+      },
+    },
+    'Replay',
+  );
+  const body = pick(r, 'body', 'rawBody', 'payload');
+  show(
+    el,
+    h('p', {}, h('a', { href: '#/requests' }, '← Requests')),
+    h('h1', {}, 'Request ', h('span', { class: 'mono' }, r.id)),
+    h(
+      'section',
+      { class: 'card' },
+      h(
+        'dl',
+        { class: 'fields' },
+        h('dt', {}, 'received'),
+        h('dd', {}, time(pick(r, 'receivedAt', 'createdAt', 'at'))),
+        h('dt', {}, 'hook'),
+        h('dd', {}, pick(r, 'hook', 'name', 'path') ?? '—'),
+        h('dt', {}, 'mapping'),
+        h('dd', {}, (typeof r.mapping === 'object' && r.mapping ? r.mapping.id : pick(r, 'mapping', 'mappingId')) ?? '—'),
+        h('dt', {}, 'answer'),
+        h('dd', {}, badge(pick(r, 'status'))),
+        h('dt', {}, 'runs'),
+        h('dd', {}, ids(r.runIds, 'runs')),
+        h('dt', {}, 'events'),
+        h('dd', {}, ids(r.eventIds)),
+        r.replayOf ? [h('dt', {}, 'replay of'), h('dd', {}, h('a', { href: `#/requests/${encodeURIComponent(r.replayOf)}` }, r.replayOf))] : null,
+      ),
+      h('div', { class: 'actions' }, h('div', { class: 'action' }, replay, h('span', { class: 'muted small' }, 'run it again through the current configuration')), out),
+    ),
+    h('section', { class: 'card' }, h('h2', {}, 'Payload'), pre(body, { id: 'payload' })),
+    h('section', { class: 'card' }, h('h2', {}, 'Headers'), h('p', { class: 'muted small' }, 'Credentials (authorization, cookies, tokens, signatures) are never kept.'), headerTable(r.headers)),
+    r.actions ? h('details', { class: 'card' }, h('summary', {}, 'Actions'), pre(r.actions)) : null,
+  );
+}
+
+export function requestDetail(id) {
+  const el = h('div', { id: 'request' }, h('p', { class: 'muted' }, 'Loading…'));
+  api(`/api/requests/${encodeURIComponent(id)}`).then(
+    (data) => render(el, data.request ?? data),
+    (err) => unavailable(el, err),
+  );
+  return { el };
+}

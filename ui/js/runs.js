@@ -1,0 +1,185 @@
+// Runs: the list with filters, and one run's timeline, delivery, transcript, retry and redeliver.
+import { api } from './api.js';
+import { badge, duration, h, pre, problem, show, table, time } from './dom.js';
+
+const STATUSES = ['', 'queued', 'running', 'ok', 'error', 'timeout'];
+/** The list's filters, kept while the console is open. */
+const filters = { status: '', hook: '', session: '', limit: '200' };
+
+function select(name, values, value, onchange) {
+  return h('select', { name, id: `filter-${name}`, onchange }, values.map((v) => h('option', { value: v, selected: v === value }, v || 'any')));
+}
+
+function runRows(list) {
+  return list.map((r) => [
+    h('a', { href: `#/runs/${encodeURIComponent(r.id)}`, class: 'mono' }, r.id.slice(0, 8)),
+    badge(r.status),
+    r.kind === 'heartbeat' ? h('em', {}, 'heartbeat') : r.hookName,
+    h('span', { class: 'mono' }, r.sessionKey),
+    time(r.createdAt),
+    r.delivery ? badge(r.delivery.status) : '—',
+  ]);
+}
+
+export function runs() {
+  const list = h('div', { id: 'runs-list' }, h('p', { class: 'muted' }, 'Loading…'));
+  let timer;
+  const load = async () => {
+    const q = new URLSearchParams({ limit: filters.limit });
+    if (filters.status) q.set('status', filters.status);
+    try {
+      const data = await api(`/api/runs?${q}`);
+      const hook = filters.hook.trim().toLowerCase();
+      const session = filters.session.trim();
+      const shown = data.runs.filter((r) => (!hook || r.hookName.toLowerCase().includes(hook)) && (!session || r.sessionKey.includes(session)));
+      show(
+        list,
+        shown.length ? table(['Run', 'Status', 'Hook', 'Session', 'Created', 'Delivery'], runRows(shown), { class: 'runs' }) : h('p', { class: 'muted' }, 'No runs match.'),
+        h('p', { class: 'muted small' }, `${shown.length} of the newest ${data.runs.length} run(s)${filters.status ? ` with status ${filters.status}` : ''}.`),
+      );
+    } catch (err) {
+      show(list, problem(err));
+    }
+  };
+  const later = () => {
+    clearTimeout(timer);
+    timer = setTimeout(load, 250);
+  };
+  const text = (name, label) =>
+    h('label', {}, label, h('input', { name, id: `filter-${name}`, value: filters[name], placeholder: label.toLowerCase(), oninput: (e) => ((filters[name] = e.target.value), later()) }));
+  const el = h(
+    'div',
+    { id: 'runs' },
+    h('h1', {}, 'Runs'),
+    h(
+      'form',
+      { class: 'filters', onsubmit: (e) => e.preventDefault() },
+      h('label', {}, 'Status', select('status', STATUSES, filters.status, (e) => ((filters.status = e.target.value), load()))),
+      text('hook', 'Hook'),
+      text('session', 'Session'),
+      h('label', {}, 'Newest', select('limit', ['100', '200', '1000'], filters.limit, (e) => ((filters.limit = e.target.value), load()))),
+    ),
+    list,
+  );
+  void load();
+  return { el, refresh: later, leave: () => clearTimeout(timer) };
+}
+
+function timeline(r) {
+  const steps = [
+    ['accepted', r.createdAt, 'queued'],
+    ['started', r.startedAt, r.attempts > 1 ? `attempt ${r.attempts}` : ''],
+    ['finished', r.finishedAt, r.status],
+  ];
+  return h(
+    'ol',
+    { class: 'timeline' },
+    steps.map(([what, at, note]) => h('li', { class: at ? 'done' : 'todo' }, h('strong', {}, what), ' ', time(at), note ? h('span', { class: 'muted' }, ` — ${note}`) : null)),
+    r.delivery
+      ? h('li', { class: r.delivery.status === 'pending' ? 'todo' : 'done' }, h('strong', {}, 'delivery'), ' ', badge(r.delivery.status), ` after ${r.delivery.attempts} attempt(s)`, r.delivery.reason ? h('span', { class: 'muted' }, ` — ${r.delivery.reason}`) : null)
+      : null,
+  );
+}
+
+function fields(pairs) {
+  return h('dl', { class: 'fields' }, pairs.filter(([, v]) => v !== undefined).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '—')]));
+}
+
+/** A button for an admin action: posts, then shows the answer beside it. */
+function action(label, id, path, note, enabled = true) {
+  const out = h('div', { class: 'action-result', id: `${id}-result` });
+  const button = h('button', {
+    type: 'button',
+    id,
+    disabled: !enabled,
+    onclick: async () => {
+      button.disabled = true;
+      try {
+        const data = await api(path, { method: 'POST' });
+        const runId = data?.runId ?? data?.run?.id;
+        show(out, h('p', { class: 'good' }, `${label}: done.`, runId ? [' New run ', h('a', { href: `#/runs/${encodeURIComponent(runId)}` }, runId)] : null), pre(data));
+      } catch (err) {
+        show(out, problem(err));
+      } finally {
+        button.disabled = false;
+      }
+    },
+  }, label);
+  return h('div', { class: 'action' }, button, h('span', { class: 'muted small' }, note), out);
+}
+
+async function transcript(el, r) {
+  try {
+    const data = await api(`/api/sessions/${encodeURIComponent(r.sessionKey)}/messages?limit=50`);
+    const messages = data.messages.slice().reverse();
+    show(
+      el,
+      messages.length
+        ? messages.map((m) => h('div', { class: `message ${m.role} ${m.runId === r.id ? 'this-run' : ''}` }, h('div', { class: 'muted small' }, `${m.role} · ${time(m.createdAt)}${m.runId === r.id ? ' · this run' : ''}`), h('div', { class: 'text' }, m.content)))
+        : h('p', { class: 'muted' }, 'No transcript for this session.'),
+    );
+  } catch (err) {
+    show(el, problem(err));
+  }
+}
+
+function render(el, r) {
+  const d = r.delivery ?? {};
+  const redeliverable = d.status === 'failed' || d.status === 'skipped';
+  const talk = h('div', { id: 'transcript' }, h('p', { class: 'muted' }, 'Loading…'));
+  show(
+    el,
+    h('p', {}, h('a', { href: '#/runs' }, '← Runs')),
+    h('h1', {}, 'Run ', h('span', { class: 'mono' }, r.id)),
+    h('section', { class: 'card' }, h('h2', {}, 'Timeline'), timeline(r), h('p', { class: 'muted small' }, `took ${duration(r.startedAt, r.finishedAt) || '—'}`)),
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Run'),
+      fields([
+        ['status', badge(r.status)],
+        ['kind', r.kind],
+        ['hook', r.hookName],
+        ['session', h('span', { class: 'mono' }, r.sessionKey)],
+        ['model', `${r.model}${r.thinking ? ` (thinking ${r.thinking})` : ''}`],
+        ['error', r.error],
+        ['summary', r.summary],
+      ]),
+      h('div', { class: 'actions' }, action('Retry', 'retry', `/api/runs/${encodeURIComponent(r.id)}/retry`, 'a new run with the same input')),
+    ),
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Delivery'),
+      fields([
+        ['status', badge(d.status)],
+        ['attempts', String(d.attempts ?? 0)],
+        ['channel', d.channel],
+        ['to', d.to],
+        ['reason', d.reason],
+      ]),
+      h('div', { class: 'actions' }, action('Redeliver', 'redeliver', `/api/runs/${encodeURIComponent(r.id)}/redeliver`, redeliverable ? 'send the reply again' : 'only a failed or skipped reply is sent again', redeliverable)),
+    ),
+    h('section', { class: 'card' }, h('h2', {}, 'Reply'), r.reply ? h('div', { class: 'text' }, r.reply) : h('p', { class: 'muted' }, 'No reply.')),
+    h('section', { class: 'card' }, h('h2', {}, 'Transcript of the session'), talk),
+    h('details', { class: 'card' }, h('summary', {}, 'The prompt as the agent saw it'), pre(r.message)),
+  );
+  void transcript(talk, r);
+}
+
+export function runDetail(id) {
+  const el = h('div', { id: 'run' }, h('p', { class: 'muted' }, 'Loading…'));
+  let status;
+  const load = () =>
+    api(`/api/runs/${encodeURIComponent(id)}`).then(
+      (data) => {
+        // refreshed only when it changed, so a click in progress is not lost
+        const key = JSON.stringify([data.run.status, data.run.delivery]);
+        if (key !== status) render(el, data.run);
+        status = key;
+      },
+      (err) => show(el, h('p', {}, h('a', { href: '#/runs' }, '← Runs')), problem(err)),
+    );
+  void load();
+  return { el, refresh: () => void load() };
+}
