@@ -28,7 +28,10 @@ function chart(minutes) {
     const title = `${time(m.at)}: ${totals[i]} (${Object.entries(m.byStatus).map(([s, n]) => `${s}: ${n}`).join(', ') || 'none'})`;
     return h('div', { class: 'bar', title }, parts);
   });
-  return h('div', { class: 'chart', role: 'img', 'aria-label': 'hook answers per minute, last hour' }, bars);
+  return [
+    h('div', { class: 'chart', role: 'img', 'aria-label': 'hook answers per minute, last hour' }, bars),
+    h('div', { class: 'axis muted small' }, h('span', {}, '60 min ago'), h('span', {}, `peak ${Math.max(0, ...totals)}/min`), h('span', {}, 'now')),
+  ];
 }
 
 function byStatus(minutes) {
