@@ -24,13 +24,14 @@ export interface FeedOptions {
 interface Client {
   out: PassThrough;
   session: ConsoleSession | undefined;
+  /** The figures this stream was last sent. */
+  last?: string;
 }
 
 export class ConsoleFeed {
   private readonly clients = new Set<Client>();
   private readonly opts: Required<FeedOptions>;
   private timer: NodeJS.Timeout | undefined;
-  private last = '';
   private sinceKeepAlive = 0;
   private ticking = false;
   private closed = false;
@@ -60,7 +61,7 @@ export class ConsoleFeed {
     });
     ctx.res.once('finish', () => ctx.req.socket.end());
     client.out.write(`retry: 3000\n\n`);
-    this.snapshot().then((text) => text && client.out.write(frame('stats', text)), () => undefined);
+    void this.snapshot().then((text) => this.send(client, text));
     this.start();
   }
 
@@ -85,7 +86,14 @@ export class ConsoleFeed {
   private stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
-    this.last = '';
+  }
+
+  /** Sends `text` to `c` unless it is what `c` was sent last. */
+  private send(c: Client, text: string | undefined): boolean {
+    if (text === undefined || text === c.last) return false;
+    c.last = text;
+    c.out.write(frame('stats', text));
+    return true;
   }
 
   private async snapshot(): Promise<string | undefined> {
@@ -112,13 +120,9 @@ export class ConsoleFeed {
       if (!this.clients.size) return;
       const text = await this.snapshot();
       this.sinceKeepAlive += this.opts.everyMs;
-      let piece: string | undefined;
-      if (text !== undefined && text !== this.last) piece = frame('stats', text);
-      else if (this.sinceKeepAlive >= this.opts.keepAliveMs) piece = ': keep-alive\n\n';
-      if (text !== undefined) this.last = text;
-      if (!piece) return;
-      this.sinceKeepAlive = 0;
-      for (const c of this.clients) c.out.write(piece);
+      const keepAlive = this.sinceKeepAlive >= this.opts.keepAliveMs;
+      if (keepAlive) this.sinceKeepAlive = 0;
+      for (const c of this.clients) if (!this.send(c, text) && keepAlive) c.out.write(': keep-alive\n\n');
     } finally {
       this.ticking = false;
     }
