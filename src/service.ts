@@ -30,7 +30,7 @@ import { createMetrics, RequestTally } from './http/metrics.ts';
 import { settlesWithin } from './util/deadline.ts';
 import { ConsoleSessions } from './auth/sessions.ts';
 import { ConsoleFeed } from './http/stream.ts';
-import { consoleStats } from './http/console-api.ts';
+import { consoleStats } from './http/ui-api.ts';
 
 export interface ServiceOptions {
   /** Loads (and re-loads, on change) the config. Throws `ConfigError`. */

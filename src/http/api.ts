@@ -16,8 +16,8 @@ import { jsonList } from './json-pieces.ts';
 import type { ConsoleSessions } from '../auth/sessions.ts';
 import type { RequestTally } from './metrics.ts';
 import type { ConsoleFeed } from './stream.ts';
-import { consoleApiRoutes } from './console-api.ts';
-import { requestHost } from './console.ts';
+import { uiApiRoutes } from './ui-api.ts';
+import { requestHost } from './ui.ts';
 
 export interface ApiDeps {
   generations: GenerationRef;
@@ -133,6 +133,6 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
       ...deps.status(),
     };
   });
-  consoleApiRoutes(router, auth, deps);
+  uiApiRoutes(router, auth, deps);
   return router;
 }

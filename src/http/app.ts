@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { errorsAndLog } from './middleware/errors.ts';
 import { createHookListener, isHookPath, target, type HooksDeps } from './hooks.ts';
 import { apiBearer, apiRouter, type ApiDeps } from './api.ts';
-import { consoleRouter } from './console.ts';
+import { uiRouter } from './ui.ts';
 import type { RequestState } from './state.ts';
 
 export type AppDeps = HooksDeps & ApiDeps & { logger: Logger };
@@ -26,7 +26,7 @@ export function createApp(deps: ApiDeps & { logger: Logger }): Koa<RequestState>
   app.use(api.routes());
   app.use(api.allowedMethods());
   if (deps.sessions) {
-    const ui = consoleRouter({ generations: deps.generations, sessions: deps.sessions, bearer, clock: deps.clock });
+    const ui = uiRouter({ generations: deps.generations, sessions: deps.sessions, bearer, clock: deps.clock });
     app.use(ui.routes());
     app.use(ui.allowedMethods());
   }

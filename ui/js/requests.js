@@ -54,7 +54,12 @@ function render(el, r) {
         replay.disabled = true;
         try {
           const data = await api(`/api/requests/${encodeURIComponent(r.id)}/replay`, { method: 'POST' });
-          show(out, h('p', { class: 'good' }, 'Replayed through the current configuration. The answer:'), pre(data));
+          const kept = data?.requestId;
+          show(
+            out,
+            h('p', { class: 'good' }, 'Replayed through the current configuration.', kept ? [' Kept as ', h('a', { href: `#/requests/${encodeURIComponent(kept)}` }, kept), '.'] : null, ' The answer:'),
+            pre(data),
+          );
         } catch (err) {
           show(out, problem(err));
         } finally {
@@ -91,7 +96,7 @@ function render(el, r) {
       ),
       h('div', { class: 'actions' }, h('div', { class: 'action' }, replay, h('span', { class: 'muted small' }, 'run it again through the current configuration')), out),
     ),
-    h('section', { class: 'card' }, h('h2', {}, 'Payload'), pre(body, { id: 'payload' })),
+    h('section', { class: 'card' }, h('h2', {}, 'Payload'), r.bodyEncoding === 'base64' ? h('p', { class: 'muted small' }, 'Not UTF-8 text: shown in base64.') : null, pre(body, { id: 'payload' })),
     h('section', { class: 'card' }, h('h2', {}, 'Headers'), h('p', { class: 'muted small' }, 'Credentials (authorization, cookies, tokens, signatures) are never kept.'), headerTable(r.headers)),
     r.actions ? h('details', { class: 'card' }, h('summary', {}, 'Actions'), pre(r.actions)) : null,
   );

@@ -96,7 +96,8 @@ function action(label, id, path, note, enabled = true) {
       button.disabled = true;
       try {
         const data = await api(path, { method: 'POST' });
-        const runId = data?.runId ?? data?.run?.id;
+        // a retry answers the new run (retryOf names this one); a redelivery this run's new delivery
+        const runId = data?.retryOf ? data.runId : undefined;
         show(out, h('p', { class: 'good' }, `${label}: done.`, runId ? [' New run ', h('a', { href: `#/runs/${encodeURIComponent(runId)}` }, runId)] : null), pre(data));
       } catch (err) {
         show(out, problem(err));

@@ -59,7 +59,7 @@ export function loadAssets(dir = UI_DIR): Map<string, Asset> {
   return out;
 }
 
-export interface ConsoleDeps {
+export interface UiDeps {
   generations: GenerationRef;
   sessions: ConsoleSessions;
   bearer: BearerAuth;
@@ -85,7 +85,7 @@ function sessionCookie(value: string, maxAgeSeconds: number, secure: boolean): s
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
 }
 
-export function consoleRouter(deps: ConsoleDeps, assets = loadAssets()): Router<RequestState> {
+export function uiRouter(deps: UiDeps, assets = loadAssets()): Router<RequestState> {
   const router = new Router<RequestState>();
   const serve = (ctx: Context, name: string) => {
     const a = assets.get(name);

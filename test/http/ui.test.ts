@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
 import { FailureThrottle } from '../../src/auth/throttle.ts';
 import { ConsoleSessions, DEFAULT_SESSION_LIMITS, readCookie, SESSION_COOKIE } from '../../src/auth/sessions.ts';
-import { overTls } from '../../src/http/console.ts';
+import { overTls } from '../../src/http/ui.ts';
 import { RequestTally } from '../../src/http/metrics.ts';
 import { GenerationRef } from '../../src/runtime/generation.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';

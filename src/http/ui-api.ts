@@ -19,7 +19,7 @@ import type { RequestTally } from './metrics.ts';
 import type { ConsoleFeed } from './stream.ts';
 import type { RequestState } from './state.ts';
 
-export interface ConsoleApiDeps {
+export interface UiApiDeps {
   generations: GenerationRef;
   store: Store;
   clock: () => number;
@@ -35,7 +35,7 @@ const SILENT = createLogger('silent');
 type Auth = (ctx: Context, next: () => Promise<unknown>) => Promise<unknown>;
 
 /** The overview's figures: answers per minute by status, the run queue, the outbox, the configuration. */
-export async function consoleStats(deps: ConsoleApiDeps): Promise<Record<string, unknown>> {
+export async function consoleStats(deps: UiApiDeps): Promise<Record<string, unknown>> {
   const gen = deps.generations.current;
   const counts = await deps.store.counts();
   const err = deps.generations.lastReloadError;
@@ -69,7 +69,7 @@ function tryInput(raw: Buffer): { hook: string; body: string; headers: Record<st
   return { hook, body, headers };
 }
 
-export function consoleApiRoutes(router: Router<RequestState>, auth: Auth, deps: ConsoleApiDeps): void {
+export function uiApiRoutes(router: Router<RequestState>, auth: Auth, deps: UiApiDeps): void {
   router.get('/api/stats', auth, async (ctx) => {
     ctx.body = { ok: true, ...(await consoleStats(deps)) };
   });
