@@ -15,6 +15,8 @@ import { errors } from '../errors.ts';
 import { readBody } from './body.ts';
 import { jsonText, parseJsonText } from './parse.ts';
 import { dryRun, renderDryRun } from '../runtime/dry-run.ts';
+import { compileBody } from '../config/ajv.ts';
+import { TryRequest, type TryRequestInput } from './ui-schemas.ts';
 import type { RequestTally } from './metrics.ts';
 import type { ConsoleFeed } from './stream.ts';
 import type { RequestState } from './state.ts';
@@ -50,23 +52,25 @@ export async function consoleStats(deps: UiApiDeps): Promise<Record<string, unkn
   };
 }
 
-/** The tester's request: `hook` (a name under the hooks path), `body` (the raw text), `headers`. */
+const checkTry = compileBody<TryRequestInput>(TryRequest);
+
+/** The tester's request, checked against its schema: `hook`, `body` (the raw text), `headers`. */
 function tryInput(raw: Buffer): { hook: string; body: string; headers: Record<string, string> } {
-  const input = parseJsonText(jsonText(raw)) as Record<string, unknown> | null;
-  if (!input || typeof input !== 'object' || Array.isArray(input)) throw errors.invalidPayload('', 'must be a JSON object {hook, body, headers}');
-  for (const k of Object.keys(input)) if (!['hook', 'body', 'headers'].includes(k)) throw errors.invalidPayload(k, 'is not a field of a try request (hook, body, headers)');
-  const hook = typeof input.hook === 'string' ? input.hook.replace(/^\/+|\/+$/g, '') : '';
-  if (!hook) throw errors.invalidPayload('hook', 'must be a hook name such as wake, agent or a mapping path');
-  const body = input.body ?? '{}';
-  if (typeof body !== 'string') throw errors.invalidPayload('body', 'must be the request body as text');
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  const given = input.headers ?? {};
-  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw errors.invalidPayload('headers', 'must be an object of header names and values');
-  for (const [k, v] of Object.entries(given)) {
-    if (typeof v !== 'string') throw errors.invalidPayload(`headers.${k}`, 'must be a string');
-    headers[k.trim().toLowerCase()] = v.trim();
+  const input = parseJsonText(jsonText(raw));
+  if (!checkTry(input)) {
+    const e = checkTry.errors?.[0];
+    const p = (e?.params ?? {}) as Record<string, unknown>;
+    const at = (e?.instancePath ?? '').slice(1).split('/').join('.');
+    if (e?.keyword === 'additionalProperties') throw errors.invalidPayload(String(p.additionalProperty), 'is not a field of a try request (hook, body, headers)');
+    if (e?.keyword === 'required') throw errors.invalidPayload(String(p.missingProperty), 'is required');
+    if (!at) throw errors.invalidPayload('', 'the body must be a JSON object {hook, body, headers}');
+    throw errors.invalidPayload(at, e?.keyword === 'minLength' ? 'must not be empty' : (e?.message ?? 'is invalid'));
   }
-  return { hook, body, headers };
+  const hook = input.hook.replace(/^\/+|\/+$/g, '');
+  if (!hook) throw errors.invalidPayload('hook', 'must be a hook name such as wake, agent or a mapping path');
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  for (const [k, v] of Object.entries(input.headers ?? {})) headers[k.trim().toLowerCase()] = v.trim();
+  return { hook, body: input.body ?? '{}', headers };
 }
 
 export function uiApiRoutes(router: Router<RequestState>, auth: Auth, deps: UiApiDeps): void {

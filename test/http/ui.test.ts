@@ -19,6 +19,17 @@ import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { createLogger } from '../../src/log.ts';
 import { GATEWAY_TOKEN, testGeneration } from '../helpers/generation.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { MappingsAnswer, SessionAnswer, StatsAnswer, TryAnswer } from '../../src/http/ui-schemas.ts';
+
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats.default(ajv);
+/** Asserts that `body` passes `schema` (the one the OpenAPI document shows). */
+function conforms(schema: object, body: unknown): void {
+  const validate = ajv.compile(schema);
+  expect(validate(body), ajv.errorsText(validate.errors)).toBe(true);
+}
 
 const dir = tempDir('hook-intake-console-');
 const store = new SqliteStore({ path: join(dir, 'hook-intake.db') });
@@ -90,6 +101,7 @@ describe('sign-in', () => {
     expect(s.setCookie).not.toContain('Secure'); // plain HTTP here
     expect(s.csrf).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(s.setCookie).not.toContain(GATEWAY_TOKEN);
+    conforms(SessionAnswer, (await call('/ui/session', { headers: { cookie: s.cookie } })).body);
     expect((await call('/api/runs', { headers: { cookie: s.cookie } })).status).toBe(200);
     expect(await call('/ui/session', { headers: { cookie: s.cookie } })).toMatchObject({ status: 200, body: { ok: true, csrfToken: s.csrf } });
   });
@@ -189,6 +201,7 @@ describe('the console endpoints', () => {
     tally.count(undefined, 401);
     const r = await call('/api/stats', { headers: { authorization: `Bearer ${GATEWAY_TOKEN}` } });
     expect(r.status).toBe(200);
+    conforms(StatsAnswer, r.body);
     expect(r.body.requestsPerMinute).toHaveLength(60);
     expect(r.body.requestsPerMinute.at(-1)).toEqual({ at: new Date(60_000 * 1000).toISOString(), byStatus: { '200': 2, '401': 1 } });
     expect(r.body.requestsPerMinute[0].byStatus).toEqual({});
@@ -200,8 +213,12 @@ describe('the console endpoints', () => {
     const r = await call('/api/try', { method: 'POST', headers: auth, body: { hook: 'wake', body: '{"text":"hi","mode":"now"}' } });
     expect(r.body).toMatchObject({ ok: true, result: { hook: 'wake', status: 200, actions: [{ kind: 'wake', mode: 'now' }] } });
     expect(r.body.text).toContain('would answer 200 and dispatch 1 action(s):');
+    conforms(TryAnswer, r.body);
+    const mappings = await call('/api/mappings', { headers: auth });
+    conforms(MappingsAnswer, mappings.body);
     const bad = await call('/api/try', { method: 'POST', headers: auth, body: { hook: 'wake', body: '{"txt":"hi"}' } });
     expect(bad.body).toMatchObject({ ok: true, result: { status: 400, code: 'INVALID_PAYLOAD' } });
+    conforms(TryAnswer, bad.body);
     expect(await call('/api/try', { method: 'POST', headers: auth, body: { hook: '', body: '{}' } })).toMatchObject({ status: 400, body: { field: 'hook' } });
     expect(await call('/api/try', { method: 'POST', headers: auth, body: { hook: 'wake', body: {} } })).toMatchObject({ status: 400, body: { field: 'body' } });
     expect(await call('/api/try', { method: 'POST', headers: auth, body: { hook: 'wake', headers: { a: 1 } } })).toMatchObject({ status: 400, body: { field: 'headers.a' } });
