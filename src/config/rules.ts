@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { ConfigIssue } from '../errors.ts';
 import type { Config } from './schema.ts';
 
-const RESERVED_PREFIXES = ['/api', '/healthz', '/readyz', '/metrics'];
+const RESERVED_PREFIXES = ['/api', '/ui', '/healthz', '/readyz', '/metrics'];
 const MIN_TOKEN_LENGTH = 24;
 
 export interface RuleContext {

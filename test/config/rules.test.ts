@@ -63,9 +63,10 @@ describe('applyRules()', () => {
 
     it.each([
       ['/', 'hooks.path: "/" is not a usable path prefix (use e.g. "/hooks"; "/" alone is not allowed)'],
-      ['/api', 'hooks.path: "/api" collides with a built-in endpoint (/api, /healthz, /readyz, /metrics)'],
-      ['api/hooks', 'hooks.path: "/api/hooks" collides with a built-in endpoint (/api, /healthz, /readyz, /metrics)'],
-      ['/healthz', 'hooks.path: "/healthz" collides with a built-in endpoint (/api, /healthz, /readyz, /metrics)'],
+      ['/api', 'hooks.path: "/api" collides with a built-in endpoint (/api, /ui, /healthz, /readyz, /metrics)'],
+      ['api/hooks', 'hooks.path: "/api/hooks" collides with a built-in endpoint (/api, /ui, /healthz, /readyz, /metrics)'],
+      ['/healthz', 'hooks.path: "/healthz" collides with a built-in endpoint (/api, /ui, /healthz, /readyz, /metrics)'],
+      ['/ui/hooks', 'hooks.path: "/ui/hooks" collides with a built-in endpoint (/api, /ui, /healthz, /readyz, /metrics)'],
     ])('refuses %j', (path, line) => {
       expect(rules({ hooks: { path } }).problems).toEqual([line]);
     });
