@@ -33,6 +33,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
   let context: BrowserContext;
   let page: Page;
   const pages: string[] = [];
+  /** Script errors and console errors (a refused style or script under the page's CSP is one); failed loads are expected (401, 403). */
+  const browserErrors: string[] = [];
   let agentRunId = '';
 
   const shot = async (name: string) => {
@@ -71,6 +73,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 860 } });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(5000);
+    page.on('pageerror', (e) => browserErrors.push(String(e)));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/^Failed to load resource/.test(m.text())) browserErrors.push(m.text());
+    });
     if (SHOTS) mkdirSync(SHOTS, { recursive: true });
   });
 
@@ -197,6 +203,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const [hash, ready, name] of [
       ['#/overview', '#overview .figures', 'phone-overview'],
+      ['#/runs', '#runs table.runs', 'phone-runs'],
       [`#/runs/${agentRunId}`, '#run .timeline', 'phone-run'],
     ] as const) {
       await page.goto(`${srv.url}/ui${hash}`);
@@ -211,6 +218,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     await page.waitForSelector('#sign-in');
     const status = await page.evaluate(async () => (await fetch('/api/stats')).status);
     expect(status).toBe(401);
+  });
+
+  it('runs without a script error or a CSP refusal', () => {
+    expect(browserErrors).toEqual([]);
   });
 
   it('never shows the gateway or hook token in server output or a page', () => {

@@ -14,27 +14,67 @@ function ids(list, page) {
   return list.map((id, i) => [i ? ', ' : '', page ? h('a', { href: `#/${page}/${encodeURIComponent(id)}`, class: 'mono' }, id.slice(0, 8)) : h('span', { class: 'mono' }, id.slice(0, 8))]);
 }
 
+/** The log's filters, kept while the console is open. */
+const filters = { hook: '', status: '' };
+
 export function requests() {
   const list = h('div', { id: 'requests-list' }, h('p', { class: 'muted' }, 'Loading…'));
-  const load = () =>
-    api('/api/requests?limit=200').then(
-      (data) => {
-        const rows = (data.requests ?? []).map((r) => [
-          h('a', { href: `#/requests/${encodeURIComponent(r.id)}`, class: 'mono' }, r.id.slice(0, 8)),
-          time(pick(r, 'receivedAt', 'createdAt', 'at')),
-          pick(r, 'hook', 'name', 'path') ?? '—',
-          pick(r, 'mapping', 'mappingId') ?? '—',
-          badge(pick(r, 'status')),
-          ids(r.runIds, 'runs'),
-          r.replayOf ? h('a', { href: `#/requests/${encodeURIComponent(r.replayOf)}` }, 'replay') : '',
-        ]);
-        show(list, rows.length ? table(['Request', 'Received', 'Hook', 'Mapping', 'Answer', 'Runs', ''], rows, { class: 'requests' }) : h('p', { class: 'muted' }, 'No requests kept yet.'));
-      },
-      (err) => unavailable(list, err),
-    );
+  let timer;
+  let pages = 0;
+  const query = (before) => {
+    const q = new URLSearchParams({ limit: '100' });
+    if (filters.hook.trim()) q.set('hook', filters.hook.trim());
+    if (/^\d{3}$/.test(filters.status.trim())) q.set('status', filters.status.trim());
+    if (before) q.set('before', before);
+    return `/api/requests?${q}`;
+  };
+  const rowsOf = (items) =>
+    items.map((r) => [
+      h('a', { href: `#/requests/${encodeURIComponent(r.id)}`, class: 'mono' }, r.id.slice(0, 8)),
+      time(pick(r, 'receivedAt', 'createdAt', 'at')),
+      pick(r, 'hook', 'name', 'path') ?? '—',
+      pick(r, 'mappingId', 'mapping') ?? '—',
+      badge(pick(r, 'status')),
+      ids(r.runIds, 'runs'),
+      r.replayOf ? h('a', { href: `#/requests/${encodeURIComponent(r.replayOf)}` }, 'replay') : '',
+    ]);
+  /** The newest page, then older ones on demand (`before` the last one shown). */
+  const load = async () => {
+    try {
+      const shown = [];
+      const draw = (more) => {
+        const older = more
+          ? h('button', { type: 'button', class: 'link', id: 'older', onclick: () => void page(shown[shown.length - 1].id) }, 'Older requests')
+          : null;
+        show(list, shown.length ? table(['Request', 'Received', 'Hook', 'Mapping', 'Answer', 'Runs', ''], rowsOf(shown), { class: 'requests' }) : h('p', { class: 'muted' }, 'No requests kept match.'), older);
+      };
+      const page = async (before) => {
+        const data = await api(query(before));
+        pages = before ? pages + 1 : 1;
+        shown.push(...(data.requests ?? []));
+        draw((data.requests ?? []).length === 100);
+      };
+      await page();
+    } catch (err) {
+      unavailable(list, err);
+    }
+  };
+  const later = () => {
+    clearTimeout(timer);
+    timer = setTimeout(load, 250);
+  };
+  const input = (name, label, attrs = {}) =>
+    h('label', {}, label, h('input', { name, id: `filter-${name}`, value: filters[name], placeholder: label.toLowerCase(), oninput: (e) => ((filters[name] = e.target.value), later()), ...attrs }));
   void load();
-  const el = h('div', { id: 'requests' }, h('h1', {}, 'Requests'), list);
-  return { el, refresh: () => void load() };
+  const el = h(
+    'div',
+    { id: 'requests' },
+    h('h1', {}, 'Requests'),
+    h('form', { class: 'filters', onsubmit: (e) => e.preventDefault() }, input('hook', 'Hook'), input('status', 'Status', { inputmode: 'numeric', placeholder: 'e.g. 202' })),
+    list,
+  );
+  // live updates reload only the newest page, and not while older ones are shown
+  return { el, refresh: () => (pages <= 1 ? later() : undefined), leave: () => clearTimeout(timer) };
 }
 
 function headerTable(headers) {
