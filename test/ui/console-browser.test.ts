@@ -36,6 +36,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
   /** Script errors and console errors (a refused style or script under the page's CSP is one); failed loads are expected (401, 403). */
   const browserErrors: string[] = [];
   let agentRunId = '';
+  /** The session cookie's value: a credential too. */
+  let sessionId = '';
 
   const shot = async (name: string) => {
     pages.push(await page.content());
@@ -99,6 +101,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     const cookies = await context.cookies();
     expect(cookies).toEqual([expect.objectContaining({ name: 'hook_intake_session', httpOnly: true, sameSite: 'Strict', path: '/', secure: false })]);
     expect(cookies[0]!.value).not.toContain(GW);
+    sessionId = cookies[0]!.value;
   });
 
   it('shows the overview: answers per minute by status, queue, runs in flight, generation, last reload', async () => {
@@ -224,12 +227,14 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     expect(browserErrors).toEqual([]);
   });
 
-  it('never shows the gateway or hook token in server output or a page', () => {
+  it('never shows the gateway or hook token in server output or a page, nor the session id in output', () => {
     expect(pages.length).toBeGreaterThanOrEqual(6);
     for (const html of [...pages, srv.output()]) {
       expect(html).not.toContain(GW);
       expect(html).not.toContain(HOOK);
     }
+    expect(sessionId).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(srv.output()).not.toContain(sessionId);
   });
 
   /** Whether the admin API (request log, retry, redeliver) is on this server. */
