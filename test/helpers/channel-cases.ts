@@ -1,0 +1,102 @@
+/**
+ * Cases every chat channel's tests share: a reply of about 9,000 characters
+ * and the checks on how it was split, the search of everything a failure
+ * said for secrets, and a connection refused before anything was sent.
+ */
+import { expect } from 'vitest';
+import { ChannelError } from '../../src/plugins/define.ts';
+import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from './provider-stub.ts';
+
+/** A long reply: paragraphs with bold and links, a list, a mass mention and a tall code block, over 9,000 characters. */
+export function longReply(): string {
+  const paragraph = (i: number) => `Paragraph ${i}: the deploy of **service-${i}** finished; see [the log](https://ci.example.com/${i}) for details. `.repeat(3).trim();
+  const code = Array.from({ length: 60 }, (_, i) => `step_${i} = run("job-${i}")  # line ${i}`).join('\n');
+  const list = Array.from({ length: 30 }, (_, i) => `- item ${i} is done`).join('\n');
+  const text = [paragraph(1), paragraph(2), 'Heads up @everyone and @here.', list, '```python\n' + code + '\n```', ...Array.from({ length: 18 }, (_, i) => paragraph(i + 3))].join('\n\n');
+  expect(text.length).toBeGreaterThan(9000);
+  return text;
+}
+
+/** Pieces of longReply() that every channel's rendering keeps as written, in their order. */
+export const LONG_REPLY_PIECES = ['Paragraph 1:', 'Paragraph 2:', 'item 0 is done', 'item 29 is done', 'step_0 =', 'step_59 =', 'Paragraph 3:', 'Paragraph 20:'];
+
+/** Each of `pieces` is in `text`, one after the other. */
+export function expectInOrder(text: string, pieces: readonly string[]): void {
+  let at = -1;
+  for (const piece of pieces) {
+    const found = text.indexOf(piece, at + 1);
+    expect(found, `"${piece}" after position ${at}`).toBeGreaterThan(at);
+    at = found;
+  }
+}
+
+export interface SplitRules {
+  /** The most a part may measure. */
+  limit: number;
+  /** How a part is measured; UTF-16 units unless given. */
+  measure?: (text: string) => number;
+  maxLines?: number;
+  /** Every code fence a part opens is closed in it (``` counted anywhere, as WhatsApp's monospace block has it inline). */
+  fences?: boolean;
+  /** Pieces the parts hold in this order; LONG_REPLY_PIECES unless given. */
+  pieces?: readonly string[];
+  /** The fewest parts expected. */
+  atLeast?: number;
+}
+
+/** The parts of a long reply: more than one, each within the limits, the reply's pieces in order across them. */
+export function expectSplit(parts: readonly string[], rules: SplitRules): void {
+  const measure = rules.measure ?? ((t: string) => t.length);
+  expect(parts.length).toBeGreaterThanOrEqual(rules.atLeast ?? 2);
+  for (const part of parts) {
+    expect(measure(part), part.slice(0, 80)).toBeLessThanOrEqual(rules.limit);
+    if (rules.maxLines !== undefined) expect(part.split('\n').length).toBeLessThanOrEqual(rules.maxLines);
+    if (rules.fences) expect((part.match(/```/g) ?? []).length % 2, part).toBe(0);
+  }
+  expectInOrder(parts.join('\n'), rules.pieces ?? LONG_REPLY_PIECES);
+}
+
+/** Every way an error can be shown: message, String, stack, JSON and its cause. */
+export function shownOf(err: unknown): string {
+  const e = err as Error & { cause?: unknown };
+  return [e?.message, String(err), e?.stack ?? '', JSON.stringify(err), String(e?.cause ?? '')].join('\n');
+}
+
+/** None of `secrets` is in `text`. */
+export function expectNoneOf(text: string, secrets: readonly string[]): void {
+  for (const secret of secrets) expect(text, 'a secret was shown').not.toContain(secret);
+}
+
+/**
+ * Answers one request with each of `answers` in turn and collects all that
+ * the failures said; `fail(last)` makes the request (`last` for the final
+ * answer, which may need a client with a short deadline).
+ */
+export async function failuresSaid(stub: ProviderStub, answers: ReadonlyArray<(req: StubRequest) => Answer>, fail: (last: boolean) => Promise<unknown>): Promise<string> {
+  const said: string[] = [];
+  for (const [i, answer] of answers.entries()) {
+    stub.setScript(answer);
+    const err = await fail(i === answers.length - 1);
+    expect(err).toBeInstanceOf(ChannelError);
+    said.push(shownOf(err));
+  }
+  return said.join('\n');
+}
+
+/** The URL of a server that was started and closed: connecting to it is refused. */
+export async function closedUrl(): Promise<string> {
+  const gone = await startProviderStub();
+  await gone.close();
+  return gone.url;
+}
+
+/** A send to a closed server: a transient error, not an ambiguous one (nothing was sent), whose message matches `message`. */
+export async function expectRefusedRetried(send: (url: string) => Promise<unknown>, message: RegExp = /ECONNREFUSED/): Promise<void> {
+  const err = await send(await closedUrl()).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ChannelError);
+  expect(err).toMatchObject({ retryable: true, ambiguous: false });
+  expect((err as Error).message).toMatch(message);
+}
