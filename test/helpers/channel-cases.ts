@@ -4,7 +4,7 @@
  * said for secrets, and a connection refused before anything was sent.
  */
 import { expect } from 'vitest';
-import { ChannelError } from '../../src/plugins/define.ts';
+import { ChannelError, type Channel, type ChannelMessage } from '../../src/plugins/define.ts';
 import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from './provider-stub.ts';
 
 /** A long reply: paragraphs with bold and links, a list, a mass mention and a tall code block, over 9,000 characters. */
@@ -18,7 +18,7 @@ export function longReply(): string {
 }
 
 /** Pieces of longReply() that every channel's rendering keeps as written, in their order. */
-export const LONG_REPLY_PIECES = ['Paragraph 1:', 'Paragraph 2:', 'item 0 is done', 'item 29 is done', 'step_0 =', 'step_59 =', 'Paragraph 3:', 'Paragraph 20:'];
+export const LONG_REPLY_PIECES = ['Paragraph 1:', 'Paragraph 2:', 'item 0 is done', 'item 29 is done', 'step_0 = run("job-0")', 'step_59 = run("job-59")', 'Paragraph 3:', 'Paragraph 20:'];
 
 /** Each of `pieces` is in `text`, one after the other. */
 export function expectInOrder(text: string, pieces: readonly string[]): void {
@@ -54,6 +54,23 @@ export function expectSplit(parts: readonly string[], rules: SplitRules): void {
     if (rules.fences) expect((part.match(/```/g) ?? []).length % 2, part).toBe(0);
   }
   expectInOrder(parts.join('\n'), rules.pieces ?? LONG_REPLY_PIECES);
+}
+
+/** Renders `markdown` as the outbox does at the first attempt, then sends each part in order; returns the parts. */
+export async function deliverParts(channel: Channel, markdown: string, message: (over: Partial<ChannelMessage>) => ChannelMessage): Promise<string[]> {
+  const parts = channel.render!(markdown);
+  for (const [i, text] of parts.entries()) await channel.send(message({ text, part: i + 1, parts: parts.length }));
+  return parts;
+}
+
+/** The ChannelError `p` fails with. */
+export async function caught(p: Promise<unknown>): Promise<ChannelError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ChannelError);
+  return err as ChannelError;
 }
 
 /** Every way an error can be shown: message, String, stack, JSON and its cause. */
