@@ -3,9 +3,9 @@
  * and the checks on how it was split, the search of everything a failure
  * said for secrets, and a connection refused before anything was sent.
  */
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { ChannelError, type Channel, type ChannelMessage } from '../../src/plugins/define.ts';
-import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from './provider-stub.ts';
+import { startProviderStub, type Answer, type ProviderStub, type Script, type StubRequest, type Validate } from './provider-stub.ts';
 
 /** A long reply: paragraphs with bold and links, a list, a mass mention and a tall code block, over 9,000 characters. */
 export function longReply(): string {
@@ -98,6 +98,22 @@ export async function failuresSaid(stub: ProviderStub, answers: ReadonlyArray<(r
     said.push(shownOf(err));
   }
   return said.join('\n');
+}
+
+/**
+ * A stand-in of its own for each test: `start(script)` starts it; after the
+ * test it is closed, and every request it saw, failures included, must be
+ * one the provider's spec allows.
+ */
+export function standInPerTest(validate: Validate): (script: Script) => Promise<ProviderStub> {
+  let stub: ProviderStub | undefined;
+  afterEach(async () => {
+    const done = stub;
+    stub = undefined;
+    await done?.close();
+    done?.expectClean();
+  });
+  return async (script) => (stub = await startProviderStub({ validate, script }));
 }
 
 /** The URL of a server that was started and closed: connecting to it is refused. */
