@@ -3,7 +3,7 @@
  * and the checks on how it was split, the search of everything a failure
  * said for secrets, and a connection refused before anything was sent.
  */
-import { afterEach, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { ChannelError, type Channel, type ChannelMessage } from '../../src/plugins/define.ts';
 import { startProviderStub, type Answer, type ProviderStub, type Script, type StubRequest, type Validate } from './provider-stub.ts';
 
@@ -114,6 +114,43 @@ export function standInPerTest(validate: Validate): (script: Script) => Promise<
     done?.expectClean();
   });
   return async (script) => (stub = await startProviderStub({ validate, script }));
+}
+
+/** An answer, or one made from the request. */
+export type Scripted = Answer | ((req: StubRequest) => Answer);
+
+export interface QueuedStandIn {
+  /** The stand-in, running from the first test of the block. */
+  stub: ProviderStub;
+  /** This test's answers for its next requests, in order; cleared before each test. */
+  answers: Scripted[];
+}
+
+/**
+ * One stand-in for a describe block: a request takes the next of the test's
+ * `answers`, else `fallback`. After each test, every request it saw must be
+ * one the spec allows, and its record is cleared for the next.
+ */
+export function queuedStandIn(validate: Validate, fallback: (req: StubRequest) => Answer): QueuedStandIn {
+  const q = { answers: [] } as unknown as QueuedStandIn;
+  beforeAll(async () => {
+    q.stub = await startProviderStub({
+      validate,
+      script: (req) => {
+        const next = q.answers.shift() ?? fallback;
+        return typeof next === 'function' ? next(req) : next;
+      },
+    });
+  });
+  afterAll(() => q.stub.close());
+  beforeEach(() => {
+    q.answers = [];
+  });
+  afterEach(() => {
+    q.stub.expectClean();
+    q.stub.requests.length = 0;
+  });
+  return q;
 }
 
 /** The URL of a server that was started and closed: connecting to it is refused. */
