@@ -12,7 +12,7 @@ import { discordSpec } from '../../test/helpers/provider-specs.ts';
 import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 import { deliverThroughOutbox } from '../../test/helpers/outbox-delivery.ts';
-import { deliverParts, expectNoneOf, expectRefusedRetried, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
+import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
 import { DISCORD_MAX_LINES, discordNonce } from './channel.ts';
 
 const TOKEN = 'MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.bot-token-for-tests-only';
@@ -152,11 +152,7 @@ describe('discord channel', () => {
 
     it('ends with the shutdown signal’s reason, not a delivery error, when the service stops', async () => {
       stub.setScript([{ hang: true }]);
-      const stop = new AbortController();
-      const sending = channel().send(message({ signal: stop.signal }));
-      await new Promise((r) => setTimeout(r, 50));
-      stop.abort(new Error('shutting down'));
-      await expect(sending).rejects.toThrow('shutting down');
+      await expectShutdownReason((signal) => channel().send(message({ signal })));
     });
 
     it('refuses a recipient that is not a channel id before sending', async () => {

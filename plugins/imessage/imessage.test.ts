@@ -11,7 +11,7 @@ import { ChannelError, type Channel } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { type Answer, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { blueBubblesCheck } from '../../test/helpers/provider-checks.ts';
-import { deliverParts, expectNoneOf, expectRefusedRetried, expectSplit, queuedStandIn, shownOf } from '../../test/helpers/channel-cases.ts';
+import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, queuedStandIn, shownOf } from '../../test/helpers/channel-cases.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 
 const PASSWORD = 'bb-server-pass&word=9';
@@ -95,6 +95,11 @@ describe('imessage channel', () => {
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ retryable, retryAfterMs, ambiguous: false, message: reason });
+    });
+
+    it('ends with the shutdown signal’s reason when the service stops', async () => {
+      q.answers = [{ hang: true }];
+      await expectShutdownReason((signal) => channel().send(message({ signal })));
     });
 
     it('treats a dropped connection after sending and a silent server as ambiguous, a refused connection as not', async () => {

@@ -12,7 +12,7 @@ import { mattermostSpec } from '../../test/helpers/provider-specs.ts';
 import { always, startProviderStub, type Answer, type ProviderStub, type StubRequest, type Validate } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 import { deliverThroughOutbox } from '../../test/helpers/outbox-delivery.ts';
-import { deliverParts, expectNoneOf, expectRefusedRetried, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
+import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
 import { pendingPostId, rateLimitWait } from './channel.ts';
 
 const TOKEN = 'mmtokenfortestsonly0123456789';
@@ -134,11 +134,7 @@ describe('mattermost channel', () => {
 
     it('ends with the shutdown signal’s reason when the service stops', async () => {
       stub.setScript([{ hang: true }]);
-      const stop = new AbortController();
-      const sending = channel().send(message({ signal: stop.signal }));
-      await new Promise((r) => setTimeout(r, 50));
-      stop.abort(new Error('shutting down'));
-      await expect(sending).rejects.toThrow('shutting down');
+      await expectShutdownReason((signal) => channel().send(message({ signal })));
     });
 
     it('refuses a recipient that is not a channel id before sending', async () => {

@@ -10,7 +10,7 @@ import { ChannelError, type Channel } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { startProviderStub, type Answer, type ProviderStub } from '../../test/helpers/provider-stub.ts';
 import { clientCredentialsCheck } from '../../test/helpers/provider-checks.ts';
-import { expectNoneOf, expectRefusedRetried, expectSplit, shownOf } from '../../test/helpers/channel-cases.ts';
+import { expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, shownOf } from '../../test/helpers/channel-cases.ts';
 import { msteamsSpec } from '../../test/helpers/provider-specs.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 import { RENEW_BEFORE_MS } from './token.ts';
@@ -143,6 +143,14 @@ describe('msteams channel', () => {
       const err = await failure(channel());
       expect(err).toMatchObject({ retryable: true, ambiguous: true });
       expect(err.message).toMatch(/failed after sending: .*; the message may have been posted$/);
+    });
+
+    it('ends with the shutdown signal’s reason when the service stops, waiting for a token or for the Connector', async () => {
+      tokens = [{ hang: true }];
+      await expectShutdownReason((signal) => channel().send(message({ signal })));
+      activities = [{ hang: true }];
+      await expectShutdownReason((signal) => channel().send(message({ signal })));
+      expect(activityRequests()).toHaveLength(1);
     });
 
     it('treats a Connector that does not answer within timeoutMs as ambiguous', async () => {

@@ -10,7 +10,7 @@ import { ConfigError } from '../../src/errors.ts';
 import { type Answer, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { signalSpec } from '../../test/helpers/provider-specs.ts';
 import { signalRpcCheck } from '../../test/helpers/provider-checks.ts';
-import { deliverParts, expectNoneOf, expectRefusedRetried, expectSplit, queuedStandIn, shownOf, type Scripted } from '../../test/helpers/channel-cases.ts';
+import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, queuedStandIn, shownOf, type Scripted } from '../../test/helpers/channel-cases.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 
 const ACCOUNT = '+15550001111';
@@ -104,6 +104,11 @@ describe('signal channel', () => {
     it('takes a 200 without a JSON-RPC result as possibly sent', async () => {
       q.answers = [{ status: 200, text: '<html>proxy</html>' }];
       expect(await failure(channel())).toMatchObject({ retryable: true, ambiguous: true });
+    });
+
+    it('ends with the shutdown signal’s reason when the service stops', async () => {
+      q.answers = [{ hang: true }];
+      await expectShutdownReason((signal) => channel().send(message({ signal })));
     });
 
     it('treats a dropped connection after sending and a silent daemon as ambiguous, a refused connection as not', async () => {

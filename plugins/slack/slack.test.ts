@@ -11,7 +11,7 @@ import { slackSpec } from '../../test/helpers/provider-specs.ts';
 import { always, startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 import { deliverThroughOutbox } from '../../test/helpers/outbox-delivery.ts';
-import { deliverParts, expectNoneOf, expectRefusedRetried, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
+import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
 
 const TOKEN = 'xoxb-1111111111-2222222222-slacktokenfortestsonly';
 const CHANNEL = 'C0123ABCDEF';
@@ -130,11 +130,7 @@ describe('slack channel', () => {
 
     it('ends with the shutdown signal’s reason when the service stops', async () => {
       stub.setScript([{ hang: true }]);
-      const stop = new AbortController();
-      const sending = channel().send(message({ signal: stop.signal }));
-      await new Promise((r) => setTimeout(r, 50));
-      stop.abort(new Error('shutting down'));
-      await expect(sending).rejects.toThrow('shutting down');
+      await expectShutdownReason((signal) => channel().send(message({ signal })));
     });
 
     it('refuses a recipient that is not a channel or user id before sending', async () => {

@@ -10,7 +10,7 @@ import { type ChannelMessage } from '../../src/plugins/define.ts';
 import { always, type Answer, type Script } from '../../test/helpers/provider-stub.ts';
 import { whatsappSpec } from '../../test/helpers/provider-specs.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { caught, deliverParts, expectNoneOf, expectRefusedRetried, expectSplit, shownOf, standInPerTest } from '../../test/helpers/channel-cases.ts';
+import { caught, deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, shownOf, standInPerTest } from '../../test/helpers/channel-cases.ts';
 
 const TOKEN = 'EAAGm0PX4ZCpsBAKZBs3cr3tT0k3nZZZ';
 const PHONE_ID = '106540352242922';
@@ -124,6 +124,11 @@ describe('whatsapp channel: answers', () => {
 
   it('a refused connection is transient: nothing was sent', async () => {
     await expectRefusedRetried((url) => channelAt(url).send(msg()), /could not connect/);
+  });
+
+  it('shutdown aborts the request with the shutdown reason, not a channel error', async () => {
+    const { channel } = await setup([{ hang: true }]);
+    await expectShutdownReason((signal) => channel.send(msg({ signal })));
   });
 
   it('no answer in time, or a reset after sending, is ambiguous', async () => {

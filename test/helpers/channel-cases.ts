@@ -153,6 +153,19 @@ export function queuedStandIn(validate: Validate, fallback: (req: StubRequest) =
   return q;
 }
 
+/**
+ * A send that the service's shutdown aborts while the service has not answered
+ * (the caller's stand-in hangs) ends with the shutdown's reason, not a delivery
+ * error (which would count an attempt).
+ */
+export async function expectShutdownReason(send: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+  const stop = new AbortController();
+  const sending = send(stop.signal);
+  // the abort may come before or after the request left: either way the reason is the shutdown's
+  setTimeout(() => stop.abort(new Error('shutting down')), 50);
+  await expect(sending).rejects.toThrow('shutting down');
+}
+
 /** The URL of a server that was started and closed: connecting to it is refused. */
 export async function closedUrl(): Promise<string> {
   const gone = await startProviderStub();
