@@ -11,8 +11,7 @@ import { ConfigError } from '../../src/errors.ts';
 import { discordSpec } from '../../test/helpers/provider-specs.ts';
 import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { deliverThroughOutbox } from '../../test/helpers/outbox-delivery.ts';
-import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
+import { deliverParts, expectFailedOnceThroughOutbox, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
 import { DISCORD_MAX_LINES, discordNonce } from './channel.ts';
 
 const TOKEN = 'MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.bot-token-for-tests-only';
@@ -203,14 +202,8 @@ describe('discord channel', () => {
   describe('through the outbox', () => {
     it('fails a delivery Discord refuses after one attempt, with Discord’s reason, and keeps the token out of the log and the record', async () => {
       stub.setScript((req) => ({ status: 403, json: { message: `Missing Access (${String(req.headers.authorization)})`, code: 50001 } }));
-      const to = message().to!;
-      const { delivery, log, record } = await deliverThroughOutbox({ channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${stub.url}/api/v10` } } }, { channel: 'dc', to, text: 'CONFIDENTIAL-REPLY' });
-      expect(delivery).toMatchObject({ status: 'failed', attempts: 1, reason: 'Discord error 50001 (HTTP 403): Missing Access (Bot [redacted])' });
-      expect(stub.requests).toHaveLength(1);
-      expect(log).toContain('delivery failed');
-      expect(log).not.toContain(TOKEN);
-      expect(record).not.toContain(TOKEN);
-      expect(log).not.toContain('CONFIDENTIAL-REPLY');
+      const config = { channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${stub.url}/api/v10` } } };
+      await expectFailedOnceThroughOutbox(stub, config, { channel: 'dc', to: CHANNEL }, 'Discord error 50001 (HTTP 403): Missing Access (Bot [redacted])', [TOKEN]);
     });
   });
 

@@ -11,8 +11,7 @@ import { ConfigError } from '../../src/errors.ts';
 import { mattermostSpec } from '../../test/helpers/provider-specs.ts';
 import { always, startProviderStub, type Answer, type ProviderStub, type StubRequest, type Validate } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { deliverThroughOutbox } from '../../test/helpers/outbox-delivery.ts';
-import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
+import { deliverParts, expectFailedOnceThroughOutbox, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
 import { pendingPostId, rateLimitWait } from './channel.ts';
 
 const TOKEN = 'mmtokenfortestsonly0123456789';
@@ -184,14 +183,9 @@ describe('mattermost channel', () => {
   describe('through the outbox', () => {
     it('fails a delivery Mattermost refuses after one attempt, with Mattermost’s reason, and keeps the token out of the log and the record', async () => {
       stub.setScript((req) => ({ status: 403, json: { id: 'api.context.permissions.app_error', message: `no permission for ${String(req.headers.authorization)}` } }));
-      const to = message().to!;
-      const { delivery, log, record } = await deliverThroughOutbox({ channels: { mm: { type: 'mattermost', url: stub.url, token: TOKEN } } }, { channel: 'mm', to, text: 'CONFIDENTIAL-REPLY' });
-      expect(delivery).toMatchObject({ status: 'failed', attempts: 1, reason: 'Mattermost HTTP 403 api.context.permissions.app_error: no permission for Bearer [redacted]' });
-      expect(stub.requests).toHaveLength(1);
-      expect(log).toContain('delivery failed');
-      expect(log).not.toContain(TOKEN);
-      expect(record).not.toContain(TOKEN);
-      expect(log).not.toContain('CONFIDENTIAL-REPLY');
+      const config = { channels: { mm: { type: 'mattermost', url: stub.url, token: TOKEN } } };
+      const reason = 'Mattermost HTTP 403 api.context.permissions.app_error: no permission for Bearer [redacted]';
+      await expectFailedOnceThroughOutbox(stub, config, { channel: 'mm', to: CHANNEL }, reason, [TOKEN]);
     });
   });
 

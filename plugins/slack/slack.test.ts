@@ -10,8 +10,7 @@ import { ConfigError } from '../../src/errors.ts';
 import { slackSpec } from '../../test/helpers/provider-specs.ts';
 import { always, startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { deliverThroughOutbox } from '../../test/helpers/outbox-delivery.ts';
-import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
+import { deliverParts, expectFailedOnceThroughOutbox, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
 
 const TOKEN = 'xoxb-1111111111-2222222222-slacktokenfortestsonly';
 const CHANNEL = 'C0123ABCDEF';
@@ -181,14 +180,8 @@ describe('slack channel', () => {
   describe('through the outbox', () => {
     it('fails a delivery Slack refuses after one attempt, with Slack’s reason, and keeps the token out of the log and the record', async () => {
       stub.setScript(always(slackError('not_in_channel')));
-      const to = message().to!;
-      const { delivery, log, record } = await deliverThroughOutbox({ channels: { sl: { type: 'slack', botToken: TOKEN, apiBaseUrl: `${stub.url}/api` } } }, { channel: 'sl', to, text: 'CONFIDENTIAL-REPLY' });
-      expect(delivery).toMatchObject({ status: 'failed', attempts: 1, reason: 'Slack chat.postMessage: not_in_channel' });
-      expect(stub.requests).toHaveLength(1);
-      expect(log).toContain('delivery failed');
-      expect(log).not.toContain(TOKEN);
-      expect(record).not.toContain(TOKEN);
-      expect(log).not.toContain('CONFIDENTIAL-REPLY');
+      const config = { channels: { sl: { type: 'slack', botToken: TOKEN, apiBaseUrl: `${stub.url}/api` } } };
+      await expectFailedOnceThroughOutbox(stub, config, { channel: 'sl', to: CHANNEL }, 'Slack chat.postMessage: not_in_channel', [TOKEN]);
     });
   });
 

@@ -5,6 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { ChannelError, type Channel, type ChannelMessage } from '../../src/plugins/define.ts';
+import { deliverThroughOutbox } from './outbox-delivery.ts';
 import { startProviderStub, type Answer, type ProviderStub, type Script, type StubRequest, type Validate } from './provider-stub.ts';
 
 /** A long reply: paragraphs with bold and links, a list, a mass mention and a tall code block, over 9,000 characters. */
@@ -164,6 +165,28 @@ export async function expectShutdownReason(send: (signal: AbortSignal) => Promis
   // the abort may come before or after the request left: either way the reason is the shutdown's
   setTimeout(() => stop.abort(new Error('shutting down')), 50);
   await expect(sending).rejects.toThrow('shutting down');
+}
+
+/**
+ * A reply the stand-in refuses for good, carried by the real outbox: the
+ * delivery fails after one attempt and one request with `reason`, the log
+ * says so, and neither the log nor the stored record holds a secret or the
+ * reply.
+ */
+export async function expectFailedOnceThroughOutbox(
+  stub: ProviderStub,
+  config: Record<string, unknown>,
+  d: { channel: string; to: string },
+  reason: string,
+  secrets: readonly string[],
+): Promise<void> {
+  const reply = 'CONFIDENTIAL-REPLY';
+  const { delivery, log, record } = await deliverThroughOutbox(config, { ...d, text: reply });
+  expect(delivery).toMatchObject({ status: 'failed', attempts: 1, reason });
+  expect(stub.requests).toHaveLength(1);
+  expect(log).toContain('delivery failed');
+  expectNoneOf(log, [...secrets, reply]);
+  expectNoneOf(record, secrets);
 }
 
 /** The URL of a server that was started and closed: connecting to it is refused. */
