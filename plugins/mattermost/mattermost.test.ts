@@ -133,7 +133,7 @@ describe('mattermost channel', () => {
 
     it('ends with the shutdown signal’s reason when the service stops', async () => {
       stub.setScript([{ hang: true }]);
-      await expectShutdownReason((signal) => channel().send(message({ signal })));
+      await expectShutdownReason((signal) => channel().send(message({ signal })), () => stub.requests.length === 1);
     });
 
     it('refuses a recipient that is not a channel id before sending', async () => {

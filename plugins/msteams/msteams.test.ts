@@ -147,10 +147,9 @@ describe('msteams channel', () => {
 
     it('ends with the shutdown signal’s reason when the service stops, waiting for a token or for the Connector', async () => {
       tokens = [{ hang: true }];
-      await expectShutdownReason((signal) => channel().send(message({ signal })));
+      await expectShutdownReason((signal) => channel().send(message({ signal })), () => tokenRequests().length === 1);
       activities = [{ hang: true }];
-      await expectShutdownReason((signal) => channel().send(message({ signal })));
-      expect(activityRequests()).toHaveLength(1);
+      await expectShutdownReason((signal) => channel().send(message({ signal })), () => activityRequests().length === 1);
     });
 
     it('treats a Connector that does not answer within timeoutMs as ambiguous', async () => {

@@ -108,7 +108,7 @@ describe('signal channel', () => {
 
     it('ends with the shutdown signal’s reason when the service stops', async () => {
       q.answers = [{ hang: true }];
-      await expectShutdownReason((signal) => channel().send(message({ signal })));
+      await expectShutdownReason((signal) => channel().send(message({ signal })), () => q.stub.requests.length === 1);
     });
 
     it('treats a dropped connection after sending and a silent daemon as ambiguous, a refused connection as not', async () => {

@@ -153,8 +153,8 @@ describe('telegram channel: answers', () => {
   });
 
   it('shutdown aborts the request with the shutdown reason, not a channel error', async () => {
-    const { channel } = await setup([{ hang: true }]);
-    await expectShutdownReason((signal) => channel.send(msg({ signal })));
+    const { channel, stub } = await setup([{ hang: true }]);
+    await expectShutdownReason((signal) => channel.send(msg({ signal })), () => stub.requests.length === 1);
   });
 });
 

@@ -93,8 +93,6 @@ describe('all eight chat channels through the running service', () => {
         delivery: { initialBackoffMs: 10, maxBackoffMs: 50 },
         logging: { level: 'trace' },
       },
-      // eight channels' clients to load, on a machine that may be busy
-      readyTimeoutMs: 30_000,
     });
     // every case of every channel at once; each test then reads its own
     const ids = new Map<string, string>();

@@ -5,6 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { ChannelError, type Channel, type ChannelMessage } from '../../src/plugins/define.ts';
+import { until } from './cli.ts';
 import { deliverThroughOutbox } from './outbox-delivery.ts';
 import { startProviderStub, type Answer, type ProviderStub, type Script, type StubRequest, type Validate } from './provider-stub.ts';
 
@@ -157,13 +158,15 @@ export function queuedStandIn(validate: Validate, fallback: (req: StubRequest) =
 /**
  * A send that the service's shutdown aborts while the service has not answered
  * (the caller's stand-in hangs) ends with the shutdown's reason, not a delivery
- * error (which would count an attempt).
+ * error (which would count an attempt). The abort comes once `arrived()` says
+ * the request is at the stand-in, so a slow machine cannot abort it earlier.
  */
-export async function expectShutdownReason(send: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+export async function expectShutdownReason(send: (signal: AbortSignal) => Promise<unknown>, arrived: () => boolean): Promise<void> {
   const stop = new AbortController();
   const sending = send(stop.signal);
-  // the abort may come before or after the request left: either way the reason is the shutdown's
-  setTimeout(() => stop.abort(new Error('shutting down')), 50);
+  sending.catch(() => undefined);
+  await until(arrived);
+  stop.abort(new Error('shutting down'));
   await expect(sending).rejects.toThrow('shutting down');
 }
 
