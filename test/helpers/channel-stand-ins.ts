@@ -81,7 +81,7 @@ const whatsapp: StandIn = {
   sent: (req) => ({ status: 200, json: { messaging_product: 'whatsapp', contacts: [{ input: req.body.to, wa_id: req.body.to.slice(1) }], messages: [{ id: 'wamid.X' }] } }),
   rateLimited: () => ({ status: 429, json: { error: { message: 'Rate limit hit', type: 'OAuthException', code: 130429, fbtrace_id: 'A1' } }, headers: { 'retry-after': HINT } }),
   refused: () => ({ status: 400, json: { error: { message: 'Re-engagement message', type: 'OAuthException', code: 131047, error_data: { details: WINDOW_DETAILS }, fbtrace_id: 'A2' } } }),
-  reason: `WhatsApp 131047: Re-engagement message: ${WINDOW_DETAILS} (outside the 24-hour customer service window: the person has not written to this number in the last 24 hours, so only approved template messages can reach them)`,
+  reason: `WhatsApp 131047: outside the 24-hour customer service window, so only template messages can reach this person (Re-engagement message: ${WINDOW_DETAILS})`,
   limit: WHATSAPP,
   secrets: { E2E_WHATSAPP_TOKEN: `EAAG${random(40)}` },
   config: (url, s) => ({ type: 'whatsapp', phoneNumberId: '106540352242922', accessToken: s.E2E_WHATSAPP_TOKEN, apiBaseUrl: `${url}/v23.0` }),
