@@ -10,6 +10,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -30,6 +32,9 @@ it.runIf(!HAVE_CHROMIUM && process.env.CI)('has chromium in CI', () => {
 describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
   let srv: Running;
   let dir: string;
+  /** The channel's receiver: refuses the first reply (400, so the delivery fails at once), takes the next. */
+  let receiver: Server;
+  let received = 0;
   let context: BrowserContext;
   let page: Page;
   const pages: string[] = [];
@@ -50,25 +55,34 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     mkdirSync(join(dir, 'transforms'));
     writeFileSync(join(dir, 'transforms', 'pulls.ts'), `export default (ctx: { payload: { number: number; title: string } }) => ({ message: 'PR #' + ctx.payload.number + ': ' + ctx.payload.title });`);
     writeFileSync(join(dir, 'transforms', 'boom.ts'), `export default (ctx: { payload: { n: number } }) => {\n  if (ctx.payload.n > 1) throw new RangeError('n is too large: ' + ctx.payload.n);\n  return { text: 'ok' };\n};\n`);
+    receiver = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(received++ === 0 ? 400 : 200, { 'content-type': 'application/json' });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const channels = { out: { type: 'webhook', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/replies` } };
     const mappings = [
       { id: 'github', match: { path: 'github' }, name: 'GitHub', sessionKey: 'hook:gh:{{repository}}', deliver: false, wakeMode: 'next-heartbeat', transform: { module: 'pulls.ts' } },
       { id: 'boom', match: { path: 'boom' }, action: 'wake', transform: { module: 'boom.ts' } },
     ];
     srv = await startCli({
       dir,
-      config: { gateway: { auth: { token: GW } }, hooks: { enabled: true, token: HOOK, mappings }, agents: { defaults: { heartbeat: { every: '0' } } } },
+      config: { gateway: { auth: { token: GW } }, hooks: { enabled: true, token: HOOK, mappings }, channels, agents: { defaults: { heartbeat: { every: '0' } } } },
     });
-    // some traffic: answers of several statuses, an agent run whose reply has no route (skipped), a mapped run
+    // some traffic: answers of several statuses, an agent run whose reply the channel refuses (failed), a mapped run
     expect((await hook('wake', { text: 'deploy finished', mode: 'next-heartbeat' })).status).toBe(200);
     expect((await post(`${srv.url}/hooks/wake`, { text: 'x' }, { authorization: 'Bearer wrong' })).status).toBe(401);
-    const agent = await hook('agent', { message: 'Summarise the deploy', name: 'Deploys', sessionKey: 'hook:deploys', wakeMode: 'next-heartbeat' });
+    const agent = await hook('agent', { message: 'Summarise the deploy', name: 'Deploys', sessionKey: 'hook:deploys', wakeMode: 'next-heartbeat', channel: 'out' });
     expect(agent.status).toBe(202);
     agentRunId = agent.body.runId;
     expect((await hook('github', { number: 7, title: 'Fix the console', repository: 'acme/app' })).status).toBe(202);
     expect((await hook('boom', { n: 5 })).status).toBe(500);
     await until(async () => {
       const r = await fetch(`${srv.url}/api/runs/${agentRunId}`, { headers: { authorization: `Bearer ${GW}` } });
-      return ((await r.json()) as { run: { delivery: { status: string } } }).run.delivery.status === 'skipped';
+      return ((await r.json()) as { run: { delivery: { status: string } } }).run.delivery.status === 'failed';
     });
 
     const profile = join(dir, 'chromium-profile');
@@ -85,6 +99,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
   afterAll(async () => {
     await context?.close();
     await srv?.stop();
+    receiver?.close();
     if (dir) cleanup(dir);
   });
 
@@ -139,19 +154,22 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     const text = (await page.textContent('#run'))!;
     expect(text).toContain('accepted');
     expect(text).toContain('finished');
-    expect(text).toContain('skipped');
+    expect(text).toContain('failed');
     await page.waitForSelector('#transcript .message');
     expect(await page.$$eval('#transcript .message.this-run', (els) => els.length)).toBe(2);
     expect(await page.isEnabled('#redeliver')).toBe(true);
     await shot('run');
   });
 
-  it('redelivers a skipped reply from the run page', async () => {
+  it('redelivers a failed reply from the run page, and the page shows it sent', async () => {
     await page.click('#redeliver');
-    await page.waitForSelector('#redeliver-result :is(.good, .problem)');
-    const result = (await page.textContent('#redeliver-result'))!;
+    await page.waitForSelector('#action-result :is(.good, .problem)');
+    const result = (await page.textContent('#action-result'))!;
     if (!(await adminApi())) return expect(result).toMatch(/not found/i);
     expect(result).toContain('Redeliver: done.');
+    // the live update redraws the run once the outbox has sent it
+    await page.waitForSelector('#run .timeline .badge.good:text("sent")');
+    expect(received).toBe(2);
   });
 
   it('shows the request log, a request with its payload, and replays it', async () => {

@@ -85,9 +85,8 @@ function fields(pairs) {
   return h('dl', { class: 'fields' }, pairs.filter(([, v]) => v !== undefined).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '—')]));
 }
 
-/** A button for an admin action: posts, then shows the answer beside it. */
-function action(label, id, path, note, enabled = true) {
-  const out = h('div', { class: 'action-result', id: `${id}-result` });
+/** A button for an admin action: posts, shows the answer in `out`, then calls `done`. */
+function action(label, id, path, note, enabled, out, done) {
   const button = h('button', {
     type: 'button',
     id,
@@ -99,6 +98,7 @@ function action(label, id, path, note, enabled = true) {
         // a retry answers the new run (retryOf names this one); a redelivery this run's new delivery
         const runId = data?.retryOf ? data.runId : undefined;
         show(out, h('p', { class: 'good' }, `${label}: done.`, runId ? [' New run ', h('a', { href: `#/runs/${encodeURIComponent(runId)}` }, runId)] : null), pre(data));
+        done();
       } catch (err) {
         show(out, problem(err));
       } finally {
@@ -106,7 +106,7 @@ function action(label, id, path, note, enabled = true) {
       }
     },
   }, label);
-  return h('div', { class: 'action' }, button, h('span', { class: 'muted small' }, note), out);
+  return h('div', { class: 'action' }, button, h('span', { class: 'muted small' }, note));
 }
 
 async function transcript(el, r) {
@@ -124,7 +124,8 @@ async function transcript(el, r) {
   }
 }
 
-function render(el, r) {
+/** Draws run `r` into `el`; an action's answer goes into `out`, which redrawing leaves alone. */
+function render(el, r, out, changed) {
   const d = r.delivery ?? {};
   const redeliverable = d.status === 'failed' || d.status === 'skipped';
   const talk = h('div', { id: 'transcript' }, h('p', { class: 'muted' }, 'Loading…'));
@@ -146,7 +147,7 @@ function render(el, r) {
         ['error', r.error],
         ['summary', r.summary],
       ]),
-      h('div', { class: 'actions' }, action('Retry', 'retry', `/api/runs/${encodeURIComponent(r.id)}/retry`, 'a new run with the same input')),
+      h('div', { class: 'actions' }, action('Retry', 'retry', `/api/runs/${encodeURIComponent(r.id)}/retry`, 'a new run with the same input', true, out, changed)),
     ),
     h(
       'section',
@@ -159,7 +160,7 @@ function render(el, r) {
         ['to', d.to],
         ['reason', d.reason],
       ]),
-      h('div', { class: 'actions' }, action('Redeliver', 'redeliver', `/api/runs/${encodeURIComponent(r.id)}/redeliver`, redeliverable ? 'send the reply again' : 'only a failed or skipped reply is sent again', redeliverable)),
+      h('div', { class: 'actions' }, action('Redeliver', 'redeliver', `/api/runs/${encodeURIComponent(r.id)}/redeliver`, redeliverable ? 'send the reply again' : 'only a failed or skipped reply is sent again', redeliverable, out, changed)),
     ),
     h('section', { class: 'card' }, h('h2', {}, 'Reply'), r.reply ? h('div', { class: 'text' }, r.reply) : h('p', { class: 'muted' }, 'No reply.')),
     h('section', { class: 'card' }, h('h2', {}, 'Transcript of the session'), talk),
@@ -168,19 +169,29 @@ function render(el, r) {
   void transcript(talk, r);
 }
 
+/** A run still moving: it is queued or running, or its reply waits in the outbox. */
+const moving = (r) => r.status === 'queued' || r.status === 'running' || r.delivery?.status === 'pending';
+
 export function runDetail(id) {
-  const el = h('div', { id: 'run' }, h('p', { class: 'muted' }, 'Loading…'));
+  const body = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const out = h('div', { class: 'action-result card', id: 'action-result' });
+  const el = h('div', { id: 'run' }, out, body);
   let status;
-  const load = () =>
-    api(`/api/runs/${encodeURIComponent(id)}`).then(
+  let timer;
+  const load = () => {
+    clearTimeout(timer);
+    return api(`/api/runs/${encodeURIComponent(id)}`).then(
       (data) => {
-        // refreshed only when it changed, so a click in progress is not lost
+        // redrawn only when it changed, so an answer shown under a button stays
         const key = JSON.stringify([data.run.status, data.run.delivery]);
-        if (key !== status) render(el, data.run);
+        if (key !== status) render(body, data.run, out, () => void load());
         status = key;
+        // while it moves, look again each second: the overview's figures need not change with one run
+        if (moving(data.run)) timer = setTimeout(load, 1000);
       },
-      (err) => show(el, h('p', {}, h('a', { href: '#/runs' }, '← Runs')), problem(err)),
+      (err) => show(body, h('p', {}, h('a', { href: '#/runs' }, '← Runs')), problem(err)),
     );
+  };
   void load();
-  return { el, refresh: () => void load() };
+  return { el, refresh: () => void load(), leave: () => clearTimeout(timer) };
 }
