@@ -76,3 +76,8 @@ export function pre(text, attrs = {}) {
 export function problem(err) {
   return h('p', { class: 'problem', role: 'alert' }, err?.message ?? String(err));
 }
+
+/** An id shortened for a list: its last 8 characters (the ids are UUIDv7, whose first ones are the time). */
+export function shortId(id) {
+  return String(id).slice(-8);
+}

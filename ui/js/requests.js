@@ -1,6 +1,6 @@
 // The request log: each kept hook request, its payload and headers, and replay (SPEC §12).
 import { api } from './api.js';
-import { badge, h, pre, problem, show, table, time } from './dom.js';
+import { badge, h, pre, problem, shortId, show, table, time } from './dom.js';
 
 const pick = (o, ...keys) => keys.map((k) => o?.[k]).find((v) => v !== undefined && v !== null);
 
@@ -11,7 +11,7 @@ function unavailable(el, err) {
 
 function ids(list, page) {
   if (!Array.isArray(list) || !list.length) return '—';
-  return list.map((id, i) => [i ? ', ' : '', page ? h('a', { href: `#/${page}/${encodeURIComponent(id)}`, class: 'mono' }, id.slice(0, 8)) : h('span', { class: 'mono' }, id.slice(0, 8))]);
+  return list.map((id, i) => [i ? ', ' : '', page ? h('a', { href: `#/${page}/${encodeURIComponent(id)}`, class: 'mono' }, shortId(id)) : h('span', { class: 'mono' }, shortId(id))]);
 }
 
 /** The log's filters, kept while the console is open. */
@@ -30,7 +30,7 @@ export function requests() {
   };
   const rowsOf = (items) =>
     items.map((r) => [
-      h('a', { href: `#/requests/${encodeURIComponent(r.id)}`, class: 'mono' }, r.id.slice(0, 8)),
+      h('a', { href: `#/requests/${encodeURIComponent(r.id)}`, class: 'mono' }, shortId(r.id)),
       time(pick(r, 'receivedAt', 'createdAt', 'at')),
       pick(r, 'hook', 'name', 'path') ?? '—',
       pick(r, 'mappingId', 'mapping') ?? '—',

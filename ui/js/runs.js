@@ -1,6 +1,6 @@
 // Runs: the list with filters, and one run's timeline, delivery, transcript, retry and redeliver.
 import { api } from './api.js';
-import { badge, duration, h, pre, problem, show, table, time } from './dom.js';
+import { badge, duration, h, pre, problem, shortId, show, table, time } from './dom.js';
 
 const STATUSES = ['', 'queued', 'running', 'ok', 'error', 'timeout'];
 /** The list's filters, kept while the console is open. */
@@ -12,7 +12,7 @@ function select(name, values, value, onchange) {
 
 function runRows(list) {
   return list.map((r) => [
-    h('a', { href: `#/runs/${encodeURIComponent(r.id)}`, class: 'mono' }, r.id.slice(0, 8)),
+    h('a', { href: `#/runs/${encodeURIComponent(r.id)}`, class: 'mono' }, shortId(r.id)),
     badge(r.status),
     r.kind === 'heartbeat' ? h('em', {}, 'heartbeat') : r.hookName,
     h('span', { class: 'mono' }, r.sessionKey),
