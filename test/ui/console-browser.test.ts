@@ -174,7 +174,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
 
   it('shows the request log, a request with its payload, and replays it', async () => {
     await page.click('nav a[data-page=requests]');
-    await page.waitForSelector('#requests-list :is(table, p)');
+    await page.waitForSelector('#requests-list :is(table, p:not(.loading))');
     if (!(await adminApi())) {
       expect(await page.textContent('#requests-list')).toContain('keeps no request log');
       return;

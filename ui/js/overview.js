@@ -72,7 +72,7 @@ function render(el, s) {
 }
 
 export function overview() {
-  const el = h('div', { id: 'overview' }, h('p', { class: 'muted' }, 'Loading…'));
+  const el = h('div', { id: 'overview' }, h('p', { class: 'muted loading' }, 'Loading…'));
   api('/api/stats').then(
     (s) => render(el, s),
     (err) => show(el, problem(err)),

@@ -18,7 +18,7 @@ function ids(list, page) {
 const filters = { hook: '', status: '' };
 
 export function requests() {
-  const list = h('div', { id: 'requests-list' }, h('p', { class: 'muted' }, 'Loading…'));
+  const list = h('div', { id: 'requests-list' }, h('p', { class: 'muted loading' }, 'Loading…'));
   let timer;
   let pages = 0;
   const query = (before) => {
@@ -143,7 +143,7 @@ function render(el, r) {
 }
 
 export function requestDetail(id) {
-  const el = h('div', { id: 'request' }, h('p', { class: 'muted' }, 'Loading…'));
+  const el = h('div', { id: 'request' }, h('p', { class: 'muted loading' }, 'Loading…'));
   api(`/api/requests/${encodeURIComponent(id)}`).then(
     (data) => render(el, data.request ?? data),
     (err) => unavailable(el, err),

@@ -22,7 +22,7 @@ function runRows(list) {
 }
 
 export function runs() {
-  const list = h('div', { id: 'runs-list' }, h('p', { class: 'muted' }, 'Loading…'));
+  const list = h('div', { id: 'runs-list' }, h('p', { class: 'muted loading' }, 'Loading…'));
   let timer;
   const load = async () => {
     const q = new URLSearchParams({ limit: filters.limit });
@@ -128,7 +128,7 @@ async function transcript(el, r) {
 function render(el, r, out, changed) {
   const d = r.delivery ?? {};
   const redeliverable = d.status === 'failed' || d.status === 'skipped';
-  const talk = h('div', { id: 'transcript' }, h('p', { class: 'muted' }, 'Loading…'));
+  const talk = h('div', { id: 'transcript' }, h('p', { class: 'muted loading' }, 'Loading…'));
   show(
     el,
     h('p', {}, h('a', { href: '#/runs' }, '← Runs')),
@@ -173,7 +173,7 @@ function render(el, r, out, changed) {
 const moving = (r) => r.status === 'queued' || r.status === 'running' || r.delivery?.status === 'pending';
 
 export function runDetail(id) {
-  const body = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const body = h('div', {}, h('p', { class: 'muted loading' }, 'Loading…'));
   const out = h('div', { class: 'action-result card', id: 'action-result' });
   const el = h('div', { id: 'run' }, out, body);
   let status;
