@@ -41,6 +41,12 @@ export type ApiCaller = { kind: 'token' } | { kind: 'session'; session: ConsoleS
 /** Methods that change nothing: a cookie call needs no CSRF token for them. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** The token of an `Authorization: Bearer` header ('' when there is none). */
+export function bearerToken(authorization: string | undefined): string {
+  const m = authorization ? BEARER.exec(authorization) : null;
+  return m ? m[1]!.trim() : '';
+}
+
 /** The first value of a header (a repeated one arrives as an array in some typings). */
 function first(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;

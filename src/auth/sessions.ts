@@ -24,6 +24,8 @@ export const DEFAULT_SESSION_LIMITS: SessionLimits = { idleMs: 60 * 60 * 1000, m
 export interface ConsoleSession {
   id: string;
   csrf: string;
+  /** The fingerprint of the token it was signed in with, for the admin log (src/auth/token.ts `tokenFingerprint`). */
+  fingerprint: string;
   createdAt: number;
   lastUsedAt: number;
 }
@@ -36,8 +38,8 @@ export class ConsoleSessions {
     this.limits = { ...DEFAULT_SESSION_LIMITS, ...limits };
   }
 
-  create(now: number): ConsoleSession {
-    const s: ConsoleSession = { id: randomBytes(32).toString('base64url'), csrf: randomBytes(24).toString('base64url'), createdAt: now, lastUsedAt: now };
+  create(now: number, fingerprint: string): ConsoleSession {
+    const s: ConsoleSession = { id: randomBytes(32).toString('base64url'), csrf: randomBytes(24).toString('base64url'), fingerprint, createdAt: now, lastUsedAt: now };
     this.sessions.set(s.id, s);
     // Map order is sign-in order: the oldest go first
     for (const k of this.sessions.keys()) {

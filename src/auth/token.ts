@@ -20,3 +20,8 @@ export function createTokenMatcher(token: string): TokenMatcher {
     },
   };
 }
+
+/** A short, stable name for a token in the admin log: the first 16 hex digits of its SHA-256, never the token. */
+export function tokenFingerprint(token: string): string {
+  return hash('sha256', token, 'hex').slice(0, 16);
+}

@@ -12,9 +12,10 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
 import type { GenerationRef } from '../runtime/generation.ts';
-import type { BearerAuth } from '../auth/bearer.ts';
 import { SESSION_COOKIE, type ConsoleSessions } from '../auth/sessions.ts';
 import { errors } from '../errors.ts';
+import { bearerToken, type BearerAuth } from '../auth/bearer.ts';
+import { tokenFingerprint } from '../auth/token.ts';
 import { clientAddress } from './hooks.ts';
 import type { RequestState } from './state.ts';
 
@@ -107,7 +108,7 @@ export function uiRouter(deps: UiDeps, assets = loadAssets()): Router<RequestSta
     const gen = deps.generations.current;
     const now = deps.clock();
     deps.bearer.authenticate(ctx.headers, gen.gatewayToken, clientAddress(ctx.req, trust()), now);
-    const s = deps.sessions.create(now);
+    const s = deps.sessions.create(now, tokenFingerprint(bearerToken(ctx.headers.authorization)));
     const expiresAt = deps.sessions.expiresAt(s);
     ctx.set('set-cookie', sessionCookie(s.id, Math.floor((expiresAt - now) / 1000), overTls(ctx.req, trust())));
     sessionAnswer(ctx, s, expiresAt);

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { cleanup, post, ROOT, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
+import { tokenFingerprint } from '../../src/auth/token.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -170,6 +171,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     // the live update redraws the run once the outbox has sent it
     await page.waitForSelector('#run .timeline .badge.good:text("sent")');
     expect(received).toBe(2);
+    // logged with who: the fingerprint of the token the console signed in with, the address, and that it came through the console
+    const line = srv.output().split('\n').find((l) => l.includes('"admin":"redeliver"'));
+    expect(JSON.parse(line!)).toMatchObject({ by: { fingerprint: tokenFingerprint(GW), address: '127.0.0.1', via: 'console' }, runId: agentRunId });
   });
 
   it('shows the request log, a request with its payload, and replays it', async () => {
