@@ -192,6 +192,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     tally,
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
     store,
+    admin: { runsAccepted: () => runner.notify(), queuedRuns: () => runner.queued(), notifyOutbox: (entry) => outbox.notify(entry) },
     ready: () => listening && !stopping,
     status: () => ({
       uptimeSeconds: Math.round((clock() - startedAt) / 1000),
