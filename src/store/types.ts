@@ -218,6 +218,25 @@ export interface PendingBacklog {
   older: { count: number; bySource: Record<string, number>; firstAt: number | null; lastAt: number | null };
 }
 
+/** Retention cutoffs (epoch ms): what finished, was consumed or was received before these goes (`Store.prune`). */
+export interface PruneBefore {
+  /** Finished runs, delivered (sent, skipped, failed) outbox entries, and transcripts of sessions idle since before it. */
+  runs: number;
+  /** Events consumed before it. */
+  events: number;
+  /** Kept requests received before it. */
+  requests: number;
+}
+
+/** What a prune removed (or, for a dry run, would remove). */
+export interface PruneCounts {
+  runs: number;
+  events: number;
+  messages: number;
+  deliveries: number;
+  requests: number;
+}
+
 export interface StoreCounts {
   events: { pending: number; consumed: number };
   runs: Record<RunStatus, number>;
@@ -343,6 +362,15 @@ export interface Store {
    * becomes the run's delivery; the earlier entry stays as it was.
    */
   redeliver(entry: NewDelivery): Promise<void>;
+
+  /**
+   * One small batch of pruning: removes at most `limit` rows of each kind older than `before` (see PruneBefore),
+   * in one short write. `more` is false once every kind was looked through to its cutoff, so a caller loops
+   * while it is true. A driver keeps the newest row of each kind whatever its age.
+   */
+  prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }>;
+  /** What pruning everything now would remove (`hook-intake prune --dry-run`); may read whole tables. */
+  countPrunable(before: PruneBefore): Promise<PruneCounts>;
 
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;

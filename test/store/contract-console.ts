@@ -100,4 +100,101 @@ export function consoleContract(store: () => Store): void {
       expect((await store().dueDeliveries(5_000, 10)).map((d) => d.id)).toEqual([entry.id]);
     });
   });
+
+  describe('prune()', () => {
+    const long = (tag: string) => `${tag}: ${'Zürich ✓ '.repeat(600)}`;
+    const cutoff = { runs: 10_000, events: 10_000, requests: 10_000 };
+    /** A hook run accepted, started and finished at `at` with `delivery`. */
+    const finishedRun = async (at: number, over: Parameters<typeof newRun>[0] = {}, outcome: Parameters<typeof okOutcome>[1] = {}) => {
+      const run = newRun({ createdAt: at, ...over });
+      await store().accept({ events: [], runs: [run] });
+      await store().startRun(run.id, at);
+      await store().finishRun(okOutcome(run.id, { finishedAt: at, delivery: { kind: 'skipped', reason: 'ack' }, ...outcome }));
+      return run;
+    };
+    const pruneAll = async (limit: number) => {
+      const total = { runs: 0, events: 0, messages: 0, deliveries: 0, requests: 0 };
+      let batches = 0;
+      for (;;) {
+        const { more, ...c } = await store().prune(cutoff, limit);
+        batches++;
+        for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += c[k];
+        if (!more) return { total, batches };
+      }
+    };
+
+    it('removes what finished, was consumed, delivered or received before the cutoffs, in batches, and nothing else', async () => {
+      const old = [await finishedRun(1_000), await finishedRun(2_000), await finishedRun(3_000)];
+      const queued = newRun({ createdAt: 1_500 });
+      await store().accept({ events: [], runs: [queued] });
+      const sentRun = await finishedRun(4_000, {}, { delivery: { kind: 'outbox', entry: newDelivery('x', { createdAt: 4_000 }) } });
+      const pendingRun = await finishedRun(4_500, {}, { delivery: { kind: 'outbox', entry: newDelivery('y', { createdAt: 4_500 }) } });
+      const sent = (await store().dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).find((d) => d.createdAt === 4_000)!;
+      await store().recordDelivery({ id: sent.id, runId: sentRun.id, attempts: 1, at: 4_100, status: 'sent' });
+      // events: two consumed long ago by a heartbeat, one pending, one recent
+      const events = [newEvent({ createdAt: 5_000 }), newEvent({ createdAt: 5_100 }), newEvent({ createdAt: 5_200 })];
+      await store().accept({ events, runs: [] });
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main', createdAt: 6_000 });
+      await store().insertHeartbeat(hb, 6_000);
+      await store().finishRun(okOutcome(hb.id, { finishedAt: 6_000, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: [events[0]!.id, events[1]!.id] }));
+      // rows come in the order of their times: a pass stops at the first one newer than the cutoff
+      const recent = await finishedRun(20_000);
+      const late = newEvent({ createdAt: 20_000 });
+      await store().accept({ events: [late], runs: [] });
+      for (const at of [1_000, 2_000, 30_000]) await store().accept({ events: [], runs: [], request: newRequest({ receivedAt: at }) });
+
+      const dry = await store().countPrunable(cutoff);
+      const { total, batches } = await pruneAll(2);
+      expect(total).toEqual({ runs: 5, events: 2, messages: 0, deliveries: 1, requests: 2 });
+      expect(dry).toEqual(total);
+      expect(batches).toBeGreaterThan(1);
+      for (const r of [...old, sentRun, hb]) expect(await store().getRun(r.id)).toBeUndefined();
+      for (const r of [queued, pendingRun, recent]) expect(await store().getRun(r.id)).toBeDefined();
+      expect((await store().listEvents({ limit: 10 })).map((e) => e.id)).toEqual([late.id, events[2]!.id]);
+      expect((await store().dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => d.createdAt)).toEqual([4_500]);
+      expect((await store().listRequests({ limit: 10 })).map((r) => r.receivedAt)).toEqual([30_000]);
+      expect(await store().counts()).toEqual({
+        events: { pending: 2, consumed: 0 },
+        runs: { queued: 1, running: 0, ok: 2, error: 0, timeout: 0 },
+        outbox: { pending: 1, failed: 0 },
+      });
+      expect(await pruneAll(100)).toEqual({ total: { runs: 0, events: 0, messages: 0, deliveries: 0, requests: 0 }, batches: 1 });
+    });
+
+    it('removes the transcripts of sessions idle since before the cutoff, and keeps a session in use whole', async () => {
+      const line = (sessionKey: string, createdAt: number) => ({ sessionKey, role: 'user' as const, content: `at ${createdAt}`, runId: null, createdAt });
+      const idle = await finishedRun(1_000, { sessionKey: 'idle' }, { messages: [line('idle', 1_000), line('idle', 2_000)] });
+      await finishedRun(1_000, { sessionKey: 'busy' }, { messages: [line('busy', 1_000)] });
+      await finishedRun(20_000, { sessionKey: 'busy' }, { messages: [line('busy', 20_000)] });
+      const { total } = await pruneAll(1);
+      expect(total.messages).toBe(2);
+      expect(await store().transcript('idle', 10)).toEqual([]);
+      expect((await store().transcript('busy', 10)).map((m) => m.createdAt)).toEqual([1_000, 20_000]);
+      expect(await store().getRun(idle.id)).toBeUndefined();
+    });
+
+    it('keeps a long text while a row still refers to it', async () => {
+      const message = long('message');
+      const reply = long('reply');
+      // an echo: the reply and the transcript lines repeat the run's long message and reply
+      const run = newRun({ createdAt: 1_000, sessionKey: 'busy', message });
+      await store().accept({ events: [], runs: [run] });
+      await store().queuedRun(run.id);
+      await store().startRun(run.id, 1_000);
+      await store().finishRun(okOutcome(run.id, {
+        finishedAt: 1_000,
+        reply,
+        delivery: { kind: 'skipped', reason: 'ack' },
+        messages: [
+          { sessionKey: 'busy', role: 'user', content: message, runId: run.id, createdAt: 1_000 },
+          { sessionKey: 'busy', role: 'assistant', content: reply, runId: run.id, createdAt: 1_000 },
+        ],
+      }));
+      await finishedRun(20_000, { sessionKey: 'busy' }, { messages: [{ sessionKey: 'busy', role: 'user', content: 'later', runId: null, createdAt: 20_000 }] });
+      await finishedRun(30_000);
+      await pruneAll(10);
+      expect(await store().getRun(run.id)).toBeUndefined();
+      expect((await store().transcript('busy', 10)).map((m) => m.content)).toEqual([message, reply, 'later']);
+    });
+  });
 }

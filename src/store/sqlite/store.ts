@@ -18,6 +18,8 @@ import type {
   NewDelivery,
   NewRun,
   PendingBacklog,
+  PruneBefore,
+  PruneCounts,
   RequestListOptions,
   Run,
   RunOutcome,
@@ -34,6 +36,7 @@ import { RunQueue } from './queue.ts';
 import { RunRows } from './runs.ts';
 import { Meta } from './meta.ts';
 import { KeptRequests } from './requests.ts';
+import { Pruner } from './prune.ts';
 import { LIST_WINDOW, newestFirst, type NewestFirst } from './pages.ts';
 import { str, toDelivery, toEvent, toMessage, toNewRun, toRun, type Row } from './rows.ts';
 import { openSchema } from './schema.ts';
@@ -77,6 +80,7 @@ export class SqliteStore implements Store {
   private readonly events: PendingEvents;
   private readonly runs: RunRows;
   private readonly requests: KeptRequests;
+  private readonly pruner: Pruner;
   readonly queue: RunQueue;
 
   constructor(opts: SqliteStoreOptions) {
@@ -101,6 +105,7 @@ export class SqliteStore implements Store {
     this.events = new PendingEvents(this.q, this.tally, this.meta, () => this.closed);
     this.runs = new RunRows(this.q);
     this.requests = new KeptRequests(this.db);
+    this.pruner = new Pruner(this.db, this.tally);
     this.queue = new RunQueue({ q: this.q, runs: this.runs, clock: opts.clock ?? Date.now, write: (fn) => this.writes.run(fn) });
     // With `full`, every commit syncs the WAL itself; in memory there is no file to sync.
     const presync = (this.presync = opts.path === ':memory:' || opts.synchronous === 'full' ? undefined : new WalPresync(`${opts.path}-wal`));
@@ -111,6 +116,7 @@ export class SqliteStore implements Store {
         this.tally.rolledBack();
         this.runs.rolledBack();
         this.queue.rolledBack();
+        this.pruner.rolledBack();
       },
       (ms) => {
         this.runs.committed();
@@ -315,6 +321,14 @@ export class SqliteStore implements Store {
 
   redeliver(entry: NewDelivery): Promise<void> {
     return this.writes.run(() => this.runs.writeRedelivery(entry));
+  }
+
+  prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }> {
+    return this.writes.run(() => this.pruner.batch(before, limit, this.meta.pendingFrom()));
+  }
+
+  async countPrunable(before: PruneBefore): Promise<PruneCounts> {
+    return this.pruner.count(before, this.meta.pendingFrom());
   }
 
   async getMeta(key: string): Promise<string | undefined> {
