@@ -72,6 +72,8 @@ export const errors = {
   csrfRefused: () => new HookError(403, 'CSRF_REFUSED', 'a console call that changes state needs its session\'s X-CSRF-Token header and must come from the console\'s own page'),
   /** A provider's `GET` handshake whose verify token does not match. */
   forbidden: () => new HookError(403, 'FORBIDDEN', 'handshake refused'),
+  /** An admin action the record's state does not allow (retry a run still queued, redeliver a reply already sent). */
+  conflict: (reason: string) => new HookError(409, 'CONFLICT', reason),
   unavailable: (reason: string, retryAfterSeconds?: number) =>
     new HookError(503, 'UNAVAILABLE', reason, { expose: true, ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}) }),
   /** The store cannot write (a full disk, an I/O error): nothing was stored; the sender should retry. */

@@ -31,6 +31,7 @@ import { settlesWithin } from './util/deadline.ts';
 import { ConsoleSessions } from './auth/sessions.ts';
 import { ConsoleFeed } from './http/stream.ts';
 import { consoleStats } from './http/ui-api.ts';
+import { createRetention, type Retention } from './runtime/retention.ts';
 
 export interface ServiceOptions {
   /** Loads (and re-loads, on change) the config. Throws `ConfigError`. */
@@ -61,6 +62,7 @@ export interface Service {
   readonly heartbeat: Heartbeat;
   readonly outbox: Outbox;
   readonly reloader: Reloader;
+  readonly retention: Retention;
   stop(): Promise<void>;
 }
 
@@ -203,6 +205,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     runner: runnerFigures,
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
     store,
+    admin: { runsAccepted: () => runner.notify(), queuedRuns: () => runner.queued(), notifyOutbox: (entry) => outbox.notify(entry) },
     ready: () => listening && !stopping,
     status: () => ({
       uptimeSeconds: Math.round((clock() - startedAt) / 1000),
@@ -266,6 +269,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     store.pruneIdempotency(clock()).catch((err) => logger.warn({ err }, 'idempotency prune failed'));
   }, IDEMPOTENCY_PRUNE_MS);
   prune.unref();
+  const retention = createRetention({ store, generations, logger: runtimeLogger(logger, 'retention'), clock });
+  retention.start();
 
   let stopped: Promise<void> | undefined;
   const stop = () =>
@@ -282,6 +287,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       clearInterval(prune);
+      await retention.stop();
       await watcher?.close();
       const intake = settlesWithin(closed, left()).then(() => server.closeAllConnections());
       // meanwhile no run or heartbeat starts; the ones running may finish within the budget
@@ -297,5 +303,5 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       logger.info('stopped');
     })());
 
-  return { url: `http://${shownHost}:${addr.port}`, port: addr.port, host: addr.address, server, store, generations, runner, heartbeat, outbox, reloader, stop };
+  return { url: `http://${shownHost}:${addr.port}`, port: addr.port, host: addr.address, server, store, generations, runner, heartbeat, outbox, reloader, retention, stop };
 }

@@ -18,6 +18,8 @@ import type { RequestTally } from './metrics.ts';
 import type { ConsoleFeed } from './stream.ts';
 import { uiApiRoutes } from './ui-api.ts';
 import { requestHost } from './ui.ts';
+import { openApiDocument } from './openapi/document.ts';
+import { version } from '../channels/user-agent.ts';
 
 export interface ApiDeps {
   generations: GenerationRef;
@@ -85,6 +87,15 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
     const ok = deps.ready();
     ctx.status = ok ? 200 : 503;
     ctx.body = ok ? { ok: true } : { ok: false, error: 'not ready', code: 'UNAVAILABLE' };
+  });
+
+  // the document describes the service, not its configuration (only hooks.path): no token needed
+  let doc: { path: string; text: string } | undefined;
+  router.get('/api/openapi.json', (ctx) => {
+    const hooksPath = deps.generations.current.config.hooks.path;
+    if (doc?.path !== hooksPath) doc = { path: hooksPath, text: JSON.stringify(openApiDocument({ hooksPath, version })) };
+    ctx.type = 'application/json';
+    ctx.body = doc.text;
   });
 
   router.get('/api/runs/:id', auth, async (ctx) => {

@@ -12,11 +12,15 @@ import { errorsAndLog } from './middleware/errors.ts';
 import { createHookListener, isHookPath, target, type HooksDeps } from './hooks.ts';
 import { apiBearer, apiRouter, type ApiDeps } from './api.ts';
 import { uiRouter } from './ui.ts';
+import { consoleRouter, type ConsoleDeps } from './console-api.ts';
 import type { RequestState } from './state.ts';
 
-export type AppDeps = HooksDeps & ApiDeps & { logger: Logger };
+/** What the admin API needs beyond the read API's deps (absent: no admin API, as in tests of the read API alone). */
+export type AdminDeps = Pick<ConsoleDeps, 'runsAccepted' | 'queuedRuns' | 'notifyOutbox'>;
 
-export function createApp(deps: ApiDeps & { logger: Logger }): Koa<RequestState> {
+export type AppDeps = HooksDeps & ApiDeps & { logger: Logger; admin?: AdminDeps };
+
+export function createApp(deps: ApiDeps & { logger: Logger; admin?: AdminDeps; dispatcher?: HooksDeps['dispatcher']; named?: HooksDeps['named'] }): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.silent = true; // errors are logged once, by errorsAndLog
   // one token check (and one failure throttle) for the read API and the console's sign-in
@@ -29,6 +33,11 @@ export function createApp(deps: ApiDeps & { logger: Logger }): Koa<RequestState>
     const ui = uiRouter({ generations: deps.generations, sessions: deps.sessions, bearer, clock: deps.clock });
     app.use(ui.routes());
     app.use(ui.allowedMethods());
+  }
+  if (deps.admin && deps.dispatcher) {
+    const admin = consoleRouter({ ...deps, ...deps.admin, dispatcher: deps.dispatcher, named: deps.named, bearer });
+    app.use(admin.routes());
+    app.use(admin.allowedMethods());
   }
   return app;
 }
