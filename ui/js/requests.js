@@ -5,7 +5,7 @@ import { badge, h, pre, problem, shortId, show, table, time } from './dom.js';
 const pick = (o, ...keys) => keys.map((k) => o?.[k]).find((v) => v !== undefined && v !== null);
 
 function unavailable(el, err) {
-  if (err.status === 404 || err.status === 405) show(el, h('p', { class: 'muted' }, 'This server keeps no request log (retention.requestsDays is 0, or the service predates it).'));
+  if (err.status === 404 || err.status === 405) show(el, h('p', { class: 'muted' }, 'The request log is not available on this server.'));
   else show(el, problem(err));
 }
 
