@@ -141,6 +141,9 @@ function printWelcome(service: Service, loaded: LoadedConfig, tokens: TokenStore
   lines.push(
     `  curl -sS -X POST ${base}${cfg.hooks.path}/wake -H "Authorization: Bearer ${show('hooks', hookToken)}" -H 'Content-Type: application/json' -d '{"text":"hello from curl"}'`,
   );
-  if (cfg.gateway.auth.token) lines.push(`  curl -sS ${base}/api/main/events -H "Authorization: Bearer ${show('gateway', gatewayToken)}"`);
+  if (cfg.gateway.auth.token) {
+    lines.push(`  curl -sS ${base}/api/main/events -H "Authorization: Bearer ${show('gateway', gatewayToken)}"`);
+    lines.push(`console: ${base}/ui (sign in with the read API token)`);
+  }
   printStdout(`${lines.join('\n')}\n`);
 }
