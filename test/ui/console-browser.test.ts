@@ -9,7 +9,7 @@
  * Without /usr/bin/chromium the file is skipped, or fails when CI is set.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -135,6 +135,21 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
   it('updates the overview live, by server-sent events', async () => {
     expect((await hook('wake', { text: 'one more', mode: 'next-heartbeat' })).status).toBe(200);
     await expect.poll(() => page.$$eval('#overview .statuses li', (els) => els.map((e) => e.textContent?.trim())), { timeout: 5000 }).toContain('200 2');
+  });
+
+  it('shows a failed reload on the overview, live, and its end once the file is fixed', async () => {
+    const good = readFileSync(srv.configFile, 'utf8');
+    const broken = JSON.parse(good);
+    broken.hooks.mapings = broken.hooks.mappings; // a typo: the reload fails, the running configuration stays
+    writeFileSync(srv.configFile, JSON.stringify(broken));
+    await page.waitForSelector('#reload.alarm', { timeout: 10_000 });
+    const text = (await page.textContent('#reload'))!;
+    expect(text).toMatch(/The reload at .* failed; generation #1 keeps serving\./);
+    expect(text).toContain('hooks.mapings');
+    await shot('overview-reload-error');
+    writeFileSync(srv.configFile, good);
+    await page.waitForSelector('#reload:not(.alarm)', { timeout: 10_000 });
+    expect(await page.textContent('#overview')).toMatch(/Generation#2/);
   });
 
   it('lists runs with filters, and shows a run: timeline, delivery, transcript', async () => {
