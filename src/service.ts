@@ -240,6 +240,12 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 
   heartbeat.start();
   outbox.start();
+  // on a store other instances share: take over what one of them left when it stopped
+  const unwatch = store.shared?.(() => {
+    runner.notify();
+    heartbeat.poll();
+    outbox.notify();
+  });
   await first.start();
   // started once the service answers, so it costs the start nothing; the first save then finds it ready
   workers?.standby(first.transforms !== undefined);
@@ -269,6 +275,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       clearInterval(prune);
+      unwatch?.();
       await watcher?.close();
       const intake = settlesWithin(closed, left()).then(() => server.closeAllConnections());
       // meanwhile no run or heartbeat starts; the ones running may finish within the budget

@@ -8,6 +8,7 @@ import { ConfigError, formatIssue } from '../errors.ts';
 import type { Generation } from '../runtime/generation.ts';
 import { commonOptions, helpText, parse, UsageError } from './args.ts';
 import { offlineGeneration } from './generation.ts';
+import { parseRedisUrl } from '../store/redis/url.ts';
 
 export const CHECK_OPTIONS = commonOptions;
 
@@ -78,7 +79,8 @@ export function summary(gen: Generation, fallbackTokens: readonly string[], notY
   lines.push(`agents: default model ${c.agents.defaults.model}; allowlist ${c.agents.defaults.models ? c.agents.defaults.models.join(', ') : 'not set (any configured provider)'}`);
   lines.push(`providers: ${Object.entries(c.agents.providers).map(([id, p]) => `${id} (${p.type})`).join(', ')}`);
   lines.push(`channels: ${[...gen.channels.values()].map((ch) => `${ch.id} (${ch.type})`).join(', ') || 'none'}`);
-  lines.push(`storage: ${c.storage.driver} ${c.storage.path} (synchronous=${c.storage.synchronous}, locking=${c.storage.locking})`);
+  if (c.storage.driver === 'redis') lines.push(`storage: redis ${parseRedisUrl(c.storage.url!).shown} (prefix ${c.storage.prefix ?? 'hook-intake:'}, instance timeout ${c.storage.instanceTimeoutSeconds ?? 10} s)`);
+  else lines.push(`storage: ${c.storage.driver} ${c.storage.path} (synchronous=${c.storage.synchronous}, locking=${c.storage.locking})`);
   for (const w of gen.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;
 }

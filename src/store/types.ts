@@ -260,7 +260,10 @@ export interface Store {
   readonly driver: string;
   /** The runs to be worked on: every run `accept` stores is enqueued in the same atomic write, keyed by its session key. */
   readonly queue: WorkQueue<NewRun>;
-  /** Commits an accepted request's events, runs and idempotency record atomically, and its runs' entries in `queue` with them. */
+  /**
+   * Commits an accepted request's events, runs and idempotency record atomically, and its runs' entries in `queue` with them.
+   * A driver shared by several processes rejects with `IdempotencyTakenError` when another request stored the key first.
+   */
   accept(batch: AcceptBatch): Promise<void>;
   getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined>;
   pruneIdempotency(now: number): Promise<number>;
@@ -301,6 +304,12 @@ export interface Store {
 
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
+  /**
+   * A store several processes share (the Redis driver): calls `onWork` every so often, so that this
+   * process takes over what another one left when it stopped (claims whose lease ran out, deliveries it
+   * held). Returns a function that stops the calls. Absent for a store one process owns.
+   */
+  shared?(onWork: () => void): () => void;
   /** The driver's own figures for `/metrics`, if it keeps any. */
   histograms?(): StoreHistogram[];
   close(): Promise<void>;
