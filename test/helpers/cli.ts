@@ -39,6 +39,8 @@ export interface StartOptions {
   nodeArgs?: string[];
   env?: Record<string, string>;
   cwd?: string;
+  /** How long to wait for `listening on` (default 10 s). */
+  startTimeoutMs?: number;
 }
 
 export async function startCli(opts: StartOptions = {}): Promise<Running> {
@@ -88,7 +90,7 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
       });
     });
 
-  await waitFor(/listening on (http:\/\/\S+)/);
+  await waitFor(/listening on (http:\/\/\S+)/, opts.startTimeoutMs);
   const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
   return {
     url,
