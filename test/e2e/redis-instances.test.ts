@@ -139,7 +139,7 @@ redisSuite('several instances on one Redis', () => {
     expect(lost + lostWakes).toBe(0);
     expect(duplicateRuns).toBe(0);
     // a reply the killed instance sent but had not recorded as sent is sent again by the one taking over
-    // (at least once, as after a crash of one instance on SQLite): at most one per route it was sending to
+    // (at least once, as after a crash on SQLite): only the few it had in flight, never the whole outbox
     expect(duplicateDeliveries).toBeLessThanOrEqual(SESSIONS);
     expect(hooks.every((r) => r.attempts <= 2)).toBe(true);
 
