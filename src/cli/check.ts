@@ -2,13 +2,15 @@
  * `hook-intake check`: validate the config, build a generation (plugins,
  * presets, mappings, every transform loaded in its worker) without starting
  * anything, print a summary. Exit 1 with `file: key.path: reason` lines when
- * something is wrong.
+ * something is wrong. With the Redis driver, also warns when the server's
+ * persistence settings do not put an answered write on disk.
  */
 import { ConfigError, formatIssue } from '../errors.ts';
 import type { Generation } from '../runtime/generation.ts';
 import { commonOptions, helpText, parse, UsageError } from './args.ts';
 import { offlineGeneration } from './generation.ts';
 import { parseRedisUrl } from '../store/redis/url.ts';
+import { checkRedis } from '../store/redis/durability.ts';
 
 export const CHECK_OPTIONS = commonOptions;
 
@@ -40,6 +42,11 @@ export async function check(argv: string[]): Promise<number> {
     const { gen, loaded, notYet } = await offlineGeneration(values.config, values.data);
     try {
       process.stdout.write(summary(gen, loaded.fallbackTokens, notYet));
+      const storage = gen.config.storage;
+      if (storage.driver === 'redis') {
+        const d = await checkRedis(storage.url!);
+        process.stdout.write(`${[d.line, ...d.warnings.map((w) => `warning: ${w}`)].join('\n')}\n`);
+      }
     } finally {
       await gen.dispose();
     }
