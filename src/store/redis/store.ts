@@ -172,18 +172,20 @@ export class RedisStore implements Store {
     return entries.reverse().map((e) => toMessage(sessionKey, e));
   }
 
+  /** The sizes first (a list beside the transcript, `ms:<key>`), then only the lines that fit. */
   async transcript(sessionKey: string, limit: number, maxBytes = Infinity): Promise<SessionMessage[]> {
-    const all = (await this.client.lrange(`${this.p}m:${sessionKey}`, -limit, -1)).map((e) => toMessage(sessionKey, e));
+    const sizes = await this.client.lrange(`${this.p}ms:${sessionKey}`, -limit, -1);
     // newest first: keep messages while the total stays within maxBytes (the newest always)
     let total = 0;
-    let from = all.length;
-    while (from > 0) {
-      const b = Buffer.byteLength(all[from - 1]!.content);
-      if (from < all.length && total + b > maxBytes) break;
+    let n = 0;
+    for (let i = sizes.length - 1; i >= 0; i--) {
+      const b = Number(sizes[i]);
+      if (n > 0 && total + b > maxBytes) break;
       total += b;
-      from--;
+      n++;
     }
-    return all.slice(from);
+    if (n === 0) return [];
+    return (await this.client.lrange(`${this.p}m:${sessionKey}`, -n, -1)).map((e) => toMessage(sessionKey, e));
   }
 
   async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
@@ -256,7 +258,7 @@ export class RedisStore implements Store {
 
   async finishRun(o: RunOutcome): Promise<void> {
     const args: Arg[] = [o.id, o.status, o.finishedAt, JSON.stringify({ reply: o.reply, summary: o.summary, error: o.error }), o.messages.length];
-    for (const m of o.messages) args.push(m.sessionKey, messageJson(m));
+    for (const m of o.messages) args.push(m.sessionKey, Buffer.byteLength(m.content), messageJson(m));
     const e = o.event;
     args.push(...(e ? [1, e.id, e.source, eventJson(e)] : [0, '', '', '']));
     const d = o.delivery;

@@ -133,7 +133,7 @@ return n
 
 /**
  * finishRun: ARGV = prefix, id, status, finishedAt, texts JSON ({reply, summary, error}), messages,
- * then per message (session key, json without id), then the event (0|1; id, source, json), the
+ * then per message (session key, its content's size in bytes, json without id), then the event (0|1; id, source, json), the
  * delivery JSON ({kind, reason, channel, to} or {kind: 'outbox', id, channel, to}) with the entry's json,
  * its time and the instance, then the consumed ids' count, the heartbeat time, consume-older (0|1) and the ids.
  */
@@ -151,8 +151,9 @@ local i = 7
 for _ = 1, tonumber(ARGV[6]) do
   local key = ARGV[i]
   local mid = redis.call('INCR', P..'mseq')
-  redis.call('RPUSH', P..'m:'..key, mid..' '..ARGV[i + 1])
-  i = i + 2
+  redis.call('RPUSH', P..'m:'..key, mid..' '..ARGV[i + 2])
+  redis.call('RPUSH', P..'ms:'..key, ARGV[i + 1])
+  i = i + 3
 end
 if ARGV[i] == '1' then addEvent(ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]) end
 i = i + 4
