@@ -132,6 +132,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     await workers?.close();
     throw err;
   }
+  for (const w of (await store.startupWarnings?.().catch(() => [])) ?? []) logger.warn(w);
   let outbox: Outbox | undefined;
   let heartbeat: Heartbeat | undefined;
   const runner = createRunner({

@@ -310,6 +310,8 @@ export interface Store {
    * held). Returns a function that stops the calls. Absent for a store one process owns.
    */
   shared?(onWork: () => void): () => void;
+  /** What the operator should know of the store's settings at start (a Redis server that does not persist what it acknowledges). */
+  startupWarnings?(): Promise<string[]>;
   /** The driver's own figures for `/metrics`, if it keeps any. */
   histograms?(): StoreHistogram[];
   close(): Promise<void>;

@@ -28,6 +28,7 @@ import type {
   SystemEvent,
 } from '../types.ts';
 import { deliveryJson, eventJson, messageJson, pairs, toDelivery, toEvent, toMessage, toRun, type Hash } from './codec.ts';
+import { redisDurability } from './durability.ts';
 import { RedisQueue } from './queue.ts';
 import { loadScripts, type Arg, type RunScript } from './scripts.ts';
 import { parseRedisUrl } from './url.ts';
@@ -300,10 +301,10 @@ export class RedisStore implements Store {
     await this.client.hset(`${this.p}meta`, key, value);
   }
 
-  /** The server's persistence settings, for `check` (see durability.ts). */
-  async config(name: string): Promise<string | undefined> {
-    const r = (await this.client.config('GET', name)) as string[];
-    return r[1];
+  /** The server's persistence settings, as `check` reads them (durability.ts). */
+  async startupWarnings(): Promise<string[]> {
+    const get = async (name: string) => ((await this.client.config('GET', name).catch(() => [])) as string[])[1];
+    return (await redisDurability(get, this.shown)).warnings;
   }
 
   close(): Promise<void> {

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { redisDurability } from '../../../src/store/redis/durability.ts';
+import { RedisStore } from '../../../src/store/redis/store.ts';
 import { cleanup, runCli, tempDir } from '../../helpers/cli.ts';
 import { redisSuite, startRedis } from '../../helpers/redis-server.ts';
 
@@ -54,6 +55,17 @@ redisSuite('hook-intake check on the Redis driver', () => {
       } finally {
         await r.stop();
       }
+    }
+  });
+
+  it('gives serve the same warnings at start', async () => {
+    const r = await startRedis();
+    try {
+      const store = await RedisStore.open({ url: r.url });
+      expect(await store.startupWarnings()).toEqual([expect.stringContaining('has appendonly no')]);
+      await store.close();
+    } finally {
+      await r.stop();
     }
   });
 
