@@ -64,7 +64,16 @@ export class RedisStore implements Store {
 
   static async open(opts: RedisStoreOptions): Promise<RedisStore> {
     const { options, shown } = parseRedisUrl(opts.url);
-    const client = new Redis({ ...options, lazyConnect: true, enableAutoPipelining: true, maxRetriesPerRequest: 2, connectTimeout: opts.connectTimeoutMs ?? 5000 });
+    let opened = false;
+    const client = new Redis({
+      ...options,
+      lazyConnect: true,
+      enableAutoPipelining: true,
+      maxRetriesPerRequest: 2,
+      connectTimeout: opts.connectTimeoutMs ?? 5000,
+      // opening fails at the first refusal; once open, the client reconnects after a lost connection
+      retryStrategy: (times) => (opened ? Math.min(times * 100, 2000) : null),
+    });
     // ioredis reports connection trouble as events too; the calls that fail say it where it matters
     client.on('error', () => {});
     try {
@@ -74,6 +83,7 @@ export class RedisStore implements Store {
       client.disconnect();
       throw new StoreOpenError(`storage.url: cannot reach Redis at ${shown}: ${(err as Error).message}`, { cause: err });
     }
+    opened = true;
     const store = new RedisStore(client, shown, opts);
     await store.start();
     return store;

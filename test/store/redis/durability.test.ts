@@ -69,6 +69,24 @@ redisSuite('hook-intake check on the Redis driver', () => {
     }
   });
 
+  it("never prints the password of storage.url: check and serve on a server that cannot be reached", async () => {
+    const secret = 'pw-7c1e9a4b0d';
+    const url = `redis://app:${secret}@127.0.0.1:1/0`;
+    const checked = await check(url);
+    expect(checked.stdout).toContain('warning: cannot reach Redis at redis://app:%E2%80%A6@127.0.0.1:1/0');
+    const dir = tempDir();
+    try {
+      const config = join(dir, 'hook-intake.json');
+      writeFileSync(config, JSON.stringify({ storage: { driver: 'redis', url } }));
+      const served = await runCli(['serve', '--config', config, '--data', join(dir, 'data'), '--port', '0']);
+      expect(served.code).not.toBe(0);
+      expect(served.stderr).toContain('cannot reach Redis at redis://app:%E2%80%A6@127.0.0.1:1/0');
+      for (const out of [checked.stdout, checked.stderr, served.stdout, served.stderr]) expect(out).not.toContain(secret);
+    } finally {
+      cleanup(dir);
+    }
+  });
+
   it('warns, without failing, when the server cannot be reached', async () => {
     const { code, stdout } = await check('unix:///nonexistent/redis.sock');
     expect(code).toBe(0);
