@@ -35,6 +35,8 @@ export interface RedisServerOptions {
   aof?: boolean;
   /** More `redis-server` arguments, as `['--name', 'value']`. */
   args?: string[];
+  /** Where the server keeps its files (a restart on the same data); the caller removes it. Default: a new one, removed by `stop`. */
+  dir?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -44,7 +46,7 @@ process.once('exit', () => {
 
 export async function startRedis(opts: RedisServerOptions = {}): Promise<RedisServer> {
   if (!REDIS_SERVER) throw new Error('redis-server is not installed (apt-get install redis-server)');
-  const dir = tempDir('hook-intake-redis-');
+  const dir = opts.dir ?? tempDir('hook-intake-redis-');
   const socket = join(dir, 'redis.sock');
   const args = [
     '--port', '0',
@@ -102,7 +104,7 @@ export async function startRedis(opts: RedisServerOptions = {}): Promise<RedisSe
         proc.kill('SIGTERM');
         await exited;
       }
-      cleanup(dir);
+      if (!opts.dir) cleanup(dir);
     },
   };
 }
