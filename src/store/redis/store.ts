@@ -7,9 +7,9 @@
  * Each store is one instance: it keeps a presence key (`alive:<id>`) alive while it runs, and the
  * others take over what it held (claims, pending deliveries, a heartbeat) once that key expires.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { uuidv7 } from '../../util/uuid7.ts';
-import { IdempotencyTakenError, StoreOpenError } from '../errors.ts';
+import { IdempotencyTakenError } from '../errors.ts';
 import type {
   AcceptBatch,
   Delivery,
@@ -30,8 +30,8 @@ import type {
 import { deliveryJson, eventJson, messageJson, pairs, toDelivery, toEvent, toMessage, toRun, type Hash } from './codec.ts';
 import { redisDurability } from './durability.ts';
 import { RedisQueue } from './queue.ts';
+import { connectRedis } from './connect.ts';
 import { loadScripts, type Arg, type RunScript } from './scripts.ts';
-import { parseRedisUrl } from './url.ts';
 
 export interface RedisStoreOptions {
   url: string;
@@ -63,27 +63,7 @@ export class RedisStore implements Store {
   private closing: Promise<void> | undefined;
 
   static async open(opts: RedisStoreOptions): Promise<RedisStore> {
-    const { options, shown } = parseRedisUrl(opts.url);
-    let opened = false;
-    const client = new Redis({
-      ...options,
-      lazyConnect: true,
-      enableAutoPipelining: true,
-      maxRetriesPerRequest: 2,
-      connectTimeout: opts.connectTimeoutMs ?? 5000,
-      // opening fails at the first refusal; once open, the client reconnects after a lost connection
-      retryStrategy: (times) => (opened ? Math.min(times * 100, 2000) : null),
-    });
-    // ioredis reports connection trouble as events too; the calls that fail say it where it matters
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      await client.ping();
-    } catch (err) {
-      client.disconnect();
-      throw new StoreOpenError(`storage.url: cannot reach Redis at ${shown}: ${(err as Error).message}`, { cause: err });
-    }
-    opened = true;
+    const { client, shown } = await connectRedis(opts.url, opts.connectTimeoutMs);
     const store = new RedisStore(client, shown, opts);
     await store.start();
     return store;
