@@ -3,7 +3,7 @@
  * the text only when the server does not have it yet).
  */
 import type { Redis } from 'ioredis';
-import { DUE_DELIVERIES, PRUNE_IDEMPOTENCY, RECORD_DELIVERY } from './lua/outbox.ts';
+import { COUNT_IN_WINDOW, DUE_DELIVERIES, PRUNE_IDEMPOTENCY, RECORD_DELIVERY } from './lua/outbox.ts';
 import { CLAIM, CLAIM_TASKS, END, ENQUEUE, QUEUE_PRELUDE } from './lua/queue.ts';
 import { ACCEPT, FAIL_HEARTBEATS, FINISH_RUN, INSERT_HEARTBEAT, PRELUDE, REQUEUE_RUN, START_RUN } from './lua/records.ts';
 
@@ -17,6 +17,7 @@ const SCRIPTS = {
   hiRecordDelivery: RECORD_DELIVERY,
   hiDueDeliveries: DUE_DELIVERIES,
   hiPruneIdempotency: PRUNE_IDEMPOTENCY,
+  hiCountInWindow: COUNT_IN_WINDOW,
   hiClaim: QUEUE_PRELUDE + CLAIM,
   hiEnd: QUEUE_PRELUDE + END,
   hiEnqueue: ENQUEUE,

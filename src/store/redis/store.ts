@@ -283,6 +283,15 @@ export class RedisStore implements Store {
     await this.script('hiRecordDelivery', a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields));
   }
 
+  async countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }> {
+    const [count, start] = (await this.script('hiCountInWindow', key, now, windowMs)) as [number, string];
+    return { count: Number(count), start: Number(start) };
+  }
+
+  async resetCount(key: string): Promise<void> {
+    await this.client.del(`${this.p}c:${key}`);
+  }
+
   async getMeta(key: string): Promise<string | undefined> {
     return (await this.client.hget(`${this.p}meta`, key)) ?? undefined;
   }

@@ -1,5 +1,6 @@
 /**
- * The Lua scripts of the delivery outbox and of idempotency keys (see records.ts for the conventions).
+ * The Lua scripts of the delivery outbox, of idempotency keys and of shared counters (see records.ts
+ * for the conventions).
  *
  * A pending delivery belongs to the instance that wrote it (`owner`), which sends it and keeps its
  * retries in memory; `dueDeliveries` gives an instance its own entries and those whose owner is gone
@@ -63,6 +64,24 @@ while #out < limit do
   end
 end
 return out
+`;
+
+/**
+ * countInWindow: ARGV = prefix, key, now, windowMs. Counts one event in the key's fixed window (a new
+ * window when none is open or it has ended); returns the count and the window's start. The key expires
+ * with its window, by the server's clock.
+ */
+export const COUNT_IN_WINDOW = `
+local k = P..'c:'..ARGV[2]
+local now, win = tonumber(ARGV[3]), tonumber(ARGV[4])
+local start = redis.call('HGET', k, 'start')
+if not start or now - tonumber(start) >= win then
+  start = ARGV[3]
+  redis.call('HSET', k, 'start', start, 'count', 0)
+end
+local n = redis.call('HINCRBY', k, 'count', 1)
+redis.call('PEXPIRE', k, win)
+return {n, start}
 `;
 
 /** pruneIdempotency: ARGV = prefix, now. Removes the keys expired by `now`; returns how many. */
