@@ -142,11 +142,13 @@ local id, status, at = ARGV[2], ARGV[3], ARGV[4]
 local r = P..'r:'..id
 local texts = cjson.decode(ARGV[5])
 local st = redis.call('HGET', r, 'status')
+-- the run's own fields; an unknown run gets none (its lines, event and delivery are still written)
+local function rset(f, v) if st then put(r, f, v) end end
 if st then restatus(id, r, st, status) end
-redis.call('HSET', r, 'finishedAt', at)
-put(r, 'reply', texts.reply)
-put(r, 'summary', texts.summary)
-put(r, 'error', texts.error)
+rset('finishedAt', at)
+rset('reply', texts.reply)
+rset('summary', texts.summary)
+rset('error', texts.error)
 local i = 7
 for _ = 1, tonumber(ARGV[6]) do
   local key = ARGV[i]
@@ -162,14 +164,16 @@ if d.kind == 'outbox' then
   local dk = P..'d:'..d.id
   redis.call('HSET', dk, 'j', ARGV[i + 1], 'status', 'pending', 'attempts', 0, 'next', ARGV[i + 2], 'upd', ARGV[i + 2], 'sent', 0, 'owner', ARGV[i + 3])
   redis.call('ZADD', P..'outbox', ARGV[i + 2], d.id)
-  redis.call('HSET', r, 'dlv', d.id, 'dStatus', 'pending', 'dAttempts', 0)
-  redis.call('HDEL', r, 'dReason')
+  rset('dlv', d.id)
+  rset('dStatus', 'pending')
+  rset('dReason', nil)
 else
-  redis.call('HSET', r, 'dStatus', 'skipped', 'dAttempts', 0)
-  put(r, 'dReason', d.reason)
+  rset('dStatus', 'skipped')
+  rset('dReason', d.reason)
 end
-put(r, 'dChannel', d.channel)
-put(r, 'dTo', d.to)
+rset('dAttempts', 0)
+rset('dChannel', d.channel)
+rset('dTo', d.to)
 i = i + 4
 local nc, hbAt, older = tonumber(ARGV[i]), ARGV[i + 1], ARGV[i + 2] == '1'
 local minSeq
