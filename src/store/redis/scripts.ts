@@ -3,7 +3,8 @@
  * the text only when the server does not have it yet).
  */
 import type { Redis } from 'ioredis';
-import { COUNT_IN_WINDOW, DUE_DELIVERIES, PRUNE_IDEMPOTENCY, RECORD_DELIVERY } from './lua/outbox.ts';
+import { COUNT_IN_WINDOW, DUE_DELIVERIES, PRUNE_IDEMPOTENCY, RECORD_DELIVERY, REDELIVER } from './lua/outbox.ts';
+import { PRUNE } from './lua/prune.ts';
 import { CLAIM, CLAIM_TASKS, END, ENQUEUE, QUEUE_PRELUDE } from './lua/queue.ts';
 import { ACCEPT, FAIL_HEARTBEATS, FINISH_RUN, INSERT_HEARTBEAT, PRELUDE, REQUEUE_RUN, START_RUN } from './lua/records.ts';
 
@@ -18,6 +19,8 @@ const SCRIPTS = {
   hiDueDeliveries: DUE_DELIVERIES,
   hiPruneIdempotency: PRUNE_IDEMPOTENCY,
   hiCountInWindow: COUNT_IN_WINDOW,
+  hiRedeliver: REDELIVER,
+  hiPrune: PRUNE,
   hiClaim: QUEUE_PRELUDE + CLAIM,
   hiEnd: QUEUE_PRELUDE + END,
   hiEnqueue: ENQUEUE,
@@ -25,7 +28,7 @@ const SCRIPTS = {
 };
 
 export type ScriptName = keyof typeof SCRIPTS;
-export type Arg = string | number;
+export type Arg = string | number | Buffer;
 
 /** Calls one of the scripts with its arguments (the key prefix first). */
 export type RunScript = (name: ScriptName, args: Arg[]) => Promise<unknown>;

@@ -16,8 +16,13 @@ import type {
   DeliveryAttempt,
   EventStatus,
   IdempotencyRecord,
+  KeptRequest,
   ListOptions,
+  NewDelivery,
   NewRun,
+  PruneBefore,
+  PruneCounts,
+  RequestListOptions,
   PendingBacklog,
   Run,
   RunOutcome,
@@ -30,6 +35,7 @@ import type {
 import { deliveryJson, eventJson, messageJson, pairs, toDelivery, toEvent, toMessage, toRun, type Hash } from './codec.ts';
 import { redisDurability } from './durability.ts';
 import { RedisQueue } from './queue.ts';
+import { getRequest, listRequests, requestArgs } from './requests.ts';
 import { connectRedis } from './connect.ts';
 import { loadScripts, type Arg, type RunScript } from './scripts.ts';
 
@@ -47,6 +53,7 @@ export interface RedisStoreOptions {
 
 
 const STATUSES: RunStatus[] = ['queued', 'running', 'ok', 'error', 'timeout'];
+const pruneCounts = (r: number[]): PruneCounts => ({ runs: r[0]!, events: r[1]!, messages: r[2]!, deliveries: r[3]!, requests: r[4]! });
 const GONE = 'interrupted: the instance running it stopped';
 
 export class RedisStore implements Store {
@@ -112,11 +119,12 @@ export class RedisStore implements Store {
   }
 
   async accept(batch: AcceptBatch): Promise<void> {
-    const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0];
+    const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0, batch.request ? 1 : 0];
     for (const e of batch.events) args.push(e.id, e.source, eventJson(e));
     for (const r of batch.runs) args.push(r.id, r.sessionKey, JSON.stringify(r));
     const i = batch.idempotency;
     if (i) args.push(i.key, i.status, i.body, i.createdAt, i.expiresAt);
+    if (batch.request) args.push(...requestArgs(batch.request));
     let counts: unknown[];
     try {
       counts = (await this.script('hiAccept', ...args)) as unknown[];
@@ -146,6 +154,14 @@ export class RedisStore implements Store {
   async getRun(id: string): Promise<Run | undefined> {
     const [h] = await this.hashes('r:', [id]);
     return h ? toRun(h) : undefined;
+  }
+
+  getRequest(id: string): Promise<KeptRequest | undefined> {
+    return getRequest(this.client, this.p, id);
+  }
+
+  listRequests(opts: RequestListOptions): Promise<KeptRequest[]> {
+    return listRequests(this.client, this.p, opts);
   }
 
   async queuedRun(id: string): Promise<NewRun | undefined> {
@@ -280,7 +296,20 @@ export class RedisStore implements Store {
     if (a.parts !== undefined) fields.parts = JSON.stringify(a.parts);
     if (a.ambiguousPart !== undefined) fields.ambiguousPart = a.ambiguousPart;
     if (a.route) fields.route = JSON.stringify(a.route);
-    await this.script('hiRecordDelivery', a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields));
+    await this.script('hiRecordDelivery', a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields), a.runId);
+  }
+
+  async redeliver(entry: NewDelivery): Promise<void> {
+    await this.script('hiRedeliver', entry.id, entry.runId, deliveryJson(entry), entry.createdAt, JSON.stringify({ channel: entry.channel, to: entry.to }), this.instance);
+  }
+
+  async prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }> {
+    const r = (await this.script('hiPrune', before.runs, before.events, before.requests, limit, 0)) as number[];
+    return { ...pruneCounts(r), more: r[5] === 1 };
+  }
+
+  async countPrunable(before: PruneBefore): Promise<PruneCounts> {
+    return pruneCounts((await this.script('hiPrune', before.runs, before.events, before.requests, 0, 1)) as number[]);
   }
 
   async countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }> {

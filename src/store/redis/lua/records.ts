@@ -31,6 +31,7 @@ local function consumeEvent(id, hb, at)
   local seq = redis.call('HGET', e, 'seq')
   redis.call('ZREM', P..'events:pending', id)
   redis.call('ZADD', P..'events:consumed', seq, id)
+  redis.call('ZADD', P..'events:consumedAt', at, id)
   redis.call('HINCRBY', P..'events:src', redis.call('HGET', e, 'src'), -1)
 end
 local function counts()
@@ -40,15 +41,17 @@ end
 `;
 
 /**
- * accept: ARGV = prefix, events, runs, idempotency (0|1), then per event (id, source, json), per run
- * (id, session key, json), and the idempotency record (key, status, body, createdAt, expiresAt).
+ * accept: ARGV = prefix, events, runs, idempotency (0|1), kept request (0|1), then per event (id, source,
+ * json), per run (id, session key, json), the idempotency record (key, status, body, createdAt,
+ * expiresAt) and the kept request (id, hook, status, receivedAt, json without its body, body).
  * Fails with RUN_TAKEN when a run id is taken, IDEMPOTENCY_TAKEN when the key is held and unexpired.
  * Returns the queue's counts.
  */
 export const ACCEPT = `
-local ne, nr, idem = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
-local ev, rn = 5, 5 + ne * 3
+local ne, nr, idem, kept = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1', ARGV[5] == '1'
+local ev, rn = 6, 6 + ne * 3
 local ik = rn + nr * 3
+local rk = ik + (idem and 5 or 0)
 for i = 0, nr - 1 do
   if redis.call('EXISTS', P..'r:'..ARGV[rn + i * 3]) == 1 then return redis.error_reply('RUN_TAKEN a run with this id exists') end
 end
@@ -71,6 +74,14 @@ if idem then
   local k = ARGV[ik]
   redis.call('HSET', P..'i:'..k, 'status', ARGV[ik + 1], 'body', ARGV[ik + 2], 'createdAt', ARGV[ik + 3], 'expiresAt', ARGV[ik + 4])
   redis.call('ZADD', P..'idem', ARGV[ik + 4], k)
+end
+if kept then
+  local id, seq = ARGV[rk], redis.call('INCR', P..'seq')
+  redis.call('HSET', P..'req:'..id, 'j', ARGV[rk + 4], 'body', ARGV[rk + 5], 'seq', seq, 'hook', ARGV[rk + 1], 'status', ARGV[rk + 2])
+  redis.call('ZADD', P..'reqs', seq, id)
+  redis.call('ZADD', P..'reqs:hook:'..ARGV[rk + 1], seq, id)
+  redis.call('ZADD', P..'reqs:status:'..ARGV[rk + 2], seq, id)
+  redis.call('ZADD', P..'reqs:at', ARGV[rk + 3], id)
 end
 return counts()
 `;
@@ -124,6 +135,7 @@ for _, id in ipairs(redis.call('ZRANGE', P..'runs:running', 0, -1)) do
     if gone or (owner == me and not onlyGone) then
       restatus(id, r, 'running', 'error')
       redis.call('HSET', r, 'finishedAt', at, 'error', reason, 'dStatus', 'skipped', 'dReason', 'heartbeat did not succeed')
+      redis.call('ZADD', P..'runs:done', at, id)
       n = n + 1
     end
   end
@@ -155,6 +167,8 @@ for _ = 1, tonumber(ARGV[6]) do
   local mid = redis.call('INCR', P..'mseq')
   redis.call('RPUSH', P..'m:'..key, mid..' '..ARGV[i + 2])
   redis.call('RPUSH', P..'ms:'..key, ARGV[i + 1])
+  -- when each session was last written to (pruning takes the transcripts of sessions idle since a cutoff)
+  redis.call('ZADD', P..'sessions', 'GT', at, key)
   i = i + 3
 end
 if ARGV[i] == '1' then addEvent(ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]) end
@@ -170,6 +184,8 @@ if d.kind == 'outbox' then
 else
   rset('dStatus', 'skipped')
   rset('dReason', d.reason)
+  -- finished, with nothing left to send: prunable once old enough
+  if st then redis.call('ZADD', P..'runs:done', at, id) end
 end
 rset('dAttempts', 0)
 rset('dChannel', d.channel)
