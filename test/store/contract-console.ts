@@ -179,6 +179,20 @@ export function consoleContract(store: () => Store): void {
       expect(await store().getRun(idle.id)).toBeUndefined();
     });
 
+    it('removes events consumed one by one, out of order, once consumed before the cutoff', async () => {
+      const events = [1_000, 1_100, 1_200, 1_300].map((at) => newEvent({ createdAt: at }));
+      await store().accept({ events, runs: [] });
+      await store().pendingEvents(10);
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main', createdAt: 2_000 });
+      await store().insertHeartbeat(hb, 2_000);
+      // not the oldest pending one: marked consumed by its row
+      await store().finishRun(okOutcome(hb.id, { finishedAt: 2_000, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: [events[1]!.id] }));
+      expect(await store().countPrunable(cutoff)).toMatchObject({ events: 1 });
+      expect((await pruneAll(10)).total.events).toBe(1);
+      expect((await store().listEvents({ limit: 10 })).map((e) => [e.createdAt, e.status])).toEqual([[1_300, 'pending'], [1_200, 'pending'], [1_000, 'pending']]);
+      expect((await store().counts()).events).toEqual({ pending: 3, consumed: 0 });
+    });
+
     it('keeps a long text while a row still refers to it', async () => {
       const message = long('message');
       const reply = long('reply');
