@@ -226,6 +226,11 @@ export interface PruneBefore {
   events: number;
   /** Kept requests received before it. */
   requests: number;
+  /**
+   * In a session still in use, its newest this many transcript lines stay whatever their age (what an agent
+   * is shown); older lines beyond them, from before `runs`, go too, so a session never idle stays bounded.
+   */
+  sessionLines: number;
 }
 
 /** What a prune removed (or, for a dry run, would remove). */
