@@ -304,12 +304,12 @@ export class RedisStore implements Store {
   }
 
   async prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }> {
-    const r = (await this.script('hiPrune', before.runs, before.events, before.requests, limit, 0)) as number[];
+    const r = (await this.script('hiPrune', before.runs, before.events, before.requests, limit, 0, before.sessionLines)) as number[];
     return { ...pruneCounts(r), more: r[5] === 1 };
   }
 
   async countPrunable(before: PruneBefore): Promise<PruneCounts> {
-    return pruneCounts((await this.script('hiPrune', before.runs, before.events, before.requests, 0, 1)) as number[]);
+    return pruneCounts((await this.script('hiPrune', before.runs, before.events, before.requests, 0, 1, before.sessionLines)) as number[]);
   }
 
   async countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }> {

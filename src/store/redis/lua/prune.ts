@@ -7,8 +7,9 @@
  */
 
 /**
- * prune: ARGV = prefix, runs cutoff, events cutoff, requests cutoff, limit, dry (0|1). Removes at most
- * `limit` of each kind (sessions for transcripts); with dry, removes nothing and counts everything.
+ * prune: ARGV = prefix, runs cutoff, events cutoff, requests cutoff, limit, dry (0|1), session lines kept.
+ * Removes at most `limit` of each kind (sessions for transcripts); with dry, removes nothing and counts
+ * everything.
  * Returns runs, events, messages, deliveries, requests, and 1 when a kind may have more.
  */
 export const PRUNE = `
@@ -56,6 +57,51 @@ local messages = 0
 for _, key in ipairs(older(P..'sessions', runsB)) do
   messages = messages + redis.call('LLEN', P..'m:'..key)
   if not dry then redis.call('DEL', P..'m:'..key, P..'ms:'..key) end
+end
+
+-- sessions in use: their lines from before the cutoff beyond the newest keep lines (what an agent is
+-- shown) go too, at most limit sessions and limit lines of each per call; a cursor carries the
+-- pass over the sessions from one call to the next
+local keep = tonumber(ARGV[7])
+local cursorKey = P..'prune:sessions'
+local start = 0
+local inUse
+if dry then inUse = redis.call('ZRANGEBYSCORE', P..'sessions', runsB, '+inf')
+else
+  start = tonumber(redis.call('GET', cursorKey) or '0')
+  inUse = redis.call('ZRANGEBYSCORE', P..'sessions', runsB, '+inf', 'LIMIT', start, limit)
+end
+local cutoff = tonumber(runsB)
+local done = #inUse
+for i, key in ipairs(inUse) do
+  local mk = P..'m:'..key
+  local extra = redis.call('LLEN', mk) - keep
+  if extra > 0 then
+    local bound = extra
+    if not dry and bound > limit then bound = limit end
+    local n = 0
+    for _, e in ipairs(redis.call('LRANGE', mk, 0, bound - 1)) do
+      -- createdAt is the last key of a line's JSON (codec.ts messageJson)
+      local at = tonumber(string.match(e, '"createdAt":(%-?[%d%.eE%+]+)}$'))
+      if not at or at >= cutoff then break end
+      n = n + 1
+    end
+    messages = messages + n
+    if not dry and n > 0 then
+      redis.call('LTRIM', mk, n, -1)
+      redis.call('LTRIM', P..'ms:'..key, n, -1)
+    end
+    -- cut short by the bound: this session again next call
+    if not dry and n == bound and bound < extra then done = i - 1; more = 1; break end
+  end
+end
+if not dry then
+  if done < #inUse or #inUse >= limit then
+    more = 1
+    redis.call('SET', cursorKey, start + done)
+  else
+    redis.call('DEL', cursorKey)
+  end
 end
 
 local requests = older(P..'reqs:at', reqB)
