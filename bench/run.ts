@@ -10,6 +10,8 @@
  *   npm run bench -- --profile /tmp/prof   also write a CPU profile of hook-intake per scenario
  *   npm run bench -- --rate 2000         paced load: about 2000 req/s per scenario instead of as fast as possible
  *   npm run bench -- --koa               also run a one-middleware Koa server doing the bare server's work
+ *   npm run bench -- --redis             also run hook-intake on the Redis driver (a redis-server of its own, whose
+ *                                          CPU counts as the driver's) in the same interleaved rounds
  *   npm run bench -- --against /tmp/old    also run another checkout (with its node_modules) in the
  *                                          same interleaved rounds: before/after of a change
  *
@@ -24,6 +26,7 @@ import { SCENARIOS, type Scenario } from './scenarios.ts';
 import { benchWorkDir, ROOT, startBare, startKoa, startIntake, writeIntakeConfig, checkConfig, type Server } from './servers.ts';
 import { runLoad, wrkVersion, type LoadResult } from './load.ts';
 import { cpuMicros, sampleRss, settle } from './proc.ts';
+import { startBenchRedis, type BenchRedis } from './redis.ts';
 import { machineInfo, markdown, summarize, type Round, type ScenarioResult, type ServerResult } from './report.ts';
 
 const { values } = parseArgs({
@@ -39,6 +42,7 @@ const { values } = parseArgs({
     against: { type: 'string', multiple: true },
     rate: { type: 'string' },
     koa: { type: 'boolean' },
+    redis: { type: 'boolean' },
     list: { type: 'boolean' },
   },
 });
@@ -134,11 +138,12 @@ function load(server: Server, s: Scenario, bodyFile: string, dir: string, second
 /** One measured round: CPU from before the load until the server has finished the work it caused. */
 async function round(server: Server, s: Scenario, bodyFile: string, dir: string): Promise<Round> {
   await settle(server.pid);
-  const cpu0 = cpuMicros(server.pid);
+  const cpu = () => [server.pid, ...(server.extraPids ?? [])].reduce((n, pid) => n + cpuMicros(pid), 0);
+  const cpu0 = cpu();
   const rss = sampleRss(server.pid);
   const r = await load(server, s, bodyFile, dir, DURATION);
   const settled = await settle(server.pid, { maxMs: 120_000 });
-  const cpu1 = cpuMicros(server.pid);
+  const cpu1 = cpu();
   return { ...r, cpuMicros: cpu1 - cpu0, rssBytes: rss.stop(), settled };
 }
 
@@ -157,12 +162,23 @@ async function runScenario(s: Scenario): Promise<ScenarioResult> {
   const bodyFile = join(dir, 'body.json');
   writeFileSync(bodyFile, s.body);
   const servers: Server[] = [];
+  let redis: BenchRedis | undefined;
   try {
     servers.push(await startBare(dir, HOOK_TOKEN));
     if (values.koa) servers.push(await startKoa(dir, HOOK_TOKEN));
     const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`, `--cpu-prof-name=${s.id}-${Date.now()}.cpuprofile`] : [];
     servers.push(await startIntake(dir, files, { name: 'hook-intake', nodeArgs }));
     for (const root of against) servers.push(await startIntake(dir, files, { name: `hook-intake@${basename(root)}`, root }));
+    if (values.redis) {
+      // the same config on the Redis driver, beside the scenario's files
+      const rdir = join(dir, 'redis');
+      mkdirSync(rdir);
+      redis = await startBenchRedis(rdir);
+      const rfiles = writeIntakeConfig(rdir, merge(merge(baseConfig(), s.config ?? {}), { storage: { driver: 'redis', url: redis.url } }), s.files);
+      const refusedRedis = checkConfig(rfiles);
+      if (refusedRedis) throw new Error(`${s.id}: \`hook-intake check\` refuses the Redis config: ${refusedRedis}`);
+      servers.push({ ...(await startIntake(rdir, rfiles, { name: 'hook-intake (redis)' })), extraPids: [redis.pid] });
+    }
 
     for (const server of servers) {
       const p = await probe(s, server.url);
@@ -202,6 +218,7 @@ async function runScenario(s: Scenario): Promise<ScenarioResult> {
     const codes = await Promise.all(servers.map((server) => server.stop()));
     for (const [k, server] of servers.entries())
       if (k > 0 && codes[k] !== 0) log(`warning: ${server.name} exited with ${codes[k]} on SIGTERM:\n${server.tail()}`);
+    await redis?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -19,6 +19,8 @@ export interface Server {
   name: string;
   url: string;
   pid: number;
+  /** Other processes whose CPU counts as this server's (the Redis driver's redis-server). */
+  extraPids?: number[];
   logFile: string;
   /** Last lines of the server's output, for error messages. */
   tail(lines?: number): string;

@@ -11,7 +11,7 @@ import type { Plugin } from './plugins/define.ts';
 import { builtinPlugins } from '../plugins/index.ts';
 import { buildGeneration, GenerationRef, type Generation } from './runtime/generation.ts';
 import { openStore } from './store/index.ts';
-import type { Store } from './store/types.ts';
+import type { SharedCounter, Store } from './store/types.ts';
 import { createRunner, type Runner } from './runtime/runner.ts';
 import { createHeartbeat, type Heartbeat } from './runtime/heartbeat.ts';
 import { createOutbox, type Outbox } from './runtime/outbox.ts';
@@ -137,6 +137,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     await workers?.close();
     throw err;
   }
+  for (const w of (await store.startupWarnings?.().catch(() => [])) ?? []) logger.warn(w);
   let outbox: Outbox | undefined;
   let heartbeat: Heartbeat | undefined;
   const runner = createRunner({
@@ -162,7 +163,14 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const recovered = await runner.recover();
   if (recovered.queued || recovered.heartbeats) logger.info(recovered, 'recovered unfinished runs');
 
-  const throttle = new FailureThrottle({ max: cfg.hooks.authFailures.max, windowMs: cfg.hooks.authFailures.windowSeconds * 1000 });
+  // on a store several instances share, failure counts and rate-limit windows are shared too
+  const counter: SharedCounter | undefined =
+    store.countInWindow && store.resetCount ? { countInWindow: store.countInWindow.bind(store), resetCount: store.resetCount.bind(store) } : undefined;
+  const throttle = new FailureThrottle({
+    max: cfg.hooks.authFailures.max,
+    windowMs: cfg.hooks.authFailures.windowSeconds * 1000,
+    ...(counter ? { shared: counter } : {}),
+  });
   const sessions = new ConsoleSessions();
   let watcher: SourceWatcher | undefined;
   const reloader = createReloader({
@@ -198,7 +206,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     throttle,
     logger,
     clock,
-    named: createNamedResolver({ logger }),
+    named: createNamedResolver({ logger, ...(counter ? { counter } : {}) }),
     tally,
     sessions,
     feed,
@@ -254,6 +262,12 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 
   heartbeat.start();
   outbox.start();
+  // on a store other instances share: take over what one of them left when it stopped
+  const unwatch = store.shared?.(() => {
+    runner.notify();
+    heartbeat.poll();
+    outbox.notify();
+  });
   await first.start();
   // started once the service answers, so it costs the start nothing; the first save then finds it ready
   workers?.standby(first.transforms !== undefined);
@@ -287,6 +301,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       const closed = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       clearInterval(prune);
+      unwatch?.();
       await retention.stop();
       await watcher?.close();
       const intake = settlesWithin(closed, left()).then(() => server.closeAllConnections());

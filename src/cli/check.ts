@@ -2,12 +2,15 @@
  * `hook-intake check`: validate the config, build a generation (plugins,
  * presets, mappings, every transform loaded in its worker) without starting
  * anything, print a summary. Exit 1 with `file: key.path: reason` lines when
- * something is wrong.
+ * something is wrong. With the Redis driver, also warns when the server's
+ * persistence settings do not put an answered write on disk.
  */
 import { ConfigError, formatIssue } from '../errors.ts';
 import type { Generation } from '../runtime/generation.ts';
 import { commonOptions, helpText, parse, UsageError } from './args.ts';
 import { offlineGeneration } from './generation.ts';
+import { parseRedisUrl } from '../store/redis/url.ts';
+import { checkRedis } from '../store/redis/durability.ts';
 
 export const CHECK_OPTIONS = commonOptions;
 
@@ -39,6 +42,11 @@ export async function check(argv: string[]): Promise<number> {
     const { gen, loaded, notYet } = await offlineGeneration(values.config, values.data);
     try {
       process.stdout.write(summary(gen, loaded.fallbackTokens, notYet));
+      const storage = gen.config.storage;
+      if (storage.driver === 'redis') {
+        const d = await checkRedis(storage.url!);
+        process.stdout.write(`${[d.line, ...d.warnings.map((w) => `warning: ${w}`)].join('\n')}\n`);
+      }
     } finally {
       await gen.dispose();
     }
@@ -78,7 +86,8 @@ export function summary(gen: Generation, fallbackTokens: readonly string[], notY
   lines.push(`agents: default model ${c.agents.defaults.model}; allowlist ${c.agents.defaults.models ? c.agents.defaults.models.join(', ') : 'not set (any configured provider)'}`);
   lines.push(`providers: ${Object.entries(c.agents.providers).map(([id, p]) => `${id} (${p.type})`).join(', ')}`);
   lines.push(`channels: ${[...gen.channels.values()].map((ch) => `${ch.id} (${ch.type})`).join(', ') || 'none'}`);
-  lines.push(`storage: ${c.storage.driver} ${c.storage.path} (synchronous=${c.storage.synchronous}, locking=${c.storage.locking})`);
+  if (c.storage.driver === 'redis') lines.push(`storage: redis ${parseRedisUrl(c.storage.url!).shown} (prefix ${c.storage.prefix ?? 'hook-intake:'}, instance timeout ${c.storage.instanceTimeoutSeconds ?? 10} s)`);
+  else lines.push(`storage: ${c.storage.driver} ${c.storage.path} (synchronous=${c.storage.synchronous}, locking=${c.storage.locking})`);
   for (const w of gen.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;
 }

@@ -6,6 +6,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigIssue } from '../errors.ts';
 import type { Config } from './schema.ts';
+import { parseRedisUrl } from '../store/redis/url.ts';
 
 const RESERVED_PREFIXES = ['/api', '/ui', '/healthz', '/readyz', '/metrics'];
 const MIN_TOKEN_LENGTH = 24;
@@ -66,6 +67,17 @@ export function applyRules(config: Config, ctx: RuleContext): ConfigIssue[] {
   for (const id of Object.keys(config.channels)) {
     if (id === 'last') issue(`channels.last`, '"last" is reserved (it means the main route)');
   }
+
+  if (config.storage.driver === 'redis') {
+    if (!config.storage.url) issue('storage.url', 'the redis driver needs the server\'s url (redis://host:port/db or unix:///path/to/redis.sock)');
+    else {
+      try {
+        parseRedisUrl(config.storage.url);
+      } catch (err) {
+        issue('storage.url', (err as Error).message.replace(/^storage\.url: /, ''));
+      }
+    }
+  } else if (config.storage.url) issue('storage.url', 'only the redis driver takes a url (storage.driver is "sqlite")');
 
   hooks.transformsDir = resolve(ctx.dir, hooks.transformsDir ?? 'transforms');
   config.storage.path = config.storage.path

@@ -249,8 +249,20 @@ export const ConfigSchema = Type.Object(
     plugins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
     storage: Type.Object(
       {
-        driver: Type.Literal('sqlite', { default: 'sqlite' }),
+        driver: Type.Union([Type.Literal('sqlite'), Type.Literal('redis')], {
+          default: 'sqlite',
+          description: 'sqlite: one instance on a local file; redis: several instances sharing one Redis server (docs/redis.md)',
+        }),
         path: Type.Optional(Type.String({ minLength: 1 })),
+        url: Type.Optional(Type.String({ minLength: 1, description: 'redis driver: redis://host:port/db, rediss://… or unix:///path/to/redis.sock' })),
+        prefix: Type.Optional(Type.String({ minLength: 1, description: 'redis driver: prepended to every key (default "hook-intake:")' })),
+        instanceTimeoutSeconds: Type.Optional(
+          Type.Number({
+            minimum: 0.5,
+            maximum: 3600,
+            description: 'redis driver: how long after an instance stops the others take over its runs, heartbeat and deliveries (default 10)',
+          }),
+        ),
         synchronous: Type.Union([Type.Literal('normal'), Type.Literal('full')], { default: 'normal' }),
         locking: Type.Union([Type.Literal('exclusive'), Type.Literal('normal')], {
           default: 'exclusive',

@@ -18,8 +18,6 @@ import type { RequestTally } from './metrics.ts';
 import type { ConsoleFeed } from './stream.ts';
 import { uiApiRoutes } from './ui-api.ts';
 import { requestHost } from './ui.ts';
-import { openApiDocument } from './openapi/document.ts';
-import { version } from '../channels/user-agent.ts';
 
 export interface ApiDeps {
   generations: GenerationRef;
@@ -91,9 +89,13 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
 
   // the document describes the service, not its configuration (only hooks.path): no token needed
   let doc: { path: string; text: string } | undefined;
-  router.get('/api/openapi.json', (ctx) => {
+  router.get('/api/openapi.json', async (ctx) => {
     const hooksPath = deps.generations.current.config.hooks.path;
-    if (doc?.path !== hooksPath) doc = { path: hooksPath, text: JSON.stringify(openApiDocument({ hooksPath, version })) };
+    if (doc?.path !== hooksPath) {
+      // loaded on first use: the schemas of every answer need not sit in a server nobody asks
+      const [{ openApiDocument }, { version }] = await Promise.all([import('./openapi/document.ts'), import('../channels/user-agent.ts')]);
+      doc = { path: hooksPath, text: JSON.stringify(openApiDocument({ hooksPath, version })) };
+    }
     ctx.type = 'application/json';
     ctx.body = doc.text;
   });

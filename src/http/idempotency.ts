@@ -3,10 +3,12 @@
  * `X-GitHub-Delivery`. A repeat within the TTL gets the first answer with
  * `"duplicate": true` and starts nothing. Keys are scoped by hook name, and
  * only successful answers are remembered: a refused request did nothing, so
- * repeating it is safe. Concurrent repeats wait for the first to finish.
+ * repeating it is safe. Concurrent repeats wait for the first to finish; on a
+ * store shared by several instances, the store refuses the second write of a key.
  */
 import type { Store } from '../store/types.ts';
 import { errors } from '../errors.ts';
+import { IdempotencyTakenError } from '../store/errors.ts';
 import { RecycledMap } from '../util/recycled.ts';
 
 export const IDEMPOTENCY_HEADERS = ['idempotency-key', 'webhook-id', 'x-github-delivery'] as const;
@@ -37,6 +39,12 @@ export class IdempotencyGuard {
     this.store = store;
   }
 
+  /** The stored answer to `scoped`, while it has not expired. */
+  private async firstAnswer(scoped: string, now: number): Promise<Answer | undefined> {
+    const rec = await this.store.getIdempotency(scoped, now);
+    return rec ? { status: rec.status, body: JSON.parse(rec.body) as Record<string, unknown> } : undefined;
+  }
+
   /**
    * Runs `work` unless `scoped` was already answered (or is being answered):
    * then returns the first answer marked as a duplicate. The in-flight entry is
@@ -54,9 +62,8 @@ export class IdempotencyGuard {
       const mine = new Promise<Answer | undefined>((r) => (settle = r));
       this.inFlight.set(scoped, mine);
       try {
-        const rec = await this.store.getIdempotency(scoped, now);
-        if (rec) {
-          const first = { status: rec.status, body: JSON.parse(rec.body) as Record<string, unknown> };
+        const first = await this.firstAnswer(scoped, now);
+        if (first) {
           settle(first);
           return duplicate(first);
         }
@@ -64,7 +71,10 @@ export class IdempotencyGuard {
         settle(answer);
         return answer;
       } catch (err) {
-        settle(undefined);
+        // another instance sharing the store answered the same key meanwhile: this one stored nothing
+        const first = err instanceof IdempotencyTakenError ? await this.firstAnswer(scoped, now) : undefined;
+        settle(first);
+        if (first) return duplicate(first);
         throw err;
       } finally {
         if (this.inFlight.get(scoped) === mine) this.inFlight.delete(scoped);

@@ -52,6 +52,8 @@ export interface Heartbeat {
   beat(): Promise<string | undefined>;
   /** Resolves when no heartbeat is scheduled or running. */
   idle(): Promise<void>;
+  /** Claims a heartbeat that is due and no one holds (another instance asked for it, or stopped while holding it). */
+  poll(): void;
 }
 
 export function parseDuration(s: string): number {
@@ -267,6 +269,9 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
         shutdown.abort(new Error('service shutting down'));
         storeGaveUp.abort();
       });
+    },
+    poll() {
+      if (!running && !asking && !stopped) fire();
     },
     idle() {
       if (!timer && !running && !asking) return Promise.resolve();

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import type { PruneBefore, PruneCounts, Store } from '../store/types.ts';
 import type { GenerationRef } from './generation.ts';
+import { TRANSCRIPT_WINDOW } from './runner.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -19,6 +20,8 @@ export function pruneBefore(retention: Config['retention'], now: number): PruneB
     runs: now - retention.runsDays * DAY_MS,
     events: now - retention.eventsDays * DAY_MS,
     requests: now - retention.requestsDays * DAY_MS,
+    // what an agent is shown of a session stays
+    sessionLines: TRANSCRIPT_WINDOW,
   };
 }
 

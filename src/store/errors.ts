@@ -6,3 +6,10 @@ export class StoreInUseError extends StoreOpenError {}
 
 /** The database was made by another build, with another layout: nothing converts it. */
 export class StoreSchemaError extends StoreOpenError {}
+
+/**
+ * An accepted request's idempotency key was stored first by another request, on this or another
+ * instance sharing the store, between the check and the write: nothing of this one was stored, and it
+ * is answered as a repeat of the first.
+ */
+export class IdempotencyTakenError extends Error {}

@@ -1,12 +1,14 @@
 /**
  * Opens the store the configuration names (`storage.driver`), with its work queue (`Store.queue`).
+ * `sqlite` (the default) keeps one instance's state in a file; `redis` shares it between instances on one server.
  * Everything above the store uses the `Store` and `WorkQueue` interfaces only; a driver's own options and tricks stay in its folder.
  */
 import type { Config } from '../config/schema.ts';
+import { RedisStore } from './redis/store.ts';
 import { SqliteStore } from './sqlite/store.ts';
 import type { Store } from './types.ts';
 
-export { StoreInUseError, StoreOpenError, StoreSchemaError } from './errors.ts';
+export { IdempotencyTakenError, StoreInUseError, StoreOpenError, StoreSchemaError } from './errors.ts';
 export type { Store, WorkQueue } from './types.ts';
 
 /** `clock` is the queue's, for leases and retries (default Date.now). */
@@ -14,6 +16,13 @@ export async function openStore(storage: Config['storage'], opts: { clock?: () =
   switch (storage.driver) {
     case 'sqlite':
       return new SqliteStore({ path: storage.path!, synchronous: storage.synchronous, locking: storage.locking, clock: opts.clock });
+    case 'redis':
+      return RedisStore.open({
+        url: storage.url!,
+        ...(storage.prefix ? { prefix: storage.prefix } : {}),
+        ...(storage.instanceTimeoutSeconds ? { instanceTimeoutMs: storage.instanceTimeoutSeconds * 1000 } : {}),
+        ...(opts.clock ? { clock: opts.clock } : {}),
+      });
   }
   throw new Error(`storage.driver: unknown driver ${JSON.stringify(storage.driver)}`);
 }

@@ -226,6 +226,11 @@ export interface PruneBefore {
   events: number;
   /** Kept requests received before it. */
   requests: number;
+  /**
+   * In a session still in use, its newest this many transcript lines stay whatever their age (what an agent
+   * is shown); older lines beyond them, from before `runs`, go too, so a session never idle stays bounded.
+   */
+  sessionLines: number;
 }
 
 /** What a prune removed (or, for a dry run, would remove). */
@@ -312,11 +317,20 @@ export interface WorkQueue<T> {
   claimTasks(kind: Task['kind'], worker: string, leaseMs: number, limit: number): Promise<Claim<Task>[]>;
 }
 
+/** The shared counters of a store (`Store.countInWindow`, `Store.resetCount`). */
+export interface SharedCounter {
+  countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }>;
+  resetCount(key: string): Promise<void>;
+}
+
 export interface Store {
   readonly driver: string;
   /** The runs to be worked on: every run `accept` stores is enqueued in the same atomic write, keyed by its session key. */
   readonly queue: WorkQueue<NewRun>;
-  /** Commits an accepted request's events, runs and idempotency record atomically, and its runs' entries in `queue` with them. */
+  /**
+   * Commits an accepted request's events, runs and idempotency record atomically, and its runs' entries in `queue` with them.
+   * A driver shared by several processes rejects with `IdempotencyTakenError` when another request stored the key first.
+   */
   accept(batch: AcceptBatch): Promise<void>;
   getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined>;
   pruneIdempotency(now: number): Promise<number>;
@@ -374,6 +388,22 @@ export interface Store {
 
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
+  /**
+   * A store several processes share (the Redis driver): calls `onWork` every so often, so that this
+   * process takes over what another one left when it stopped (claims whose lease ran out, deliveries it
+   * held). Returns a function that stops the calls. Absent for a store one process owns.
+   */
+  shared?(onWork: () => void): () => void;
+  /**
+   * A counter in a fixed window shared by the processes on the store (the Redis driver): counts one
+   * event for `key` and gives the window's count and start. A window starts with the first event after
+   * the last one ended (`windowMs` after its start). Absent for a store one process owns, which counts in memory.
+   */
+  countInWindow?(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }>;
+  /** Ends `key`'s window (a success after authentication failures). */
+  resetCount?(key: string): Promise<void>;
+  /** What the operator should know of the store's settings at start (a Redis server that does not persist what it acknowledges). */
+  startupWarnings?(): Promise<string[]>;
   /** The driver's own figures for `/metrics`, if it keeps any. */
   histograms?(): StoreHistogram[];
   close(): Promise<void>;

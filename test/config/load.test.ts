@@ -91,6 +91,23 @@ describe('loadConfig()', () => {
     expect(config.storage.path).toBe(join(dir, 'db/x.db'));
   });
 
+  it('takes the redis driver with its url, and names storage.url when it is missing or bad', () => {
+    const ok = write('c.json5', "{storage: {driver: 'redis', url: 'unix:///run/redis.sock'}}");
+    expect(loadConfig({ file: ok, cwd: root, env: {} }).config.storage).toMatchObject({ driver: 'redis', url: 'unix:///run/redis.sock' });
+    const missing = write('c.json5', "{storage: {driver: 'redis'}}");
+    expect(issuesOf(() => loadConfig({ file: missing, cwd: root, env: {} }))).toEqual([
+      expect.objectContaining({ path: 'storage.url', message: expect.stringContaining('the redis driver needs the server\'s url') }),
+    ]);
+    const bad = write('c.json5', "{storage: {driver: 'redis', url: 'http://localhost:6379'}}");
+    expect(issuesOf(() => loadConfig({ file: bad, cwd: root, env: {} }))).toEqual([
+      expect.objectContaining({ path: 'storage.url', message: expect.stringContaining('scheme "http:" is not redis:') }),
+    ]);
+    const stray = write('c.json5', "{storage: {url: 'redis://localhost'}}");
+    expect(issuesOf(() => loadConfig({ file: stray, cwd: root, env: {} }))).toEqual([
+      expect.objectContaining({ path: 'storage.url', message: 'only the redis driver takes a url (storage.driver is "sqlite")' }),
+    ]);
+  });
+
   it('reads JSON5 (comments, unquoted keys, trailing commas)', () => {
     const file = write('c.json5', `{
       // a comment

@@ -43,7 +43,7 @@ describe('validateConfig()', () => {
     [{ hooks: { agentStatus: 201 } }, 'hooks.agentStatus: must be one of 200, 202'],
     [{ hooks: { mappings: [{ action: 'wak' }] } }, 'hooks.mappings[0].action: must be one of "wake", "agent"'],
     [{ agents: { defaults: { thinking: 'max' } } }, 'agents.defaults.thinking: must be one of "off", "minimal", "low", "medium", "high", "xhigh"'],
-    [{ storage: { driver: 'redis' } }, 'storage.driver: must be "sqlite"'],
+    [{ storage: { driver: 'mysql' } }, 'storage.driver: must be one of "sqlite", "redis"'],
     [{ gateway: { port: 70000 } }, 'gateway.port: must be <= 65535'],
     [{ hooks: { maxBodyBytes: 0 } }, 'hooks.maxBodyBytes: must be >= 1'],
     [{ agents: { defaults: { heartbeat: { every: '5 minutes' } } } }, 'agents.defaults.heartbeat.every: must match ^(0|[0-9]+(ms|s|m|h))$'],

@@ -42,6 +42,8 @@ export interface StartOptions {
   nodeArgs?: string[];
   env?: Record<string, string>;
   cwd?: string;
+  /** How long to wait for `listening on` (default 25 s). */
+  startTimeoutMs?: number;
 }
 
 export async function startCli(opts: StartOptions = {}): Promise<Running> {
@@ -92,7 +94,7 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
     });
 
   // a start that fails ends the wait at once; a slow one, on a machine shared with other test runs, gets time
-  await waitFor(/listening on (http:\/\/\S+)/, READY_TIMEOUT_MS);
+  await waitFor(/listening on (http:\/\/\S+)/, opts.startTimeoutMs ?? READY_TIMEOUT_MS);
   const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
   return {
     url,

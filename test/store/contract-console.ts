@@ -103,7 +103,7 @@ export function consoleContract(store: () => Store): void {
 
   describe('prune()', () => {
     const long = (tag: string) => `${tag}: ${'Zürich ✓ '.repeat(600)}`;
-    const cutoff = { runs: 10_000, events: 10_000, requests: 10_000 };
+    const cutoff = { runs: 10_000, events: 10_000, requests: 10_000, sessionLines: 3 };
     /** A hook run accepted, started and finished at `at` with `delivery`. */
     const finishedRun = async (at: number, over: Parameters<typeof newRun>[0] = {}, outcome: Parameters<typeof okOutcome>[1] = {}) => {
       const run = newRun({ createdAt: at, ...over });
@@ -161,16 +161,36 @@ export function consoleContract(store: () => Store): void {
       expect(await pruneAll(100)).toEqual({ total: { runs: 0, events: 0, messages: 0, deliveries: 0, requests: 0 }, batches: 1 });
     });
 
-    it('removes the transcripts of sessions idle since before the cutoff, and keeps a session in use whole', async () => {
+    it('removes the transcripts of sessions idle since before the cutoff; of a session in use, the old lines beyond its newest ones', async () => {
       const line = (sessionKey: string, createdAt: number) => ({ sessionKey, role: 'user' as const, content: `at ${createdAt}`, runId: null, createdAt });
       const idle = await finishedRun(1_000, { sessionKey: 'idle' }, { messages: [line('idle', 1_000), line('idle', 2_000)] });
-      await finishedRun(1_000, { sessionKey: 'busy' }, { messages: [line('busy', 1_000)] });
+      await finishedRun(1_000, { sessionKey: 'busy' }, { messages: [line('busy', 1_000), line('busy', 1_100), line('busy', 1_200), line('busy', 1_300)] });
+      await finishedRun(1_000, { sessionKey: 'short' }, { messages: [line('short', 1_000)] });
+      await finishedRun(20_000, { sessionKey: 'short' }, { messages: [line('short', 20_000)] });
       await finishedRun(20_000, { sessionKey: 'busy' }, { messages: [line('busy', 20_000)] });
+      const dry = await store().countPrunable(cutoff);
       const { total } = await pruneAll(1);
-      expect(total.messages).toBe(2);
+      expect(total.messages).toBe(4);
+      expect(dry.messages).toBe(4);
       expect(await store().transcript('idle', 10)).toEqual([]);
-      expect((await store().transcript('busy', 10)).map((m) => m.createdAt)).toEqual([1_000, 20_000]);
+      // the newest three lines (sessionLines) stay, however old
+      expect((await store().transcript('busy', 10)).map((m) => m.createdAt)).toEqual([1_200, 1_300, 20_000]);
+      expect((await store().transcript('short', 10)).map((m) => m.createdAt)).toEqual([1_000, 20_000]);
       expect(await store().getRun(idle.id)).toBeUndefined();
+    });
+
+    it('removes events consumed one by one, out of order, once consumed before the cutoff', async () => {
+      const events = [1_000, 1_100, 1_200, 1_300].map((at) => newEvent({ createdAt: at }));
+      await store().accept({ events, runs: [] });
+      await store().pendingEvents(10);
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main', createdAt: 2_000 });
+      await store().insertHeartbeat(hb, 2_000);
+      // not the oldest pending one: marked consumed by its row
+      await store().finishRun(okOutcome(hb.id, { finishedAt: 2_000, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: [events[1]!.id] }));
+      expect(await store().countPrunable(cutoff)).toMatchObject({ events: 1 });
+      expect((await pruneAll(10)).total.events).toBe(1);
+      expect((await store().listEvents({ limit: 10 })).map((e) => [e.createdAt, e.status])).toEqual([[1_300, 'pending'], [1_200, 'pending'], [1_000, 'pending']]);
+      expect((await store().counts()).events).toEqual({ pending: 3, consumed: 0 });
     });
 
     it('keeps a long text while a row still refers to it', async () => {

@@ -24,7 +24,8 @@ export interface Operation {
   method: 'get' | 'post' | 'delete';
   path: string;
   summary: string;
-  tag: 'hooks' | 'read' | 'admin' | 'console' | 'health';
+  /** `hooks`, `read`, `admin` or `health` (document.ts describes these); another name is listed as it is. */
+  tag: string;
   auth: Auth;
   params?: Param[];
   /** JSON request body. */

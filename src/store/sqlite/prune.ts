@@ -29,6 +29,8 @@ function pruneStatements(db: DatabaseSync) {
     deleteRanges: p('DELETE FROM consumed WHERE to_seq < (SELECT min(seq) FROM events)'),
     messages: p('SELECT id AS k, session_key, created_at, content_text FROM messages WHERE id >= ? AND id < (SELECT max(id) FROM messages) ORDER BY id LIMIT ?'),
     lastMessageAt: p('SELECT created_at FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT 1'),
+    // the oldest of a session's newest n lines (what an agent is shown): lines below it may go
+    keptFrom: p('SELECT id FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT 1 OFFSET ?'),
     deleteMessage: p('DELETE FROM messages WHERE id = ?'),
     outbox: p('SELECT rowid AS k, status, created_at, updated_at, text_ref, parts_ref FROM outbox WHERE rowid >= ? AND rowid < (SELECT max(rowid) FROM outbox) ORDER BY rowid LIMIT ?'),
     deleteOutbox: p('DELETE FROM outbox WHERE rowid = ?'),
@@ -43,8 +45,9 @@ function pruneStatements(db: DatabaseSync) {
       AND r.finished_at < ? AND (o.status IS NULL OR o.status <> 'pending') AND r.seq < (SELECT max(seq) FROM runs)`),
     countEvents: p(`SELECT count(*) AS n FROM events e LEFT JOIN consumed c ON e.seq < ? AND c.to_seq = (SELECT min(x.to_seq) FROM consumed x WHERE x.to_seq >= e.seq)
       AND c.from_seq <= e.seq WHERE coalesce(e.consumed_at, c.consumed_at) < ? AND e.seq < (SELECT max(seq) FROM events)`),
-    countMessages: p(`SELECT count(*) AS n FROM messages WHERE id < (SELECT max(id) FROM messages) AND session_key IN
-      (SELECT session_key FROM messages GROUP BY session_key HAVING max(created_at) < ?)`),
+    countMessages: p(`SELECT count(*) AS n FROM (SELECT id, created_at, max(created_at) OVER (PARTITION BY session_key) AS last_at,
+      row_number() OVER (PARTITION BY session_key ORDER BY id DESC) AS rn FROM messages)
+      WHERE created_at < ?1 AND (last_at < ?1 OR rn > ?2) AND id < (SELECT max(id) FROM messages)`),
     countOutbox: p("SELECT count(*) AS n FROM outbox WHERE status <> 'pending' AND updated_at < ? AND rowid < (SELECT max(rowid) FROM outbox)"),
     countRequests: p('SELECT count(*) AS n FROM requests WHERE received_at < ? AND seq < (SELECT max(seq) FROM requests)'),
   };
@@ -103,12 +106,17 @@ export class Pruner {
       return true;
     });
     if (counts.events) this.q.deleteRanges.run();
-    const idle = new Map<string, boolean>();
+    // per session: below which id its lines may go (all of an idle session's; in one in use, those older than its newest lines)
+    const below = new Map<string, number>();
     walk('messages', this.q.messages.all(this.from.messages, limit) as Row[], before.runs, (r) => {
       const key = String(r.session_key);
-      let gone = idle.get(key);
-      if (gone === undefined) idle.set(key, (gone = Number((this.q.lastMessageAt.get(key) as Row).created_at) < before.runs));
-      if (!gone) return false;
+      let from = below.get(key);
+      if (from === undefined) {
+        const idle = Number((this.q.lastMessageAt.get(key) as Row).created_at) < before.runs;
+        const kept = idle ? undefined : (this.q.keptFrom.get(key, before.sessionLines - 1) as Row | undefined);
+        below.set(key, (from = idle ? Infinity : kept ? Number(kept.id) : 0));
+      }
+      if (Number(r.k) >= from) return false;
       this.q.deleteMessage.run(r.k as number);
       ref(r.content_text);
       return true;
@@ -139,7 +147,7 @@ export class Pruner {
     return {
       runs: n(this.q.countRuns, before.runs),
       events: n(this.q.countEvents, pendingFrom, before.events),
-      messages: n(this.q.countMessages, before.runs),
+      messages: n(this.q.countMessages, before.runs, before.sessionLines),
       deliveries: n(this.q.countOutbox, before.runs),
       requests: n(this.q.countRequests, before.requests),
     };

@@ -13,7 +13,7 @@ const dir = tempDir('hook-intake-sqlite-prune-');
 afterAll(() => cleanup(dir));
 let n = 0;
 const long = (tag: string) => `${tag}: ${'x'.repeat(5_000)}`;
-const cutoff = { runs: 10_000, events: 10_000, requests: 10_000 };
+const cutoff = { runs: 10_000, events: 10_000, requests: 10_000, sessionLines: 50 };
 
 async function finished(store: SqliteStore, at: number, sessionKey: string) {
   const message = long(`message ${at}`);

@@ -1,0 +1,44 @@
+/**
+ * Kept hook requests on Redis (the request log, SPEC §12): a hash each (`req:<id>`: the request as JSON
+ * without its body, the body as bytes), listed through sorted sets by acceptance order: all of them
+ * (`reqs`), by hook (`reqs:hook:<hook>`) and by status (`reqs:status:<status>`). Written by the accept
+ * script with the request's events and runs; never updated after.
+ */
+import type { Redis } from 'ioredis';
+import type { KeptRequest, RequestListOptions } from '../types.ts';
+import type { Arg } from './scripts.ts';
+
+/** The accept script's arguments for a kept request (lua/records.ts, ACCEPT). */
+export function requestArgs(r: KeptRequest): Arg[] {
+  const { body, ...rest } = r;
+  return [r.id, r.hook, r.status, r.receivedAt, JSON.stringify(rest), Buffer.from(body.buffer, body.byteOffset, body.byteLength)];
+}
+
+export async function getRequest(client: Redis, p: string, id: string): Promise<KeptRequest | undefined> {
+  const h = await client.hgetallBuffer(`${p}req:${id}`);
+  if (!h.j || !h.body) return undefined;
+  return { ...(JSON.parse(h.j.toString('utf8')) as Omit<KeptRequest, 'body'>), body: h.body };
+}
+
+/** Newest first, through the narrowest index the filters allow, the other filter applied here. */
+export async function listRequests(client: Redis, p: string, opts: RequestListOptions): Promise<KeptRequest[]> {
+  let top = '+inf';
+  if (opts.before !== undefined) {
+    const seq = await client.hget(`${p}req:${opts.before}`, 'seq');
+    if (seq === null) return [];
+    top = `(${seq}`;
+  }
+  const index = opts.hook !== undefined ? `${p}reqs:hook:${opts.hook}` : opts.status !== undefined ? `${p}reqs:status:${opts.status}` : `${p}reqs`;
+  const out: KeptRequest[] = [];
+  const page = Math.max(opts.limit, 100);
+  for (let offset = 0; out.length < opts.limit; offset += page) {
+    const ids = await client.zrevrangebyscore(index, top, '-inf', 'LIMIT', offset, page);
+    for (const r of await Promise.all(ids.map((id) => getRequest(client, p, id)))) {
+      if (!r || (opts.status !== undefined && r.status !== opts.status)) continue;
+      out.push(r);
+      if (out.length >= opts.limit) break;
+    }
+    if (ids.length < page) break;
+  }
+  return out;
+}
