@@ -109,6 +109,13 @@ export default function transform(input: { payload: { alert: Alert; labels: Reco
 const UNCAPPED_RUNS = { hooks: { maxQueuedRuns: 10_000_000 } };
 
 /**
+ * `agent` delivers each reply to the console channel. A run's `channel: "last"` needs a main route,
+ * which a fresh store has not learnt yet: without `session.defaultRoute` every reply would be skipped
+ * and the scenario would leave the outbox out.
+ */
+const DELIVERED_RUNS = { ...UNCAPPED_RUNS, session: { defaultRoute: { channel: 'console' } } };
+
+/**
  * An agent provider whose runs never finish on their own (they end when the
  * server shuts down): with one run at a time, every other request stays
  * queued, so a round measures the 202 path alone, with no run work beside it.
@@ -139,7 +146,7 @@ export const SCENARIOS: Scenario[] = [
   // the same request without its heartbeat: the cost of intake alone
   { id: 'wake-next', label: 'wake, mode next-heartbeat', path: '/hooks/wake', body: WAKE_NEXT, connections: 50, expectStatus: 200, targets: { cpuRatio: 0.45, p99Ms: 10, rssMb: 120 } },
   { id: 'wake-200', label: 'wake', path: '/hooks/wake', body: WAKE, connections: 200, expectStatus: 200, targets: { cpuRatio: 0.45, rssMb: 120 } },
-  { id: 'agent', label: 'agent (runs by echo)', path: '/hooks/agent', body: AGENT, connections: 50, expectStatus: 202, config: UNCAPPED_RUNS, targets: { cpuRatio: 0.4, p99Ms: 10, rssMb: 120 } },
+  { id: 'agent', label: 'agent (runs by echo)', path: '/hooks/agent', body: AGENT, connections: 50, expectStatus: 202, config: DELIVERED_RUNS, targets: { cpuRatio: 0.4, p99Ms: 10, rssMb: 120 } },
   // the same request, with the runs held back: what accepting an agent request costs
   {
     id: 'agent-intake',

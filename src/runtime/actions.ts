@@ -22,7 +22,7 @@ export const DEFAULT_AGENT_NAME = 'Hook';
 
 export const WakeBody = Type.Object(
   {
-    text: Type.String({ maxLength: MAX_WAKE_TEXT }),
+    text: Type.String({ maxChars: MAX_WAKE_TEXT }),
     mode: Type.Optional(WakeMode),
   },
   { additionalProperties: false },
@@ -30,7 +30,7 @@ export const WakeBody = Type.Object(
 
 export const AgentBody = Type.Object(
   {
-    message: Type.String({ maxLength: MAX_AGENT_MESSAGE }),
+    message: Type.String({ maxChars: MAX_AGENT_MESSAGE }),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     sessionKey: Type.Optional(Type.String()),
     wakeMode: Type.Optional(WakeMode),

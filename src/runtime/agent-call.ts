@@ -5,6 +5,7 @@ import type { Generation } from './generation.ts';
 import type { AgentMessage } from '../plugins/define.ts';
 import { splitModel } from '../config/rules.ts';
 import { RecycledSet } from '../util/recycled.ts';
+import { stripBoundary, stripBoundaryHead } from './safety.ts';
 
 export type CallResult =
   | { status: 'ok'; text: string }
@@ -98,6 +99,22 @@ export function oneLine(s: string, max: number): string {
   }
   const flat = s.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/**
+ * `oneLine(stripBoundary(text), max)`: a reply's summary. Like oneLine it reads only the start of a long
+ * text, stripped of boundary lines as far as it goes (`stripBoundaryHead`), so a 100 KiB reply is not
+ * copied whole to be stripped.
+ */
+export function replySummary(text: string, max: number): string {
+  for (let n = 4 * (max + 2); n < text.length; n *= 4) {
+    const head = stripBoundaryHead(text, n);
+    if (head === undefined) continue;
+    // as in oneLine: longer than max + 1 once flattened, so the whole starts with the same max - 1 characters
+    const start = head.replace(/\s+/g, ' ').trimStart();
+    if (start.length > max + 1) return `${start.slice(0, max - 1)}…`;
+  }
+  return oneLine(stripBoundary(text), max);
 }
 
 const ACK = /^\s*HEARTBEAT_OK\s*$/i;

@@ -5,9 +5,8 @@
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Generation } from './generation.ts';
 import type { NewRun, RunOutcome, Store } from '../store/types.ts';
-import { isHeartbeatAck, oneLine } from './agent-call.ts';
+import { isHeartbeatAck, replySummary } from './agent-call.ts';
 import { resolveRoute } from './routes.ts';
-import { stripBoundary } from './safety.ts';
 
 const SUMMARY_MAX = 300;
 
@@ -43,7 +42,7 @@ export async function buildOutcome(gen: Generation, store: Store, o: OutcomeInpu
     delivery: { kind: 'skipped', reason: o.failedReason },
   };
   if (!ok) return outcome;
-  if (o.summarize) outcome.summary = oneLine(stripBoundary(result.text), SUMMARY_MAX) || '(empty reply)';
+  if (o.summarize) outcome.summary = replySummary(result.text, SUMMARY_MAX) || '(empty reply)';
   outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: run.id, createdAt: finishedAt });
   outcome.delivery = await deliveryOf(gen, store, o, result.text);
   return outcome;

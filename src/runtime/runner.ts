@@ -16,6 +16,7 @@ import { buildOutcome } from './outcome.ts';
 import { hookLine } from './safety.ts';
 import { untilStored } from './until-stored.ts';
 import { isStorageUnavailable } from '../store/unavailable.ts';
+import { RecycledMap } from '../util/recycled.ts';
 
 /** What an agent sees of its session's history: the last 50 messages, at most 64 KiB of them. */
 export const TRANSCRIPT_WINDOW = 50;
@@ -65,8 +66,8 @@ export function createRunner(deps: RunnerDeps): Runner {
   const { store, queue, generations, logger } = deps;
   const clock = deps.clock ?? Date.now;
   const worker = `runner-${uuidv7()}`;
-  // the runs under way, by id, until their claim has ended
-  const inFlight = new Map<string, Promise<void>>();
+  // the runs under way, by id, until their claim has ended (an entry per run: see util/recycled.ts)
+  const inFlight = new RecycledMap<string, Promise<void>>();
   // runs holding one of the `maxConcurrent` slots: from the start of a run until its agent call is over
   let calling = 0;
   const shutdown = new Shutdown();

@@ -167,3 +167,25 @@ const BOUNDARY_LINE = new RegExp(`^(?:SECURITY NOTICE: the content between the m
 export function stripBoundary(text: string): string {
   return text.includes(MARKER) ? text.replace(BOUNDARY_LINE, '') : text;
 }
+
+/** How a notice line begins (see BOUNDARY_LINE); a marker line begins with `<<<`. */
+const NOTICE_LINE_START = 'SECURITY NOTICE: the content between the markers below ';
+
+/**
+ * `stripBoundary` of the first `n` characters of `text`, when that is the start of `stripBoundary(text)`;
+ * undefined when it cannot be told without reading on. It can when the cut falls inside a line that
+ * cannot be a boundary line (one that begins with neither the notice's words nor `<<<`): stripBoundary
+ * keeps such a line whole, and every line before the cut is the same in both. For the summary of a long
+ * reply, which needs only its start: no stripped copy of the whole text is made.
+ */
+export function stripBoundaryHead(text: string, n: number): string | undefined {
+  const head = text.slice(0, n);
+  let from = head.length;
+  while (from > 0 && !isLineTerminator(head.charCodeAt(from - 1))) from--;
+  const cut = head.slice(from);
+  if (NOTICE_LINE_START.startsWith(cut.slice(0, NOTICE_LINE_START.length)) || '<<<'.startsWith(cut.slice(0, 3))) return undefined;
+  return head.includes(MARKER) || text.includes(MARKER) ? head.replace(BOUNDARY_LINE, '') : head;
+}
+
+/** The characters that end a line for `^` and `$` in BOUNDARY_LINE (a multiline regular expression). */
+const isLineTerminator = (c: number) => c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Type } from '@sinclair/typebox';
-import { compile, compileBody } from '../../src/config/ajv.ts';
+import { codePoints, compile, compileBody } from '../../src/config/ajv.ts';
 import { Rule } from '../../src/config/schema.ts';
 
 const Slice = Type.Object(
@@ -43,5 +43,34 @@ describe('compileBody()', () => {
     const body: Record<string, unknown> = { name: 'a' };
     expect(compileBody(Slice)(body)).toBe(true);
     expect(body).toEqual({ name: 'a' });
+  });
+});
+
+describe('maxChars', () => {
+  const check = compileBody(Type.Object({ text: Type.String({ maxChars: 3 }), n: Type.Optional(Type.Number()) }, { additionalProperties: false }));
+  const plain = compileBody(Type.Object({ text: Type.String({ maxLength: 3 }), n: Type.Optional(Type.Number()) }, { additionalProperties: false }));
+
+  it('counts characters as maxLength does: a pair of surrogates is one', () => {
+    for (const text of ['abc', 'abcd', '😀😀😀', '😀😀😀😀', 'a😀b', '\ud83d\ud83d\ud83d', '\ud83dab', '\ude00\ude00\ude00\ude00']) {
+      expect(check({ text }), text).toBe(plain({ text }));
+    }
+  });
+
+  it('fails with the error maxLength gives, at the same field', () => {
+    expect(check({ text: 'abcd' })).toBe(false);
+    expect(plain({ text: 'abcd' })).toBe(false);
+    const pick = (e: { keyword: string; instancePath: string; params: unknown }) => ({ keyword: e.keyword, instancePath: e.instancePath, params: e.params });
+    expect(pick(check.errors![0]!)).toEqual(pick(plain.errors![0]!));
+  });
+
+  it('comes in the same order among the other checks', () => {
+    expect(check({ text: 'abcd', n: 'x' })).toBe(false);
+    expect(check.errors![0]!.instancePath).toBe('/text');
+    expect(check({ text: 'abcd', extra: 1 })).toBe(false);
+    expect(check.errors![0]!.keyword).toBe('additionalProperties');
+  });
+
+  it('codePoints() is the length of the string as an array of code points', () => {
+    for (const s of ['', 'a', '😀', '\ud83d', '\ude00\ud83d', 'x😀\ud83d😀', '\ud83d\ude00\ude00']) expect(codePoints(s), JSON.stringify(s)).toBe([...s].length);
   });
 });

@@ -6,7 +6,8 @@
  * Shutdown: what aborts the agent calls still running when the service stops.
  */
 import { describe, expect, it } from 'vitest';
-import { callAgent, isHeartbeatAck, oneLine, Shutdown } from '../../src/runtime/agent-call.ts';
+import { callAgent, isHeartbeatAck, oneLine, replySummary, Shutdown } from '../../src/runtime/agent-call.ts';
+import { MARKER, notice, stripBoundary, wrapExternal } from '../../src/runtime/safety.ts';
 import { scriptedProvider, testGeneration } from '../helpers/runtime.ts';
 import { rng } from '../helpers/rng.ts';
 
@@ -58,6 +59,58 @@ describe('oneLine()', () => {
       const max = 1 + Math.floor(rand() * 60);
       expect(oneLine(s, max)).toBe(whole(s, max));
     }
+  });
+});
+
+describe('replySummary()', () => {
+  /** What it must return: the whole reply stripped of boundary lines, then on one line. */
+  const expected = (s: string, max: number) => oneLine(stripBoundary(s), max);
+
+  it('summarises an echo of a long wrapped message as stripping the whole of it would', () => {
+    const message = 'row 0001: order shipped to warehouse 7; '.repeat(2600);
+    const reply = wrapExternal(message, 'Webhook', 'ab12cd34');
+    expect(replySummary(reply, 300)).toBe(expected(reply, 300));
+    expect(replySummary(reply, 300).startsWith('row 0001')).toBe(true);
+  });
+
+  it('agrees with stripping the whole reply on random mixes of boundary lines, parts of them, words and line breaks', () => {
+    const rand = rng(11);
+    const pick = <T>(a: readonly T[]) => a[Math.floor(rand() * a.length)]!;
+    const id = 'ab12cd34';
+    const pieces = [
+      notice('Webhook'),
+      `<<<${MARKER} id="${id}" source="Webhook">>>`,
+      `<<<END_${MARKER} id="${id}">>>`,
+      `<<<${MARKER} id="${id}">>>`,
+      'SECURITY NOTICE: the content between the markers below',
+      'SECURITY NOTICE: the content between the markers below ',
+      '<<<',
+      '<<',
+      `<<<${MARKER} id="zz">>>`,
+      MARKER,
+    ];
+    const breaks = ['\n', '\r', '\r\n', '\u2028', '\u2029', ' ', ''];
+    for (let i = 0; i < 400; i++) {
+      let s = '';
+      const parts = Math.floor(rand() * 60);
+      for (let p = 0; p < parts; p++) {
+        const r = rand();
+        if (r < 0.3) s += pick(pieces);
+        else if (r < 0.6) s += pick(breaks);
+        else s += 'w'.repeat(Math.floor(rand() * (rand() < 0.2 ? 3000 : 30)));
+      }
+      const max = 1 + Math.floor(rand() * 300);
+      expect(replySummary(s, max), JSON.stringify(s.slice(0, 80))).toBe(expected(s, max));
+    }
+  });
+
+  it('strips a notice line only when the reply holds a marker somewhere, as stripBoundary does', () => {
+    const withoutMarker = `${notice('Webhook')}\n${'x '.repeat(3000)}`;
+    expect(replySummary(withoutMarker, 50)).toBe(expected(withoutMarker, 50));
+    expect(replySummary(withoutMarker, 50).startsWith('SECURITY NOTICE')).toBe(true);
+    const markerFarOn = `${withoutMarker}\n<<<${MARKER} id="ab12cd34">>>`;
+    expect(replySummary(markerFarOn, 50)).toBe(expected(markerFarOn, 50));
+    expect(replySummary(markerFarOn, 50).startsWith('x x')).toBe(true);
   });
 });
 

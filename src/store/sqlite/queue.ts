@@ -24,6 +24,7 @@ import { toNewRun } from './rows.ts';
 import type { RunRows } from './runs.ts';
 import type { Statements } from './statements.ts';
 import { TaskQueue } from './tasks.ts';
+import { RecycledMap } from '../../util/recycled.ts';
 
 /** The run of a key that the queue has looked at and that is not completed yet. */
 interface Head {
@@ -67,9 +68,10 @@ export class RunQueue implements WorkQueue<NewRun> {
   private readonly fresh = new NumberFifo();
   /** Seqs accepted by the transaction under way: queued once it commits. */
   private inTx: number[] = [];
-  private readonly heads = new Map<string, Head>();
+  /** An entry per key with a run under way, and per run claimed: they come and go with each run (see util/recycled.ts). */
+  private readonly heads = new RecycledMap<string, Head>();
   /** The claimed heads, by run id. */
-  private readonly claimed = new Map<string, Head>();
+  private readonly claimed = new RecycledMap<string, Head>();
   /** Runs waiting behind a head, and heads waiting (not claimed). */
   private parked = 0;
   /** The tasks (heartbeats): in memory only. */

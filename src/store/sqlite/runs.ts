@@ -26,8 +26,8 @@ export class RunRows {
   private readonly queuedStarts = new RecycledMap<string, number>();
   /** Runs whose finish is queued: their start, still queued, is left to it. */
   private readonly finishing = new RecycledSet<string>();
-  /** Starts written by the transaction under way (see `queuedStarts`). */
-  private readonly startsInTx = new Map<string, number>();
+  /** Starts written by the transaction under way (see `queuedStarts`); cleared at each commit. */
+  private readonly startsInTx = new RecycledMap<string, number>();
 
   constructor(q: Statements) {
     this.q = q;
