@@ -86,7 +86,7 @@ describe('user plugins', () => {
   it('reloads an edited plugin without a restart', async () => {
     const mark = srv.output().length;
     writeFileSync(join(srv.dir, 'acme.ts'), plugin('v2'));
-    await srv.waitFor('configuration reloaded', 10_000, mark);
+    await srv.waitFor('configuration reloaded', undefined, mark);
     const r = await post(`${srv.url}/hooks/orders`, { id: 'B-2' }, auth);
     expect((await runOf(r.body.runId)).reply).toBe('HEY v2 ORDER B-2');
   });

@@ -7,6 +7,13 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+/**
+ * How long `waitFor()` and `until()` wait by default. Generous on purpose: beside a CPU-bound
+ * process a condition that happens is slow, not absent, and the deadline is only there to end a
+ * broken test.
+ */
+export const DEADLINE_MS = 20_000;
+
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const BIN = join(ROOT, 'bin/hook-intake.js');
 
@@ -20,7 +27,10 @@ export interface Running {
   output(): string;
   /** Sends a signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
-  /** Waits until `pattern` appears in the output (after `from` characters). */
+  /**
+   * Waits until `pattern` appears in the output (after `from` characters). The deadline only
+   * fails a broken test: under load a line that comes is slow, not absent.
+   */
   waitFor(pattern: RegExp | string, timeoutMs?: number, from?: number): Promise<void>;
 }
 
@@ -63,7 +73,7 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
   proc.stderr!.on('data', onData);
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
 
-  const waitFor = (pattern: RegExp | string, timeoutMs = 10_000, from = 0) =>
+  const waitFor = (pattern: RegExp | string, timeoutMs = DEADLINE_MS, from = 0) =>
     new Promise<void>((resolveWait, reject) => {
       const test = () => (typeof pattern === 'string' ? out.indexOf(pattern, from) !== -1 : pattern.test(out.slice(from)));
       if (test()) return resolveWait();
@@ -149,8 +159,8 @@ export async function get(url: string, token?: string): Promise<{ status: number
   return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
 }
 
-/** Polls `fn` until it returns a truthy value. */
-export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+/** Polls `fn` until it returns a truthy value; the deadline is only there to fail a broken test. */
+export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = DEADLINE_MS, everyMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
