@@ -2,55 +2,23 @@
  * `--version`, and `--help` on the top level and on every command, listing every flag the command
  * accepts. `--help` only prints: `serve --help` starts nothing.
  *
- * The commands run in this process (`main()`, with what it writes to stdout and stderr caught);
+ * The commands run in this process (`runInProcess()`);
  * the first tests run the real CLI, to show the process prints and exits the same.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Flag } from '../../src/cli/args.ts';
 import { CHECK_OPTIONS } from '../../src/cli/check.ts';
-import { main } from '../../src/cli/main.ts';
 import { SERVE_OPTIONS } from '../../src/cli/serve.ts';
 import { TRY_OPTIONS } from '../../src/cli/try.ts';
-import { BIN, cleanup, ROOT, tempDir } from '../helpers/cli.ts';
+import { cleanup, ROOT, runCli, runInProcess, tempDir } from '../helpers/cli.ts';
 
 const dir = tempDir('hook-intake-help-');
 afterAll(() => cleanup(dir));
 
-interface Ran {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real CLI to its end; a command that does not end (a server) is stopped after 20 s. */
-function realCli(args: string[]): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, timeout: 20_000, env: { ...process.env, HOOK_INTAKE_CONFIG: '', HOOK_INTAKE_DATA: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b));
-    child.stderr.on('data', (b: Buffer) => (stderr += b));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
-/** Runs a command in this process, as `bin/hook-intake.js` would, catching what it writes. */
-async function cli(args: string[]): Promise<Ran> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  try {
-    const code = await main(args);
-    return { status: code ?? 0, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const realCli = (args: string[]) => runCli(args, { cwd: dir });
+const cli = runInProcess;
 
 describe('the real CLI', () => {
   it.each([{ args: ['--version'] }, { args: ['check', '--colour'] }])('$args: prints and exits as the command run in this process does', async ({ args }) => {
@@ -63,7 +31,7 @@ describe('the real CLI', () => {
     const args = ['serve', '--help', '--port', '0', '--data', data];
     const r = await realCli(args);
     expect(r).toEqual(await cli(args));
-    expect(r.status).toBe(0);
+    expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(/listening on http:\/\/\d/);
     expect(existsSync(data)).toBe(false);
   });
@@ -78,7 +46,7 @@ const COMMANDS: [string, Record<string, Flag>][] = [
 describe('hook-intake --version', () => {
   it.each(['--version', '-v'])('%s prints the package version and exits 0', async (flag) => {
     const r = await cli([flag]);
-    expect(r.status).toBe(0);
+    expect(r.code).toBe(0);
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     expect(r.stdout).toBe(`hook-intake ${version} (Node.js ${process.version})\n`);
     expect(r.stderr).toBe('');
@@ -88,7 +56,7 @@ describe('hook-intake --version', () => {
 describe('hook-intake --help', () => {
   it.each(COMMANDS)('%s --help lists every flag with what it does, and exits 0', async (cmd, options) => {
     const r = await cli([cmd, '--help']);
-    expect(r.status).toBe(0);
+    expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(new RegExp(`^usage: hook-intake ${cmd} `));
     const listed = r.stdout.slice(r.stdout.indexOf('\noptions:\n'));
@@ -105,7 +73,7 @@ describe('hook-intake --help', () => {
   it('check --help and try --help load no config', async () => {
     for (const cmd of ['check', 'try']) {
       const r = await cli([cmd, '--help', '--config', join(dir, 'missing.json5')]);
-      expect(r.status).toBe(0);
+      expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^usage: /);
     }
   });
@@ -113,7 +81,7 @@ describe('hook-intake --help', () => {
   it('the top level lists every command with every flag of each, and its own', async () => {
     for (const args of [['--help'], ['-h'], ['help']]) {
       const r = await cli(args);
-      expect(r.status).toBe(0);
+      expect(r.code).toBe(0);
       for (const [cmd, options] of COMMANDS) {
         const line = r.stdout.split('\n').find((l) => l.trim().startsWith(`hook-intake ${cmd} `));
         expect(line, cmd).toBeDefined();
@@ -126,7 +94,7 @@ describe('hook-intake --help', () => {
 
   it('an unknown flag names it and points to --help', async () => {
     const r = await cli(['check', '--colour']);
-    expect(r.status).toBe(1);
+    expect(r.code).toBe(1);
     expect(r.stderr).toContain("'--colour'");
     expect(r.stderr).toContain('hook-intake check --help');
   });

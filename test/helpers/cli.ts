@@ -132,6 +132,27 @@ export function runCli(args: string[], opts: { cwd?: string; env?: Record<string
   });
 }
 
+/**
+ * Runs a CLI command in this process, as `bin/hook-intake.js` would (`main()`), and returns what it
+ * wrote to stdout and stderr and its exit code. For what the command prints; a test of the process
+ * itself (exit on a signal, stdin, a crash) uses `runCli()` or `startCli()`.
+ */
+export async function runInProcess(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { main } = await import('../../src/cli/main.ts');
+  const { stdout: out, stderr: err } = process;
+  const writes = { out: out.write, err: err.write };
+  let stdout = '';
+  let stderr = '';
+  out.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof out.write;
+  err.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof err.write;
+  try {
+    return { code: (await main(args)) ?? 0, stdout, stderr };
+  } finally {
+    out.write = writes.out;
+    err.write = writes.err;
+  }
+}
+
 export function cleanup(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
