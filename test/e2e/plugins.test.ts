@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, get, post, runCli, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
+import { cleanup, get, post, runInProcess, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
 
 const HOOK = `hk_${randomBytes(18).toString('hex')}`;
 const GW = `gw_${randomBytes(18).toString('hex')}`;
@@ -98,7 +98,7 @@ describe('plugin errors', () => {
     try {
       for (const [f, src] of Object.entries(files)) writeFileSync(join(dir, f), src);
       writeFileSync(join(dir, 'c.json'), JSON.stringify(cfg));
-      return await runCli(['check', '--config', join(dir, 'c.json'), '--data', join(dir, 'data')]);
+      return await runInProcess(['check', '--config', join(dir, 'c.json'), '--data', join(dir, 'data')]);
     } finally {
       cleanup(dir);
     }
