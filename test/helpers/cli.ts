@@ -14,6 +14,9 @@ import { join, resolve } from 'node:path';
  */
 export const DEADLINE_MS = 20_000;
 
+/** How long `startCli()` waits for the listening line: a start loads and compiles the whole service. */
+export const START_DEADLINE_MS = 45_000;
+
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const BIN = join(ROOT, 'bin/hook-intake.js');
 
@@ -51,6 +54,12 @@ export interface StartOptions {
   cwd?: string;
 }
 
+/** Servers started and not exited yet: killed if the test process ends first (a test that timed out, say). */
+const started = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const p of started) p.kill('SIGKILL');
+});
+
 export async function startCli(opts: StartOptions = {}): Promise<Running> {
   const dir = opts.dir ?? tempDir();
   const configFile = join(dir, opts.configName ?? 'hook-intake.json');
@@ -71,7 +80,13 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
   };
   proc.stdout!.on('data', onData);
   proc.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  started.add(proc);
+  const exited = new Promise<number | null>((r) =>
+    proc.on('exit', (code) => {
+      started.delete(proc);
+      r(code);
+    }),
+  );
 
   const waitFor = (pattern: RegExp | string, timeoutMs = DEADLINE_MS, from = 0) =>
     new Promise<void>((resolveWait, reject) => {
@@ -98,7 +113,13 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
       });
     });
 
-  await waitFor(/listening on (http:\/\/\S+)/);
+  try {
+    await waitFor(/listening on (http:\/\/\S+)/, START_DEADLINE_MS);
+  } catch (err) {
+    // a server that never said it listens must not outlive the test
+    proc.kill('SIGKILL');
+    throw err;
+  }
   const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
   return {
     url,
