@@ -16,6 +16,8 @@ const HOOK = 'hook-token-0123456789abcdef0123';
 const SLACK_SECRET = 'try-slack-signing-secret';
 let dir: string;
 let configFile: string;
+/** A config of its own for the transform only jiti loads: every `try` loads every transform of its config. */
+let enumConfigFile: string;
 
 const config = {
   hooks: {
@@ -29,7 +31,6 @@ const config = {
       { id: 'trusted', match: { path: 'cron' }, action: 'wake', textTemplate: 'nightly job {{job}} finished', allowUnsafeExternalContent: true },
       { id: 'typo', match: { path: 'typo' }, transform: { module: 'typo.ts' } },
       { id: 'boom', match: { path: 'boom' }, transform: { module: 'boom.ts' } },
-      { id: 'boom-enum', match: { path: 'boom-enum' }, transform: { module: 'boom-enum.ts' } },
       { id: 'number', match: { path: 'number' }, transform: { module: 'number.ts' } },
       { id: 'slack', match: { path: 'slack', payload: { type: 'event_callback' } }, action: 'wake', textTemplate: 'slack {{event.text}}', verify: { type: 'slack', secret: SLACK_SECRET } },
     ],
@@ -60,11 +61,13 @@ beforeAll(() => {
   writeFileSync(join(dir, 'transforms', 'number.ts'), 'export default () => 42;');
   configFile = join(dir, 'hook-intake.json');
   writeFileSync(configFile, JSON.stringify(config));
+  enumConfigFile = join(dir, 'enum.json');
+  writeFileSync(enumConfigFile, JSON.stringify({ hooks: { enabled: true, token: HOOK, mappings: [{ id: 'boom-enum', match: { path: 'boom-enum' }, transform: { module: 'boom-enum.ts' } }] } }));
 });
 afterAll(() => cleanup(dir));
 
 const text = (payload: unknown) => (typeof payload === 'string' ? payload : JSON.stringify(payload));
-const tryArgs = (name: string, payload: string, headers: string[], extra: string[]) => ['try', name, '--config', configFile, '--data', join(dir, 'data'), '--payload', payload, ...headers.flatMap((h) => ['-H', h]), ...extra];
+const tryArgs = (name: string, payload: string, headers: string[], extra: string[]) => ['try', name, '--config', name === 'boom-enum' ? enumConfigFile : configFile, '--data', join(dir, 'data'), '--payload', payload, ...headers.flatMap((h) => ['-H', h]), ...extra];
 
 let payloads = 0;
 /** Runs `try NAME` in this process on `payload` (from a file) with `-H` headers. */
