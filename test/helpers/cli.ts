@@ -164,8 +164,16 @@ export async function runInProcess(args: string[]): Promise<{ code: number | nul
   const writes = { out: out.write, err: err.write };
   let stdout = '';
   let stderr = '';
-  out.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof out.write;
-  err.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof err.write;
+  // (chunk, [encoding], [callback]), as a stream's write is called
+  const catcher = (add: (text: string) => void) =>
+    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      add(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      if (done) queueMicrotask(done);
+      return true;
+    }) as typeof out.write;
+  out.write = catcher((t) => (stdout += t));
+  err.write = catcher((t) => (stderr += t));
   try {
     return { code: (await main(args)) ?? 0, stdout, stderr };
   } finally {
