@@ -3,8 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'plugins/**/*.test.ts', 'presets/**/*.test.ts', 'transforms/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // end-to-end files start real servers; two workers match the machine's two cores
     maxWorkers: 2,
     reporters: ['default'],

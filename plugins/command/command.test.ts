@@ -151,7 +151,7 @@ describe('command provider', () => {
       });
       expect(r).toEqual({ status: 'timeout', error: 'timed out after 0.5s' });
       const pid = Number(readFileSync(pidFile, 'utf8'));
-      await until(() => !alive(pid), 5_000);
+      await until(() => !alive(pid));
     });
 
     it('ends the programs it started, children included, when closed', async () => {
@@ -169,7 +169,7 @@ describe('command provider', () => {
       });
       await p.stop!();
       expect(await running).toBeInstanceOf(Error);
-      await until(() => !alive(grandchild), 5_000);
+      await until(() => !alive(grandchild));
     });
   });
 

@@ -199,7 +199,7 @@ describe('webhook channel', () => {
       const d = await until(async () => {
         const x = await deliveryOf(runId);
         return x.status === 'sent' ? x : undefined;
-      }, 15_000);
+      });
       expect(d).toEqual({ status: 'sent', reason: null, channel: 'hooks', to: 'ops', attempts: 3 });
       expect(stub.requests.map((r) => r.json.text)).toEqual(['disk is full', 'disk is full', 'disk is full']);
       // with initialBackoffMs 10, only Retry-After explains gaps of a second or more

@@ -38,7 +38,7 @@ describe('restartForCache()', () => {
 async function mainLoaded(srv: Running): Promise<string[]> {
   const from = srv.output().length;
   srv.proc.kill('SIGUSR2');
-  await srv.waitFor('loaded-probe main [', 10_000, from);
+  await srv.waitFor('loaded-probe main [', undefined, from);
   return JSON.parse(/loaded-probe main (\[.*\])/.exec(srv.output().slice(from))![1]!) as string[];
 }
 

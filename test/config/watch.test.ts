@@ -43,7 +43,7 @@ async function ready(calls: string[][], probe: string, debounceMs = DEBOUNCE_MS)
   await until(() => {
     writeFileSync(probe, `probe ${n++}`);
     return calls.some((c) => c.includes(probe));
-  }, 10_000, debounceMs * 2 + 50);
+  }, undefined, debounceMs * 2 + 50);
   // let the probe's last burst finish, then start clean
   await until(async () => {
     const before = calls.length;
@@ -157,7 +157,7 @@ describe('watchSources()', () => {
     const w = watchSources({ files: [], dirs: [dir] }, (p) => calls.push(p), 400);
     open.push(w);
     const { calls: seen } = await start({ files: [], dirs: [dir] }, join(dir, 'probe.ts'));
-    await until(() => calls.length > 0, 10_000);
+    await until(() => calls.length > 0);
     calls.length = 0;
     writeFileSync(join(dir, 'late.ts'), 'x');
     await until(() => seen.some((c) => c.includes(join(dir, 'late.ts'))));

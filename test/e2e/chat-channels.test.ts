@@ -45,7 +45,7 @@ describe('chat channels through the running service', () => {
     until(async () => {
       const r = await run(id);
       return r.delivery.status === 'pending' ? undefined : r;
-    }, 6000);
+    });
   /** The parts the channel itself makes of `text` (the same plugin, outside the service). */
   const telegramParts = (text: string): string[] =>
     testGeneration({ channels: { telegram: { type: 'telegram', botToken: TG_TOKEN, apiBaseUrl: tg.url, textChunkLimit: TG_CHUNK } } })

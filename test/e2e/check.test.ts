@@ -1,12 +1,13 @@
 /**
- * `hook-intake check` through the real CLI: the summary lists every named
- * hook in match order and every hook that turns the safety boundary off
- * (SPEC §2, §6); an invalid config exits 1 with `file: key.path: reason`.
+ * `hook-intake check`: the summary lists every named hook in match order and every hook that
+ * turns the safety boundary off (SPEC §2, §6); an invalid config exits 1 with
+ * `file: key.path: reason`. The command runs in this process (`runInProcess()`); the real CLI's
+ * check runs in first-start.test.ts.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, runCli, tempDir } from '../helpers/cli.ts';
+import { cleanup, runInProcess, tempDir } from '../helpers/cli.ts';
 
 const HOOK = 'hook-token-0123456789abcdef0123';
 let dir: string;
@@ -16,7 +17,7 @@ const write = (name: string, data: unknown) => {
   writeFileSync(file, JSON.stringify(data));
   return file;
 };
-const check = (file: string) => runCli(['check', '--config', file, '--data', join(dir, 'data')], { cwd: dir });
+const check = (file: string) => runInProcess(['check', '--config', file, '--data', join(dir, 'data')]);
 
 beforeAll(() => {
   dir = tempDir('hook-intake-check-');

@@ -61,11 +61,11 @@ describe('crash recovery with the real CLI', () => {
     new Map(((await get(`${srv.url}/api/runs?limit=10000`, GW)).body.runs as RunView[]).map((r) => [r.id, r]));
 
   it('keeps every 2xx of hundreds of concurrent wakes and runs across SIGKILL, and finishes and delivers every run after restart', async () => {
-    // a slow-ish model: 30–90 ms per answer, so with maxConcurrent 4 most runs are queued or in flight at the kill
+    // a model that takes 5–20 ms per answer: with maxConcurrent 4 most runs are queued or in flight at the kill
     let answered = 0;
     llm.handler = async (req, res) => {
       const last = String(req.json.messages.at(-1).content);
-      await new Promise((r) => setTimeout(r, 30 + Math.random() * 60));
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 15));
       json(res, 200, completion(last.startsWith('Heartbeat.') ? 'HEARTBEAT_OK' : `done: ${/job \d+/.exec(last)?.[0] ?? '?'}`));
       answered++;
     };
@@ -84,11 +84,11 @@ describe('crash recovery with the real CLI', () => {
           // the kill cut the connection before an answer: nothing was promised
         }
       };
-      // 800 requests in waves of 10 every 20 ms, so the kill usually lands mid-burst
-      const TOTAL = 800;
+      // 400 requests in waves of 10 every 20 ms, so the kill usually lands mid-burst
+      const TOTAL = 400;
       const burst = Array.from({ length: TOTAL }, (_, i) => new Promise((r) => setTimeout(r, Math.floor(i / 10) * 20)).then(() => fire(i)));
       // kill once plenty was accepted and model calls have started, so runs are in flight
-      await until(() => accepted.length >= 200 && llm.requests.length >= 6, 20_000, 2);
+      await until(() => accepted.length >= 120 && llm.requests.length >= 6, undefined, 2);
       const modelCallsAtKill = llm.requests.length;
       const inFlightAtKill = modelCallsAtKill - answered;
       first.proc.kill('SIGKILL');
@@ -97,8 +97,8 @@ describe('crash recovery with the real CLI', () => {
 
       const wakeIds = accepted.filter((a) => a.kind === 'wake').map((a) => a.id);
       const runIds = accepted.filter((a) => a.kind === 'agent').map((a) => a.id);
-      expect(runIds.length).toBeGreaterThan(50);
-      expect(wakeIds.length).toBeGreaterThan(50);
+      expect(runIds.length).toBeGreaterThan(40);
+      expect(wakeIds.length).toBeGreaterThan(40);
 
       const restartedAt = Date.now();
       const second = await startCli({ config: config(), dir });

@@ -113,7 +113,7 @@ describe('a second serve on the same data directory', () => {
     } finally {
       cleanup(dir);
     }
-  }, 20_000);
+  });
 });
 
 describe('serve on a database another build made', () => {
@@ -137,5 +137,5 @@ describe('serve on a database another build made', () => {
     } finally {
       cleanup(dir);
     }
-  }, 20_000);
+  });
 });

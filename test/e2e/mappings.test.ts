@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { offlineGeneration } from '../../src/cli/generation.ts';
+import { ConfigError, formatIssue } from '../../src/errors.ts';
 import { cleanup, get, post, ROOT, runCli, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
 
 const HOOK = `hk_${randomBytes(18).toString('hex')}`;
@@ -30,6 +32,13 @@ const TRANSFORMS: Record<string, string> = {
     ];`,
   'throws.cjs': `module.exports = function () { throw new Error('payment processor said no'); };`,
   'stuck.js': `export default function () { for (;;) {} }`,
+  // holds its worker, synchronously, until the file the payload names exists
+  'held.js': `import { existsSync } from 'node:fs';
+    export default function (ctx) {
+      const nap = new Int32Array(new SharedArrayBuffer(4));
+      while (!existsSync(ctx.payload.release)) Atomics.wait(nap, 0, 0, 5);
+      return { kind: 'wake', text: 'released' };
+    }`,
   'named.ts': `export const shape = (ctx: { payload: { n: number } }) => ({ kind: 'wake', text: 'n=' + ctx.payload.n, mode: 'next-heartbeat' });`,
   'leaky.ts': `export default (ctx: { headers: Record<string, string> }) => ({ message: JSON.stringify(ctx.headers) });`,
   'wrong-field.ts': `export default () => ({ text: 'a wake field on an agent action' });`,
@@ -47,7 +56,8 @@ const config = {
       { id: 'keep', match: { path: 'keep' }, messageTemplate: 'Kept {{payload.x}} via {{path}} from {{query.from}}', transform: { module: 'undef' }, deliver: false },
       { id: 'fan', match: { path: 'fan' }, transform: { module: 'fan.ts' }, deliver: false },
       { id: 'boom', match: { path: 'boom' }, transform: { module: 'throws.cjs' } },
-      { id: 'stuck', match: { path: 'stuck' }, transform: { module: 'stuck.js', timeoutMs: 3000 } },
+      { id: 'stuck', match: { path: 'stuck' }, transform: { module: 'stuck.js', timeoutMs: 300 } },
+      { id: 'held', match: { path: 'held' }, transform: { module: 'held.js', timeoutMs: 60_000 } },
       { id: 'named-export', match: { path: 'named' }, transform: { module: 'named.ts', export: 'shape' } },
       { id: 'leaky', match: { path: 'leaky' }, transform: { module: 'leaky.ts' }, deliver: false },
       { id: 'wrong-field', match: { path: 'wrong-field' }, transform: { module: 'wrong-field.ts' } },
@@ -133,22 +143,28 @@ describe('named hooks over real HTTP', () => {
     await srv.waitFor('payment processor said no');
   });
 
-  it('keeps answering other requests, including other transforms, while a transform is stuck, then fails it with 500', async () => {
-    let stuckDone = false;
-    const stuck = call('/hooks/stuck', {}).then((r) => {
-      stuckDone = true;
+  it('keeps answering other requests, including other transforms, while a transform holds its worker', async () => {
+    const release = join(srv.dir, 'release-held');
+    let heldDone = false;
+    const held = call('/hooks/held', { release }).then((r) => {
+      heldDone = true;
       return r;
     });
-    await new Promise((r) => setTimeout(r, 100)); // let the stuck call reach its worker
+    await new Promise((r) => setTimeout(r, 100)); // let the held call reach its worker
     for (let i = 0; i < 5; i++) {
       expect((await call('/hooks/wake', { text: `still here ${i}` })).status).toBe(200);
       expect((await call('/hooks/named', { n: i })).status).toBe(200);
     }
-    expect(stuckDone).toBe(false);
-    const r = await stuck;
+    expect(heldDone).toBe(false);
+    writeFileSync(release, '');
+    expect((await held).status).toBe(200);
+  });
+
+  it('fails a transform stuck past its timeoutMs with 500, and replaces its worker', async () => {
+    const r = await call('/hooks/stuck', {});
     expect(r.status).toBe(500);
     expect(r.body.code).toBe('TRANSFORM_FAILED');
-    await srv.waitFor('timed out after 3000 ms');
+    await srv.waitFor('timed out after 300 ms');
     // the worker was replaced: transforms still work afterwards
     expect((await call('/hooks/named', { n: 9 })).status).toBe(200);
   });
@@ -225,24 +241,51 @@ describe('named hooks over real HTTP', () => {
   });
 });
 
+/**
+ * The lines `check` prints for a config it refuses, built in this process: what `check` and
+ * `serve` load (`offlineGeneration()`), formatted as they print it. The first test below runs the
+ * real commands once.
+ */
+async function refusalOf(file: string, dataDir: string): Promise<string> {
+  try {
+    const { gen } = await offlineGeneration(file, dataDir);
+    await gen.dispose();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.issues.map(formatIssue).join('\n');
+    throw err;
+  }
+  throw new Error('the config was accepted');
+}
+
 describe('configs that are refused at load', () => {
   const base = { hooks: { enabled: true, token: HOOK } };
-  const refuse = async (mappings: unknown[], setup?: (dir: string) => void) => {
+  const inDir = async <T>(mappings: unknown[], fn: (file: string, dataDir: string) => Promise<T>, setup?: (dir: string) => void): Promise<T> => {
     const dir = tempDir();
     try {
       writeTransforms(dir);
       setup?.(dir);
       const file = join(dir, 'hook-intake.json');
       writeFileSync(file, JSON.stringify({ ...base, hooks: { ...base.hooks, mappings } }));
-      const checked = await runCli(['check', '--config', file, '--data', join(dir, 'data')]);
-      const served = await runCli(['serve', '--config', file, '--data', join(dir, 'data'), '--port', '0']);
-      expect(served.code).toBe(1);
-      expect(checked.code).toBe(1);
-      return checked.stderr;
+      return await fn(file, join(dir, 'data'));
     } finally {
       cleanup(dir);
     }
   };
+  const refuse = (mappings: unknown[], setup?: (dir: string) => void) => inDir(mappings, refusalOf, setup);
+
+  it('check and serve both exit 1 and print the refusal', async () => {
+    await inDir([{ id: 'esc', match: { path: 'x' }, transform: { module: '../outside.ts' } }], async (file, data) => {
+      const checked = await runCli(['check', '--config', file, '--data', data]);
+      const served = await runCli(['serve', '--config', file, '--data', data, '--port', '0']);
+      for (const r of [checked, served]) {
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain('hooks.mappings[0].transform.module');
+        expect(r.stderr).toContain('must not contain ".."');
+        expect(r.stderr).toContain('mapping "esc"');
+      }
+      expect(checked.stderr).toContain(await refusalOf(file, data));
+    });
+  });
 
   it.each([
     ['../outside.ts', 'must not contain ".."'],
@@ -286,9 +329,7 @@ describe('configs that are refused at load', () => {
     try {
       const file = join(dir, 'c.json');
       writeFileSync(file, JSON.stringify({ hooks: { enabled: true, token: HOOK, presets: ['gmial'] } }));
-      const r = await runCli(['check', '--config', file, '--data', join(dir, 'data')]);
-      expect(r.code).toBe(1);
-      expect(r.stderr).toContain('hooks.presets[0]: unknown preset "gmial" (did you mean "gmail"?)');
+      expect(await refusalOf(file, join(dir, 'data'))).toContain('hooks.presets[0]: unknown preset "gmial" (did you mean "gmail"?)');
     } finally {
       cleanup(dir);
     }

@@ -1,19 +1,27 @@
 /**
  * GET /metrics: Prometheus text behind the gateway token, counting hook
- * answers by hook and status, with the runtime's gauges.
+ * answers by hook and status, with the runtime's gauges. The service runs in
+ * this process (`startService()`), over a real socket.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cleanup, post, startCli, tempDir, until } from '../helpers/cli.ts';
+import { createLogger } from '../../src/log.ts';
+import { startService } from '../../src/service.ts';
+import { cleanup, post, tempDir, until } from '../helpers/cli.ts';
+import { testConfig } from '../helpers/runtime.ts';
 
 const HOOK = `hk_${randomBytes(18).toString('hex')}`;
 const GW = `gw_${randomBytes(18).toString('hex')}`;
 
+const serve = (config: Record<string, unknown>, dir: string) =>
+  startService({ load: () => testConfig(config, dir), logger: createLogger('silent'), port: 0, bind: '127.0.0.1', watch: false });
+
 describe('GET /metrics', () => {
   it('answers Prometheus text with the gateway token, and counts hook answers by hook and status', async () => {
-    const srv = await startCli({ config: { gateway: { auth: { token: GW } }, hooks: { enabled: true, token: HOOK }, agents: { defaults: { heartbeat: { every: '0' } } } } });
+    const dir = tempDir();
+    const srv = await serve({ gateway: { auth: { token: GW } }, hooks: { enabled: true, token: HOOK }, agents: { defaults: { heartbeat: { every: '0' } } } }, dir);
     try {
       const auth = { authorization: `Bearer ${HOOK}` };
       for (let i = 0; i < 3; i++) expect((await post(`${srv.url}/hooks/wake`, { text: `m${i}`, mode: 'next-heartbeat' }, auth)).status).toBe(200);
@@ -48,7 +56,7 @@ describe('GET /metrics', () => {
       expect(text).not.toContain(GW);
     } finally {
       await srv.stop();
-      cleanup(srv.dir);
+      cleanup(dir);
     }
   });
 
@@ -61,7 +69,7 @@ describe('GET /metrics', () => {
       { id: 'shape', match: { path: 'shape' }, action: 'wake', transform: { module: 'shape.ts' } },
       { id: 'stuck', match: { path: 'stuck' }, action: 'wake', transform: { module: 'stuck.mjs', timeoutMs: 200 } },
     ];
-    const srv = await startCli({ dir, config: { gateway: { auth: { token: GW } }, hooks: { enabled: true, token: HOOK, mappings }, agents: { defaults: { heartbeat: { every: '0' } } } } });
+    const srv = await serve({ gateway: { auth: { token: GW } }, hooks: { enabled: true, token: HOOK, mappings }, agents: { defaults: { heartbeat: { every: '0' } } } }, dir);
     try {
       expect((await post(`${srv.url}/hooks/shape`, { n: 1 }, { authorization: `Bearer ${HOOK}` })).status).toBe(200);
       const text = await (await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${GW}` } })).text();

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, get, post, runCli, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
+import { cleanup, get, post, runInProcess, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
 
 const HOOK = `hk_${randomBytes(18).toString('hex')}`;
 const GW = `gw_${randomBytes(18).toString('hex')}`;
@@ -86,7 +86,7 @@ describe('user plugins', () => {
   it('reloads an edited plugin without a restart', async () => {
     const mark = srv.output().length;
     writeFileSync(join(srv.dir, 'acme.ts'), plugin('v2'));
-    await srv.waitFor('configuration reloaded', 10_000, mark);
+    await srv.waitFor('configuration reloaded', undefined, mark);
     const r = await post(`${srv.url}/hooks/orders`, { id: 'B-2' }, auth);
     expect((await runOf(r.body.runId)).reply).toBe('HEY v2 ORDER B-2');
   });
@@ -98,7 +98,7 @@ describe('plugin errors', () => {
     try {
       for (const [f, src] of Object.entries(files)) writeFileSync(join(dir, f), src);
       writeFileSync(join(dir, 'c.json'), JSON.stringify(cfg));
-      return await runCli(['check', '--config', join(dir, 'c.json'), '--data', join(dir, 'data')]);
+      return await runInProcess(['check', '--config', join(dir, 'c.json'), '--data', join(dir, 'data')]);
     } finally {
       cleanup(dir);
     }

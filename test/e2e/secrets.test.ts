@@ -192,10 +192,15 @@ describe('secrets and payload content stay out of everything the service says', 
     await until(async () => {
       const runs = (await api('/api/runs?limit=10000')).body.runs as { status: string }[];
       return runs.length >= new Set(runIds).size && runs.every((r) => r.status !== 'queued' && r.status !== 'running');
-    }, 20_000);
+    });
     accepted(await hook('/hooks/wake', { text: 'time for a heartbeat', mode: 'now' }), 200);
-    await until(async () => ((await api('/api/runs?limit=10000')).body.runs as { kind: string; status: string }[]).some((r) => r.kind === 'heartbeat' && r.status !== 'running' && r.status !== 'queued'), 20_000);
-    await until(async () => ((await api('/api/status')).body.counts.outbox.pending as number) === 0, 20_000);
+    await until(async () => ((await api('/api/runs?limit=10000')).body.runs as { kind: string; status: string }[]).some((r) => r.kind === 'heartbeat' && r.status !== 'running' && r.status !== 'queued'));
+    await until(async () => ((await api('/api/status')).body.counts.outbox.pending as number) === 0).catch(async (err: Error) => {
+      // what was still pending, for whoever meets this
+      const status = (await api('/api/status')).body;
+      const deliveries = ((await api('/api/runs?limit=10000')).body.runs as { id: string; kind: string; delivery: unknown }[]).map((r) => ({ id: r.id, kind: r.kind, delivery: r.delivery }));
+      throw new Error(`${err.message}: the outbox kept pending entries; counts ${JSON.stringify(status.counts)}, deliveries ${JSON.stringify(deliveries)}`);
+    });
 
     // the provider really got the key, failed, and echoed it: the redaction is what kept it out
     expect(stub.requests.some((r) => r.headers.authorization === `Bearer ${API_KEY}`)).toBe(true);

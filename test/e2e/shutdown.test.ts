@@ -95,15 +95,15 @@ function refused(url: string): Promise<boolean> {
 
 describe('SIGTERM with the real CLI', () => {
   let llm: HttpStub;
-  /** Milliseconds the stand-in model waits before answering; Infinity never answers. */
-  let delayMs = 0;
+  /** What the stand-in model waits for before answering: nothing, a promise the test settles, or forever. */
+  let answerAfter: Promise<void> | 'never' | undefined;
   /** Model calls answered so far. */
   let answered = 0;
 
   beforeAll(async () => {
     llm = await startStub(async (req, res) => {
-      if (delayMs === Infinity) return;
-      await new Promise((r) => setTimeout(r, delayMs));
+      if (answerAfter === 'never') return;
+      await answerAfter;
       json(res, 200, completion(`answer ${req.json.messages.length}`));
       answered++;
     });
@@ -121,7 +121,9 @@ describe('SIGTERM with the real CLI', () => {
   it('lets the running run finish, keeps the queued ones for the next start, refuses new requests, and exits 0', async () => {
     llm.requests.length = 0;
     answered = 0;
-    delayMs = 2500;
+    // the first run is going until the test lets the model answer
+    let letAnswer!: () => void;
+    answerAfter = new Promise<void>((r) => (letAnswer = r));
     const dir = tempDir();
     try {
       const first = await startCli({ config: config(10), dir });
@@ -148,6 +150,7 @@ describe('SIGTERM with the real CLI', () => {
         }
       });
       expect(refusedWhileRunning).toBe(true);
+      letAnswer();
       expect(await exited).toBe(0);
 
       const disk = runsOnDisk(first.dataDir);
@@ -157,7 +160,7 @@ describe('SIGTERM with the real CLI', () => {
       expect(llm.requests).toHaveLength(1);
       expect(eventsOnDisk(first.dataDir).filter((e) => e.text.includes('too late')).map((e) => e.id).sort()).toEqual(lateIds.sort());
 
-      delayMs = 0;
+      answerAfter = undefined;
       const second = await startCli({ config: config(10), dir });
       try {
         for (const id of ids.slice(1)) {
@@ -269,7 +272,7 @@ describe('SIGTERM with the real CLI', () => {
 
   it('aborts a run still going at the deadline, leaves it queued without counting the attempt, and runs it on the next start', async () => {
     llm.requests.length = 0;
-    delayMs = Infinity;
+    answerAfter = 'never';
     const dir = tempDir();
     try {
       const first = await startCli({ config: config(1), dir });
@@ -279,7 +282,7 @@ describe('SIGTERM with the real CLI', () => {
       await llm.requests[0]!.aborted; // the provider call was cancelled, not left dangling
       expect(runsOnDisk(first.dataDir).get(r.body.runId)).toEqual({ status: 'queued', attempts: 0 });
 
-      delayMs = 0;
+      answerAfter = undefined;
       const second = await startCli({ config: config(1), dir });
       try {
         const run = await until(async () => {

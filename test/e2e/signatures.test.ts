@@ -36,7 +36,7 @@ const config = {
         verify: specs.slack,
       },
       { id: 'plain', match: { path: 'plain' }, action: 'wake', textTemplate: 'plain {{event}}' },
-      { id: 'limited', match: { path: 'limited' }, action: 'wake', textTemplate: 'limited', rateLimit: { max: 3, perSeconds: 2 } },
+      { id: 'limited', match: { path: 'limited' }, action: 'wake', textTemplate: 'limited', rateLimit: { max: 3, perSeconds: 60 } },
     ],
   },
   agents: { defaults: { heartbeat: { every: '0' } } },
@@ -150,7 +150,8 @@ describe('signed hooks', () => {
     expect(out).toContain('signature rejected');
   });
 
-  it('limits a mapping with rateLimit: 429 with Retry-After once over, served again after the window', async () => {
+  // the window's end is tested on an injected clock in test/mapping/rate-limit.test.ts
+  it('limits a mapping with rateLimit: 429 with Retry-After once over, and no other hook', async () => {
     const auth = { authorization: `Bearer ${HOOK}` };
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push(await send(srv, 'limited', '{}', auth));
@@ -159,11 +160,9 @@ describe('signed hooks', () => {
     expect(statuses[3]!.body.code).toBe('RATE_LIMITED');
     const retry = Number(statuses[3]!.headers.get('retry-after'));
     expect(retry).toBeGreaterThanOrEqual(1);
-    expect(retry).toBeLessThanOrEqual(2);
+    expect(retry).toBeLessThanOrEqual(60);
     // other hooks are not affected
     expect((await send(srv, 'plain', '{"event":"x"}', auth)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, retry * 1000 + 50));
-    expect((await send(srv, 'limited', '{}', auth)).status).toBe(200);
   });
 });
 

@@ -1,19 +1,23 @@
 /**
- * `hook-intake try` through the real CLI: which mapping matched and why the
- * earlier ones did not, the actions exactly as they would be dispatched
- * (safety boundary included), the 204 and error answers with their exit
- * codes, and `--json`. It dispatches nothing.
+ * `hook-intake try`: which mapping matched and why the earlier ones did not, the actions exactly
+ * as they would be dispatched (safety boundary included), the 204 and error answers with their
+ * exit codes, and `--json`. It dispatches nothing.
+ *
+ * The command runs in this process (`runInProcess()`), its payload in a file; the real CLI runs
+ * where the process is the point: the payload on stdin, the exit codes 0, 1 and 2.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, runCli, tempDir } from '../helpers/cli.ts';
+import { cleanup, runCli, runInProcess, tempDir } from '../helpers/cli.ts';
 import { signatureHeaders } from '../../src/auth/signing.ts';
 
 const HOOK = 'hook-token-0123456789abcdef0123';
 const SLACK_SECRET = 'try-slack-signing-secret';
 let dir: string;
 let configFile: string;
+/** A config of its own for the transform only jiti loads: every `try` loads every transform of its config. */
+let enumConfigFile: string;
 
 const config = {
   hooks: {
@@ -27,7 +31,6 @@ const config = {
       { id: 'trusted', match: { path: 'cron' }, action: 'wake', textTemplate: 'nightly job {{job}} finished', allowUnsafeExternalContent: true },
       { id: 'typo', match: { path: 'typo' }, transform: { module: 'typo.ts' } },
       { id: 'boom', match: { path: 'boom' }, transform: { module: 'boom.ts' } },
-      { id: 'boom-enum', match: { path: 'boom-enum' }, transform: { module: 'boom-enum.ts' } },
       { id: 'number', match: { path: 'number' }, transform: { module: 'number.ts' } },
       { id: 'slack', match: { path: 'slack', payload: { type: 'event_callback' } }, action: 'wake', textTemplate: 'slack {{event.text}}', verify: { type: 'slack', secret: SLACK_SECRET } },
     ],
@@ -58,20 +61,32 @@ beforeAll(() => {
   writeFileSync(join(dir, 'transforms', 'number.ts'), 'export default () => 42;');
   configFile = join(dir, 'hook-intake.json');
   writeFileSync(configFile, JSON.stringify(config));
+  enumConfigFile = join(dir, 'enum.json');
+  writeFileSync(enumConfigFile, JSON.stringify({ hooks: { enabled: true, token: HOOK, mappings: [{ id: 'boom-enum', match: { path: 'boom-enum' }, transform: { module: 'boom-enum.ts' } }] } }));
 });
 afterAll(() => cleanup(dir));
 
-/** Runs `try NAME` on `payload` (given on stdin) with `-H` headers. */
+const text = (payload: unknown) => (typeof payload === 'string' ? payload : JSON.stringify(payload));
+const tryArgs = (name: string, payload: string, headers: string[], extra: string[]) => ['try', name, '--config', name === 'boom-enum' ? enumConfigFile : configFile, '--data', join(dir, 'data'), '--payload', payload, ...headers.flatMap((h) => ['-H', h]), ...extra];
+
+let payloads = 0;
+/** Runs `try NAME` in this process on `payload` (from a file) with `-H` headers. */
 function tryHook(name: string, payload: unknown, headers: string[] = [], extra: string[] = []) {
-  const args = ['try', name, '--config', configFile, '--data', join(dir, 'data'), '--payload', '-', ...headers.flatMap((h) => ['-H', h]), ...extra];
-  return runCli(args, { cwd: dir, input: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+  const file = join(dir, `payload-${++payloads}.json`);
+  writeFileSync(file, text(payload));
+  return runInProcess(tryArgs(name, file, headers, extra));
+}
+
+/** Runs `try NAME` through the real CLI, with `payload` on its stdin. */
+function tryHookCli(name: string, payload: unknown, headers: string[] = [], extra: string[] = []) {
+  return runCli(tryArgs(name, '-', headers, extra), { cwd: dir, input: text(payload) });
 }
 
 const PR = { action: 'opened', number: 12, title: 'Fix the default channel', repository: { full_name: 'acme/app' } };
 
 describe('hook-intake try', () => {
   it('explains the walk: earlier mappings with the reason they did not match, then the one that did, then the actions', async () => {
-    const r = await tryHook('github', PR, ['X-GitHub-Event: pull_request']);
+    const r = await tryHookCli('github', PR, ['X-GitHub-Event: pull_request']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
@@ -165,7 +180,7 @@ describe('hook-intake try', () => {
   });
 
   it('shows a 400 for a payload the mapping refuses, and exits 2', async () => {
-    const r = await tryHook('gmail', { source: 'gmail', messages: 'not a list' });
+    const r = await tryHookCli('gmail', { source: 'gmail', messages: 'not a list' });
     expect(r.code).toBe(2);
     expect(r.stdout).toContain('  match    gmail (preset gmail (mappings[0]))\n');
     expect(r.stdout.endsWith('would answer 400 INVALID_PAYLOAD: messages: must be an array (mapping "gmail" has forEach: "messages")\n')).toBe(true);
@@ -195,7 +210,8 @@ describe('hook-intake try', () => {
   });
 
   it('says what a transform returned that is not an action', async () => {
-    const r = await tryHook('number', {});
+    // through the real CLI: in this process the error's stack would hold the test's own frames
+    const r = await tryHookCli('number', {});
     expect(r.code).toBe(2);
     expect(r.stdout.endsWith('would answer 500 TRANSFORM_FAILED: the hook transform failed\ntransform error: the transform returned a number\n')).toBe(true);
   });
@@ -240,7 +256,7 @@ describe('hook-intake try', () => {
     ['a header without a colon', ['try', 'github', '-H', 'x-github-event'], /header "x-github-event" must look like "name: value"/],
     ['an unknown option', ['try', 'github', '--pay', 'x'], /hook-intake try: .*--pay/],
   ])('exits 1 for %s', async (_what, args, message) => {
-    const r = await runCli([...args, '--config', configFile, '--data', join(dir, 'data')], { cwd: dir });
+    const r = await runInProcess([...args, '--config', configFile, '--data', join(dir, 'data')]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(message);
   });

@@ -7,6 +7,16 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+/**
+ * How long `waitFor()` and `until()` wait by default. Generous on purpose: beside a CPU-bound
+ * process a condition that happens is slow, not absent, and the deadline is only there to end a
+ * broken test.
+ */
+export const DEADLINE_MS = 20_000;
+
+/** How long `startCli()` waits for the listening line: a start loads and compiles the whole service. */
+export const START_DEADLINE_MS = 45_000;
+
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const BIN = join(ROOT, 'bin/hook-intake.js');
 
@@ -20,12 +30,12 @@ export interface Running {
   output(): string;
   /** Sends a signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
-  /** Waits until `pattern` appears in the output (after `from` characters). */
+  /**
+   * Waits until `pattern` appears in the output (after `from` characters). The deadline only
+   * fails a broken test: under load a line that comes is slow, not absent.
+   */
   waitFor(pattern: RegExp | string, timeoutMs?: number, from?: number): Promise<void>;
 }
-
-/** How long a service may take to print `listening on …`. */
-const READY_TIMEOUT_MS = 25_000;
 
 export function tempDir(prefix = 'hook-intake-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -42,9 +52,15 @@ export interface StartOptions {
   nodeArgs?: string[];
   env?: Record<string, string>;
   cwd?: string;
-  /** How long to wait for `listening on` (default 25 s). */
+  /** How long to wait for `listening on` (default START_DEADLINE_MS). */
   startTimeoutMs?: number;
 }
+
+/** Servers started and not exited yet: killed if the test process ends first (a test that timed out, say). */
+const started = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const p of started) p.kill('SIGKILL');
+});
 
 export async function startCli(opts: StartOptions = {}): Promise<Running> {
   const dir = opts.dir ?? tempDir();
@@ -66,9 +82,15 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
   };
   proc.stdout!.on('data', onData);
   proc.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  started.add(proc);
+  const exited = new Promise<number | null>((r) =>
+    proc.on('exit', (code) => {
+      started.delete(proc);
+      r(code);
+    }),
+  );
 
-  const waitFor = (pattern: RegExp | string, timeoutMs = 10_000, from = 0) =>
+  const waitFor = (pattern: RegExp | string, timeoutMs = DEADLINE_MS, from = 0) =>
     new Promise<void>((resolveWait, reject) => {
       const test = () => (typeof pattern === 'string' ? out.indexOf(pattern, from) !== -1 : pattern.test(out.slice(from)));
       if (test()) return resolveWait();
@@ -93,8 +115,13 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
       });
     });
 
-  // a start that fails ends the wait at once; a slow one, on a machine shared with other test runs, gets time
-  await waitFor(/listening on (http:\/\/\S+)/, opts.startTimeoutMs ?? READY_TIMEOUT_MS);
+  try {
+    await waitFor(/listening on (http:\/\/\S+)/, opts.startTimeoutMs ?? START_DEADLINE_MS);
+  } catch (err) {
+    // a server that never said it listens must not outlive the test
+    proc.kill('SIGKILL');
+    throw err;
+  }
   const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
   return {
     url,
@@ -128,6 +155,35 @@ export function runCli(args: string[], opts: { cwd?: string; env?: Record<string
   });
 }
 
+/**
+ * Runs a CLI command in this process, as `bin/hook-intake.js` would (`main()`), and returns what it
+ * wrote to stdout and stderr and its exit code. For what the command prints; a test of the process
+ * itself (exit on a signal, stdin, a crash) uses `runCli()` or `startCli()`.
+ */
+export async function runInProcess(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { main } = await import('../../src/cli/main.ts');
+  const { stdout: out, stderr: err } = process;
+  const writes = { out: out.write, err: err.write };
+  let stdout = '';
+  let stderr = '';
+  // (chunk, [encoding], [callback]), as a stream's write is called
+  const catcher = (add: (text: string) => void) =>
+    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      add(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      if (done) queueMicrotask(done);
+      return true;
+    }) as typeof out.write;
+  out.write = catcher((t) => (stdout += t));
+  err.write = catcher((t) => (stderr += t));
+  try {
+    return { code: (await main(args)) ?? 0, stdout, stderr };
+  } finally {
+    out.write = writes.out;
+    err.write = writes.err;
+  }
+}
+
 export function cleanup(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
@@ -155,8 +211,8 @@ export async function get(url: string, token?: string): Promise<{ status: number
   return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
 }
 
-/** Polls `fn` until it returns a truthy value. */
-export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, everyMs = 25): Promise<T> {
+/** Polls `fn` until it returns a truthy value; the deadline is only there to fail a broken test. */
+export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = DEADLINE_MS, everyMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -31,7 +31,7 @@ export function parseResponse(text: string): RawResponse | undefined {
  * Sends `parts` (strings or buffers) with `gapMs` between them and resolves
  * with the first complete response.
  */
-export function rawRequest(url: string, parts: (string | Buffer)[], gapMs = 0, timeoutMs = 10_000): Promise<RawResponse> {
+export function rawRequest(url: string, parts: (string | Buffer)[], gapMs = 0, timeoutMs = 20_000): Promise<RawResponse> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const sock = connect(Number(u.port), u.hostname);

@@ -169,7 +169,7 @@ export function scriptedProvider(auto?: (req: import('../../src/plugins/define.t
     active: () => active,
     maxActive: () => maxActive,
     /** Resolves once at least `n` calls have been made. */
-    async waitForCalls(n: number, timeoutMs = 5000): Promise<void> {
+    async waitForCalls(n: number, timeoutMs = 20_000): Promise<void> {
       const deadline = Date.now() + timeoutMs;
       while (calls.length < n) {
         if (Date.now() > deadline) throw new Error(`expected ${n} provider calls, got ${calls.length}`);

@@ -156,5 +156,5 @@ export default definePlugin({ name: 'memo', channels: { memo: { create: () => ({
     const edited = await buildFrom(same);
     expect(edited.channels.get('memo')!.channel).not.toBe(first.channels.get('memo')!.channel);
     expect((edited.channels.get('memo')!.channel as unknown as { tag: string }).tag).toBe('two');
-  }, 30_000);
+  });
 });
