@@ -152,6 +152,9 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
     const due = dueAt;
     dueAt = undefined;
     asking++;
+    // the time the claim is made at: a timer may fire a moment before its time, and by the answer the
+    // clock may have passed it, so "not due yet" is judged by the time the queue judged it at
+    const asked = clock();
     stored('claim a heartbeat', () => queue.claimTasks('heartbeat', worker, LEASE_MS, 1)).then(
       ([c]) => {
         asking--;
@@ -159,7 +162,7 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
         else if (c) run(c);
         // not due yet by the queue's clock: tried again at its time (one waiting behind another instance's
         // heartbeat is claimed by that instance when it ends its claim)
-        else if (due !== undefined && due > clock()) arm((dueAt = Math.min(dueAt ?? due, due)));
+        else if (due !== undefined && due > asked) arm((dueAt = Math.min(dueAt ?? due, due)));
         settle();
       },
       (err) => {

@@ -41,16 +41,16 @@ async function passFake(ms: number): Promise<void> {
 }
 
 let seq = 0;
-function setup(opts: { every?: string; maxEvents?: number; reply?: string; provider?: ReturnType<typeof scriptedProvider> } = {}): Setup {
+function setup(opts: { every?: string; maxEvents?: number; reply?: string; provider?: ReturnType<typeof scriptedProvider>; clock?: () => number } = {}): Setup {
   const provider = opts.provider ?? scriptedProvider(() => opts.reply ?? 'HEARTBEAT_OK');
   const beats = { every: opts.every ?? '0', ...(opts.maxEvents ? { maxEvents: opts.maxEvents } : {}) };
   const gen = testGeneration(
     { agents: { defaults: { model: 'sp/main', heartbeat: beats }, providers: { sp: { type: 'scripted' } } }, session: { defaultRoute: { channel: 'console' } } },
     { plugins: [provider.plugin] },
   );
-  const store = new SqliteStore({ path: ':memory:' });
+  const store = new SqliteStore({ path: ':memory:', clock: opts.clock });
   const outbox = vi.fn();
-  const make = () => createHeartbeat({ store, generations: new GenerationRef(gen), logger: captureLogger('silent').logger, notifyOutbox: outbox });
+  const make = () => createHeartbeat({ store, generations: new GenerationRef(gen), logger: captureLogger('silent').logger, notifyOutbox: outbox, clock: opts.clock });
   const heartbeat = make();
   const others: Heartbeat[] = [];
   const s: Setup = {
@@ -109,6 +109,32 @@ describe('createHeartbeat()', () => {
     expect(await s.heartbeatRuns()).toHaveLength(2);
     expect(provider.calls[1]!.req.messages.at(-1)!.content).toContain('event-beta');
     expect(provider.calls[1]!.req.messages.at(-1)!.content).not.toContain('event-alpha');
+  });
+
+  it('claims again when its timer fired a moment early and the queue found the heartbeat not yet due', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    // the wall clock the service reads can lag the timers' clock by a millisecond
+    let lag = 0;
+    const s = setup({ clock: () => Date.now() - lag });
+    const claim = s.store.queue.claimTasks.bind(s.store.queue);
+    let claims = 0;
+    // by the time the first claim's answer is read, the lag is gone (time went on)
+    vi.spyOn(s.store.queue, 'claimTasks').mockImplementation((...args) => {
+      const claimed = claim(...args);
+      if (++claims === 1) lag = 0;
+      return claimed;
+    });
+    await s.wake('disk at 91%');
+    s.heartbeat.request();
+    // the request is stored and its timer set; then the lag begins
+    await passFake(0);
+    lag = 1;
+    await passFake(COALESCE_MS);
+    // the first claim found nothing due; the heartbeat ran from the next
+    expect(claims).toBeGreaterThan(1);
+    expect(s.provider.calls).toHaveLength(1);
+    await s.heartbeat.idle();
+    expect((await s.store.listEvents({ limit: 10 }))[0]!.status).toBe('consumed');
   });
 
   it('leaves next-heartbeat events pending until the periodic timer fires', async () => {
