@@ -70,6 +70,8 @@ export const errors = {
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
   /** A provider's `GET` handshake whose verify token does not match. */
   forbidden: () => new HookError(403, 'FORBIDDEN', 'handshake refused'),
+  /** An admin action the record's state does not allow (retry a run still queued, redeliver a reply already sent). */
+  conflict: (reason: string) => new HookError(409, 'CONFLICT', reason),
   unavailable: (reason: string, retryAfterSeconds?: number) =>
     new HookError(503, 'UNAVAILABLE', reason, { expose: true, ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}) }),
   /** The store cannot write (a full disk, an I/O error): nothing was stored; the sender should retry. */

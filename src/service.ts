@@ -28,6 +28,7 @@ import { watchSources, type SourceWatcher } from './config/watch.ts';
 import { createWorkerSource, type SpareWorkerSource } from './transforms/pool.ts';
 import { createMetrics, RequestTally } from './http/metrics.ts';
 import { settlesWithin } from './util/deadline.ts';
+import { createRetention, type Retention } from './runtime/retention.ts';
 
 export interface ServiceOptions {
   /** Loads (and re-loads, on change) the config. Throws `ConfigError`. */
@@ -58,6 +59,7 @@ export interface Service {
   readonly heartbeat: Heartbeat;
   readonly outbox: Outbox;
   readonly reloader: Reloader;
+  readonly retention: Retention;
   stop(): Promise<void>;
 }
 
@@ -193,6 +195,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     tally,
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
     store,
+    admin: { runsAccepted: () => runner.notify(), queuedRuns: () => runner.queued(), notifyOutbox: (entry) => outbox.notify(entry) },
     ready: () => listening && !stopping,
     status: () => ({
       uptimeSeconds: Math.round((clock() - startedAt) / 1000),
@@ -262,6 +265,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     store.pruneIdempotency(clock()).catch((err) => logger.warn({ err }, 'idempotency prune failed'));
   }, IDEMPOTENCY_PRUNE_MS);
   prune.unref();
+  const retention = createRetention({ store, generations, logger: runtimeLogger(logger, 'retention'), clock });
+  retention.start();
 
   let stopped: Promise<void> | undefined;
   const stop = () =>
@@ -277,6 +282,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       server.closeIdleConnections();
       clearInterval(prune);
       unwatch?.();
+      await retention.stop();
       await watcher?.close();
       const intake = settlesWithin(closed, left()).then(() => server.closeAllConnections());
       // meanwhile no run or heartbeat starts; the ones running may finish within the budget
@@ -292,5 +298,5 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       logger.info('stopped');
     })());
 
-  return { url: `http://${shownHost}:${addr.port}`, port: addr.port, host: addr.address, server, store, generations, runner, heartbeat, outbox, reloader, stop };
+  return { url: `http://${shownHost}:${addr.port}`, port: addr.port, host: addr.address, server, store, generations, runner, heartbeat, outbox, reloader, retention, stop };
 }

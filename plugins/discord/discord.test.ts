@@ -11,23 +11,11 @@ import { ConfigError } from '../../src/errors.ts';
 import { discordSpec } from '../../test/helpers/provider-specs.ts';
 import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { deliverThroughOutbox } from '../../test/helpers/outbox-delivery.ts';
+import { deliverParts, expectFailedOnceThroughOutbox, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
 import { DISCORD_MAX_LINES, discordNonce } from './channel.ts';
 
 const TOKEN = 'MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.bot-token-for-tests-only';
 
-/** A long reply: paragraphs, a list, a tall code block and a mass mention, about 9,000 characters. */
-function longReply(): string {
-  const paragraph = (i: number) => `Paragraph ${i}: the deploy of **service-${i}** finished; see [the log](https://ci.example.com/${i}) for details. `.repeat(3);
-  const code = Array.from({ length: 60 }, (_, i) => `step_${i} = run("job-${i}")  # line ${i}`).join('\n');
-  const list = Array.from({ length: 30 }, (_, i) => `- item ${i} is done`).join('\n');
-  const text = [paragraph(1), paragraph(2), 'Heads up @everyone and @here.', list, '```python\n' + code + '\n```', ...Array.from({ length: 18 }, (_, i) => paragraph(i + 3))].join('\n\n');
-  expect(text.length).toBeGreaterThan(9000);
-  return text;
-}
-
-/** Whether every code fence opened in `part` is closed in it. */
-const fencesBalanced = (part: string) => (part.match(/^```/gm) ?? []).length % 2 === 0;
 const CHANNEL = '1234567890123456789';
 
 /** Discord's answer to Create Message: the message, echoing what was posted. */
@@ -155,21 +143,15 @@ describe('discord channel', () => {
     });
 
     it('retries a refused connection as transient: nothing was sent', async () => {
-      const gone = await startProviderStub();
-      await gone.close();
-      const g = testGeneration({ channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${gone.url}/api/v10` } } });
-      const err = (await g.channels.get('dc')!.channel.send(message()).catch((e: unknown) => e)) as ChannelError;
-      expect(err).toMatchObject({ retryable: true, ambiguous: false });
-      expect(err.message).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/api\/v10\/channels\/\d+\/messages failed: .*ECONNREFUSED/);
+      await expectRefusedRetried(
+        (url) => channel({ apiBaseUrl: `${url}/api/v10` }).send(message()),
+        /^POST http:\/\/127\.0\.0\.1:\d+\/api\/v10\/channels\/\d+\/messages failed: .*ECONNREFUSED/,
+      );
     });
 
     it('ends with the shutdown signal’s reason, not a delivery error, when the service stops', async () => {
       stub.setScript([{ hang: true }]);
-      const stop = new AbortController();
-      const sending = channel().send(message({ signal: stop.signal }));
-      await new Promise((r) => setTimeout(r, 50));
-      stop.abort(new Error('shutting down'));
-      await expect(sending).rejects.toThrow('shutting down');
+      await expectShutdownReason((signal) => channel().send(message({ signal })), () => stub.requests.length === 1);
     });
 
     it('refuses a recipient that is not a channel id before sending', async () => {
@@ -184,7 +166,6 @@ describe('discord channel', () => {
       // only the request that gets no answer needs a short deadline
       const quick = channel({ timeoutMs: 300 }, log.logger);
       const reply = 'SECRET-REPLY-TEXT';
-      const texts: string[] = [];
       const answers: ((req: StubRequest) => Answer)[] = [
         (req) => ({ status: 403, json: { message: `Missing Access for ${String(req.headers.authorization)} posting ${req.body.content}`, code: 50001 } }),
         (req) => ({ status: 400, json: { message: `bad ${req.body.content}`, code: 50035, errors: { content: { _errors: [{ code: 'X', message: String(req.headers.authorization) }] } } } }),
@@ -192,13 +173,8 @@ describe('discord channel', () => {
         () => ({ status: 500, json: { message: TOKEN } }),
         () => ({ hang: true }),
       ];
-      for (const answer of answers) {
-        stub.setScript(answer);
-        const err = await failure(answer === answers.at(-1) ? quick : ch, { text: reply });
-        texts.push(err.message, String(err), JSON.stringify(err));
-      }
-      const all = texts.join('\n') + log.text();
-      for (const secret of [TOKEN, TOKEN.slice(0, 24), reply]) expect(all).not.toContain(secret);
+      const said = await failuresSaid(stub, answers, (last) => failure(last ? quick : ch, { text: reply }));
+      expectNoneOf(said + log.text(), [TOKEN, TOKEN.slice(0, 24), reply]);
     });
   });
 
@@ -208,29 +184,16 @@ describe('discord channel', () => {
     });
 
     it(`splits a 9,000-character reply into parts of at most 2000 characters and ${DISCORD_MAX_LINES} lines, code blocks closed and reopened`, () => {
-      const parts = channel().render!(longReply());
-      expect(parts.length).toBeGreaterThan(4);
-      for (const part of parts) {
-        expect(part.length).toBeLessThanOrEqual(2000);
-        expect(part.split('\n').length).toBeLessThanOrEqual(DISCORD_MAX_LINES);
-        expect(fencesBalanced(part), part).toBe(true);
-      }
-      const all = parts.join('\n');
-      for (const needle of ['Paragraph 1:', 'item 29 is done', 'step_59 = run("job-59")', 'Paragraph 20:']) expect(all).toContain(needle);
-      expect(all.indexOf('Paragraph 1:')).toBeLessThan(all.indexOf('step_0 ='));
-      expect(all.indexOf('step_59')).toBeLessThan(all.indexOf('Paragraph 20:'));
+      expectSplit(channel().render!(longReply()), { limit: 2000, maxLines: DISCORD_MAX_LINES, fences: true, atLeast: 5 });
     });
 
     it('splits at textChunkLimit when it is lower', () => {
-      const parts = channel({ textChunkLimit: 500 }).render!(longReply());
-      for (const part of parts) expect(part.length).toBeLessThanOrEqual(500);
+      expectSplit(channel({ textChunkLimit: 500 }).render!(longReply()), { limit: 500 });
     });
 
     it('delivers a long reply part by part, in order, each request as the spec describes', async () => {
       stub.setScript((req) => created(req));
-      const ch = channel();
-      const parts = ch.render!(longReply());
-      for (const [i, text] of parts.entries()) await ch.send(message({ text, deliveryId: 'd-long', part: i + 1, parts: parts.length }));
+      const parts = await deliverParts(channel(), longReply(), (over) => message({ deliveryId: 'd-long', ...over }));
       expect(stub.requests.map((r) => r.body.content)).toEqual(parts);
       expect(new Set(stub.requests.map((r) => r.body.nonce)).size).toBe(parts.length);
     });
@@ -239,14 +202,8 @@ describe('discord channel', () => {
   describe('through the outbox', () => {
     it('fails a delivery Discord refuses after one attempt, with Discord’s reason, and keeps the token out of the log and the record', async () => {
       stub.setScript((req) => ({ status: 403, json: { message: `Missing Access (${String(req.headers.authorization)})`, code: 50001 } }));
-      const to = message().to!;
-      const { delivery, log, record } = await deliverThroughOutbox({ channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${stub.url}/api/v10` } } }, { channel: 'dc', to, text: 'CONFIDENTIAL-REPLY' });
-      expect(delivery).toMatchObject({ status: 'failed', attempts: 1, reason: 'Discord error 50001 (HTTP 403): Missing Access (Bot [redacted])' });
-      expect(stub.requests).toHaveLength(1);
-      expect(log).toContain('delivery failed');
-      expect(log).not.toContain(TOKEN);
-      expect(record).not.toContain(TOKEN);
-      expect(log).not.toContain('CONFIDENTIAL-REPLY');
+      const config = { channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${stub.url}/api/v10` } } };
+      await expectFailedOnceThroughOutbox(stub, config, { channel: 'dc', to: CHANNEL }, 'Discord error 50001 (HTTP 403): Missing Access (Bot [redacted])', [TOKEN]);
     });
   });
 

@@ -6,38 +6,17 @@
  * test/fixtures/specs/imessage/SOURCE.md), and the answers are its response
  * envelopes `{status, message, error: {type, message}, data}`.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
+import { type Answer, type StubRequest } from '../../test/helpers/provider-stub.ts';
+import { blueBubblesCheck } from '../../test/helpers/provider-checks.ts';
+import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, queuedStandIn, shownOf } from '../../test/helpers/channel-cases.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 
 const PASSWORD = 'bb-server-pass&word=9';
 
-/** What BlueBubbles' route, auth middleware and validateText accept. */
-function checkSendText(req: StubRequest): string[] {
-  const out: string[] = [];
-  if (req.method !== 'POST' || req.path !== '/api/v1/message/text') return [`BlueBubbles has no ${req.method} ${req.path}`];
-  if (req.query.password !== PASSWORD) out.push('the server password must be the "password" query parameter (401 "Missing server password!")');
-  for (const k of Object.keys(req.query)) if (!['password', 'guid', 'token'].includes(k)) out.push(`query parameter "${k}" is unknown`);
-  if (req.contentType !== 'application/json') out.push(`content-type "${req.contentType}"`);
-  const b = req.body ?? {};
-  const rules: Record<string, (v: unknown) => boolean> = {
-    chatGuid: (v) => typeof v === 'string' && v !== '',
-    tempGuid: (v) => typeof v === 'string',
-    message: (v) => typeof v === 'string',
-    method: (v) => v === 'apple-script' || v === 'private-api',
-  };
-  for (const [k, ok] of Object.entries(rules)) if (b[k] !== undefined && !ok(b[k])) out.push(`${k} is invalid: ${JSON.stringify(b[k])}`);
-  if (b.chatGuid === undefined) out.push('chatGuid is required');
-  if (b.message === undefined) out.push('message must be present');
-  if ((b.method ?? 'apple-script') === 'apple-script') {
-    if (!b.tempGuid) out.push("A 'tempGuid' is required when sending via AppleScript");
-    if (!b.message) out.push("A 'message' is required when sending via AppleScript");
-  }
-  for (const k of Object.keys(b)) if (!(k in rules)) out.push(`"${k}" is not a field we mean to send`);
-  return out;
-}
+const checkSendText = blueBubblesCheck(PASSWORD);
 
 const sent = (req: StubRequest): Answer => ({
   status: 200,
@@ -48,38 +27,18 @@ const badRequest = (error: string): Answer => ({
   json: { status: 400, message: "You've made a bad request! Please check your request params & body", error: { type: 'Validation Error', message: error } },
 });
 
-type Scripted = Answer | ((req: StubRequest) => Answer);
-
 describe('imessage channel', () => {
-  let stub: ProviderStub;
-  let answers: Scripted[];
-  beforeAll(async () => {
-    stub = await startProviderStub({
-      validate: checkSendText,
-      script: (req) => {
-        const next = answers.shift() ?? sent;
-        return typeof next === 'function' ? next(req) : next;
-      },
-    });
-  });
-  afterAll(() => stub.close());
-  beforeEach(() => {
-    answers = [];
-  });
-  afterEach(() => {
-    stub.expectClean();
-    stub.requests.length = 0;
-  });
+  const q = queuedStandIn(checkSendText, sent);
 
   const channel = (slice: Record<string, unknown> = {}, opts: Parameters<typeof testGeneration>[1] = {}): Channel =>
-    testGeneration({ channels: { imsg: { type: 'imessage', url: `${stub.url}/`, password: PASSWORD, ...slice } } }, opts).channels.get('imsg')!.channel;
+    testGeneration({ channels: { imsg: { type: 'imessage', url: `${q.stub.url}/`, password: PASSWORD, ...slice } } }, opts).channels.get('imsg')!.channel;
   const message = (over: Parameters<typeof channelMessage>[0] = {}) => channelMessage({ to: '+15552223333', text: 'the reply', ...over });
   const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) => (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
 
   describe('send()', () => {
     it('posts the text to the direct chat of a phone number, with the password in the query', async () => {
       await channel().send(message());
-      const [req] = stub.requests;
+      const [req] = q.stub.requests;
       expect(req!.path).toBe('/api/v1/message/text');
       expect(req!.query).toEqual({ password: PASSWORD });
       expect(req!.body).toEqual({ chatGuid: 'iMessage;-;+15552223333', message: 'the reply', tempGuid: 'hook-intake-d-1-1', method: 'apple-script' });
@@ -89,7 +48,7 @@ describe('imessage channel', () => {
     it('sends to an e-mail handle, to a chat guid, and by the Private API when configured', async () => {
       await channel().send(message({ to: 'someone@example.com' }));
       await channel({ method: 'private-api' }).send(message({ to: 'chat:iMessage;+;chat493787264915' }));
-      expect(stub.requests.map((r) => [r.body.chatGuid, r.body.method])).toEqual([
+      expect(q.stub.requests.map((r) => [r.body.chatGuid, r.body.method])).toEqual([
         ['iMessage;-;someone@example.com', 'apple-script'],
         ['iMessage;+;chat493787264915', 'private-api'],
       ]);
@@ -101,11 +60,11 @@ describe('imessage channel', () => {
       await ch.send(message({ part: 1, parts: 2, attempt: 2 }));
       await ch.send(message({ part: 2, parts: 2 }));
       await ch.send(message({ deliveryId: 'd-2' }));
-      expect(stub.requests.map((r) => r.body.tempGuid)).toEqual(['hook-intake-d-1-1', 'hook-intake-d-1-1', 'hook-intake-d-1-2', 'hook-intake-d-2-1']);
+      expect(q.stub.requests.map((r) => r.body.tempGuid)).toEqual(['hook-intake-d-1-1', 'hook-intake-d-1-1', 'hook-intake-d-1-2', 'hook-intake-d-2-1']);
     });
 
     it('counts a part as sent when the server says an earlier attempt at it is still queued', async () => {
-      answers = [badRequest('Message is already queued to be sent! (Temp GUID: hook-intake-d-1-1)')];
+      q.answers = [badRequest('Message is already queued to be sent! (Temp GUID: hook-intake-d-1-1)')];
       await expect(channel().send(message({ attempt: 2 }))).resolves.toBeUndefined();
     });
 
@@ -132,20 +91,23 @@ describe('imessage channel', () => {
       [{ status: 503, text: 'Service Unavailable', headers: { 'retry-after': '20' } }, true, 20_000, 'HTTP 503: Service Unavailable'],
       [{ status: 429, text: 'Too Many Requests', headers: { 'retry-after': '5' } }, true, 5000, 'HTTP 429: Too Many Requests'],
     ] as Array<[Answer, boolean, number | undefined, string]>)('classifies %j as retryable=%s, retryAfterMs=%s', async (answer, retryable, retryAfterMs, reason) => {
-      answers = [answer];
+      q.answers = [answer];
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ retryable, retryAfterMs, ambiguous: false, message: reason });
     });
 
+    it('ends with the shutdown signal’s reason when the service stops', async () => {
+      q.answers = [{ hang: true }];
+      await expectShutdownReason((signal) => channel().send(message({ signal })), () => q.stub.requests.length === 1);
+    });
+
     it('treats a dropped connection after sending and a silent server as ambiguous, a refused connection as not', async () => {
-      answers = [{ destroy: true }, { hang: true }];
+      q.answers = [{ destroy: true }, { hang: true }];
       const ch = channel({ timeoutMs: 200 });
       expect(await failure(ch)).toMatchObject({ retryable: true, ambiguous: true });
-      expect(await failure(ch)).toMatchObject({ retryable: true, ambiguous: true, message: `no answer from ${stub.url}/api/v1/message/text within 200 ms; the message may have been posted` });
-      const gone = await startProviderStub();
-      await gone.close();
-      expect(await failure(channel({ url: gone.url }))).toMatchObject({ retryable: true, ambiguous: false });
+      expect(await failure(ch)).toMatchObject({ retryable: true, ambiguous: true, message: `no answer from ${q.stub.url}/api/v1/message/text within 200 ms; the message may have been posted` });
+      await expectRefusedRetried((url) => channel({ url }).send(message()), /could not connect/);
     });
   });
 
@@ -158,19 +120,15 @@ describe('imessage channel', () => {
     it('splits a 9,000-character reply into parts of at most 4,000 characters, each sent in order with its own tempGuid', async () => {
       const reply = Array.from({ length: 101 }, (_, i) => `Line ${i}: ${'the agent said this '.repeat(4)}`.trim()).join('\n\n');
       expect(reply.length).toBeGreaterThanOrEqual(9000);
-      const ch = channel();
-      const parts = ch.render!(reply);
+      const parts = await deliverParts(channel(), reply, message);
       expect(parts.length).toBe(3);
-      for (const part of parts) expect(part.length).toBeLessThanOrEqual(4000);
+      expectSplit(parts, { limit: 4000, pieces: [] });
       expect(parts.join('\n\n')).toBe(reply);
-      for (const [i, text] of parts.entries()) await ch.send(message({ text, part: i + 1, parts: parts.length }));
-      expect(stub.requests.map((r) => [r.body.message, r.body.tempGuid])).toEqual(parts.map((p, i) => [p, `hook-intake-d-1-${i + 1}`]));
+      expect(q.stub.requests.map((r) => [r.body.message, r.body.tempGuid])).toEqual(parts.map((p, i) => [p, `hook-intake-d-1-${i + 1}`]));
     });
 
     it('lowers the limit with textChunkLimit', () => {
-      const parts = channel({ textChunkLimit: 200 }).render!('word '.repeat(400));
-      expect(parts.length).toBeGreaterThanOrEqual(10);
-      for (const part of parts) expect(part.length).toBeLessThanOrEqual(200);
+      expectSplit(channel({ textChunkLimit: 200 }).render!('word '.repeat(400)), { limit: 200, atLeast: 10, pieces: [] });
     });
   });
 
@@ -207,7 +165,7 @@ describe('imessage channel', () => {
 
   it('never lets the password or the text reach an error or the log, even when the server echoes the URL', async () => {
     const log = captureLogger('trace');
-    const url = `${stub.url}/api/v1/message/text?password=${encodeURIComponent(PASSWORD)}`;
+    const url = `${q.stub.url}/api/v1/message/text?password=${encodeURIComponent(PASSWORD)}`;
     const seen: string[] = [];
     for (const answer of [
       badRequest(`bad ${url} ${PASSWORD} the reply`),
@@ -216,12 +174,11 @@ describe('imessage channel', () => {
       { hang: true },
       { destroy: true },
     ] as Answer[]) {
-      answers = [answer];
-      const err = await failure(channel({ timeoutMs: 200 }, { logger: log.logger }));
-      seen.push(err.message, String(err.stack), JSON.stringify(err));
+      q.answers = [answer];
+      seen.push(shownOf(await failure(channel({ timeoutMs: 200 }, { logger: log.logger }))));
     }
     const out = seen.join('\n') + log.text();
     expect(out).toContain('[redacted]');
-    for (const secret of [PASSWORD, encodeURIComponent(PASSWORD), 'the reply']) expect(out).not.toContain(secret);
+    expectNoneOf(out, [PASSWORD, encodeURIComponent(PASSWORD), 'the reply']);
   });
 });

@@ -11,22 +11,12 @@ import { ConfigError } from '../../src/errors.ts';
 import { mattermostSpec } from '../../test/helpers/provider-specs.ts';
 import { always, startProviderStub, type Answer, type ProviderStub, type StubRequest, type Validate } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { deliverThroughOutbox } from '../../test/helpers/outbox-delivery.ts';
+import { deliverParts, expectFailedOnceThroughOutbox, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
 import { pendingPostId, rateLimitWait } from './channel.ts';
 
 const TOKEN = 'mmtokenfortestsonly0123456789';
 const CHANNEL = 'nhze199c4j87ped4wannrjdt9c';
 const NOW = Date.parse('2030-01-01T00:00:00Z');
-
-/** A long reply: paragraphs, a list and a tall code block, about 9,000 characters. */
-function longReply(): string {
-  const paragraph = (i: number) => `Paragraph ${i}: the deploy of **service-${i}** finished; see [the log](https://ci.example.com/${i}) for details. `.repeat(4);
-  const code = Array.from({ length: 80 }, (_, i) => `step_${i} = run("job-${i}")  # line ${i}`).join('\n');
-  const list = Array.from({ length: 30 }, (_, i) => `- item ${i} is done`).join('\n');
-  const text = [paragraph(1), list, '```\n' + code + '\n```', ...Array.from({ length: 13 }, (_, i) => paragraph(i + 2))].join('\n\n');
-  expect(text.length).toBeGreaterThan(9000);
-  return text;
-}
 
 /**
  * CreatePost as Mattermost publishes it, except one field: its request schema
@@ -138,21 +128,12 @@ describe('mattermost channel', () => {
     });
 
     it('retries a refused connection as transient: nothing was sent', async () => {
-      const gone = await startProviderStub();
-      await gone.close();
-      const g = testGeneration({ channels: { mm: { type: 'mattermost', url: gone.url, token: TOKEN } } });
-      const err = (await g.channels.get('mm')!.channel.send(message()).catch((e: unknown) => e)) as ChannelError;
-      expect(err).toMatchObject({ retryable: true, ambiguous: false });
-      expect(err.message).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/api\/v4\/posts failed: .*ECONNREFUSED/);
+      await expectRefusedRetried((url) => channel({ url }).send(message()), /^POST http:\/\/127\.0\.0\.1:\d+\/api\/v4\/posts failed: .*ECONNREFUSED/);
     });
 
     it('ends with the shutdown signal’s reason when the service stops', async () => {
       stub.setScript([{ hang: true }]);
-      const stop = new AbortController();
-      const sending = channel().send(message({ signal: stop.signal }));
-      await new Promise((r) => setTimeout(r, 50));
-      stop.abort(new Error('shutting down'));
-      await expect(sending).rejects.toThrow('shutting down');
+      await expectShutdownReason((signal) => channel().send(message({ signal })), () => stub.requests.length === 1);
     });
 
     it('refuses a recipient that is not a channel id before sending', async () => {
@@ -167,20 +148,14 @@ describe('mattermost channel', () => {
       // only the request that gets no answer needs a short deadline
       const quick = channel({ timeoutMs: 200 }, log.logger);
       const reply = 'SECRET-REPLY-TEXT';
-      const texts: string[] = [];
       const answers: ((req: StubRequest) => Answer)[] = [
         (req) => ({ status: 401, json: { id: String(req.headers.authorization), message: `bad token for ${req.body.message}` } }),
         (req) => ({ status: 429, json: { message: String(req.headers.authorization) } }),
         (req) => ({ status: 500, json: { message: String(req.headers.authorization) } }),
         () => ({ hang: true }),
       ];
-      for (const answer of answers) {
-        stub.setScript(answer);
-        const err = await failure(answer === answers.at(-1) ? quick : ch, { text: reply });
-        texts.push(err.message, String(err), JSON.stringify(err));
-      }
-      const all = texts.join('\n') + log.text();
-      for (const secret of [TOKEN, reply]) expect(all).not.toContain(secret);
+      const said = await failuresSaid(stub, answers, (last) => failure(last ? quick : ch, { text: reply }));
+      expectNoneOf(said + log.text(), [TOKEN, reply]);
     });
   });
 
@@ -190,25 +165,16 @@ describe('mattermost channel', () => {
     });
 
     it('splits a 9,000-character reply into posts of at most 4000 characters, code blocks closed and reopened', () => {
-      const parts = channel().render!(longReply());
-      expect(parts.length).toBeGreaterThanOrEqual(3);
-      for (const part of parts) {
-        expect(part.length).toBeLessThanOrEqual(4000);
-        expect((part.match(/^```/gm) ?? []).length % 2, part).toBe(0);
-      }
-      const all = parts.join('\n');
-      for (const needle of ['Paragraph 1:', 'item 29 is done', 'step_79 = run("job-79")', 'Paragraph 14:']) expect(all).toContain(needle);
+      expectSplit(channel().render!(longReply()), { limit: 4000, fences: true, atLeast: 3 });
     });
 
     it('splits at textChunkLimit when it is lower', () => {
-      for (const part of channel({ textChunkLimit: 1000 }).render!(longReply())) expect(part.length).toBeLessThanOrEqual(1000);
+      expectSplit(channel({ textChunkLimit: 1000 }).render!(longReply()), { limit: 1000 });
     });
 
     it('delivers a long reply post by post, in order, each request as the API description says', async () => {
       stub.setScript(always({ status: 201, json: { id: 'a1b2c3d4e5f6g7h8i9j0k1l2m3' } }));
-      const ch = channel();
-      const parts = ch.render!(longReply());
-      for (const [i, text] of parts.entries()) await ch.send(message({ text, deliveryId: 'd-long', part: i + 1, parts: parts.length }));
+      const parts = await deliverParts(channel(), longReply(), (over) => message({ deliveryId: 'd-long', ...over }));
       expect(stub.requests.map((r) => r.body.message)).toEqual(parts);
       expect(new Set(stub.requests.map((r) => r.body.pending_post_id)).size).toBe(parts.length);
     });
@@ -217,14 +183,9 @@ describe('mattermost channel', () => {
   describe('through the outbox', () => {
     it('fails a delivery Mattermost refuses after one attempt, with Mattermost’s reason, and keeps the token out of the log and the record', async () => {
       stub.setScript((req) => ({ status: 403, json: { id: 'api.context.permissions.app_error', message: `no permission for ${String(req.headers.authorization)}` } }));
-      const to = message().to!;
-      const { delivery, log, record } = await deliverThroughOutbox({ channels: { mm: { type: 'mattermost', url: stub.url, token: TOKEN } } }, { channel: 'mm', to, text: 'CONFIDENTIAL-REPLY' });
-      expect(delivery).toMatchObject({ status: 'failed', attempts: 1, reason: 'Mattermost HTTP 403 api.context.permissions.app_error: no permission for Bearer [redacted]' });
-      expect(stub.requests).toHaveLength(1);
-      expect(log).toContain('delivery failed');
-      expect(log).not.toContain(TOKEN);
-      expect(record).not.toContain(TOKEN);
-      expect(log).not.toContain('CONFIDENTIAL-REPLY');
+      const config = { channels: { mm: { type: 'mattermost', url: stub.url, token: TOKEN } } };
+      const reason = 'Mattermost HTTP 403 api.context.permissions.app_error: no permission for Bearer [redacted]';
+      await expectFailedOnceThroughOutbox(stub, config, { channel: 'mm', to: CHANNEL }, reason, [TOKEN]);
     });
   });
 

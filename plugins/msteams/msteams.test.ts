@@ -8,7 +8,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
+import { startProviderStub, type Answer, type ProviderStub } from '../../test/helpers/provider-stub.ts';
+import { clientCredentialsCheck } from '../../test/helpers/provider-checks.ts';
+import { expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, shownOf } from '../../test/helpers/channel-cases.ts';
 import { msteamsSpec } from '../../test/helpers/provider-specs.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 import { RENEW_BEFORE_MS } from './token.ts';
@@ -21,15 +23,7 @@ const TOKEN_PATH = '/tenant/oauth2/v2.0/token';
 const token = (n: number) => `eyJ0eXAiOiJKV1Qi.token-${n}.sig`;
 
 /** The client-credentials grant as RFC 6749 §4.4 and Entra's v2 endpoint take it. */
-function checkTokenRequest(req: StubRequest): string[] {
-  const out: string[] = [];
-  if (req.method !== 'POST') out.push(`token request must be POST, not ${req.method}`);
-  if (req.contentType !== 'application/x-www-form-urlencoded') out.push(`token request must be a form, not "${req.contentType}"`);
-  const want = { grant_type: 'client_credentials', client_id: APP_ID, client_secret: APP_PASSWORD, scope: 'https://api.botframework.com/.default' };
-  for (const [k, v] of Object.entries(want)) if (req.body?.[k] !== v) out.push(`token request field "${k}" is ${JSON.stringify(req.body?.[k])}`);
-  for (const k of Object.keys(req.body ?? {})) if (!(k in want)) out.push(`token request has an unexpected field "${k}"`);
-  return out;
-}
+const checkTokenRequest = clientCredentialsCheck(APP_ID, APP_PASSWORD);
 
 const connector = msteamsSpec({ prefix: '/teams' });
 
@@ -151,6 +145,13 @@ describe('msteams channel', () => {
       expect(err.message).toMatch(/failed after sending: .*; the message may have been posted$/);
     });
 
+    it('ends with the shutdown signal’s reason when the service stops, waiting for a token or for the Connector', async () => {
+      tokens = [{ hang: true }];
+      await expectShutdownReason((signal) => channel().send(message({ signal })), () => tokenRequests().length === 1);
+      activities = [{ hang: true }];
+      await expectShutdownReason((signal) => channel().send(message({ signal })), () => activityRequests().length === 1);
+    });
+
     it('treats a Connector that does not answer within timeoutMs as ambiguous', async () => {
       activities = [{ hang: true }];
       const err = await failure(channel({ timeoutMs: 200 }));
@@ -159,11 +160,7 @@ describe('msteams channel', () => {
     });
 
     it('treats a refused connection as an ordinary retry: nothing can have been posted', async () => {
-      const gone = await startProviderStub();
-      await gone.close();
-      const err = await failure(channel({ serviceUrl: `${gone.url}/teams` }));
-      expect(err).toMatchObject({ retryable: true, ambiguous: false });
-      expect(err.message).toMatch(/ECONNREFUSED/);
+      await expectRefusedRetried((url) => channel({ serviceUrl: `${url}/teams` }).send(message()), /ECONNREFUSED/);
     });
 
     it.each([
@@ -221,7 +218,7 @@ describe('msteams channel', () => {
       const parts = ch.render!(reply);
       // the limit applies to the rendered text, which &amp; makes 12,388 characters long
       expect(parts.length).toBe(4);
-      for (const part of parts) expect(part.length).toBeLessThanOrEqual(4000);
+      expectSplit(parts, { limit: 4000, pieces: [] });
       expect(parts.join('\n\n')).toBe(reply.replaceAll('&', '&amp;'));
       for (const [i, text] of parts.entries()) await ch.send(message({ text, part: i + 1, parts: parts.length }));
       expect(activityRequests().map((r) => r.body.text)).toEqual(parts);
@@ -241,9 +238,7 @@ describe('msteams channel', () => {
     });
 
     it('lowers the limit with textChunkLimit', () => {
-      const parts = channel({ textChunkLimit: 500 }).render!('word '.repeat(1000));
-      expect(parts.length).toBeGreaterThanOrEqual(10);
-      for (const part of parts) expect(part.length).toBeLessThanOrEqual(500);
+      expectSplit(channel({ textChunkLimit: 500 }).render!('word '.repeat(1000)), { limit: 500, atLeast: 10, pieces: [] });
     });
   });
 
@@ -282,8 +277,7 @@ describe('msteams channel', () => {
     const ch = channel({ timeoutMs: 200 }, { logger: log.logger });
     const seen: string[] = [];
     const collect = async () => {
-      const err = await failure(ch);
-      seen.push(err.message, String(err.stack), JSON.stringify(err));
+      seen.push(shownOf(await failure(ch)));
     };
     tokens = [{ status: 401, json: { error: 'invalid_client', error_description: echo } }];
     await collect();
@@ -298,6 +292,6 @@ describe('msteams channel', () => {
     await collect();
     const out = seen.join('\n') + log.text();
     expect(out).toContain('[redacted]');
-    for (const secret of [APP_PASSWORD, encodeURIComponent(APP_PASSWORD), token(1), 'the **reply**']) expect(out).not.toContain(secret);
+    expectNoneOf(out, [APP_PASSWORD, encodeURIComponent(APP_PASSWORD), token(1), 'the **reply**']);
   });
 });

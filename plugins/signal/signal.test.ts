@@ -4,11 +4,13 @@
  * JSON-RPC man page and source) and signal-cli-rest-api (checked against its
  * published Swagger), and how each answer maps to a retry.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
+import { type Answer, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { signalSpec } from '../../test/helpers/provider-specs.ts';
+import { signalRpcCheck } from '../../test/helpers/provider-checks.ts';
+import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, queuedStandIn, shownOf, type Scripted } from '../../test/helpers/channel-cases.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 
 const ACCOUNT = '+15550001111';
@@ -16,29 +18,7 @@ const RECIPIENT = '+15552223333';
 /** signal-cli prints group ids as base64 of 32 bytes. */
 const GROUP_ID = Buffer.alloc(32, 7).toString('base64');
 
-/**
- * A `send` call as signal-cli's JSON-RPC daemon takes it (man page
- * signal-cli-jsonrpc(5), `send` options in camelCase): POST /api/v1/rpc with
- * content-type application/json (else 415), a JSON-RPC 2.0 request with an
- * id, `account`, exactly one of `recipient` (a list) or `groupId`, and `message`.
- */
-function checkRpcRequest(req: StubRequest): string[] {
-  const out: string[] = [];
-  if (req.method !== 'POST' || req.path !== '/api/v1/rpc') return [`signal-cli's daemon has no ${req.method} ${req.path}`];
-  if (req.contentType !== 'application/json') out.push(`content-type "${req.contentType}" is answered 415`);
-  const b = req.body ?? {};
-  if (b.jsonrpc !== '2.0') out.push('jsonrpc must be "2.0"');
-  if (b.method !== 'send') out.push(`method is ${JSON.stringify(b.method)}`);
-  if (typeof b.id !== 'string' && typeof b.id !== 'number') out.push('a request without an id is a notification, answered with no result');
-  for (const k of Object.keys(b)) if (!['jsonrpc', 'method', 'params', 'id'].includes(k)) out.push(`"${k}" is not a JSON-RPC request member`);
-  const p = b.params ?? {};
-  if (typeof p.account !== 'string') out.push('params.account is required by the multi-account daemon');
-  if (typeof p.message !== 'string') out.push('params.message must be a string');
-  const recipients = Array.isArray(p.recipient) && p.recipient.every((r: unknown) => typeof r === 'string');
-  if (recipients === (typeof p.groupId === 'string')) out.push('exactly one of params.recipient (a list) or params.groupId');
-  for (const k of Object.keys(p)) if (!['account', 'recipient', 'groupId', 'message'].includes(k)) out.push(`params.${k} is not a send option we mean to use`);
-  return out;
-}
+const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
 const rpcResult = (req: StubRequest): Answer => ({
   status: 200,
@@ -49,46 +29,30 @@ const rpcError = (code: number, message: string, results?: unknown[]) => (req: S
   json: { jsonrpc: '2.0', error: { code, message, data: results ? { response: { timestamp: 1731234567890, results } } : null }, id: req.body?.id },
 });
 
-type Scripted = Answer | ((req: StubRequest) => Answer);
-
 describe('signal channel', () => {
-  let stub: ProviderStub;
-  let answers: Scripted[];
-  beforeAll(async () => {
-    stub = await startProviderStub({
-      validate: (req) => (req.path === '/api/v1/rpc' ? checkRpcRequest(req) : signalSpec()(req)),
-      script: (req) => {
-        const next = answers.shift() ?? (req.path === '/api/v1/rpc' ? rpcResult : { status: 201, json: { timestamp: '1731234567890' } });
-        return typeof next === 'function' ? next(req) : next;
-      },
-    });
-  });
-  afterAll(() => stub.close());
-  beforeEach(() => {
-    answers = [];
-  });
-  afterEach(() => {
-    stub.expectClean();
-    stub.requests.length = 0;
-  });
+  // signal-cli's daemon (JSON-RPC) on /api/v1/rpc, signal-cli-rest-api on the rest
+  const q = queuedStandIn(
+    (req) => (req.path === '/api/v1/rpc' ? signalRpcCheck(req) : signalSpec()(req)),
+    (req) => (req.path === '/api/v1/rpc' ? rpcResult(req) : { status: 201, json: { timestamp: '1731234567890' } }),
+  );
 
   const channel = (slice: Record<string, unknown> = {}, opts: Parameters<typeof testGeneration>[1] = {}): Channel =>
-    testGeneration({ channels: { sig: { type: 'signal', url: stub.url, account: ACCOUNT, ...slice } } }, opts).channels.get('sig')!.channel;
+    testGeneration({ channels: { sig: { type: 'signal', url: q.stub.url, account: ACCOUNT, ...slice } } }, opts).channels.get('sig')!.channel;
   const message = (over: Parameters<typeof channelMessage>[0] = {}) => channelMessage({ to: RECIPIENT, text: 'the reply', ...over });
   const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) => (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
 
   describe('through signal-cli (JSON-RPC)', () => {
     it('calls send with the account, the recipient and the text', async () => {
       await channel().send(message({ deliveryId: 'd-7', part: 2, parts: 3 }));
-      const [req] = stub.requests;
+      const [req] = q.stub.requests;
       expect(req!.path).toBe('/api/v1/rpc');
       expect(req!.body).toEqual({ jsonrpc: '2.0', method: 'send', params: { account: ACCOUNT, recipient: [RECIPIENT], message: 'the reply' }, id: 'd-7/2' });
-      expect(checkRpcRequest(req!)).toEqual([]);
+      expect(signalRpcCheck(req!)).toEqual([]);
     });
 
     it('sends to a group by its id', async () => {
       await channel().send(message({ to: `group:${GROUP_ID}` }));
-      expect(stub.requests[0]!.body.params).toEqual({ account: ACCOUNT, groupId: GROUP_ID, message: 'the reply' });
+      expect(q.stub.requests[0]!.body.params).toEqual({ account: ACCOUNT, groupId: GROUP_ID, message: 'the reply' });
     });
 
     it.each([
@@ -121,7 +85,7 @@ describe('signal channel', () => {
       ['an unknown account, at once', rpcError(-32602, 'Specified account does not exist'), { retryable: false }, 'signal-cli error -32602: Specified account does not exist'],
       ['a bad group id, at once', rpcError(-1, 'Invalid group id: Failed to decode groupId'), { retryable: false }, 'signal-cli error -1: Invalid group id: Failed to decode groupId'],
     ])('fails on %s', async (_what, answer, expected, reason) => {
-      answers = [answer];
+      q.answers = [answer];
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ ...expected, ambiguous: false });
@@ -133,30 +97,33 @@ describe('signal channel', () => {
       [404, '', false, 'HTTP 404'],
       [415, '', false, 'HTTP 415'],
     ])('classifies HTTP %i %j from the daemon (retryable=%s)', async (status, text, retryable, reason) => {
-      answers = [{ status, text }];
+      q.answers = [{ status, text }];
       expect(await failure(channel())).toMatchObject({ retryable, ambiguous: false, message: reason });
     });
 
     it('takes a 200 without a JSON-RPC result as possibly sent', async () => {
-      answers = [{ status: 200, text: '<html>proxy</html>' }];
+      q.answers = [{ status: 200, text: '<html>proxy</html>' }];
       expect(await failure(channel())).toMatchObject({ retryable: true, ambiguous: true });
     });
 
+    it('ends with the shutdown signal’s reason when the service stops', async () => {
+      q.answers = [{ hang: true }];
+      await expectShutdownReason((signal) => channel().send(message({ signal })), () => q.stub.requests.length === 1);
+    });
+
     it('treats a dropped connection after sending and a silent daemon as ambiguous, a refused connection as not', async () => {
-      answers = [{ destroy: true }, { hang: true }];
+      q.answers = [{ destroy: true }, { hang: true }];
       const ch = channel({ timeoutMs: 200 });
       expect(await failure(ch)).toMatchObject({ retryable: true, ambiguous: true });
-      expect(await failure(ch)).toMatchObject({ retryable: true, ambiguous: true, message: `no answer from ${stub.url}/api/v1/rpc within 200 ms; the message may have been posted` });
-      const gone = await startProviderStub();
-      await gone.close();
-      expect(await failure(channel({ url: gone.url }))).toMatchObject({ retryable: true, ambiguous: false });
+      expect(await failure(ch)).toMatchObject({ retryable: true, ambiguous: true, message: `no answer from ${q.stub.url}/api/v1/rpc within 200 ms; the message may have been posted` });
+      await expectRefusedRetried((url) => channel({ url }).send(message()), /could not connect/);
     });
   });
 
   describe('through signal-cli-rest-api', () => {
     it('posts /v2/send with the sending number and the recipient, as its spec describes', async () => {
       await channel({ api: 'rest' }).send(message());
-      const [req] = stub.requests;
+      const [req] = q.stub.requests;
       expect(req!.path).toBe('/v2/send');
       expect(req!.body).toEqual({ message: 'the reply', number: ACCOUNT, recipients: [RECIPIENT] });
       expect(signalSpec()(req!)).toEqual([]);
@@ -164,7 +131,7 @@ describe('signal channel', () => {
 
     it("names a group as the REST API does: group. and the base64 of signal-cli's id", async () => {
       await channel({ api: 'rest' }).send(message({ to: `group:${GROUP_ID}` }));
-      expect(stub.requests[0]!.body.recipients).toEqual([`group.${Buffer.from(GROUP_ID).toString('base64')}`]);
+      expect(q.stub.requests[0]!.body.recipients).toEqual([`group.${Buffer.from(GROUP_ID).toString('base64')}`]);
     });
 
     it.each([
@@ -174,7 +141,7 @@ describe('signal channel', () => {
       [{ status: 400, json: { error: "Couldn't process request - please provide a valid number" } }, false, undefined],
       [{ status: 500, json: { error: 'internal' } }, true, undefined],
     ] as Array<[Answer, boolean, number | undefined]>)('classifies %j as retryable=%s, retryAfterMs=%s', async (answer, retryable, retryAfterMs) => {
-      answers = [answer];
+      q.answers = [answer];
       const err = await failure(channel({ api: 'rest' }));
       expect(err).toMatchObject({ retryable, retryAfterMs, ambiguous: false });
       const error = 'json' in answer ? String((answer.json as { error: string }).error) : '';
@@ -193,21 +160,18 @@ describe('signal channel', () => {
       const reply = Array.from({ length: 125 }, (_, i) => `Grüße ${i} 👋 ${'and more words '.repeat(4)}`.trim()).join('\n\n');
       expect(reply.length).toBeGreaterThanOrEqual(9000);
       for (const api of ['jsonrpc', 'rest']) {
-        stub.requests.length = 0;
+        q.stub.requests.length = 0;
         const ch = channel({ api });
-        const parts = ch.render!(reply);
-        for (const part of parts) expect(Buffer.byteLength(part, 'utf8')).toBeLessThanOrEqual(2000);
+        const parts = await deliverParts(ch, reply, message);
+        expectSplit(parts, { limit: 2000, measure: utf8Bytes, atLeast: 5, pieces: [] });
         expect(Math.max(...parts.map((p) => p.length))).toBeLessThan(2000);
         expect(parts.join('\n\n')).toBe(reply);
-        for (const [i, text] of parts.entries()) await ch.send(message({ text, part: i + 1, parts: parts.length }));
-        expect(stub.requests.map((r) => (api === 'rest' ? r.body.message : r.body.params.message))).toEqual(parts);
+        expect(q.stub.requests.map((r) => (api === 'rest' ? r.body.message : r.body.params.message))).toEqual(parts);
       }
     });
 
     it('lowers the limit with textChunkLimit, in bytes', () => {
-      const parts = channel({ textChunkLimit: 300 }).render!('ü '.repeat(600));
-      expect(parts.length).toBeGreaterThanOrEqual(6);
-      for (const part of parts) expect(Buffer.byteLength(part, 'utf8')).toBeLessThanOrEqual(300);
+      expectSplit(channel({ textChunkLimit: 300 }).render!('ü '.repeat(600)), { limit: 300, measure: utf8Bytes, atLeast: 6, pieces: [] });
     });
   });
 
@@ -250,12 +214,11 @@ describe('signal channel', () => {
       ['jsonrpc', { status: 500, text }],
       ['rest', { status: 400, json: { account: ACCOUNT, error: text } }],
     ] as const) {
-      answers = [answer as Scripted];
-      const err = await failure(channel({ api }, { logger: log.logger }), { text });
-      seen.push(err.message, String(err.stack));
+      q.answers = [answer as Scripted];
+      seen.push(shownOf(await failure(channel({ api }, { logger: log.logger }), { text })));
     }
     const out = seen.join('\n') + log.text();
     expect(out).toContain('[redacted]');
-    expect(out).not.toContain(text);
+    expectNoneOf(out, [text]);
   });
 });

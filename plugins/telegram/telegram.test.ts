@@ -4,12 +4,13 @@
  * and splits, how each answer is classified, and that the bot token (which is
  * in the URL path) never shows up in an error or a log line.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { ChannelError, type Channel, type ChannelMessage } from '../../src/plugins/define.ts';
+import { describe, expect, it } from 'vitest';
+import { type ChannelMessage } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { always, startProviderStub, type Answer, type ProviderStub, type Script } from '../../test/helpers/provider-stub.ts';
+import { always, type Answer, type Script } from '../../test/helpers/provider-stub.ts';
 import { telegramSpec } from '../../test/helpers/provider-specs.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
+import { caught, deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, shownOf, standInPerTest } from '../../test/helpers/channel-cases.ts';
 import { htmlToPlain, parseTelegramTo } from './channel.ts';
 
 const TOKEN = '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ';
@@ -21,17 +22,10 @@ const fail = (status: number, description: string, parameters?: object): Answer 
   json: { ok: false, error_code: status, description, ...(parameters ? { parameters } : {}) },
 });
 
-let stub: ProviderStub | undefined;
-// every request of every test, failures included, must be one the provider's spec allows
-afterEach(async () => {
-  const done = stub;
-  stub = undefined;
-  await done?.close();
-  done?.expectClean();
-});
+const standIn = standInPerTest(telegramSpec());
 
 async function setup(script: Script, slice: Record<string, unknown> = {}) {
-  stub = await startProviderStub({ validate: telegramSpec(), script });
+  const stub = await standIn(script);
   const log = captureLogger();
   const g = testGeneration({ channels: { tg: { type: 'telegram', botToken: TOKEN, apiBaseUrl: stub.url, ...slice } } }, { clock: () => NOW, logger: log.logger });
   return { channel: g.channels.get('tg')!.channel, stub, log };
@@ -39,26 +33,12 @@ async function setup(script: Script, slice: Record<string, unknown> = {}) {
 
 const msg = (over: Partial<ChannelMessage> = {}) => channelMessage({ to: '-1001234567890', text: 'hello', ...over });
 
-async function caught(p: Promise<unknown>): Promise<ChannelError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ChannelError);
-  return err as ChannelError;
-}
-
-/** Renders like the outbox does at the first attempt, then sends each part in order. */
-async function deliver(channel: Channel, markdown: string, to: string): Promise<string[]> {
-  const parts = channel.render!(markdown);
-  for (let i = 0; i < parts.length; i++) await channel.send(msg({ to, text: parts[i]!, part: i + 1, parts: parts.length }));
-  return parts;
-}
+const to = (chat: string) => (over: Partial<ChannelMessage>) => msg({ to: chat, ...over });
 
 describe('telegram channel: requests', () => {
   it('sends sendMessage with HTML, previews off, to a chat id and a topic, as the Bot API describes', async () => {
     const { channel, stub } = await setup(always(SENT));
-    await deliver(channel, 'Hi **there** <b>&</b> [docs](https://example.com/a?b=1&c=2)', '-1001234567890:42');
+    await deliverParts(channel, 'Hi **there** <b>&</b> [docs](https://example.com/a?b=1&c=2)', to('-1001234567890:42'));
     const [req] = stub.requests;
     expect(req!.method).toBe('POST');
     expect(req!.path).toBe(`/bot${TOKEN}/sendMessage`);
@@ -84,10 +64,9 @@ describe('telegram channel: requests', () => {
     const { channel, stub } = await setup(always(SENT));
     const reply = Array.from({ length: 60 }, (_, i) => `Paragraph ${i}: ${'x & y '.repeat(24)}`).join('\n\n');
     expect(reply.length).toBeGreaterThan(9000);
-    const parts = await deliver(channel, reply, '123');
-    expect(parts.length).toBeGreaterThan(2);
+    const parts = await deliverParts(channel, reply, to('123'));
     expect(stub.requests.map((r) => r.body.text)).toEqual(parts);
-    for (const r of stub.requests) expect((r.body.text as string).length).toBeLessThanOrEqual(4096);
+    expectSplit(parts, { limit: 4096, atLeast: 3, pieces: Array.from({ length: 60 }, (_, i) => `Paragraph ${i}:`) });
     const order = parts.join('\n\n').match(/Paragraph \d+/g)!.map((s) => Number(s.slice(10)));
     expect(order).toEqual(Array.from({ length: 60 }, (_, i) => i));
     stub.expectClean();
@@ -95,9 +74,7 @@ describe('telegram channel: requests', () => {
 
   it('textChunkLimit lowers the split limit', async () => {
     const { channel } = await setup(always(SENT), { textChunkLimit: 200 });
-    const parts = channel.render!('word '.repeat(300));
-    expect(parts.length).toBeGreaterThan(5);
-    for (const p of parts) expect(p.length).toBeLessThanOrEqual(200);
+    expectSplit(channel.render!('word '.repeat(300)), { limit: 200, atLeast: 6, pieces: [] });
   });
 
   it('resends a part Telegram cannot parse as plain text, once', async () => {
@@ -167,13 +144,7 @@ describe('telegram channel: answers', () => {
   it('a connection reset after the request is ambiguous; a refused connection is transient', async () => {
     const { channel } = await setup([{ destroy: true }]);
     expect(await caught(channel.send(msg()))).toMatchObject({ retryable: true, ambiguous: true });
-    const closed = await startProviderStub();
-    const url = closed.url;
-    await closed.close();
-    const g = testGeneration({ channels: { tg: { type: 'telegram', botToken: TOKEN, apiBaseUrl: url } } });
-    const refused = await caught(g.channels.get('tg')!.channel.send(msg()));
-    expect(refused).toMatchObject({ retryable: true, ambiguous: false });
-    expect(refused.message).toMatch(/could not connect/);
+    await expectRefusedRetried((url) => testGeneration({ channels: { tg: { type: 'telegram', botToken: TOKEN, apiBaseUrl: url } } }).channels.get('tg')!.channel.send(msg()), /could not connect/);
   });
 
   it('a 200 that is not JSON is ambiguous', async () => {
@@ -182,11 +153,8 @@ describe('telegram channel: answers', () => {
   });
 
   it('shutdown aborts the request with the shutdown reason, not a channel error', async () => {
-    const { channel } = await setup([{ hang: true }]);
-    const ac = new AbortController();
-    const p = channel.send(msg({ signal: ac.signal }));
-    setTimeout(() => ac.abort(new Error('shutting down')), 20);
-    await expect(p).rejects.toThrow('shutting down');
+    const { channel, stub } = await setup([{ hang: true }]);
+    await expectShutdownReason((signal) => channel.send(msg({ signal })), () => stub.requests.length === 1);
   });
 });
 
@@ -197,18 +165,9 @@ describe('telegram channel: the token stays secret', () => {
       timeoutMs: 150,
     });
     const seen: string[] = [];
-    for (let i = 0; i < 7; i++) {
-      const err = await channel.send(msg()).then(
-        () => undefined,
-        (e: Error) => e,
-      );
-      expect(err).toBeDefined();
-      seen.push(String(err), err!.stack ?? '', JSON.stringify(err), String((err as Error & { cause?: unknown }).cause ?? ''));
-    }
-    seen.push(log.text());
-    const all = seen.join('\n');
-    expect(all).not.toContain(TOKEN);
-    expect(all).not.toContain(SECRET_PART);
+    for (let i = 0; i < 7; i++) seen.push(shownOf(await caught(channel.send(msg()))));
+    const all = seen.join('\n') + log.text();
+    expectNoneOf(all, [TOKEN, SECRET_PART]);
     expect(all).toContain('[redacted]');
   });
 

@@ -49,7 +49,8 @@ export function createWhatsAppChannel(config: WhatsAppConfigValue, ctx: PluginCo
     const reason = `WhatsApp ${code ?? status}: ${said}`;
     if (code === OUTSIDE_WINDOW) {
       return new ChannelError(
-        `${reason} (outside the 24-hour customer service window: the person has not written to this number in the last 24 hours, so only approved template messages can reach them)`,
+        // the window first: the outbox keeps a reason of at most 300 characters
+        `WhatsApp ${code}: outside the 24-hour customer service window, so only template messages can reach this person (${said})`,
         { retryable: false },
       );
     }

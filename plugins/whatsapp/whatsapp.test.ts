@@ -5,11 +5,12 @@
  * classified (the 24-hour window above all), and that the access token never
  * shows up in an error or a log line.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { ChannelError, type Channel, type ChannelMessage } from '../../src/plugins/define.ts';
-import { always, startProviderStub, type Answer, type ProviderStub, type Script } from '../../test/helpers/provider-stub.ts';
+import { describe, expect, it } from 'vitest';
+import { type ChannelMessage } from '../../src/plugins/define.ts';
+import { always, type Answer, type Script } from '../../test/helpers/provider-stub.ts';
 import { whatsappSpec } from '../../test/helpers/provider-specs.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
+import { caught, deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, shownOf, standInPerTest } from '../../test/helpers/channel-cases.ts';
 
 const TOKEN = 'EAAGm0PX4ZCpsBAKZBs3cr3tT0k3nZZZ';
 const PHONE_ID = '106540352242922';
@@ -21,46 +22,26 @@ const graphError = (status: number, code: number, message: string, details?: str
   ...(headers ? { headers } : {}),
 });
 
-let stub: ProviderStub | undefined;
-// every request of every test, failures included, must be one the provider's spec allows
-afterEach(async () => {
-  const done = stub;
-  stub = undefined;
-  await done?.close();
-  done?.expectClean();
-});
+const standIn = standInPerTest(whatsappSpec());
+
+const channelAt = (url: string, slice: Record<string, unknown> = {}, logger = captureLogger().logger) =>
+  testGeneration({ channels: { whatsapp: { phoneNumberId: PHONE_ID, accessToken: TOKEN, apiBaseUrl: `${url}/v23.0`, ...slice } } }, { clock: () => NOW, logger }).channels.get('whatsapp')!
+    .channel;
 
 async function setup(script: Script, slice: Record<string, unknown> = {}) {
-  stub = await startProviderStub({ validate: whatsappSpec(), script });
+  const stub = await standIn(script);
   const log = captureLogger();
-  const g = testGeneration(
-    { channels: { whatsapp: { phoneNumberId: PHONE_ID, accessToken: TOKEN, apiBaseUrl: `${stub.url}/v23.0`, ...slice } } },
-    { clock: () => NOW, logger: log.logger },
-  );
-  return { channel: g.channels.get('whatsapp')!.channel, stub, log };
+  return { channel: channelAt(stub.url, slice, log.logger), stub, log };
 }
 
 const msg = (over: Partial<ChannelMessage> = {}) => channelMessage({ to: '+15551234567', text: 'hello', ...over });
 
-async function caught(p: Promise<unknown>): Promise<ChannelError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ChannelError);
-  return err as ChannelError;
-}
-
-async function deliver(channel: Channel, markdown: string, to: string): Promise<string[]> {
-  const parts = channel.render!(markdown);
-  for (let i = 0; i < parts.length; i++) await channel.send(msg({ to, text: parts[i]!, part: i + 1, parts: parts.length }));
-  return parts;
-}
+const to = (number: string) => (over: Partial<ChannelMessage>) => msg({ to: number, ...over });
 
 describe('whatsapp channel: requests', () => {
   it('POSTs a text message with previews off and a Bearer token, as the Cloud API describes', async () => {
     const { channel, stub } = await setup(always(SENT));
-    await deliver(channel, '**Done**: see [the report](https://example.com/r) <b>&</b>', '+15551234567');
+    await deliverParts(channel, '**Done**: see [the report](https://example.com/r) <b>&</b>', to('+15551234567'));
     const [req] = stub.requests;
     expect(req!.method).toBe('POST');
     expect(req!.path).toBe(`/v23.0/${PHONE_ID}/messages`);
@@ -79,16 +60,15 @@ describe('whatsapp channel: requests', () => {
     const { channel, stub } = await setup(always(SENT));
     const reply = Array.from({ length: 60 }, (_, i) => `Paragraph ${i}: ${'lorem ipsum '.repeat(12)}`).join('\n\n');
     expect(reply.length).toBeGreaterThan(9000);
-    const parts = await deliver(channel, reply, '15551234567');
-    expect(parts.length).toBeGreaterThan(2);
+    const parts = await deliverParts(channel, reply, to('15551234567'));
     expect(stub.requests.map((r) => r.body.text.body)).toEqual(parts);
-    for (const p of parts) expect(p.length).toBeLessThanOrEqual(4096);
+    expectSplit(parts, { limit: 4096, atLeast: 3, pieces: Array.from({ length: 60 }, (_, i) => `Paragraph ${i}:`) });
     stub.expectClean();
   });
 
   it('textChunkLimit lowers the split limit', async () => {
     const { channel } = await setup([], { textChunkLimit: 300 });
-    for (const p of channel.render!('word '.repeat(400))) expect(p.length).toBeLessThanOrEqual(300);
+    expectSplit(channel.render!('word '.repeat(400)), { limit: 300, pieces: [] });
   });
 });
 
@@ -108,8 +88,9 @@ describe('whatsapp channel: answers', () => {
     const { channel, stub } = await setup([graphError(400, 131047, 'Re-engagement message', 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.')]);
     const err = await caught(channel.send(msg()));
     expect(err.retryable).toBe(false);
-    expect(err.message).toMatch(/^WhatsApp 131047: Re-engagement message: Message failed to send because more than 24 hours/);
-    expect(err.message).toMatch(/outside the 24-hour customer service window/);
+    expect(err.message).toMatch(/^WhatsApp 131047: outside the 24-hour customer service window, so only template messages can reach this person \(Re-engagement message: Message failed to send because more than 24 hours/);
+    // the outbox keeps 300 characters of a reason: the window is said within them
+    expect(err.message.slice(0, 300)).toContain('only template messages can reach this person');
     expect(stub.requests).toHaveLength(1);
   });
 
@@ -142,6 +123,15 @@ describe('whatsapp channel: answers', () => {
     expect(await caught(channel.send(msg()))).toMatchObject({ retryable: false, message: `WhatsApp ${code}: ${message}` });
   });
 
+  it('a refused connection is transient: nothing was sent', async () => {
+    await expectRefusedRetried((url) => channelAt(url).send(msg()), /could not connect/);
+  });
+
+  it('shutdown aborts the request with the shutdown reason, not a channel error', async () => {
+    const { channel, stub } = await setup([{ hang: true }]);
+    await expectShutdownReason((signal) => channel.send(msg({ signal })), () => stub.requests.length === 1);
+  });
+
   it('no answer in time, or a reset after sending, is ambiguous', async () => {
     const { channel } = await setup([{ hang: true }, { destroy: true }], { timeoutMs: 150 });
     expect(await caught(channel.send(msg()))).toMatchObject({ retryable: true, ambiguous: true });
@@ -152,12 +142,7 @@ describe('whatsapp channel: answers', () => {
     const echo = graphError(400, 100, `Invalid token ${TOKEN} for text hello`);
     const { channel, log } = await setup([echo, { status: 500, text: `Bearer ${TOKEN}` }, { destroy: true }]);
     const seen: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const err = await caught(channel.send(msg()));
-      seen.push(String(err), err.stack ?? '', JSON.stringify(err));
-    }
-    seen.push(log.text());
-    expect(seen.join('\n')).not.toContain(TOKEN);
-    expect(seen.join('\n')).not.toMatch(/text hello/);
+    for (let i = 0; i < 3; i++) seen.push(shownOf(await caught(channel.send(msg()))));
+    expectNoneOf(seen.join('\n') + log.text(), [TOKEN, 'text hello']);
   });
 });

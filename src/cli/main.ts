@@ -6,9 +6,10 @@ import { CHECK_HELP, CHECK_OPTIONS, check } from './check.ts';
 import { serve, SERVE_HELP, SERVE_OPTIONS } from './serve.ts';
 import { TRY_HELP, TRY_OPTIONS, tryHook } from './try.ts';
 import { GMAIL_HELP, webhooks } from './gmail.ts';
+import { prune, PRUNE_HELP, PRUNE_OPTIONS } from './prune.ts';
 import { synopsis } from './args.ts';
 
-const HELP: Record<string, string> = { serve: SERVE_HELP, check: CHECK_HELP, try: TRY_HELP, webhooks: GMAIL_HELP };
+const HELP: Record<string, string> = { serve: SERVE_HELP, check: CHECK_HELP, try: TRY_HELP, prune: PRUNE_HELP, webhooks: GMAIL_HELP };
 
 const USAGE = `usage: hook-intake <command> [options]
 
@@ -19,6 +20,8 @@ commands:
           hook-intake check ${synopsis(CHECK_OPTIONS)}
   try     dry run: show what a request would match and dispatch, dispatching nothing
           hook-intake try <wake|agent|NAME> ${synopsis(TRY_OPTIONS)}
+  prune   remove what retention says is old enough, at once, and print the counts
+          hook-intake prune ${synopsis(PRUNE_OPTIONS)}
   webhooks gmail auth|setup|run
           the Gmail bridge: sign in, write the config, serve the Pub/Sub push endpoint
           hook-intake webhooks gmail <auth|setup|run> --help
@@ -39,6 +42,8 @@ export async function main(argv: string[]): Promise<number | undefined> {
       return check(rest);
     case 'try':
       return tryHook(rest);
+    case 'prune':
+      return prune(rest);
     case 'webhooks':
       return webhooks(rest);
     case '-v':

@@ -271,6 +271,19 @@ export const ConfigSchema = Type.Object(
       },
       { ...strict, default: {} },
     ),
+    retention: Type.Object(
+      {
+        runsDays: Type.Number({
+          default: 30,
+          exclusiveMinimum: 0,
+          description: 'finished runs, delivered outbox rows and transcripts of sessions idle this long are pruned (fractions allowed)',
+        }),
+        eventsDays: Type.Number({ default: 30, exclusiveMinimum: 0, description: 'consumed events are pruned this long after they were consumed' }),
+        requestsDays: Type.Number({ default: 7, minimum: 0, description: 'accepted hook requests are kept this long for the request log; 0 keeps none' }),
+        pruneEverySeconds: Type.Integer({ default: 60, minimum: 1, maximum: 86_400, description: 'how often the background pruning runs' }),
+      },
+      { ...strict, default: {} },
+    ),
     logging: Type.Object(
       {
         level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {

@@ -13,6 +13,8 @@ import { errors } from '../errors.ts';
 import { clientAddress } from './hooks.ts';
 import type { RequestState } from './state.ts';
 import { jsonList } from './json-pieces.ts';
+import { openApiDocument } from './openapi/document.ts';
+import { version } from '../channels/user-agent.ts';
 
 export interface ApiDeps {
   generations: GenerationRef;
@@ -68,6 +70,15 @@ export function apiRouter(deps: ApiDeps): Router<RequestState> {
     const ok = deps.ready();
     ctx.status = ok ? 200 : 503;
     ctx.body = ok ? { ok: true } : { ok: false, error: 'not ready', code: 'UNAVAILABLE' };
+  });
+
+  // the document describes the service, not its configuration (only hooks.path): no token needed
+  let doc: { path: string; text: string } | undefined;
+  router.get('/api/openapi.json', (ctx) => {
+    const hooksPath = deps.generations.current.config.hooks.path;
+    if (doc?.path !== hooksPath) doc = { path: hooksPath, text: JSON.stringify(openApiDocument({ hooksPath, version })) };
+    ctx.type = 'application/json';
+    ctx.body = doc.text;
   });
 
   router.get('/api/runs/:id', auth, async (ctx) => {

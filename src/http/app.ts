@@ -11,17 +11,26 @@ import type { Logger } from 'pino';
 import { errorsAndLog } from './middleware/errors.ts';
 import { createHookListener, isHookPath, target, type HooksDeps } from './hooks.ts';
 import { apiRouter, type ApiDeps } from './api.ts';
+import { consoleRouter, type ConsoleDeps } from './console-api.ts';
 import type { RequestState } from './state.ts';
 
-export type AppDeps = HooksDeps & ApiDeps & { logger: Logger };
+/** What the admin API needs beyond the read API's deps (absent: no admin API, as in tests of the read API alone). */
+export type AdminDeps = Pick<ConsoleDeps, 'runsAccepted' | 'queuedRuns' | 'notifyOutbox'>;
 
-export function createApp(deps: ApiDeps & { logger: Logger }): Koa<RequestState> {
+export type AppDeps = HooksDeps & ApiDeps & { logger: Logger; admin?: AdminDeps };
+
+export function createApp(deps: ApiDeps & { logger: Logger; admin?: AdminDeps; dispatcher?: HooksDeps['dispatcher']; named?: HooksDeps['named'] }): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.silent = true; // errors are logged once, by errorsAndLog
   const api = apiRouter(deps);
   app.use(errorsAndLog(deps.logger));
   app.use(api.routes());
   app.use(api.allowedMethods());
+  if (deps.admin && deps.dispatcher) {
+    const admin = consoleRouter({ ...deps, ...deps.admin, dispatcher: deps.dispatcher, named: deps.named });
+    app.use(admin.routes());
+    app.use(admin.allowedMethods());
+  }
   return app;
 }
 

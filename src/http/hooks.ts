@@ -23,6 +23,8 @@ import type { RequestState } from './state.ts';
 import { closeIfBodyUnread, errorBody, logFailure, requestLogger, sendJson, toHookError } from './respond.ts';
 import type { RequestTally } from './metrics.ts';
 import type { DirectAnswer } from '../plugins/define.ts';
+import type { KeepRequest } from '../runtime/dispatcher.ts';
+import { credentialHeaders, keptHeaders, keptUrl } from './keep.ts';
 
 export interface HooksDeps {
   generations: GenerationRef;
@@ -184,11 +186,20 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     if (hookReq.answer) return sendDirect(res, hookReq.answer);
     const work = async (): Promise<Answer> => {
       const resolution = await resolveRequest(gen, hookReq, deps.named, owner);
-      if (resolution.kind === 'skip') return { status: 204, body: {} };
+      // kept in the same commit as what it stores (the request log)
+      const keep: KeepRequest | undefined =
+        gen.config.retention.requestsDays > 0
+          ? { hook: name, mappingId: owner?.id ?? null, url: keptUrl(path, t.query), headers: keptHeaders(req.headers, credentialHeaders(gen)), body, receivedAt: now, replayOf: null }
+          : undefined;
+      if (resolution.kind === 'skip') {
+        if (keep) await deps.dispatcher.keepSkipped(keep);
+        return { status: 204, body: {} };
+      }
       return deps.dispatcher.dispatch(resolution.actions, {
         agentStatus: hc.agentStatus,
         maxQueuedRuns: hc.maxQueuedRuns,
         ...(idemKey ? { idempotency: { key: scoped, ttlSeconds: hc.idempotencyTtlSeconds } } : {}),
+        ...(keep ? { keep } : {}),
       });
     };
     const answer = idemKey ? await deps.idempotency.once(scoped, now, work) : await work();

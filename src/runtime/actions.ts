@@ -20,7 +20,7 @@ export const MAIN_SESSION = 'main';
 /** The name of an agent action that was given none. */
 export const DEFAULT_AGENT_NAME = 'Hook';
 
-const WakeBody = Type.Object(
+export const WakeBody = Type.Object(
   {
     text: Type.String({ maxLength: MAX_WAKE_TEXT }),
     mode: Type.Optional(WakeMode),
@@ -28,7 +28,7 @@ const WakeBody = Type.Object(
   { additionalProperties: false },
 );
 
-const AgentBody = Type.Object(
+export const AgentBody = Type.Object(
   {
     message: Type.String({ maxLength: MAX_AGENT_MESSAGE }),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),

@@ -5,7 +5,7 @@
  * only then tells the runner and the heartbeat; the HTTP answer is sent after `dispatch` resolves. Event and run
  * ids are time-ordered (UUIDv7) so that their unique indexes grow at one edge.
  */
-import type { AcceptBatch, NewEvent, NewRun, Store } from '../store/types.ts';
+import type { AcceptBatch, KeptAction, KeptRequest, NewEvent, NewRun, Store } from '../store/types.ts';
 import type { PreparedAction } from './prepare.ts';
 import { errors } from '../errors.ts';
 import { uuidv7 } from '../util/uuid7.ts';
@@ -17,13 +17,20 @@ export interface DispatchOptions {
   idempotency?: { key: string; ttlSeconds: number };
   /** Cap on queued runs (`hooks.maxQueuedRuns`). */
   maxQueuedRuns: number;
+  /** The request to keep for the request log, stored in the same commit (absent: none is kept). */
+  keep?: KeepRequest;
 }
+
+/** A request to keep, as received; the dispatcher adds its id, status and actions. */
+export type KeepRequest = Omit<KeptRequest, 'id' | 'status' | 'actions'>;
 
 export interface DispatchResult {
   status: number;
   body: Record<string, unknown>;
   runIds: string[];
   eventIds: string[];
+  /** The id of the kept request, when one was kept. */
+  requestId?: string;
 }
 
 export interface DispatcherDeps {
@@ -37,6 +44,8 @@ export interface DispatcherDeps {
 
 export interface Dispatcher {
   dispatch(actions: readonly PreparedAction[], opts: DispatchOptions): Promise<DispatchResult>;
+  /** Keeps a request its mapping skipped (answered 204, nothing else stored); resolves with its id. */
+  keepSkipped(keep: KeepRequest): Promise<string>;
 }
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
@@ -90,6 +99,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           expiresAt: now + opts.idempotency.ttlSeconds * 1000,
         };
       }
+      if (opts.keep) {
+        batch.request = { ...opts.keep, id: uuidv7(now), status: result.status, actions: keptActions(actions, events, runs) };
+        result.requestId = batch.request.id;
+      }
       reserved += runs.length;
       try {
         await deps.store.accept(batch);
@@ -100,7 +113,23 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (wakeNow) deps.requestHeartbeat();
       return result;
     },
+    async keepSkipped(keep) {
+      const id = uuidv7(clock());
+      await deps.store.accept({ events: [], runs: [], request: { ...keep, id, status: 204, actions: [] } });
+      return id;
+    },
   };
+}
+
+/** What each action stored, in order: wakes made the events, agent actions the runs. */
+function keptActions(actions: readonly PreparedAction[], events: NewEvent[], runs: NewRun[]): KeptAction[] {
+  let e = 0;
+  let r = 0;
+  return actions.map((a): KeptAction => {
+    if (a.kind === 'wake') return { kind: 'wake', mode: a.mode, eventId: events[e++]!.id };
+    const run = runs[r++]!;
+    return { kind: 'agent', name: run.hookName, sessionKey: run.sessionKey, channel: run.channel, to: run.to, deliver: run.deliver, runId: run.id };
+  });
 }
 
 /** The success answers of SPEC §4.3–§4.5. */

@@ -121,11 +121,41 @@ export interface IdempotencyRecord {
   expiresAt: number;
 }
 
+/** What a kept request led to: one entry per action, in order, with the event or run it stored. */
+export type KeptAction =
+  | { kind: 'wake'; mode: 'now' | 'next-heartbeat'; eventId: string }
+  | { kind: 'agent'; name: string; sessionKey: string; channel: string; to: string | null; deliver: boolean; runId: string };
+
+/**
+ * An accepted hook request as received (SPEC §12): its raw body and its headers without credentials, the
+ * mapping that took it, its answer's status and what it stored. Kept for `retention.requestsDays`.
+ */
+export interface KeptRequest {
+  id: string;
+  /** The hook name after the prefix (`wake`, `agent`, `github`). */
+  hook: string;
+  /** The mapping that owned it; null for `wake` and `agent`. */
+  mappingId: string | null;
+  /** The request path with its query, without a `token` parameter. */
+  url: string;
+  /** Lower-case names; credentials (authorization, cookies, tokens, signatures) are never kept. */
+  headers: Record<string, string>;
+  body: Uint8Array;
+  receivedAt: number;
+  /** The status of the answer: 200 or 202 (stored), 204 (the mapping skipped it). */
+  status: number;
+  actions: KeptAction[];
+  /** The kept request this one replays (`POST /api/requests/<id>/replay`); null for one from outside. */
+  replayOf: string | null;
+}
+
 /** Everything one accepted request writes, committed as one unit. */
 export interface AcceptBatch {
   events: NewEvent[];
   runs: NewRun[];
   idempotency?: IdempotencyRecord;
+  /** The request itself, kept for the request log. */
+  request?: KeptRequest;
 }
 
 export interface RunOutcome {
@@ -173,12 +203,38 @@ export interface ListOptions {
   limit: number;
 }
 
+export interface RequestListOptions extends ListOptions {
+  hook?: string;
+  status?: number;
+  /** Only requests older than the kept request with this id (the next page after it). */
+  before?: string;
+}
+
 /** What a heartbeat shows of the pending events (`Store.pendingBacklog`). */
 export interface PendingBacklog {
   /** The newest pending events, oldest first. */
   events: SystemEvent[];
   /** The pending events older than those: how many, how many per source, and when the oldest and newest of them came. */
   older: { count: number; bySource: Record<string, number>; firstAt: number | null; lastAt: number | null };
+}
+
+/** Retention cutoffs (epoch ms): what finished, was consumed or was received before these goes (`Store.prune`). */
+export interface PruneBefore {
+  /** Finished runs, delivered (sent, skipped, failed) outbox entries, and transcripts of sessions idle since before it. */
+  runs: number;
+  /** Events consumed before it. */
+  events: number;
+  /** Kept requests received before it. */
+  requests: number;
+}
+
+/** What a prune removed (or, for a dry run, would remove). */
+export interface PruneCounts {
+  runs: number;
+  events: number;
+  messages: number;
+  deliveries: number;
+  requests: number;
 }
 
 export interface StoreCounts {
@@ -269,6 +325,9 @@ export interface Store {
   pruneIdempotency(now: number): Promise<number>;
 
   getRun(id: string): Promise<Run | undefined>;
+  getRequest(id: string): Promise<KeptRequest | undefined>;
+  /** Newest first. */
+  listRequests(opts: RequestListOptions): Promise<KeptRequest[]>;
   /** The run as accepted, while it is `queued` (fewer columns than getRun; a claim of `queue` carries it too). */
   queuedRun(id: string): Promise<NewRun | undefined>;
   listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]>;
@@ -301,6 +360,20 @@ export interface Store {
   /** When the earliest pending delivery is due; with `after`, the earliest due strictly later than it. */
   nextDeliveryAt(after?: number): Promise<number | undefined>;
   recordDelivery(attempt: DeliveryAttempt): Promise<void>;
+  /**
+   * A finished run's reply sent again (`POST /api/runs/<id>/redeliver`): a new pending outbox entry, which
+   * becomes the run's delivery; the earlier entry stays as it was.
+   */
+  redeliver(entry: NewDelivery): Promise<void>;
+
+  /**
+   * One small batch of pruning: removes at most `limit` rows of each kind older than `before` (see PruneBefore),
+   * in one short write. `more` is false once every kind was looked through to its cutoff, so a caller loops
+   * while it is true. A driver keeps the newest row of each kind whatever its age.
+   */
+  prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }>;
+  /** What pruning everything now would remove (`hook-intake prune --dry-run`); may read whole tables. */
+  countPrunable(before: PruneBefore): Promise<PruneCounts>;
 
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;

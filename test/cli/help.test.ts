@@ -10,6 +10,7 @@ import type { Flag } from '../../src/cli/args.ts';
 import { CHECK_OPTIONS } from '../../src/cli/check.ts';
 import { SERVE_OPTIONS } from '../../src/cli/serve.ts';
 import { TRY_OPTIONS } from '../../src/cli/try.ts';
+import { PRUNE_OPTIONS } from '../../src/cli/prune.ts';
 import { BIN, cleanup, ROOT, tempDir } from '../helpers/cli.ts';
 
 const dir = tempDir('hook-intake-help-');
@@ -24,6 +25,7 @@ const COMMANDS: [string, Record<string, Flag>][] = [
   ['serve', SERVE_OPTIONS],
   ['check', CHECK_OPTIONS],
   ['try', TRY_OPTIONS],
+  ['prune', PRUNE_OPTIONS],
 ];
 
 describe('hook-intake --version', () => {

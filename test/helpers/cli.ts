@@ -24,6 +24,9 @@ export interface Running {
   waitFor(pattern: RegExp | string, timeoutMs?: number, from?: number): Promise<void>;
 }
 
+/** How long a service may take to print `listening on …`. */
+const READY_TIMEOUT_MS = 25_000;
+
 export function tempDir(prefix = 'hook-intake-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
@@ -39,7 +42,7 @@ export interface StartOptions {
   nodeArgs?: string[];
   env?: Record<string, string>;
   cwd?: string;
-  /** How long to wait for `listening on` (default 10 s). */
+  /** How long to wait for `listening on` (default READY_TIMEOUT_MS, 25 s). */
   startTimeoutMs?: number;
 }
 
@@ -90,7 +93,8 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
       });
     });
 
-  await waitFor(/listening on (http:\/\/\S+)/, opts.startTimeoutMs);
+  // a start that fails ends the wait at once; a slow one, on a machine shared with other test runs, gets time
+  await waitFor(/listening on (http:\/\/\S+)/, opts.startTimeoutMs ?? READY_TIMEOUT_MS);
   const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
   return {
     url,

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { wrapExternal } from '../../src/runtime/safety.ts';
 import type { NewRun, Store } from '../../src/store/types.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
+import { consoleContract } from './contract-console.ts';
 
 /** 100 KiB of text that is not ASCII, so that characters and bytes differ. */
 const long = (tag: string, chars = 100 * 1024) => `${tag}: ${'Zürich ✓ '.repeat(Math.ceil(chars / 9))}`.slice(0, chars);
@@ -444,6 +445,8 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         expect(await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
       });
     });
+
+    consoleContract(() => store);
 
     it('keeps meta values and overwrites them', async () => {
       expect(await store.getMeta('k')).toBeUndefined();

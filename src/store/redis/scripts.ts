@@ -3,12 +3,17 @@
  * the text only when the server does not have it yet).
  */
 import type { Redis } from 'ioredis';
+import { ACCEPT_KEPT, REDELIVER } from './lua/console.ts';
+import { PRUNE } from './lua/prune.ts';
 import { DUE_DELIVERIES, PRUNE_IDEMPOTENCY, RECORD_DELIVERY } from './lua/outbox.ts';
 import { CLAIM, CLAIM_TASKS, END, ENQUEUE, QUEUE_PRELUDE } from './lua/queue.ts';
 import { ACCEPT, FAIL_HEARTBEATS, FINISH_RUN, INSERT_HEARTBEAT, PRELUDE, REQUEUE_RUN, START_RUN } from './lua/records.ts';
 
 const SCRIPTS = {
   hiAccept: ACCEPT,
+  hiAcceptKept: ACCEPT_KEPT,
+  hiRedeliver: REDELIVER,
+  hiPrune: PRUNE,
   hiStartRun: START_RUN,
   hiRequeueRun: REQUEUE_RUN,
   hiInsertHeartbeat: INSERT_HEARTBEAT,
@@ -24,7 +29,8 @@ const SCRIPTS = {
 };
 
 export type ScriptName = keyof typeof SCRIPTS;
-export type Arg = string | number;
+/** A Buffer goes to the server as its bytes (a kept request's body). */
+export type Arg = string | number | Buffer;
 
 /** Calls one of the scripts with its arguments (the key prefix first). */
 export type RunScript = (name: ScriptName, args: Arg[]) => Promise<unknown>;

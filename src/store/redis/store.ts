@@ -16,9 +16,14 @@ import type {
   DeliveryAttempt,
   EventStatus,
   IdempotencyRecord,
+  KeptRequest,
   ListOptions,
+  NewDelivery,
   NewRun,
   PendingBacklog,
+  PruneBefore,
+  PruneCounts,
+  RequestListOptions,
   Run,
   RunOutcome,
   RunStatus,
@@ -31,6 +36,8 @@ import { deliveryJson, eventJson, messageJson, pairs, toDelivery, toEvent, toMes
 import { redisDurability } from './durability.ts';
 import { RedisQueue } from './queue.ts';
 import { connectRedis } from './connect.ts';
+import { keptRequestArgs, RedisRequests } from './requests.ts';
+import { RedisPruner } from './prune.ts';
 import { loadScripts, type Arg, type RunScript } from './scripts.ts';
 
 export interface RedisStoreOptions {
@@ -60,6 +67,8 @@ export class RedisStore implements Store {
   private readonly ttl: number;
   private readonly presence: NodeJS.Timeout;
   private readonly watchers = new Set<NodeJS.Timeout>();
+  private readonly requests: RedisRequests;
+  private readonly pruner: RedisPruner;
   private closing: Promise<void> | undefined;
 
   static async open(opts: RedisStoreOptions): Promise<RedisStore> {
@@ -75,6 +84,8 @@ export class RedisStore implements Store {
     this.p = opts.prefix ?? 'hook-intake:';
     this.ttl = opts.instanceTimeoutMs ?? 10_000;
     this.run = loadScripts(client);
+    this.requests = new RedisRequests(client, this.p);
+    this.pruner = new RedisPruner(client, this.run, this.p);
     this.queue = new RedisQueue({ client, run: this.run, prefix: this.p, instance: this.instance, clock: opts.clock ?? Date.now });
     this.presence = setInterval(() => void this.renew().catch(() => {}), Math.max(100, this.ttl / 3));
     this.presence.unref();
@@ -119,7 +130,7 @@ export class RedisStore implements Store {
     if (i) args.push(i.key, i.status, i.body, i.createdAt, i.expiresAt);
     let counts: unknown[];
     try {
-      counts = (await this.script('hiAccept', ...args)) as unknown[];
+      counts = (await (batch.request ? this.script('hiAcceptKept', ...args, ...keptRequestArgs(batch.request)) : this.script('hiAccept', ...args))) as unknown[];
     } catch (err) {
       if (/IDEMPOTENCY_TAKEN/.test((err as Error).message)) throw new IdempotencyTakenError('the idempotency key was answered by another request', { cause: err });
       throw err;
@@ -146,6 +157,14 @@ export class RedisStore implements Store {
   async getRun(id: string): Promise<Run | undefined> {
     const [h] = await this.hashes('r:', [id]);
     return h ? toRun(h) : undefined;
+  }
+
+  getRequest(id: string): Promise<KeptRequest | undefined> {
+    return this.requests.get(id);
+  }
+
+  listRequests(opts: RequestListOptions): Promise<KeptRequest[]> {
+    return this.requests.list(opts);
   }
 
   async queuedRun(id: string): Promise<NewRun | undefined> {
@@ -281,6 +300,18 @@ export class RedisStore implements Store {
     if (a.ambiguousPart !== undefined) fields.ambiguousPart = a.ambiguousPart;
     if (a.route) fields.route = JSON.stringify(a.route);
     await this.script('hiRecordDelivery', a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields));
+  }
+
+  async redeliver(e: NewDelivery): Promise<void> {
+    await this.script('hiRedeliver', e.id, e.runId, deliveryJson(e), e.createdAt, this.instance, JSON.stringify({ channel: e.channel, to: e.to }));
+  }
+
+  prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }> {
+    return this.pruner.batch(before, limit);
+  }
+
+  countPrunable(before: PruneBefore): Promise<PruneCounts> {
+    return this.pruner.count(before);
   }
 
   async getMeta(key: string): Promise<string | undefined> {

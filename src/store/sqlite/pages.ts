@@ -21,7 +21,7 @@ export interface NewestFirst<T> {
    * newest first, each with its key in the column `key` names.
    */
   stmt: StatementSync;
-  args?: readonly (string | number)[];
+  args?: readonly (string | number | null)[];
   key: string;
   /** The lowest key the list may hold, and one past the highest. */
   floor: number;

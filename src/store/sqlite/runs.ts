@@ -4,7 +4,7 @@
  * "inside a write" runs in the write queue's transaction.
  */
 import { RecycledMap, RecycledSet } from '../../util/recycled.ts';
-import type { NewEvent, NewRun, RunOutcome, RunStatus } from '../types.ts';
+import type { NewDelivery, NewEvent, NewRun, RunOutcome, RunStatus } from '../types.ts';
 import { LONG_TEXT, NAME_TRUSTED, NEW_SESSION, packed, TRUSTED } from './rows.ts';
 import type { Statements } from './statements.ts';
 
@@ -88,6 +88,13 @@ export class RunRows {
       const [text, key, textRef] = e.text === o.reply ? [reply!, replyKey, replyRef] : this.storeText(e.text);
       this.q.insertOutbox.run(e.id, e.runId, e.channel, e.to, textRef === null ? text : '', textRef, key, e.createdAt, e.createdAt, e.createdAt, e.mainSession ? 1 : 0);
     }
+  }
+
+  /** Inside a write: a new outbox entry for a finished run, made its delivery (`Store.redeliver`). */
+  writeRedelivery(e: NewDelivery): void {
+    const [text, key, ref] = this.storeText(e.text);
+    this.q.insertOutbox.run(e.id, e.runId, e.channel, e.to, ref === null ? text : '', ref, key, e.createdAt, e.createdAt, e.createdAt, e.mainSession ? 1 : 0);
+    this.q.redeliverRun.run(e.channel, e.to, e.id, e.runId);
   }
 
   /** Inside a write: the run's start if it is not written yet, now counted as written by this transaction. */

@@ -70,6 +70,9 @@ export const SCHEMA = `
     delivery_id TEXT
   );
   CREATE INDEX runs_unfinished ON runs (seq) WHERE status IN ('queued', 'running');
+  -- who refers to a long text, for retention: only rows with a long text have entries
+  CREATE INDEX runs_message_text ON runs (message_text) WHERE message_text IS NOT NULL;
+  CREATE INDEX runs_reply_text ON runs (reply_text) WHERE reply_text IS NOT NULL;
 
   CREATE TABLE messages (
     id INTEGER PRIMARY KEY,
@@ -82,6 +85,7 @@ export const SCHEMA = `
     created_at INTEGER NOT NULL
   );
   CREATE INDEX messages_by_session ON messages (session_key, id);
+  CREATE INDEX messages_content_text ON messages (content_text) WHERE content_text IS NOT NULL;
 
   CREATE TABLE texts (id INTEGER PRIMARY KEY, body TEXT NOT NULL);
 
@@ -115,6 +119,22 @@ export const SCHEMA = `
     updated_at INTEGER NOT NULL
   );
   CREATE INDEX outbox_pending ON outbox (next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX outbox_text_ref ON outbox (text_ref) WHERE text_ref IS NOT NULL;
+  CREATE INDEX outbox_parts_ref ON outbox (parts_ref) WHERE parts_ref IS NOT NULL;
+
+  CREATE TABLE requests (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    hook TEXT NOT NULL,
+    mapping_id TEXT,
+    url TEXT NOT NULL,
+    headers TEXT NOT NULL,
+    body BLOB NOT NULL,
+    received_at INTEGER NOT NULL,
+    status INTEGER NOT NULL,
+    actions TEXT NOT NULL,
+    replay_of TEXT
+  );
 
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   INSERT INTO meta (key, value) VALUES ('eventsPendingFrom', '1');
@@ -122,9 +142,9 @@ export const SCHEMA = `
 
 /**
  * Above every version a development build's migrations reached (1 to 12), so none of their files passes for
- * this schema; 13 lacked the outbox's parts.
+ * this schema; 13 lacked the outbox's parts, 14 the kept requests and the indexes retention uses.
  */
-export const SCHEMA_VERSION = 14;
+export const SCHEMA_VERSION = 15;
 
 /** Makes the schema on a new file; refuses a file another build made. */
 export function openSchema(db: DatabaseSync, path: string): void {

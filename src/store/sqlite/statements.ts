@@ -76,6 +76,8 @@ export function statements(db: DatabaseSync) {
     updateOutbox: p(`UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?,
       sent_parts = coalesce(?, sent_parts), parts = CASE WHEN ? THEN ? ELSE parts END, parts_ref = CASE WHEN ? THEN ? ELSE parts_ref END,
       ambiguous_part = CASE WHEN ? THEN ? ELSE ambiguous_part END WHERE id = ?`),
+    // a redelivery: the run's delivery is the new outbox entry from now on
+    redeliverRun: p("UPDATE runs SET delivery_status = 'pending', delivery_reason = NULL, delivery_channel = ?, delivery_to = ?, delivery_id = ? WHERE id = ?"),
     failHeartbeats: p(`UPDATE runs SET status = 'error', finished_at = ?, error = ?, delivery_status = 'skipped',
       delivery_reason = 'heartbeat did not succeed' WHERE kind = 'heartbeat' AND status IN ('queued', 'running')`),
     getMeta: p('SELECT value FROM meta WHERE key = ?'),

@@ -13,9 +13,14 @@ import type {
   DeliveryAttempt,
   EventStatus,
   IdempotencyRecord,
+  KeptRequest,
   ListOptions,
+  NewDelivery,
   NewRun,
   PendingBacklog,
+  PruneBefore,
+  PruneCounts,
+  RequestListOptions,
   Run,
   RunOutcome,
   RunStatus,
@@ -30,6 +35,8 @@ import { PendingEvents } from './events.ts';
 import { RunQueue } from './queue.ts';
 import { RunRows } from './runs.ts';
 import { Meta } from './meta.ts';
+import { KeptRequests } from './requests.ts';
+import { Pruner } from './prune.ts';
 import { LIST_WINDOW, newestFirst, type NewestFirst } from './pages.ts';
 import { str, toDelivery, toEvent, toMessage, toNewRun, toRun, type Row } from './rows.ts';
 import { openSchema } from './schema.ts';
@@ -72,6 +79,8 @@ export class SqliteStore implements Store {
   private readonly meta: Meta;
   private readonly events: PendingEvents;
   private readonly runs: RunRows;
+  private readonly requests: KeptRequests;
+  private readonly pruner: Pruner;
   readonly queue: RunQueue;
 
   constructor(opts: SqliteStoreOptions) {
@@ -95,6 +104,8 @@ export class SqliteStore implements Store {
     this.meta = new Meta(this.q);
     this.events = new PendingEvents(this.q, this.tally, this.meta, () => this.closed);
     this.runs = new RunRows(this.q);
+    this.requests = new KeptRequests(this.db);
+    this.pruner = new Pruner(this.db, this.tally);
     this.queue = new RunQueue({ q: this.q, runs: this.runs, clock: opts.clock ?? Date.now, write: (fn) => this.writes.run(fn) });
     // With `full`, every commit syncs the WAL itself; in memory there is no file to sync.
     const presync = (this.presync = opts.path === ':memory:' || opts.synchronous === 'full' ? undefined : new WalPresync(`${opts.path}-wal`));
@@ -105,6 +116,7 @@ export class SqliteStore implements Store {
         this.tally.rolledBack();
         this.runs.rolledBack();
         this.queue.rolledBack();
+        this.pruner.rolledBack();
       },
       (ms) => {
         this.runs.committed();
@@ -122,6 +134,7 @@ export class SqliteStore implements Store {
       for (const r of batch.runs) this.queue.accepted(this.runs.insertRun(r, 'queued', null)[0]);
       const i = batch.idempotency;
       if (i) this.q.putIdem.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
+      if (batch.request) this.requests.insert(batch.request);
     });
   }
 
@@ -139,6 +152,15 @@ export class SqliteStore implements Store {
   async getRun(id: string): Promise<Run | undefined> {
     const r = this.q.getRun.get(id) as Row | undefined;
     return r ? toRun(r) : undefined;
+  }
+
+  async getRequest(id: string): Promise<KeptRequest | undefined> {
+    return this.requests.get(id);
+  }
+
+  async listRequests(opts: RequestListOptions): Promise<KeptRequest[]> {
+    const list = this.requests.list(opts);
+    return list ? this.newestFirst(list) : [];
   }
 
   async queuedRun(id: string): Promise<NewRun | undefined> {
@@ -295,6 +317,18 @@ export class SqliteStore implements Store {
       // the main route changes rarely: write it only when it does
       if (a.status === 'sent' && a.route) this.meta.put('mainRoute', JSON.stringify(a.route));
     });
+  }
+
+  redeliver(entry: NewDelivery): Promise<void> {
+    return this.writes.run(() => this.runs.writeRedelivery(entry));
+  }
+
+  prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }> {
+    return this.writes.run(() => this.pruner.batch(before, limit, this.meta.pendingFrom()));
+  }
+
+  async countPrunable(before: PruneBefore): Promise<PruneCounts> {
+    return this.pruner.count(before, this.meta.pendingFrom());
   }
 
   async getMeta(key: string): Promise<string | undefined> {

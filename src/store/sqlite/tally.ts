@@ -65,7 +65,9 @@ class Changing {
       if (i > 0 && i % LIVE_SLICE === 0) await next();
       if (closed()) return;
       const k = this.live[i]!;
-      const status = String((this.q.statusAt.get(k) as { status: string }).status);
+      const row = this.q.statusAt.get(k) as { status: string } | undefined;
+      if (!row) continue; // pruned: it was final, and counted as it left (`pruned`) or never
+      const status = String(row.status);
       if (this.underWay.has(status)) {
         live.push(k);
         current.set(status, (current.get(status) ?? 0) + 1);
@@ -78,6 +80,14 @@ class Changing {
   count(status: string): number {
     return (this.final.get(status) ?? 0) + (this.current.get(status) ?? 0);
   }
+
+  /** A row deleted by retention, in its final `status`: no longer counted. */
+  pruned(k: number, status: string): void {
+    if (k >= this.below) return; // never counted
+    const at = this.live.indexOf(k);
+    if (at !== -1) this.live.splice(at, 1); // counted under way, not final: the next read drops it
+    else this.final.set(status, (this.final.get(status) ?? 0) - 1);
+  }
 }
 
 export class Tally {
@@ -87,6 +97,8 @@ export class Tally {
   private readonly events = { below: 1, pending: 0, consumed: 0 };
   /** Tallied events the write in progress consumed (`committed` applies them). */
   private staged = 0;
+  /** Rows the write in progress pruned (`committed` applies them). */
+  private prunedRows: { table: 'runs' | 'outbox' | 'events'; k: number; status: string }[] = [];
   private catching: Promise<void> | undefined;
 
   constructor(db: DatabaseSync) {
@@ -151,14 +163,26 @@ export class Tally {
     if (seq < this.events.below) this.staged++;
   }
 
+  /** Inside a write: a row retention deleted, in its final status (an event: consumed). */
+  pruned(table: 'runs' | 'outbox' | 'events', k: number, status: string): void {
+    this.prunedRows.push({ table, k, status });
+  }
+
   committed(): void {
     this.events.pending -= this.staged;
     this.events.consumed += this.staged;
     this.staged = 0;
+    for (const p of this.prunedRows) {
+      if (p.table === 'events') {
+        if (p.k < this.events.below) this.events.consumed--;
+      } else this[p.table].pruned(p.k, p.status);
+    }
+    this.prunedRows = [];
   }
 
   rolledBack(): void {
     this.staged = 0;
+    this.prunedRows = [];
   }
 
   /** The counts as tallied (after `catchUp`, every row). */

@@ -23,6 +23,8 @@ if f.parts ~= nil then redis.call('HSET', dk, 'parts', f.parts) end
 if f.ambiguousPart ~= nil then put(dk, 'amb', f.ambiguousPart) end
 if status == 'pending' then redis.call('ZADD', P..'outbox', nextAt, id) else redis.call('ZREM', P..'outbox', id) end
 if status == 'failed' then redis.call('ZADD', P..'outbox:failed', at, id) else redis.call('ZREM', P..'outbox:failed', id) end
+-- retention's time index (lua/prune.ts): what is no longer pending, by its last update
+if status == 'pending' then redis.call('ZREM', P..'outbox:done', id) else redis.call('ZADD', P..'outbox:done', at, id) end
 local r = P..'r:'..cjson.decode(redis.call('HGET', dk, 'j')).runId
 if redis.call('EXISTS', r) == 1 then
   redis.call('HSET', r, 'dStatus', status, 'dAttempts', attempts)

@@ -31,6 +31,7 @@ local function consumeEvent(id, hb, at)
   local seq = redis.call('HGET', e, 'seq')
   redis.call('ZREM', P..'events:pending', id)
   redis.call('ZADD', P..'events:consumed', seq, id)
+  redis.call('ZADD', P..'events:done', at, id) -- retention's time index (lua/prune.ts)
   redis.call('HINCRBY', P..'events:src', redis.call('HGET', e, 'src'), -1)
 end
 local function counts()
@@ -124,6 +125,7 @@ for _, id in ipairs(redis.call('ZRANGE', P..'runs:running', 0, -1)) do
     if gone or (owner == me and not onlyGone) then
       restatus(id, r, 'running', 'error')
       redis.call('HSET', r, 'finishedAt', at, 'error', reason, 'dStatus', 'skipped', 'dReason', 'heartbeat did not succeed')
+      redis.call('ZADD', P..'runs:done', at, id) -- retention's time index (lua/prune.ts)
       n = n + 1
     end
   end
@@ -144,6 +146,7 @@ local texts = cjson.decode(ARGV[5])
 local st = redis.call('HGET', r, 'status')
 if st then restatus(id, r, st, status) end
 redis.call('HSET', r, 'finishedAt', at)
+redis.call('ZADD', P..'runs:done', at, id) -- retention's time index (lua/prune.ts)
 put(r, 'reply', texts.reply)
 put(r, 'summary', texts.summary)
 put(r, 'error', texts.error)
@@ -153,6 +156,7 @@ for _ = 1, tonumber(ARGV[6]) do
   local mid = redis.call('INCR', P..'mseq')
   redis.call('RPUSH', P..'m:'..key, mid..' '..ARGV[i + 2])
   redis.call('RPUSH', P..'ms:'..key, ARGV[i + 1])
+  redis.call('ZADD', P..'sessions', 'GT', at, key) -- the session's last activity, for retention
   i = i + 3
 end
 if ARGV[i] == '1' then addEvent(ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]) end

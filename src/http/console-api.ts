@@ -1,0 +1,141 @@
+/**
+ * The admin API of the operator console (SPEC §12), behind the gateway token: the request log
+ * (`/api/requests`, a request's detail, replay) and the admin actions on runs (retry, redeliver). Each
+ * action is logged with who (the token's fingerprint and the client address) and what.
+ */
+import { createHash } from 'node:crypto';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { Logger } from 'pino';
+import { BearerAuth } from '../auth/bearer.ts';
+import type { FailureThrottle } from '../auth/throttle.ts';
+import { errors } from '../errors.ts';
+import type { Dispatcher } from '../runtime/dispatcher.ts';
+import type { GenerationRef } from '../runtime/generation.ts';
+import type { NamedResolver } from '../runtime/intake.ts';
+import type { KeptRequest, NewDelivery, NewRun, Store } from '../store/types.ts';
+import { uuidv7 } from '../util/uuid7.ts';
+import { parseLimit } from './api.ts';
+import { clientAddress } from './hooks.ts';
+import { jsonList } from './json-pieces.ts';
+import { replayRequest } from './replay.ts';
+import type { RequestState } from './state.ts';
+import { redeliveryOf } from '../runtime/redeliver.ts';
+
+export interface ConsoleDeps {
+  generations: GenerationRef;
+  store: Store;
+  throttle: FailureThrottle;
+  clock: () => number;
+  logger: Logger;
+  dispatcher: Dispatcher;
+  named?: NamedResolver | undefined;
+  /** Tells the runner a run was accepted (a retry). */
+  runsAccepted: () => void;
+  queuedRuns: () => number;
+  /** Tells the outbox a delivery is waiting (a redelivery). */
+  notifyOutbox: (entry: NewDelivery) => void;
+}
+
+/** A short, stable name for a token in the admin log: the first 16 hex digits of its SHA-256, never the token. */
+export function tokenFingerprint(token: string): string {
+  return createHash('sha256').update(token).digest('hex').slice(0, 16);
+}
+
+/** A kept request as the API shows it: the body as text when it is UTF-8, else base64, and what it stored. */
+export function requestView(r: KeptRequest, withBody: boolean): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    id: r.id,
+    hook: r.hook,
+    mappingId: r.mappingId,
+    url: r.url,
+    receivedAt: r.receivedAt,
+    status: r.status,
+    replayOf: r.replayOf,
+    bodyBytes: r.body.byteLength,
+    runIds: r.actions.flatMap((a) => (a.kind === 'agent' ? [a.runId] : [])),
+    eventIds: r.actions.flatMap((a) => (a.kind === 'wake' ? [a.eventId] : [])),
+  };
+  if (!withBody) return view;
+  const buf = Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength);
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(buf);
+  const utf8 = Buffer.byteLength(text) === buf.length && !text.includes('\uFFFD');
+  return { ...view, headers: r.headers, actions: r.actions, body: utf8 ? text : buf.toString('base64'), bodyEncoding: utf8 ? 'utf8' : 'base64' };
+}
+
+const first = (raw: unknown) => (Array.isArray(raw) ? raw[0] : raw) as string | undefined;
+
+export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
+  const router = new Router<RequestState>();
+  const bearer = new BearerAuth({ throttle: deps.throttle, gatewayHeader: false });
+  const auth = async (ctx: Context, next: () => Promise<unknown>) => {
+    const gen = deps.generations.current;
+    bearer.authenticate(ctx.headers, gen.gatewayToken, clientAddress(ctx, gen.config.gateway.trustProxy), deps.clock());
+    return next();
+  };
+  /** Logs an admin action: who (token fingerprint, address) and what. */
+  const audit = (ctx: Context, action: string, what: Record<string, unknown>) => {
+    const token = ctx.headers.authorization?.replace(/^Bearer\s+/i, '') ?? '';
+    const address = clientAddress(ctx, deps.generations.current.config.gateway.trustProxy);
+    deps.logger.info({ admin: action, by: { fingerprint: tokenFingerprint(token), address }, ...what }, 'admin action');
+  };
+
+  router.get('/api/requests', auth, async (ctx) => {
+    const limit = parseLimit(ctx.query.limit);
+    const hook = first(ctx.query.hook);
+    const rawStatus = first(ctx.query.status);
+    const status = rawStatus === undefined ? undefined : Number(rawStatus);
+    if (status !== undefined && !(Number.isInteger(status) && status >= 100 && status <= 599)) throw errors.invalidPayload('status', 'must be an HTTP status code');
+    const before = first(ctx.query.before);
+    const list = await deps.store.listRequests({ limit, ...(hook ? { hook } : {}), ...(status !== undefined ? { status } : {}), ...(before ? { before } : {}) });
+    ctx.type = 'application/json';
+    ctx.body = jsonList({ ok: true }, 'requests', list.map((r) => requestView(r, false)));
+  });
+
+  router.get('/api/requests/:id', auth, async (ctx) => {
+    const r = await deps.store.getRequest(ctx.params.id!);
+    if (!r) throw errors.notFound();
+    ctx.body = { ok: true, request: requestView(r, true) };
+  });
+
+  router.post('/api/requests/:id/replay', auth, async (ctx) => {
+    const kept = await deps.store.getRequest(ctx.params.id!);
+    if (!kept) throw errors.notFound();
+    const answer = await replayRequest(kept, { generations: deps.generations, dispatcher: deps.dispatcher, named: deps.named, clock: deps.clock });
+    audit(ctx, 'replay', { requestId: kept.id, hook: kept.hook, status: answer.status, newRequestId: answer.requestId ?? null });
+    // a skip (204 to a sender) is 200 here, so the answer can say what happened and of what it is a replay
+    const skipped = answer.status === 204;
+    ctx.status = skipped ? 200 : answer.status;
+    ctx.body = { ...(skipped ? { ok: true, skipped: true } : answer.body), replayOf: kept.id, ...(answer.requestId ? { requestId: answer.requestId } : {}) };
+  });
+
+  router.post('/api/runs/:id/retry', auth, async (ctx) => {
+    const run = await deps.store.getRun(ctx.params.id!);
+    if (!run) throw errors.notFound();
+    if (run.kind !== 'hook') throw errors.conflict('only a hook run can be retried; a heartbeat runs again on its own');
+    if (run.status === 'queued' || run.status === 'running') throw errors.conflict(`the run is ${run.status}; retry it once it has finished`);
+    const gen = deps.generations.current;
+    if (deps.queuedRuns() + 1 > gen.config.hooks.maxQueuedRuns) throw errors.unavailable('too many queued agent runs; try again later', 30);
+    const now = deps.clock();
+    const { status: _s, attempts: _a, startedAt: _st, finishedAt: _f, reply: _r, summary: _su, error: _e, delivery: _d, ...input } = run;
+    const retry: NewRun = { ...input, id: uuidv7(now), createdAt: now };
+    await deps.store.accept({ events: [], runs: [retry] });
+    deps.runsAccepted();
+    audit(ctx, 'retry', { runId: run.id, newRunId: retry.id });
+    ctx.status = 202;
+    ctx.body = { ok: true, runId: retry.id, sessionKey: retry.sessionKey, retryOf: run.id };
+  });
+
+  router.post('/api/runs/:id/redeliver', auth, async (ctx) => {
+    const run = await deps.store.getRun(ctx.params.id!);
+    if (!run) throw errors.notFound();
+    const entry = await redeliveryOf(run, deps.generations.current, deps.store, deps.clock());
+    await deps.store.redeliver(entry);
+    deps.notifyOutbox(entry);
+    audit(ctx, 'redeliver', { runId: run.id, deliveryId: entry.id, channel: entry.channel });
+    ctx.status = 202;
+    ctx.body = { ok: true, runId: run.id, deliveryId: entry.id, channel: entry.channel, to: entry.to };
+  });
+
+  return router;
+}

@@ -1,0 +1,172 @@
+/**
+ * TypeBox schemas of the HTTP answers, for the OpenAPI document (`GET /api/openapi.json`). Request
+ * bodies are not repeated here: the document takes the schemas that validate them (`WakeBody`,
+ * `AgentBody` in runtime/actions.ts). Each schema here is named by its `$id`, which becomes its name
+ * under `components/schemas`.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import { WakeMode } from '../../config/schema.ts';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Id = Type.String({ minLength: 1 });
+const Epoch = Type.Integer({ description: 'milliseconds since the epoch' });
+const Ok = Type.Literal(true);
+
+export const ErrorBody = Type.Object(
+  {
+    ok: Type.Literal(false),
+    error: Type.String(),
+    code: Type.String({ description: 'a stable code: UNAUTHORIZED, NOT_FOUND, INVALID_PAYLOAD, CONFLICT, …' }),
+    field: Type.Optional(Type.String({ description: 'the request field at fault' })),
+  },
+  { $id: 'Error' },
+);
+
+export const WakeAnswer = Type.Object({ ok: Ok, mode: WakeMode, eventId: Id }, { $id: 'WakeAnswer' });
+export const AgentAnswer = Type.Object({ ok: Ok, runId: Id, sessionKey: Type.String() }, { $id: 'AgentAnswer' });
+export const ManyAnswer = Type.Object({ ok: Ok, runIds: Type.Array(Id), eventIds: Type.Array(Id) }, { $id: 'ManyAnswer' });
+/** What a hook request may be answered with on success (a verifier's handshake answers its own JSON). */
+export const HookAnswer = Type.Union([Type.Ref(WakeAnswer), Type.Ref(AgentAnswer), Type.Ref(ManyAnswer)], { $id: 'HookAnswer' });
+
+const RunStatus = Type.Union(['queued', 'running', 'ok', 'error', 'timeout'].map((s) => Type.Literal(s)));
+const DeliveryStatus = Type.Union(['pending', 'sent', 'skipped', 'failed'].map((s) => Type.Literal(s)));
+
+export const Run = Type.Object(
+  {
+    id: Id,
+    kind: Type.Union([Type.Literal('hook'), Type.Literal('heartbeat')]),
+    hookName: Type.String(),
+    label: Type.String(),
+    trusted: Type.Boolean(),
+    nameTrusted: Type.Optional(Type.Boolean()),
+    sessionKey: Type.String(),
+    message: Type.String(),
+    model: Type.String(),
+    thinking: Nullable(Type.String()),
+    timeoutSeconds: Type.Number(),
+    wakeMode: WakeMode,
+    deliver: Type.Boolean(),
+    channel: Type.String(),
+    to: Nullable(Type.String()),
+    status: RunStatus,
+    attempts: Type.Integer({ minimum: 0 }),
+    createdAt: Epoch,
+    startedAt: Nullable(Epoch),
+    finishedAt: Nullable(Epoch),
+    reply: Nullable(Type.String()),
+    summary: Nullable(Type.String()),
+    error: Nullable(Type.String()),
+    delivery: Type.Object(
+      {
+        status: DeliveryStatus,
+        reason: Nullable(Type.String()),
+        channel: Nullable(Type.String()),
+        to: Nullable(Type.String()),
+        attempts: Type.Integer({ minimum: 0 }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { $id: 'Run', additionalProperties: false },
+);
+
+export const SystemEvent = Type.Object(
+  {
+    id: Id,
+    source: Type.String(),
+    text: Type.String(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('consumed')]),
+    createdAt: Epoch,
+    consumedAt: Nullable(Epoch),
+    heartbeatId: Nullable(Type.String()),
+    runId: Nullable(Type.String()),
+  },
+  { $id: 'Event', additionalProperties: false },
+);
+
+export const SessionMessage = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1 }),
+    sessionKey: Type.String(),
+    role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+    content: Type.String(),
+    runId: Nullable(Type.String()),
+    createdAt: Epoch,
+  },
+  { $id: 'Message', additionalProperties: false },
+);
+
+export const KeptAction = Type.Union(
+  [
+    Type.Object({ kind: Type.Literal('wake'), mode: WakeMode, eventId: Id }, { additionalProperties: false }),
+    Type.Object(
+      { kind: Type.Literal('agent'), name: Type.String(), sessionKey: Type.String(), channel: Type.String(), to: Nullable(Type.String()), deliver: Type.Boolean(), runId: Id },
+      { additionalProperties: false },
+    ),
+  ],
+  { $id: 'KeptAction' },
+);
+
+const requestFields = {
+  id: Id,
+  hook: Type.String({ description: 'the hook name after the prefix' }),
+  mappingId: Nullable(Type.String({ description: 'the mapping that took it; null for wake and agent' })),
+  url: Type.String({ description: 'path and query, without a token parameter' }),
+  receivedAt: Epoch,
+  status: Type.Integer({ description: 'the status the request was answered with' }),
+  replayOf: Nullable(Type.String()),
+  bodyBytes: Type.Integer({ minimum: 0 }),
+  runIds: Type.Array(Id),
+  eventIds: Type.Array(Id),
+};
+
+export const KeptRequestSummary = Type.Object(requestFields, { $id: 'KeptRequestSummary', additionalProperties: false });
+
+export const KeptRequest = Type.Object(
+  {
+    ...requestFields,
+    headers: Type.Record(Type.String(), Type.String(), { description: 'as received, without credentials (authorization, cookies, tokens, signatures)' }),
+    actions: Type.Array(Type.Ref(KeptAction)),
+    body: Type.String({ description: 'the raw body: as text when it is UTF-8, else base64 (bodyEncoding)' }),
+    bodyEncoding: Type.Union([Type.Literal('utf8'), Type.Literal('base64')]),
+  },
+  { $id: 'KeptRequest', additionalProperties: false },
+);
+
+export const Status = Type.Object(
+  {
+    ok: Ok,
+    generation: Type.Object({ id: Type.Integer(), loadedAt: Type.String({ format: 'date-time' }), file: Nullable(Type.String()), warnings: Type.Array(Type.String()) }),
+    lastReloadError: Nullable(Type.Object({ at: Type.String({ format: 'date-time' }), issues: Type.Array(Type.Unknown()) })),
+    hooks: Type.Object({ enabled: Type.Boolean(), path: Type.String(), mappings: Type.Integer() }),
+    counts: Type.Object({
+      events: Type.Object({ pending: Type.Integer(), consumed: Type.Integer() }),
+      runs: Type.Record(Type.String(), Type.Integer()),
+      outbox: Type.Object({ pending: Type.Integer(), failed: Type.Integer() }),
+    }),
+  },
+  { $id: 'Status', description: 'plus runtime figures (uptime, memory, runner, transforms, storage)' },
+);
+
+export const ReplayAnswer = Type.Object(
+  {
+    ok: Ok,
+    replayOf: Id,
+    requestId: Type.Optional(Type.String({ description: 'the kept request of the replay (absent when requests are not kept)' })),
+    skipped: Type.Optional(Type.Literal(true, { description: 'the mapping skipped it (a sender would get 204)' })),
+  },
+  { $id: 'ReplayAnswer', description: 'plus the fields of the hook answer a new request would get' },
+);
+
+export const RetryAnswer = Type.Object({ ok: Ok, runId: Id, sessionKey: Type.String(), retryOf: Id }, { $id: 'RetryAnswer', additionalProperties: false });
+
+export const RedeliverAnswer = Type.Object(
+  { ok: Ok, runId: Id, deliveryId: Id, channel: Type.String(), to: Nullable(Type.String()) },
+  { $id: 'RedeliverAnswer', additionalProperties: false },
+);
+
+/** Every named schema, for `components/schemas`. */
+export const namedSchemas: TSchema[] = [
+  ErrorBody, WakeAnswer, AgentAnswer, ManyAnswer, HookAnswer, Run, SystemEvent, SessionMessage, KeptAction,
+  KeptRequestSummary, KeptRequest, Status, ReplayAnswer, RetryAnswer, RedeliverAnswer,
+];

@@ -1,0 +1,52 @@
+/**
+ * `hook-intake prune [--dry-run]` through the real CLI: counts what retention would remove, then removes
+ * it and prints the counts; a second run finds nothing.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { cleanup, runCli, tempDir } from '../helpers/cli.ts';
+import { newEvent, newRun, okOutcome } from '../helpers/records.ts';
+import { newRequest } from '../store/contract-console.ts';
+
+const dir = tempDir('hook-intake-prune-');
+afterAll(() => cleanup(dir));
+
+describe('hook-intake prune', () => {
+  it('--dry-run counts, then prune removes and prints what it removed', async () => {
+    const store = new SqliteStore({ path: join(dir, 'data', 'hook-intake.db') });
+    const now = Date.now();
+    // three old runs and requests (1970), and one of each from now, which stays
+    for (const at of [1_000, 2_000, 3_000, now]) {
+      const run = newRun({ createdAt: at });
+      await store.accept({ events: [newEvent({ createdAt: at })], runs: [run], request: newRequest({ receivedAt: at }) });
+      await store.startRun(run.id, at);
+      await store.finishRun(okOutcome(run.id, { finishedAt: at, delivery: { kind: 'skipped', reason: 'ack' } }));
+    }
+    await store.close();
+    writeFileSync(join(dir, 'config.json5'), '{ retention: { runsDays: 30, requestsDays: 7 } }');
+    const args = ['prune', '--config', join(dir, 'config.json5'), '--data', join(dir, 'data')];
+
+    const dry = await runCli([...args, '--dry-run'], { cwd: dir });
+    expect(dry.stderr).toBe('');
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toBe('would remove 3 runs\nwould remove 0 events\nwould remove 0 transcript messages\nwould remove 0 outbox deliveries\nwould remove 3 kept requests\n');
+    const done = await runCli(args, { cwd: dir });
+    expect(done.code).toBe(0);
+    expect(done.stdout).toContain('removed 3 runs\n');
+    expect(done.stdout).toContain('removed 3 kept requests\n');
+    expect((await runCli([...args, '--dry-run'], { cwd: dir })).stdout).toContain('would remove 0 runs\n');
+
+    const after = new SqliteStore({ path: join(dir, 'data', 'hook-intake.db') });
+    expect((await after.listRuns({ limit: 10 })).map((r) => r.createdAt)).toEqual([now]);
+    await after.close();
+  });
+
+  it('refuses a config with a bad retention, naming the key', async () => {
+    writeFileSync(join(dir, 'bad.json5'), '{ retention: { runsDays: -1 } }');
+    const r = await runCli(['prune', '--config', join(dir, 'bad.json5'), '--data', join(dir, 'data')], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('retention.runsDays');
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * The Store contract's cases for the operator console (SPEC §12): kept requests. Called from inside
+ * `storeContract`, so every driver that runs the contract runs these too.
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { KeptRequest, Store } from '../../src/store/types.ts';
+import { newDelivery, newEvent, newRun, okOutcome } from '../helpers/records.ts';
+
+export function newRequest(over: Partial<KeptRequest> = {}): KeptRequest {
+  return {
+    id: randomUUID(),
+    hook: 'github',
+    mappingId: 'github',
+    url: '/hooks/github?x=1',
+    headers: { 'content-type': 'application/json', 'x-github-event': 'push' },
+    body: new Uint8Array(Buffer.from('{"ref":"main"}')),
+    receivedAt: 1_000,
+    status: 202,
+    actions: [],
+    replayOf: null,
+    ...over,
+  };
+}
+
+export function consoleContract(store: () => Store): void {
+  describe('kept requests', () => {
+    it('are stored with the request\'s events and runs, and read back whole', async () => {
+      const run = newRun();
+      const event = newEvent();
+      // bytes that are not valid UTF-8 come back as they were
+      const body = new Uint8Array([0xff, 0x00, 0x7b, 0xc3]);
+      const req = newRequest({
+        body,
+        actions: [
+          { kind: 'wake', mode: 'now', eventId: event.id },
+          { kind: 'agent', name: 'Hook', sessionKey: run.sessionKey, channel: 'last', to: null, deliver: true, runId: run.id },
+        ],
+      });
+      await store().accept({ events: [event], runs: [run], request: req });
+      const read = await store().getRequest(req.id);
+      expect({ ...read, body: Buffer.from(read!.body) }).toEqual({ ...req, body: Buffer.from(body) });
+      expect(await store().getRequest('nope')).toBeUndefined();
+    });
+
+    it('are not stored when the request\'s batch fails', async () => {
+      const taken = newRun();
+      await store().accept({ events: [], runs: [taken] });
+      const req = newRequest();
+      await expect(store().accept({ events: [], runs: [taken], request: req })).rejects.toThrow();
+      expect(await store().getRequest(req.id)).toBeUndefined();
+    });
+
+    it('list newest first, filtered by hook and status, a page at a time', async () => {
+      const reqs = [
+        newRequest({ hook: 'github', status: 202, receivedAt: 1 }),
+        newRequest({ hook: 'wake', mappingId: null, status: 200, receivedAt: 2 }),
+        newRequest({ hook: 'github', status: 204, receivedAt: 3 }),
+        newRequest({ hook: 'github', status: 202, receivedAt: 4, replayOf: 'x' }),
+      ];
+      for (const r of reqs) await store().accept({ events: [], runs: [], request: r });
+      const ids = (l: KeptRequest[]) => l.map((r) => r.receivedAt);
+      expect(ids(await store().listRequests({ limit: 10 }))).toEqual([4, 3, 2, 1]);
+      expect(ids(await store().listRequests({ limit: 2 }))).toEqual([4, 3]);
+      expect(ids(await store().listRequests({ limit: 10, hook: 'github' }))).toEqual([4, 3, 1]);
+      expect(ids(await store().listRequests({ limit: 10, status: 202 }))).toEqual([4, 1]);
+      expect(ids(await store().listRequests({ limit: 10, hook: 'github', status: 204 }))).toEqual([3]);
+      expect(ids(await store().listRequests({ limit: 2, before: reqs[2]!.id }))).toEqual([2, 1]);
+      expect(ids(await store().listRequests({ limit: 10, before: 'unknown' }))).toEqual([]);
+    });
+  });
+
+  describe('redeliver()', () => {
+    it('gives a finished run a new pending delivery, due at once, and leaves the failed one as it was', async () => {
+      const run = newRun();
+      await store().accept({ events: [], runs: [run] });
+      await store().startRun(run.id, 1_500);
+      const first = newDelivery(run.id, { channel: 'slack', to: '#a' });
+      await store().finishRun(okOutcome(run.id, { delivery: { kind: 'outbox', entry: first } }));
+      await store().recordDelivery({ id: first.id, runId: run.id, attempts: 5, at: 3_000, status: 'failed', error: 'HTTP 500' });
+      expect((await store().getRun(run.id))!.delivery).toMatchObject({ status: 'failed', attempts: 5 });
+
+      const again = newDelivery(run.id, { channel: 'slack', to: '#b', createdAt: 9_000, text: 'the reply' });
+      await store().redeliver(again);
+      expect((await store().getRun(run.id))!.delivery).toEqual({ status: 'pending', reason: null, channel: 'slack', to: '#b', attempts: 0 });
+      const due = await store().dueDeliveries(9_000, 10);
+      expect(due.map((d) => [d.id, d.text, d.status])).toEqual([[again.id, 'the reply', 'pending']]);
+      await store().recordDelivery({ id: again.id, runId: run.id, attempts: 1, at: 9_100, status: 'sent' });
+      expect((await store().getRun(run.id))!.delivery).toMatchObject({ status: 'sent', attempts: 1 });
+    });
+
+    it('sends a skipped reply', async () => {
+      const run = newRun();
+      await store().accept({ events: [], runs: [run] });
+      await store().startRun(run.id, 1_500);
+      await store().finishRun(okOutcome(run.id, { delivery: { kind: 'skipped', reason: 'deliver is false' } }));
+      const entry = newDelivery(run.id, { channel: 'console', createdAt: 5_000 });
+      await store().redeliver(entry);
+      expect((await store().getRun(run.id))!.delivery).toEqual({ status: 'pending', reason: null, channel: 'console', to: null, attempts: 0 });
+      expect((await store().dueDeliveries(5_000, 10)).map((d) => d.id)).toEqual([entry.id]);
+    });
+  });
+
+  describe('prune()', () => {
+    const long = (tag: string) => `${tag}: ${'Zürich ✓ '.repeat(600)}`;
+    const cutoff = { runs: 10_000, events: 10_000, requests: 10_000 };
+    /** A hook run accepted, started and finished at `at` with `delivery`. */
+    const finishedRun = async (at: number, over: Parameters<typeof newRun>[0] = {}, outcome: Parameters<typeof okOutcome>[1] = {}) => {
+      const run = newRun({ createdAt: at, ...over });
+      await store().accept({ events: [], runs: [run] });
+      await store().startRun(run.id, at);
+      await store().finishRun(okOutcome(run.id, { finishedAt: at, delivery: { kind: 'skipped', reason: 'ack' }, ...outcome }));
+      return run;
+    };
+    const pruneAll = async (limit: number) => {
+      const total = { runs: 0, events: 0, messages: 0, deliveries: 0, requests: 0 };
+      let batches = 0;
+      for (;;) {
+        const { more, ...c } = await store().prune(cutoff, limit);
+        batches++;
+        for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += c[k];
+        if (!more) return { total, batches };
+      }
+    };
+
+    it('removes what finished, was consumed, delivered or received before the cutoffs, in batches, and nothing else', async () => {
+      const old = [await finishedRun(1_000), await finishedRun(2_000), await finishedRun(3_000)];
+      const queued = newRun({ createdAt: 1_500 });
+      await store().accept({ events: [], runs: [queued] });
+      const sentRun = await finishedRun(4_000, {}, { delivery: { kind: 'outbox', entry: newDelivery('x', { createdAt: 4_000 }) } });
+      const pendingRun = await finishedRun(4_500, {}, { delivery: { kind: 'outbox', entry: newDelivery('y', { createdAt: 4_500 }) } });
+      const sent = (await store().dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).find((d) => d.createdAt === 4_000)!;
+      await store().recordDelivery({ id: sent.id, runId: sentRun.id, attempts: 1, at: 4_100, status: 'sent' });
+      // events: two consumed long ago by a heartbeat, one pending, one recent
+      const events = [newEvent({ createdAt: 5_000 }), newEvent({ createdAt: 5_100 }), newEvent({ createdAt: 5_200 })];
+      await store().accept({ events, runs: [] });
+      const hb = newRun({ kind: 'heartbeat', sessionKey: 'main', createdAt: 6_000 });
+      await store().insertHeartbeat(hb, 6_000);
+      await store().finishRun(okOutcome(hb.id, { finishedAt: 6_000, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: [events[0]!.id, events[1]!.id] }));
+      // rows come in the order of their times: a pass stops at the first one newer than the cutoff
+      const recent = await finishedRun(20_000);
+      const late = newEvent({ createdAt: 20_000 });
+      await store().accept({ events: [late], runs: [] });
+      for (const at of [1_000, 2_000, 30_000]) await store().accept({ events: [], runs: [], request: newRequest({ receivedAt: at }) });
+
+      const dry = await store().countPrunable(cutoff);
+      const { total, batches } = await pruneAll(2);
+      expect(total).toEqual({ runs: 5, events: 2, messages: 0, deliveries: 1, requests: 2 });
+      expect(dry).toEqual(total);
+      expect(batches).toBeGreaterThan(1);
+      for (const r of [...old, sentRun, hb]) expect(await store().getRun(r.id)).toBeUndefined();
+      for (const r of [queued, pendingRun, recent]) expect(await store().getRun(r.id)).toBeDefined();
+      expect((await store().listEvents({ limit: 10 })).map((e) => e.id)).toEqual([late.id, events[2]!.id]);
+      expect((await store().dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => d.createdAt)).toEqual([4_500]);
+      expect((await store().listRequests({ limit: 10 })).map((r) => r.receivedAt)).toEqual([30_000]);
+      expect(await store().counts()).toEqual({
+        events: { pending: 2, consumed: 0 },
+        runs: { queued: 1, running: 0, ok: 2, error: 0, timeout: 0 },
+        outbox: { pending: 1, failed: 0 },
+      });
+      expect(await pruneAll(100)).toEqual({ total: { runs: 0, events: 0, messages: 0, deliveries: 0, requests: 0 }, batches: 1 });
+    });
+
+    it('removes the transcripts of sessions idle since before the cutoff, and keeps a session in use whole', async () => {
+      const line = (sessionKey: string, createdAt: number) => ({ sessionKey, role: 'user' as const, content: `at ${createdAt}`, runId: null, createdAt });
+      const idle = await finishedRun(1_000, { sessionKey: 'idle' }, { messages: [line('idle', 1_000), line('idle', 2_000)] });
+      await finishedRun(1_000, { sessionKey: 'busy' }, { messages: [line('busy', 1_000)] });
+      await finishedRun(20_000, { sessionKey: 'busy' }, { messages: [line('busy', 20_000)] });
+      const { total } = await pruneAll(1);
+      expect(total.messages).toBe(2);
+      expect(await store().transcript('idle', 10)).toEqual([]);
+      expect((await store().transcript('busy', 10)).map((m) => m.createdAt)).toEqual([1_000, 20_000]);
+      expect(await store().getRun(idle.id)).toBeUndefined();
+    });
+
+    it('keeps a long text while a row still refers to it', async () => {
+      const message = long('message');
+      const reply = long('reply');
+      // an echo: the reply and the transcript lines repeat the run's long message and reply
+      const run = newRun({ createdAt: 1_000, sessionKey: 'busy', message });
+      await store().accept({ events: [], runs: [run] });
+      await store().queuedRun(run.id);
+      await store().startRun(run.id, 1_000);
+      await store().finishRun(okOutcome(run.id, {
+        finishedAt: 1_000,
+        reply,
+        delivery: { kind: 'skipped', reason: 'ack' },
+        messages: [
+          { sessionKey: 'busy', role: 'user', content: message, runId: run.id, createdAt: 1_000 },
+          { sessionKey: 'busy', role: 'assistant', content: reply, runId: run.id, createdAt: 1_000 },
+        ],
+      }));
+      await finishedRun(20_000, { sessionKey: 'busy' }, { messages: [{ sessionKey: 'busy', role: 'user', content: 'later', runId: null, createdAt: 20_000 }] });
+      await finishedRun(30_000);
+      await pruneAll(10);
+      expect(await store().getRun(run.id)).toBeUndefined();
+      expect((await store().transcript('busy', 10)).map((m) => m.content)).toEqual([message, reply, 'later']);
+    });
+  });
+}
