@@ -11,7 +11,7 @@ import type { Plugin } from './plugins/define.ts';
 import { builtinPlugins } from '../plugins/index.ts';
 import { buildGeneration, GenerationRef, type Generation } from './runtime/generation.ts';
 import { openStore } from './store/index.ts';
-import type { Store } from './store/types.ts';
+import type { SharedCounter, Store } from './store/types.ts';
 import { createRunner, type Runner } from './runtime/runner.ts';
 import { createHeartbeat, type Heartbeat } from './runtime/heartbeat.ts';
 import { createOutbox, type Outbox } from './runtime/outbox.ts';
@@ -160,7 +160,14 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const recovered = await runner.recover();
   if (recovered.queued || recovered.heartbeats) logger.info(recovered, 'recovered unfinished runs');
 
-  const throttle = new FailureThrottle({ max: cfg.hooks.authFailures.max, windowMs: cfg.hooks.authFailures.windowSeconds * 1000 });
+  // on a store several instances share, failure counts and rate-limit windows are shared too
+  const counter: SharedCounter | undefined =
+    store.countInWindow && store.resetCount ? { countInWindow: store.countInWindow.bind(store), resetCount: store.resetCount.bind(store) } : undefined;
+  const throttle = new FailureThrottle({
+    max: cfg.hooks.authFailures.max,
+    windowMs: cfg.hooks.authFailures.windowSeconds * 1000,
+    ...(counter ? { shared: counter } : {}),
+  });
   let watcher: SourceWatcher | undefined;
   const reloader = createReloader({
     generations,
@@ -191,7 +198,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     throttle,
     logger,
     clock,
-    named: createNamedResolver({ logger }),
+    named: createNamedResolver({ logger, ...(counter ? { counter } : {}) }),
     tally,
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
     store,

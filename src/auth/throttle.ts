@@ -2,12 +2,22 @@
  * Failed-authentication throttle per client address (SPEC §4.1): more than
  * `max` failures within `windowMs` of the first one block that address until
  * the window passes. A success resets the count. Memory is bounded: at most
- * `maxEntries` addresses are tracked, expired ones are dropped first.
+ * `maxEntries` addresses are tracked, expired ones are dropped first. On a store
+ * several instances share, the counts are shared too (`ThrottleOptions.shared`).
  */
+import type { SharedCounter } from '../store/types.ts';
+
 export interface ThrottleOptions {
   max: number;
   windowMs: number;
   maxEntries?: number;
+  /**
+   * Counts shared with the other instances on the same store (the Redis driver). Each failure is counted
+   * there too, without waiting: the shared count, once it comes back, replaces the local one, so an
+   * address spreading its failures over instances is blocked by each once it has seen one of them
+   * after the total crossed the limit.
+   */
+  shared?: SharedCounter;
 }
 
 interface Entry {
@@ -18,15 +28,17 @@ interface Entry {
 export class FailureThrottle {
   private readonly entries = new Map<string, Entry>();
   private readonly maxEntries: number;
+  private readonly shared: SharedCounter | undefined;
   private opts: ThrottleOptions;
 
   constructor(opts: ThrottleOptions) {
     this.opts = opts;
     this.maxEntries = opts.maxEntries ?? 10_000;
+    this.shared = opts.shared;
   }
 
   /** New limits apply to later failures (config reload). */
-  configure(opts: ThrottleOptions): void {
+  configure(opts: Omit<ThrottleOptions, 'shared'>): void {
     this.opts = { ...opts, maxEntries: this.maxEntries };
   }
 
@@ -51,11 +63,27 @@ export class FailureThrottle {
       if (this.entries.size > this.maxEntries) this.evict(now);
     }
     e.count++;
+    if (this.shared) this.share(client, e, now);
     return e.count > this.opts.max ? this.retryAfter(e, now) : undefined;
   }
 
+  /** Counts the failure in the shared window and takes its count (and start) for this address's entry. */
+  private share(client: string, e: Entry, now: number): void {
+    this.shared!.countInWindow(`auth:${client}`, this.opts.windowMs, now).then(
+      (w) => {
+        // the entry may have been reset (a success) or replaced (a new window) meanwhile
+        if (this.entries.get(client) !== e || w.count < e.count) return;
+        e.count = w.count;
+        e.start = w.start;
+      },
+      () => {
+        // the store cannot be reached: this instance's own count still holds
+      },
+    );
+  }
+
   succeed(client: string): void {
-    if (this.entries.size) this.entries.delete(client);
+    if (this.entries.size && this.entries.delete(client) && this.shared) this.shared.resetCount(`auth:${client}`).catch(() => {});
   }
 
   size(): number {

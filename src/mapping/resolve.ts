@@ -10,6 +10,7 @@ import { runPipeline, type RunDeps } from './run.ts';
 import type { Pipeline } from './pipeline.ts';
 import type { DirectAnswer } from '../plugins/define.ts';
 import { createRateLimiter } from './rate-limit.ts';
+import type { SharedCounter } from '../store/types.ts';
 
 export function findPipeline(gen: Generation, req: Pick<HookRequest, 'name' | 'payload' | 'headers'>): Pipeline | undefined {
   const input = { name: req.name, payload: req.payload, headers: req.headers };
@@ -25,8 +26,8 @@ export function findPipeline(gen: Generation, req: Pick<HookRequest, 'name' | 'p
  * signature is valid for a mapping on the path holds that mapping's secret, so
  * when nothing matches it is told so (404), not that its credential is wrong.
  */
-export function createNamedResolver(deps: RunDeps): NamedResolver {
-  const limiter = createRateLimiter();
+export function createNamedResolver(deps: RunDeps & { counter?: SharedCounter }): NamedResolver {
+  const limiter = createRateLimiter(deps.counter);
   return {
     authorize(gen, req) {
       const p = findPipeline(gen, req);
@@ -51,7 +52,7 @@ export function createNamedResolver(deps: RunDeps): NamedResolver {
     },
     async run(gen, req, p, boundary) {
       if (p.rateLimit) {
-        const wait = limiter.take(p.id, p.rateLimit, req.receivedAt);
+        const wait = await limiter.take(p.id, p.rateLimit, req.receivedAt);
         if (wait !== undefined) throw errors.rateLimited(wait, `hook "${p.id}" takes at most ${p.rateLimit.max} requests per ${p.rateLimit.perSeconds}s`);
       }
       return runPipeline(p, req, gen, boundary, deps);

@@ -312,6 +312,12 @@ export interface WorkQueue<T> {
   claimTasks(kind: Task['kind'], worker: string, leaseMs: number, limit: number): Promise<Claim<Task>[]>;
 }
 
+/** The shared counters of a store (`Store.countInWindow`, `Store.resetCount`). */
+export interface SharedCounter {
+  countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }>;
+  resetCount(key: string): Promise<void>;
+}
+
 export interface Store {
   readonly driver: string;
   /** The runs to be worked on: every run `accept` stores is enqueued in the same atomic write, keyed by its session key. */
@@ -384,6 +390,14 @@ export interface Store {
    * held). Returns a function that stops the calls. Absent for a store one process owns.
    */
   shared?(onWork: () => void): () => void;
+  /**
+   * A counter in a fixed window shared by the processes on the store (the Redis driver): counts one
+   * event for `key` and gives the window's count and start. A window starts with the first event after
+   * the last one ended (`windowMs` after its start). Absent for a store one process owns, which counts in memory.
+   */
+  countInWindow?(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }>;
+  /** Ends `key`'s window (a success after authentication failures). */
+  resetCount?(key: string): Promise<void>;
   /** What the operator should know of the store's settings at start (a Redis server that does not persist what it acknowledges). */
   startupWarnings?(): Promise<string[]>;
   /** The driver's own figures for `/metrics`, if it keeps any. */

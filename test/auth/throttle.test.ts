@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FailureThrottle, OncePer } from '../../src/auth/throttle.ts';
+import { memoryCounter } from '../helpers/shared-counter.ts';
 
 const WINDOW = 60_000;
 const T0 = 1_000_000;
@@ -14,6 +15,44 @@ function failTimes(t: FailureThrottle, client: string, count: number, at = T0): 
   for (let i = 0; i < count; i++) last = t.fail(client, at);
   return last;
 }
+
+describe('FailureThrottle shared by instances', () => {
+  const settled = () => new Promise((r) => setImmediate(r));
+
+  it('blocks an address whose failures, spread over instances, cross the limit together', async () => {
+    const counter = memoryCounter();
+    const [a, b] = [new FailureThrottle({ max: 4, windowMs: WINDOW, shared: counter }), new FailureThrottle({ max: 4, windowMs: WINDOW, shared: counter })];
+    failTimes(a, 'x', 2);
+    failTimes(b, 'x', 2);
+    await settled();
+    expect(a.blocked('x', T0)).toBeUndefined();
+    // the fifth failure in all, on b: b blocks once the shared count is back, and a at its next failure
+    b.fail('x', T0);
+    await settled();
+    expect(b.blocked('x', T0 + 1_000)).toBe(59);
+    expect(a.blocked('x', T0 + 1_000)).toBeUndefined();
+    a.fail('x', T0 + 1_000);
+    await settled();
+    expect(a.blocked('x', T0 + 1_000)).toBe(59);
+  });
+
+  it('a success resets the shared count too', async () => {
+    const counter = memoryCounter();
+    const a = new FailureThrottle({ max: 4, windowMs: WINDOW, shared: counter });
+    failTimes(a, 'x', 3);
+    await settled();
+    a.succeed('x');
+    await settled();
+    expect(counter.windows.has('auth:x')).toBe(false);
+  });
+
+  it('keeps its own count when the shared counter fails', async () => {
+    const a = new FailureThrottle({ max: 2, windowMs: WINDOW, shared: { countInWindow: () => Promise.reject(new Error('down')), resetCount: async () => {} } });
+    expect(failTimes(a, 'x', 3)).toBe(60);
+    await settled();
+    expect(a.blocked('x', T0)).toBe(60);
+  });
+});
 
 describe('FailureThrottle', () => {
   it('allows 20 failures and blocks from the 21st, for the rest of the window', () => {

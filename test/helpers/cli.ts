@@ -42,7 +42,7 @@ export interface StartOptions {
   nodeArgs?: string[];
   env?: Record<string, string>;
   cwd?: string;
-  /** How long to wait for `listening on` (default READY_TIMEOUT_MS, 25 s). */
+  /** How long to wait for `listening on` (default 25 s). */
   startTimeoutMs?: number;
 }
 

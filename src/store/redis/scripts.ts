@@ -3,17 +3,13 @@
  * the text only when the server does not have it yet).
  */
 import type { Redis } from 'ioredis';
-import { ACCEPT_KEPT, REDELIVER } from './lua/console.ts';
+import { COUNT_IN_WINDOW, DUE_DELIVERIES, PRUNE_IDEMPOTENCY, RECORD_DELIVERY, REDELIVER } from './lua/outbox.ts';
 import { PRUNE } from './lua/prune.ts';
-import { DUE_DELIVERIES, PRUNE_IDEMPOTENCY, RECORD_DELIVERY } from './lua/outbox.ts';
 import { CLAIM, CLAIM_TASKS, END, ENQUEUE, QUEUE_PRELUDE } from './lua/queue.ts';
 import { ACCEPT, FAIL_HEARTBEATS, FINISH_RUN, INSERT_HEARTBEAT, PRELUDE, REQUEUE_RUN, START_RUN } from './lua/records.ts';
 
 const SCRIPTS = {
   hiAccept: ACCEPT,
-  hiAcceptKept: ACCEPT_KEPT,
-  hiRedeliver: REDELIVER,
-  hiPrune: PRUNE,
   hiStartRun: START_RUN,
   hiRequeueRun: REQUEUE_RUN,
   hiInsertHeartbeat: INSERT_HEARTBEAT,
@@ -22,6 +18,9 @@ const SCRIPTS = {
   hiRecordDelivery: RECORD_DELIVERY,
   hiDueDeliveries: DUE_DELIVERIES,
   hiPruneIdempotency: PRUNE_IDEMPOTENCY,
+  hiCountInWindow: COUNT_IN_WINDOW,
+  hiRedeliver: REDELIVER,
+  hiPrune: PRUNE,
   hiClaim: QUEUE_PRELUDE + CLAIM,
   hiEnd: QUEUE_PRELUDE + END,
   hiEnqueue: ENQUEUE,
@@ -29,7 +28,6 @@ const SCRIPTS = {
 };
 
 export type ScriptName = keyof typeof SCRIPTS;
-/** A Buffer goes to the server as its bytes (a kept request's body). */
 export type Arg = string | number | Buffer;
 
 /** Calls one of the scripts with its arguments (the key prefix first). */

@@ -20,10 +20,10 @@ import type {
   ListOptions,
   NewDelivery,
   NewRun,
-  PendingBacklog,
   PruneBefore,
   PruneCounts,
   RequestListOptions,
+  PendingBacklog,
   Run,
   RunOutcome,
   RunStatus,
@@ -35,9 +35,8 @@ import type {
 import { deliveryJson, eventJson, messageJson, pairs, toDelivery, toEvent, toMessage, toRun, type Hash } from './codec.ts';
 import { redisDurability } from './durability.ts';
 import { RedisQueue } from './queue.ts';
+import { getRequest, listRequests, requestArgs } from './requests.ts';
 import { connectRedis } from './connect.ts';
-import { keptRequestArgs, RedisRequests } from './requests.ts';
-import { RedisPruner } from './prune.ts';
 import { loadScripts, type Arg, type RunScript } from './scripts.ts';
 
 export interface RedisStoreOptions {
@@ -54,6 +53,7 @@ export interface RedisStoreOptions {
 
 
 const STATUSES: RunStatus[] = ['queued', 'running', 'ok', 'error', 'timeout'];
+const pruneCounts = (r: number[]): PruneCounts => ({ runs: r[0]!, events: r[1]!, messages: r[2]!, deliveries: r[3]!, requests: r[4]! });
 const GONE = 'interrupted: the instance running it stopped';
 
 export class RedisStore implements Store {
@@ -67,8 +67,6 @@ export class RedisStore implements Store {
   private readonly ttl: number;
   private readonly presence: NodeJS.Timeout;
   private readonly watchers = new Set<NodeJS.Timeout>();
-  private readonly requests: RedisRequests;
-  private readonly pruner: RedisPruner;
   private closing: Promise<void> | undefined;
 
   static async open(opts: RedisStoreOptions): Promise<RedisStore> {
@@ -84,8 +82,6 @@ export class RedisStore implements Store {
     this.p = opts.prefix ?? 'hook-intake:';
     this.ttl = opts.instanceTimeoutMs ?? 10_000;
     this.run = loadScripts(client);
-    this.requests = new RedisRequests(client, this.p);
-    this.pruner = new RedisPruner(client, this.run, this.p);
     this.queue = new RedisQueue({ client, run: this.run, prefix: this.p, instance: this.instance, clock: opts.clock ?? Date.now });
     this.presence = setInterval(() => void this.renew().catch(() => {}), Math.max(100, this.ttl / 3));
     this.presence.unref();
@@ -123,14 +119,15 @@ export class RedisStore implements Store {
   }
 
   async accept(batch: AcceptBatch): Promise<void> {
-    const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0];
+    const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0, batch.request ? 1 : 0];
     for (const e of batch.events) args.push(e.id, e.source, eventJson(e));
     for (const r of batch.runs) args.push(r.id, r.sessionKey, JSON.stringify(r));
     const i = batch.idempotency;
     if (i) args.push(i.key, i.status, i.body, i.createdAt, i.expiresAt);
+    if (batch.request) args.push(...requestArgs(batch.request));
     let counts: unknown[];
     try {
-      counts = (await (batch.request ? this.script('hiAcceptKept', ...args, ...keptRequestArgs(batch.request)) : this.script('hiAccept', ...args))) as unknown[];
+      counts = (await this.script('hiAccept', ...args)) as unknown[];
     } catch (err) {
       if (/IDEMPOTENCY_TAKEN/.test((err as Error).message)) throw new IdempotencyTakenError('the idempotency key was answered by another request', { cause: err });
       throw err;
@@ -160,11 +157,11 @@ export class RedisStore implements Store {
   }
 
   getRequest(id: string): Promise<KeptRequest | undefined> {
-    return this.requests.get(id);
+    return getRequest(this.client, this.p, id);
   }
 
   listRequests(opts: RequestListOptions): Promise<KeptRequest[]> {
-    return this.requests.list(opts);
+    return listRequests(this.client, this.p, opts);
   }
 
   async queuedRun(id: string): Promise<NewRun | undefined> {
@@ -299,19 +296,29 @@ export class RedisStore implements Store {
     if (a.parts !== undefined) fields.parts = JSON.stringify(a.parts);
     if (a.ambiguousPart !== undefined) fields.ambiguousPart = a.ambiguousPart;
     if (a.route) fields.route = JSON.stringify(a.route);
-    await this.script('hiRecordDelivery', a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields));
+    await this.script('hiRecordDelivery', a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields), a.runId);
   }
 
-  async redeliver(e: NewDelivery): Promise<void> {
-    await this.script('hiRedeliver', e.id, e.runId, deliveryJson(e), e.createdAt, this.instance, JSON.stringify({ channel: e.channel, to: e.to }));
+  async redeliver(entry: NewDelivery): Promise<void> {
+    await this.script('hiRedeliver', entry.id, entry.runId, deliveryJson(entry), entry.createdAt, JSON.stringify({ channel: entry.channel, to: entry.to }), this.instance);
   }
 
-  prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }> {
-    return this.pruner.batch(before, limit);
+  async prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }> {
+    const r = (await this.script('hiPrune', before.runs, before.events, before.requests, limit, 0)) as number[];
+    return { ...pruneCounts(r), more: r[5] === 1 };
   }
 
-  countPrunable(before: PruneBefore): Promise<PruneCounts> {
-    return this.pruner.count(before);
+  async countPrunable(before: PruneBefore): Promise<PruneCounts> {
+    return pruneCounts((await this.script('hiPrune', before.runs, before.events, before.requests, 0, 1)) as number[]);
+  }
+
+  async countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }> {
+    const [count, start] = (await this.script('hiCountInWindow', key, now, windowMs)) as [number, string];
+    return { count: Number(count), start: Number(start) };
+  }
+
+  async resetCount(key: string): Promise<void> {
+    await this.client.del(`${this.p}c:${key}`);
   }
 
   async getMeta(key: string): Promise<string | undefined> {

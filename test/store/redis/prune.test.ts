@@ -54,7 +54,7 @@ redisSuite('redis driver: retention', () => {
     const dry = await a.countPrunable(cutoff);
     expect(dry).toEqual({ runs: 14, events: 7, messages: 14, deliveries: 0, requests: 7 });
 
-    const batches = [];
+    const batches: Awaited<ReturnType<RedisStore['prune']>>[] = [];
     for (;;) {
       const r = await a.prune(cutoff, 3);
       batches.push(r);

@@ -84,6 +84,15 @@ redisSuite('redis driver: several instances', () => {
     await waitFor(async () => (await b.queue.claimTasks('heartbeat', 'wb', 60_000, 1)).find((c) => c.id === held!.id && c.attempts === 1));
   });
 
+  it('counts in shared windows: both instances add to one count, a window ends after its time, a reset ends it at once', async () => {
+    expect(await a.countInWindow('auth:1.2.3.4', 60_000, 1_000)).toEqual({ count: 1, start: 1_000 });
+    expect(await b.countInWindow('auth:1.2.3.4', 60_000, 2_000)).toEqual({ count: 2, start: 1_000 });
+    expect(await a.countInWindow('auth:5.6.7.8', 60_000, 2_000)).toEqual({ count: 1, start: 2_000 });
+    expect(await b.countInWindow('auth:1.2.3.4', 60_000, 61_000)).toEqual({ count: 1, start: 61_000 });
+    await a.resetCount('auth:1.2.3.4');
+    expect(await b.countInWindow('auth:1.2.3.4', 60_000, 62_000)).toEqual({ count: 1, start: 62_000 });
+  });
+
   it('stores an idempotency key once: the second instance to write it is refused and reads the first answer', async () => {
     const rec = (body: string) => ({ key: 'hook:k', status: 200, body, createdAt: 1_000, expiresAt: 60_000 });
     await a.accept({ events: [], runs: [newRun()], idempotency: rec('{"first":true}') });

@@ -1,5 +1,6 @@
 /**
- * The Lua scripts of the delivery outbox and of idempotency keys (see records.ts for the conventions).
+ * The Lua scripts of the delivery outbox, of idempotency keys and of shared counters (see records.ts
+ * for the conventions).
  *
  * A pending delivery belongs to the instance that wrote it (`owner`), which sends it and keeps its
  * retries in memory; `dueDeliveries` gives an instance its own entries and those whose owner is gone
@@ -9,10 +10,11 @@
 
 /**
  * recordDelivery: ARGV = prefix, id, status, attempts, nextAttemptAt, at, fields JSON
- * ({error, sentParts?, parts?, ambiguousPart?, route?}: absent keys keep what is stored).
+ * ({error, sentParts?, parts?, ambiguousPart?, route?}: absent keys keep what is stored), run id. The
+ * run's delivery state follows while this entry is the run's delivery (a redelivery replaces it).
  */
 export const RECORD_DELIVERY = `
-local id, status, attempts, nextAt, at = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local id, status, attempts, nextAt, at, runId = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[8]
 local f = cjson.decode(ARGV[7])
 local dk = P..'d:'..id
 if redis.call('EXISTS', dk) == 0 then return 0 end
@@ -23,12 +25,15 @@ if f.parts ~= nil then redis.call('HSET', dk, 'parts', f.parts) end
 if f.ambiguousPart ~= nil then put(dk, 'amb', f.ambiguousPart) end
 if status == 'pending' then redis.call('ZADD', P..'outbox', nextAt, id) else redis.call('ZREM', P..'outbox', id) end
 if status == 'failed' then redis.call('ZADD', P..'outbox:failed', at, id) else redis.call('ZREM', P..'outbox:failed', id) end
--- retention's time index (lua/prune.ts): what is no longer pending, by its last update
-if status == 'pending' then redis.call('ZREM', P..'outbox:done', id) else redis.call('ZADD', P..'outbox:done', at, id) end
-local r = P..'r:'..cjson.decode(redis.call('HGET', dk, 'j')).runId
-if redis.call('EXISTS', r) == 1 then
+-- an entry done with (sent, skipped, failed) is prunable once old enough, and so is its run
+local done = status ~= 'pending'
+if done then redis.call('ZADD', P..'outbox:done', at, id) else redis.call('ZREM', P..'outbox:done', id) end
+local r = P..'r:'..runId
+if redis.call('HGET', r, 'dlv') == id then
   redis.call('HSET', r, 'dStatus', status, 'dAttempts', attempts)
   put(r, 'dReason', f.error)
+  local finished = redis.call('HGET', r, 'finishedAt')
+  if done and finished then redis.call('ZADD', P..'runs:done', finished, runId) end
 end
 if status == 'sent' and f.route ~= nil then redis.call('HSET', P..'meta', 'mainRoute', f.route) end
 return 1
@@ -65,6 +70,44 @@ while #out < limit do
   end
 end
 return out
+`;
+
+/**
+ * countInWindow: ARGV = prefix, key, now, windowMs. Counts one event in the key's fixed window (a new
+ * window when none is open or it has ended); returns the count and the window's start. The key expires
+ * with its window, by the server's clock.
+ */
+export const COUNT_IN_WINDOW = `
+local k = P..'c:'..ARGV[2]
+local now, win = tonumber(ARGV[3]), tonumber(ARGV[4])
+local start = redis.call('HGET', k, 'start')
+if not start or now - tonumber(start) >= win then
+  start = ARGV[3]
+  redis.call('HSET', k, 'start', start, 'count', 0)
+end
+local n = redis.call('HINCRBY', k, 'count', 1)
+redis.call('PEXPIRE', k, win)
+return {n, start}
+`;
+
+/**
+ * redeliver: ARGV = prefix, delivery id, run id, entry json, createdAt, channel JSON ({channel, to}),
+ * instance. A new pending entry that becomes the run's delivery.
+ */
+export const REDELIVER = `
+local id, runId, at = ARGV[2], ARGV[3], ARGV[5]
+local c = cjson.decode(ARGV[6])
+redis.call('HSET', P..'d:'..id, 'j', ARGV[4], 'status', 'pending', 'attempts', 0, 'next', at, 'upd', at, 'sent', 0, 'owner', ARGV[7])
+redis.call('ZADD', P..'outbox', at, id)
+local r = P..'r:'..runId
+if redis.call('EXISTS', r) == 1 then
+  redis.call('HSET', r, 'dlv', id, 'dStatus', 'pending', 'dAttempts', 0)
+  redis.call('HDEL', r, 'dReason')
+  put(r, 'dChannel', c.channel)
+  put(r, 'dTo', c.to)
+  redis.call('ZREM', P..'runs:done', runId)
+end
+return 1
 `;
 
 /** pruneIdempotency: ARGV = prefix, now. Removes the keys expired by `now`; returns how many. */

@@ -1,107 +1,89 @@
 /**
- * Retention's Lua script: one small batch (SPEC §12). Each kind has a sorted set scored by the time
- * that makes it prunable, kept by the scripts that write it:
- *
- * - `runs:done`: finished runs by their finish time (finishRun, failInterruptedHeartbeats);
- * - `events:done`: consumed events by their consumption time (consumeEvent);
- * - `sessions`: session keys by the finish time of the last run that wrote to their transcript (finishRun);
- * - `outbox:done`: sent, skipped and failed deliveries by their last update (recordDelivery);
- * - `reqs:at`: kept requests by the time they were received (console.ts).
- *
- * So a batch reads at most `limit` members below the cutoff of each set (`ZRANGEBYSCORE … LIMIT`) and
- * never walks what is to be kept. A finished run whose reply is still pending is put back at the
- * cutoff: the next pass, with a later cutoff, looks at it again, and this one moves on. (A run's reply
- * is pending while the outbox entry the run names, `dlv`, is.)
+ * The retention script (see records.ts for the conventions): what finished, was consumed, was
+ * delivered or was received before its cutoff goes, a batch at a time. Each kind has a sorted set by
+ * the time that decides it: `runs:done` (runs finished with nothing left to send, by their finish),
+ * `outbox:done` (entries sent, skipped or failed, by their last attempt), `events:consumedAt`,
+ * `sessions` (each session's last write: an idle one's transcript goes whole) and `reqs:at`.
  */
 
 /**
- * prune: ARGV = prefix, runs cutoff, events cutoff, requests cutoff, limit. Returns the counts removed
- * (runs, events, messages, deliveries, requests), then 1 when a kind may have more below its cutoff.
+ * prune: ARGV = prefix, runs cutoff, events cutoff, requests cutoff, limit, dry (0|1). Removes at most
+ * `limit` of each kind (transcript lines for messages); with dry, removes nothing and counts everything.
+ * Returns runs, events, messages, deliveries, requests, and 1 when a kind may have more.
  */
 export const PRUNE = `
-local cutRuns, cutEvents, cutRequests, limit = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local runsB, eventsB, reqB, limit, dry = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6] == '1'
 local more = 0
-local function below(set, cut)
-  local ids = redis.call('ZRANGEBYSCORE', P..set, '-inf', '('..cut, 'LIMIT', 0, limit)
-  if #ids == limit then more = 1 end
+local function older(key, before)
+  local ids
+  if dry then ids = redis.call('ZRANGEBYSCORE', key, '-inf', '('..before)
+  else ids = redis.call('ZRANGEBYSCORE', key, '-inf', '('..before, 'LIMIT', 0, limit) end
+  if not dry and #ids >= limit then more = 1 end
+  if not dry then for _, id in ipairs(ids) do redis.call('ZREM', key, id) end end
   return ids
 end
-local FINAL = {ok = true, error = true, timeout = true}
 
-local runs = 0
-for _, id in ipairs(below('runs:done', cutRuns)) do
-  local r = P..'r:'..id
-  local st, dlv = unpack(redis.call('HMGET', r, 'status', 'dlv'))
-  if st and FINAL[st] and dlv and redis.call('HGET', P..'d:'..dlv, 'status') == 'pending' then
-    redis.call('ZADD', P..'runs:done', cutRuns, id)
-  else
-    redis.call('ZREM', P..'runs:done', id)
-    if st and FINAL[st] then
-      redis.call('DEL', r)
-      redis.call('ZREM', P..'runs', id)
-      redis.call('ZREM', P..'runs:'..st, id)
-      runs = runs + 1
-    end
+local runs = older(P..'runs:done', runsB)
+if not dry then
+  for _, id in ipairs(runs) do
+    local r = P..'r:'..id
+    local st = redis.call('HGET', r, 'status')
+    if st then redis.call('ZREM', P..'runs:'..st, id) end
+    redis.call('ZREM', P..'runs', id)
+    redis.call('DEL', r)
   end
 end
 
-local events = 0
-for _, id in ipairs(below('events:done', cutEvents)) do
-  local e = P..'e:'..id
-  if redis.call('HGET', e, 'status') == 'consumed' then
-    redis.call('DEL', e)
+local deliveries = older(P..'outbox:done', runsB)
+if not dry then
+  for _, id in ipairs(deliveries) do
+    redis.call('ZREM', P..'outbox', id)
+    redis.call('ZREM', P..'outbox:failed', id)
+    redis.call('DEL', P..'d:'..id)
+  end
+end
+
+local events = older(P..'events:consumedAt', eventsB)
+if not dry then
+  for _, id in ipairs(events) do
     redis.call('ZREM', P..'events', id)
     redis.call('ZREM', P..'events:consumed', id)
-    events = events + 1
+    redis.call('DEL', P..'e:'..id)
   end
-  redis.call('ZREM', P..'events:done', id)
 end
 
--- transcripts: at most limit lines, from the front (a session's oldest lines go first)
+-- transcripts: at most limit lines a batch, a session's oldest first, so a long one takes several
 local messages = 0
-for _, key in ipairs(below('sessions', cutRuns)) do
-  local left = limit - messages
-  if left <= 0 then more = 1 break end
+local idle = dry and redis.call('ZRANGEBYSCORE', P..'sessions', '-inf', '('..runsB)
+  or redis.call('ZRANGEBYSCORE', P..'sessions', '-inf', '('..runsB, 'LIMIT', 0, limit)
+if not dry and #idle >= limit then more = 1 end
+for _, key in ipairs(idle) do
   local n = redis.call('LLEN', P..'m:'..key)
-  local take = math.min(n, left)
-  if take > 0 then
-    redis.call('LPOP', P..'m:'..key, take)
-    redis.call('LPOP', P..'ms:'..key, take)
-  end
-  messages = messages + take
-  if take < n then more = 1 end
-  if take == n then
+  if dry then
+    messages = messages + n
+  else
+    local take = math.min(n, limit - messages)
+    if take > 0 then
+      redis.call('LPOP', P..'m:'..key, take)
+      redis.call('LPOP', P..'ms:'..key, take)
+    end
+    messages = messages + take
+    if take < n then more = 1 break end
     redis.call('ZREM', P..'sessions', key)
     redis.call('DEL', P..'ms:'..key)
   end
 end
 
-local deliveries = 0
-for _, id in ipairs(below('outbox:done', cutRuns)) do
-  local dk = P..'d:'..id
-  local st = redis.call('HGET', dk, 'status')
-  if st and st ~= 'pending' then
-    redis.call('DEL', dk)
-    redis.call('ZREM', P..'outbox:failed', id)
-    deliveries = deliveries + 1
-  end
-  redis.call('ZREM', P..'outbox:done', id)
-end
-
-local requests = 0
-for _, id in ipairs(below('reqs:at', cutRequests)) do
-  local k = P..'rq:'..id
-  local hook, status = unpack(redis.call('HMGET', k, 'h', 's'))
-  if hook then
+local requests = older(P..'reqs:at', reqB)
+if not dry then
+  for _, id in ipairs(requests) do
+    local q = P..'req:'..id
+    local f = redis.call('HMGET', q, 'hook', 'status')
     redis.call('ZREM', P..'reqs', id)
-    redis.call('ZREM', P..'reqs:h:'..hook, id)
-    redis.call('ZREM', P..'reqs:s:'..status, id)
-    redis.call('ZREM', P..'reqs:hs:'..status..':'..hook, id)
-    redis.call('DEL', k)
-    requests = requests + 1
+    if f[1] then redis.call('ZREM', P..'reqs:hook:'..f[1], id) end
+    if f[2] then redis.call('ZREM', P..'reqs:status:'..f[2], id) end
+    redis.call('DEL', q)
   end
-  redis.call('ZREM', P..'reqs:at', id)
 end
-
-return {runs, events, messages, deliveries, requests, more}
+return {#runs, #events, messages, #deliveries, #requests, more}
 `;

@@ -31,7 +31,7 @@ local function consumeEvent(id, hb, at)
   local seq = redis.call('HGET', e, 'seq')
   redis.call('ZREM', P..'events:pending', id)
   redis.call('ZADD', P..'events:consumed', seq, id)
-  redis.call('ZADD', P..'events:done', at, id) -- retention's time index (lua/prune.ts)
+  redis.call('ZADD', P..'events:consumedAt', at, id)
   redis.call('HINCRBY', P..'events:src', redis.call('HGET', e, 'src'), -1)
 end
 local function counts()
@@ -41,15 +41,17 @@ end
 `;
 
 /**
- * accept: ARGV = prefix, events, runs, idempotency (0|1), then per event (id, source, json), per run
- * (id, session key, json), and the idempotency record (key, status, body, createdAt, expiresAt).
+ * accept: ARGV = prefix, events, runs, idempotency (0|1), kept request (0|1), then per event (id, source,
+ * json), per run (id, session key, json), the idempotency record (key, status, body, createdAt,
+ * expiresAt) and the kept request (id, hook, status, receivedAt, json without its body, body).
  * Fails with RUN_TAKEN when a run id is taken, IDEMPOTENCY_TAKEN when the key is held and unexpired.
  * Returns the queue's counts.
  */
 export const ACCEPT = `
-local ne, nr, idem = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
-local ev, rn = 5, 5 + ne * 3
+local ne, nr, idem, kept = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1', ARGV[5] == '1'
+local ev, rn = 6, 6 + ne * 3
 local ik = rn + nr * 3
+local rk = ik + (idem and 5 or 0)
 for i = 0, nr - 1 do
   if redis.call('EXISTS', P..'r:'..ARGV[rn + i * 3]) == 1 then return redis.error_reply('RUN_TAKEN a run with this id exists') end
 end
@@ -72,6 +74,14 @@ if idem then
   local k = ARGV[ik]
   redis.call('HSET', P..'i:'..k, 'status', ARGV[ik + 1], 'body', ARGV[ik + 2], 'createdAt', ARGV[ik + 3], 'expiresAt', ARGV[ik + 4])
   redis.call('ZADD', P..'idem', ARGV[ik + 4], k)
+end
+if kept then
+  local id, seq = ARGV[rk], redis.call('INCR', P..'seq')
+  redis.call('HSET', P..'req:'..id, 'j', ARGV[rk + 4], 'body', ARGV[rk + 5], 'seq', seq, 'hook', ARGV[rk + 1], 'status', ARGV[rk + 2])
+  redis.call('ZADD', P..'reqs', seq, id)
+  redis.call('ZADD', P..'reqs:hook:'..ARGV[rk + 1], seq, id)
+  redis.call('ZADD', P..'reqs:status:'..ARGV[rk + 2], seq, id)
+  redis.call('ZADD', P..'reqs:at', ARGV[rk + 3], id)
 end
 return counts()
 `;
@@ -125,7 +135,7 @@ for _, id in ipairs(redis.call('ZRANGE', P..'runs:running', 0, -1)) do
     if gone or (owner == me and not onlyGone) then
       restatus(id, r, 'running', 'error')
       redis.call('HSET', r, 'finishedAt', at, 'error', reason, 'dStatus', 'skipped', 'dReason', 'heartbeat did not succeed')
-      redis.call('ZADD', P..'runs:done', at, id) -- retention's time index (lua/prune.ts)
+      redis.call('ZADD', P..'runs:done', at, id)
       n = n + 1
     end
   end
@@ -144,19 +154,21 @@ local id, status, at = ARGV[2], ARGV[3], ARGV[4]
 local r = P..'r:'..id
 local texts = cjson.decode(ARGV[5])
 local st = redis.call('HGET', r, 'status')
+-- the run's own fields; an unknown run gets none (its lines, event and delivery are still written)
+local function rset(f, v) if st then put(r, f, v) end end
 if st then restatus(id, r, st, status) end
-redis.call('HSET', r, 'finishedAt', at)
-redis.call('ZADD', P..'runs:done', at, id) -- retention's time index (lua/prune.ts)
-put(r, 'reply', texts.reply)
-put(r, 'summary', texts.summary)
-put(r, 'error', texts.error)
+rset('finishedAt', at)
+rset('reply', texts.reply)
+rset('summary', texts.summary)
+rset('error', texts.error)
 local i = 7
 for _ = 1, tonumber(ARGV[6]) do
   local key = ARGV[i]
   local mid = redis.call('INCR', P..'mseq')
   redis.call('RPUSH', P..'m:'..key, mid..' '..ARGV[i + 2])
   redis.call('RPUSH', P..'ms:'..key, ARGV[i + 1])
-  redis.call('ZADD', P..'sessions', 'GT', at, key) -- the session's last activity, for retention
+  -- when each session was last written to (pruning takes the transcripts of sessions idle since a cutoff)
+  redis.call('ZADD', P..'sessions', 'GT', at, key)
   i = i + 3
 end
 if ARGV[i] == '1' then addEvent(ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]) end
@@ -166,14 +178,18 @@ if d.kind == 'outbox' then
   local dk = P..'d:'..d.id
   redis.call('HSET', dk, 'j', ARGV[i + 1], 'status', 'pending', 'attempts', 0, 'next', ARGV[i + 2], 'upd', ARGV[i + 2], 'sent', 0, 'owner', ARGV[i + 3])
   redis.call('ZADD', P..'outbox', ARGV[i + 2], d.id)
-  redis.call('HSET', r, 'dlv', d.id, 'dStatus', 'pending', 'dAttempts', 0)
-  redis.call('HDEL', r, 'dReason')
+  rset('dlv', d.id)
+  rset('dStatus', 'pending')
+  rset('dReason', nil)
 else
-  redis.call('HSET', r, 'dStatus', 'skipped', 'dAttempts', 0)
-  put(r, 'dReason', d.reason)
+  rset('dStatus', 'skipped')
+  rset('dReason', d.reason)
+  -- finished, with nothing left to send: prunable once old enough
+  if st then redis.call('ZADD', P..'runs:done', at, id) end
 end
-put(r, 'dChannel', d.channel)
-put(r, 'dTo', d.to)
+rset('dAttempts', 0)
+rset('dChannel', d.channel)
+rset('dTo', d.to)
 i = i + 4
 local nc, hbAt, older = tonumber(ARGV[i]), ARGV[i + 1], ARGV[i + 2] == '1'
 local minSeq
