@@ -39,16 +39,17 @@ export class IdempotencyGuard {
     this.store = store;
   }
 
-  /**
-   * Runs `work` unless `scoped` was already answered (or is being answered):
-   * then returns the first answer marked as a duplicate. The in-flight entry is
-   * registered before any await, so two concurrent requests cannot both run.
-   */
+  /** The stored answer to `scoped`, while it has not expired. */
   private async firstAnswer(scoped: string, now: number): Promise<Answer | undefined> {
     const rec = await this.store.getIdempotency(scoped, now);
     return rec ? { status: rec.status, body: JSON.parse(rec.body) as Record<string, unknown> } : undefined;
   }
 
+  /**
+   * Runs `work` unless `scoped` was already answered (or is being answered):
+   * then returns the first answer marked as a duplicate. The in-flight entry is
+   * registered before any await, so two concurrent requests cannot both run.
+   */
   async once(scoped: string, now: number, work: () => Promise<Answer>): Promise<Answer> {
     for (;;) {
       const pending = this.inFlight.get(scoped);

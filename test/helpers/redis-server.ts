@@ -68,7 +68,11 @@ export async function startRedis(opts: RedisServerOptions = {}): Promise<RedisSe
     r();
   }));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${out}`)), 10_000);
+    const timer = setTimeout(() => {
+      // a server that never said it was ready is not left running
+      proc.kill('SIGKILL');
+      reject(new Error(`redis-server did not start within 10 s:\n${out}`));
+    }, 10_000);
     const onData = (b: Buffer) => {
       out += b.toString();
       if (/ready to accept connections/i.test(out)) {
