@@ -19,13 +19,32 @@ export async function connectRedis(url: string, connectTimeoutMs = 5000): Promis
   });
   // ioredis reports connection trouble as events too; the calls that fail say it where it matters
   client.on('error', () => {});
+  let info: string;
   try {
     await client.connect();
-    await client.ping();
+    info = await client.info('server');
   } catch (err) {
     client.disconnect();
     throw new StoreOpenError(`storage.url: cannot reach Redis at ${shown}: ${(err as Error).message}`, { cause: err });
   }
+  const version = /^redis_version:(\S+)/m.exec(info)?.[1];
+  if (version && !atLeast(version, MIN_VERSION)) {
+    client.disconnect();
+    throw new StoreOpenError(`storage.url: Redis at ${shown} is version ${version}; the driver needs ${MIN_VERSION.join('.')} or later`);
+  }
   opened = true;
   return { client, shown };
+}
+
+/** The scripts use `ZADD … GT`, new in Redis 6.2. */
+export const MIN_VERSION = [6, 2];
+
+/** True when `version` (`7.0.15`) is `min` or later. */
+export function atLeast(version: string, min: number[]): boolean {
+  const v = version.split('.').map(Number);
+  for (let i = 0; i < min.length; i++) {
+    const a = v[i] ?? 0;
+    if (a !== min[i]) return a > min[i]!;
+  }
+  return true;
 }

@@ -1,6 +1,7 @@
-/** `storage.url` as client options, and the reason a bad one is refused (never with its password). */
+/** `storage.url` as client options, the reason a bad one is refused (never with its password), and the oldest Redis the driver takes. */
 import { describe, expect, it } from 'vitest';
 import { parseRedisUrl, RedisUrlError } from '../../../src/store/redis/url.ts';
+import { atLeast, MIN_VERSION } from '../../../src/store/redis/connect.ts';
 
 describe('parseRedisUrl()', () => {
   it('takes redis:// with credentials, port and database, and shows it without the password', () => {
@@ -34,5 +35,18 @@ describe('parseRedisUrl()', () => {
 
   it('does not repeat the password of a url it cannot parse', () => {
     expect(() => parseRedisUrl('redis://u:topsecret@bad host')).toThrow(expect.objectContaining({ message: expect.not.stringContaining('topsecret') }));
+  });
+});
+
+describe('atLeast()', () => {
+  it.each([
+    ['7.0.15', true],
+    ['6.2.0', true],
+    ['6.2', true],
+    ['6.0.20', false],
+    ['5.0.7', false],
+    ['10.0.0', true],
+  ])('%s against 6.2: %s', (version, ok) => {
+    expect(atLeast(version, MIN_VERSION)).toBe(ok);
   });
 });
