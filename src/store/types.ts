@@ -380,7 +380,8 @@ export interface Store {
   /**
    * One small batch of pruning: removes at most `limit` rows of each kind older than `before` (see PruneBefore),
    * in one short write. `more` is false once every kind was looked through to its cutoff, so a caller loops
-   * while it is true. A driver keeps the newest row of each kind whatever its age.
+   * while it is true. A driver may keep the newest row of each kind whatever its age (SQLite does, so that its
+   * keys never go back; Redis does not need to); `countPrunable` counts by the driver's own rules.
    */
   prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }>;
   /** What pruning everything now would remove (`hook-intake prune --dry-run`); may read whole tables. */

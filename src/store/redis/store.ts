@@ -36,6 +36,7 @@ import { deliveryJson, eventJson, messageJson, pairs, toDelivery, toEvent, toMes
 import { redisDurability } from './durability.ts';
 import { RedisQueue } from './queue.ts';
 import { getRequest, listRequests, requestArgs } from './requests.ts';
+import { countPrunable } from './prune.ts';
 import { connectRedis } from './connect.ts';
 import { loadScripts, type Arg, type RunScript } from './scripts.ts';
 
@@ -304,12 +305,12 @@ export class RedisStore implements Store {
   }
 
   async prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }> {
-    const r = (await this.script('hiPrune', before.runs, before.events, before.requests, limit, 0, before.sessionLines)) as number[];
+    const r = (await this.script('hiPrune', before.runs, before.events, before.requests, limit, before.sessionLines)) as number[];
     return { ...pruneCounts(r), more: r[5] === 1 };
   }
 
-  async countPrunable(before: PruneBefore): Promise<PruneCounts> {
-    return pruneCounts((await this.script('hiPrune', before.runs, before.events, before.requests, 0, 1, before.sessionLines)) as number[]);
+  countPrunable(before: PruneBefore): Promise<PruneCounts> {
+    return countPrunable(this.client, this.p, before);
   }
 
   async countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }> {
