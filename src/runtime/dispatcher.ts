@@ -99,13 +99,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           expiresAt: now + opts.idempotency.ttlSeconds * 1000,
         };
       }
-      if (opts.keep) {
-        batch.request = { ...opts.keep, id: uuidv7(now), status: result.status, actions: keptActions(actions, events, runs) };
-        result.requestId = batch.request.id;
-      }
+      if (opts.keep) batch.request = { ...opts.keep, status: result.status, actions: keptActions(actions, events, runs) };
       reserved += runs.length;
       try {
-        await deps.store.accept(batch);
+        const { requestId } = await deps.store.accept(batch);
+        if (requestId !== undefined) result.requestId = requestId;
       } finally {
         reserved -= runs.length;
       }
@@ -114,9 +112,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       return result;
     },
     async keepSkipped(keep) {
-      const id = uuidv7(clock());
-      await deps.store.accept({ events: [], runs: [], request: { ...keep, id, status: 204, actions: [] } });
-      return id;
+      const { requestId } = await deps.store.accept({ events: [], runs: [], request: { ...keep, status: 204, actions: [] } });
+      return requestId!;
     },
   };
 }

@@ -131,6 +131,7 @@ export type KeptAction =
  * mapping that took it, its answer's status and what it stored. Kept for `retention.requestsDays`.
  */
 export interface KeptRequest {
+  /** Named by the driver when it stores the request (`Store.accept`). */
   id: string;
   /** The hook name after the prefix (`wake`, `agent`, `github`). */
   hook: string;
@@ -154,8 +155,17 @@ export interface AcceptBatch {
   events: NewEvent[];
   runs: NewRun[];
   idempotency?: IdempotencyRecord;
-  /** The request itself, kept for the request log. */
-  request?: KeptRequest;
+  /** The request itself, kept for the request log; the driver names it. */
+  request?: NewKeptRequest;
+}
+
+/** A request to keep, before the driver has named it. */
+export type NewKeptRequest = Omit<KeptRequest, 'id'>;
+
+/** What `accept` stored beyond the batch's own ids. */
+export interface Accepted {
+  /** The kept request's id, when the batch keeps one. */
+  requestId?: string;
 }
 
 export interface RunOutcome {
@@ -330,8 +340,9 @@ export interface Store {
   /**
    * Commits an accepted request's events, runs and idempotency record atomically, and its runs' entries in `queue` with them.
    * A driver shared by several processes rejects with `IdempotencyTakenError` when another request stored the key first.
+   * Resolves with the id the driver gave the kept request (a UUIDv7 string, time-ordered by `receivedAt`).
    */
-  accept(batch: AcceptBatch): Promise<void>;
+  accept(batch: AcceptBatch): Promise<Accepted>;
   getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined>;
   pruneIdempotency(now: number): Promise<number>;
 

@@ -2,14 +2,12 @@
  * The Store contract's cases for the operator console (SPEC §12): kept requests. Called from inside
  * `storeContract`, so every driver that runs the contract runs these too.
  */
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { KeptRequest, Store } from '../../src/store/types.ts';
+import type { KeptRequest, NewKeptRequest, Store } from '../../src/store/types.ts';
 import { newDelivery, newEvent, newRun, okOutcome } from '../helpers/records.ts';
 
-export function newRequest(over: Partial<KeptRequest> = {}): KeptRequest {
+export function newRequest(over: Partial<NewKeptRequest> = {}): NewKeptRequest {
   return {
-    id: randomUUID(),
     hook: 'github',
     mappingId: 'github',
     url: '/hooks/github?x=1',
@@ -37,18 +35,39 @@ export function consoleContract(store: () => Store): void {
           { kind: 'agent', name: 'Hook', sessionKey: run.sessionKey, channel: 'last', to: null, deliver: true, runId: run.id },
         ],
       });
-      await store().accept({ events: [event], runs: [run], request: req });
-      const read = await store().getRequest(req.id);
-      expect({ ...read, body: Buffer.from(read!.body) }).toEqual({ ...req, body: Buffer.from(body) });
+      const { requestId } = await store().accept({ events: [event], runs: [run], request: req });
+      const read = await store().getRequest(requestId!);
+      expect({ ...read, body: Buffer.from(read!.body) }).toEqual({ ...req, id: requestId, body: Buffer.from(body) });
       expect(await store().getRequest('nope')).toBeUndefined();
+    });
+
+    it('are named by the driver with UUIDv7s in the order received, and a batch without one names none', async () => {
+      const ids: string[] = [];
+      for (const receivedAt of [1_700_000_000_000, 1_700_000_000_000, 1_700_000_000_001]) {
+        ids.push((await store().accept({ events: [], runs: [], request: newRequest({ receivedAt }) })).requestId!);
+      }
+      for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(ids[0]!.startsWith('018bcfe5-6800-')).toBe(true); // the timestamp is receivedAt's
+      expect(new Set(ids).size).toBe(3);
+      expect([...ids].sort()).toEqual(ids);
+      expect(await store().accept({ events: [newEvent()], runs: [] })).toEqual({});
+    });
+
+    it('are not found by ids they were not given: changed, of another shape, or of an older request', async () => {
+      const { requestId } = await store().accept({ events: [], runs: [], request: newRequest({ receivedAt: 0xabc_def }) });
+      const id = requestId!; // with letters, for the upper-case case
+      const other = (i: number) => id.slice(0, i) + (id[i] === '0' ? '1' : '0') + id.slice(i + 1);
+      for (const wrong of [other(0), other(id.length - 1), id.toUpperCase(), `${id}0`, '', '00000000-0000-7000-8000-000000000000']) {
+        expect(await store().getRequest(wrong)).toBeUndefined();
+      }
+      expect((await store().getRequest(id))!.receivedAt).toBe(0xabc_def);
     });
 
     it('are not stored when the request\'s batch fails', async () => {
       const taken = newRun();
       await store().accept({ events: [], runs: [taken] });
-      const req = newRequest();
-      await expect(store().accept({ events: [], runs: [taken], request: req })).rejects.toThrow();
-      expect(await store().getRequest(req.id)).toBeUndefined();
+      await expect(store().accept({ events: [], runs: [taken], request: newRequest({ hook: 'failed' }) })).rejects.toThrow();
+      expect((await store().listRequests({ limit: 10, hook: 'failed' }))).toEqual([]);
     });
 
     it('list newest first, filtered by hook and status, a page at a time', async () => {
@@ -58,14 +77,15 @@ export function consoleContract(store: () => Store): void {
         newRequest({ hook: 'github', status: 204, receivedAt: 3 }),
         newRequest({ hook: 'github', status: 202, receivedAt: 4, replayOf: 'x' }),
       ];
-      for (const r of reqs) await store().accept({ events: [], runs: [], request: r });
+      const named: string[] = [];
+      for (const r of reqs) named.push((await store().accept({ events: [], runs: [], request: r })).requestId!);
       const ids = (l: KeptRequest[]) => l.map((r) => r.receivedAt);
       expect(ids(await store().listRequests({ limit: 10 }))).toEqual([4, 3, 2, 1]);
       expect(ids(await store().listRequests({ limit: 2 }))).toEqual([4, 3]);
       expect(ids(await store().listRequests({ limit: 10, hook: 'github' }))).toEqual([4, 3, 1]);
       expect(ids(await store().listRequests({ limit: 10, status: 202 }))).toEqual([4, 1]);
       expect(ids(await store().listRequests({ limit: 10, hook: 'github', status: 204 }))).toEqual([3]);
-      expect(ids(await store().listRequests({ limit: 2, before: reqs[2]!.id }))).toEqual([2, 1]);
+      expect(ids(await store().listRequests({ limit: 2, before: named[2]! }))).toEqual([2, 1]);
       expect(ids(await store().listRequests({ limit: 10, before: 'unknown' }))).toEqual([]);
     });
   });

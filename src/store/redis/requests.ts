@@ -5,13 +5,13 @@
  * script with the request's events and runs; never updated after.
  */
 import type { Redis } from 'ioredis';
-import type { KeptRequest, RequestListOptions } from '../types.ts';
+import type { KeptRequest, NewKeptRequest, RequestListOptions } from '../types.ts';
 import type { Arg } from './scripts.ts';
 
-/** The accept script's arguments for a kept request (lua/records.ts, ACCEPT). */
-export function requestArgs(r: KeptRequest): Arg[] {
+/** The accept script's arguments for a kept request named `id` (lua/records.ts, ACCEPT). */
+export function requestArgs(id: string, r: NewKeptRequest): Arg[] {
   const { body, ...rest } = r;
-  return [r.id, r.hook, r.status, r.receivedAt, JSON.stringify(rest), Buffer.from(body.buffer, body.byteOffset, body.byteLength)];
+  return [id, r.hook, r.status, r.receivedAt, JSON.stringify({ id, ...rest }), Buffer.from(body.buffer, body.byteOffset, body.byteLength)];
 }
 
 export async function getRequest(client: Redis, p: string, id: string): Promise<KeptRequest | undefined> {

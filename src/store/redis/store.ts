@@ -12,6 +12,7 @@ import { uuidv7 } from '../../util/uuid7.ts';
 import { IdempotencyTakenError } from '../errors.ts';
 import type {
   AcceptBatch,
+  Accepted,
   Delivery,
   DeliveryAttempt,
   EventStatus,
@@ -119,13 +120,15 @@ export class RedisStore implements Store {
     };
   }
 
-  async accept(batch: AcceptBatch): Promise<void> {
+  async accept(batch: AcceptBatch): Promise<Accepted> {
     const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0, batch.request ? 1 : 0];
     for (const e of batch.events) args.push(e.id, e.source, eventJson(e));
     for (const r of batch.runs) args.push(r.id, r.sessionKey, JSON.stringify(r));
     const i = batch.idempotency;
     if (i) args.push(i.key, i.status, i.body, i.createdAt, i.expiresAt);
-    if (batch.request) args.push(...requestArgs(batch.request));
+    // named here: the key of its hash, made before the script so that the script stays deterministic
+    const requestId = batch.request ? uuidv7(batch.request.receivedAt) : undefined;
+    if (batch.request) args.push(...requestArgs(requestId!, batch.request));
     let counts: unknown[];
     try {
       counts = (await this.script('hiAccept', ...args)) as unknown[];
@@ -134,6 +137,7 @@ export class RedisStore implements Store {
       throw err;
     }
     this.queue.counted(counts[0], counts[1]);
+    return requestId === undefined ? {} : { requestId };
   }
 
   async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {

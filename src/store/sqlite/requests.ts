@@ -1,21 +1,25 @@
 /**
  * Kept hook requests (the request log, SPEC §12): one row each, its headers and actions as JSON, its body as
  * a blob. Written in the transaction that stores the request's events and runs; never updated after.
+ *
+ * A kept request's id is made from its row: a UUIDv7 whose timestamp is `received_at` and whose random
+ * bits are its `seq`. A lookup by id reads the row by its key, so the table needs no index of ids, which
+ * would cost about 2-3 µs of each accepted request's write (docs/performance.md). `seq` is never reused:
+ * retention keeps the newest row (prune.ts), and the timestamp tells a reused one apart anyway.
  */
 import type { DatabaseSync } from 'node:sqlite';
-import type { KeptAction, KeptRequest, RequestListOptions } from '../types.ts';
+import type { KeptAction, KeptRequest, NewKeptRequest, RequestListOptions } from '../types.ts';
 import { LIST_WINDOW, type NewestFirst } from './pages.ts';
 import { str, type Row } from './rows.ts';
 
-const COLUMNS = 'SELECT seq, id, hook, mapping_id, url, headers, body, received_at, status, actions, replay_of FROM requests';
+const COLUMNS = 'SELECT seq, hook, mapping_id, url, headers, body, received_at, status, actions, replay_of FROM requests';
 
 export function requestStatements(db: DatabaseSync) {
   const p = (sql: string) => db.prepare(sql);
   return {
-    insert: p(`INSERT INTO requests (id, hook, mapping_id, url, headers, body, received_at, status, actions, replay_of)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    get: p(`${COLUMNS} WHERE id = ?`),
-    seqOf: p('SELECT seq FROM requests WHERE id = ?'),
+    insert: p(`INSERT INTO requests (hook, mapping_id, url, headers, body, received_at, status, actions, replay_of)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    get: p(`${COLUMNS} WHERE seq = ?`),
     end: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM requests'),
     // lists: [from, below, (hook, status filters as given), n], newest first; a filter left out passes everything
     list: p(`${COLUMNS} WHERE seq >= ? AND seq < ? AND (? IS NULL OR hook = ?) AND (? IS NULL OR status = ?) ORDER BY seq DESC LIMIT ?`),
@@ -24,6 +28,32 @@ export function requestStatements(db: DatabaseSync) {
 
 type RequestStatements = ReturnType<typeof requestStatements>;
 
+// the timestamp part of the last id: the requests of one commit mostly share it
+let lastMs = -1;
+let lastPrefix = '';
+
+/** The id of the row `seq` received at `receivedAt` (ms): `tttttttt-tttt-7000-8sss-ssssssssssss`. */
+export function requestId(seq: number, receivedAt: number): string {
+  const ms = Math.max(0, Math.floor(receivedAt));
+  if (ms !== lastMs) {
+    const t = ms.toString(16).padStart(12, '0');
+    lastMs = ms;
+    lastPrefix = `${t.slice(0, 8)}-${t.slice(8)}-7000-8`;
+  }
+  const s = seq.toString(16).padStart(15, '0');
+  return `${lastPrefix}${s.slice(0, 3)}-${s.slice(3)}`;
+}
+
+const ID = /^([0-9a-f]{8})-([0-9a-f]{4})-7000-8([0-9a-f]{3})-([0-9a-f]{12})$/;
+
+/** The row an id names, or undefined when it is not one this driver made. */
+function parseId(id: string): { seq: number; receivedAt: number } | undefined {
+  const m = ID.exec(id);
+  if (!m) return undefined;
+  const seq = parseInt(m[3]! + m[4]!, 16);
+  return Number.isSafeInteger(seq) ? { seq, receivedAt: parseInt(m[1]! + m[2]!, 16) } : undefined;
+}
+
 export class KeptRequests {
   private readonly q: RequestStatements;
 
@@ -31,21 +61,31 @@ export class KeptRequests {
     this.q = requestStatements(db);
   }
 
-  /** Inside a write. */
-  insert(r: KeptRequest): void {
-    this.q.insert.run(r.id, r.hook, r.mappingId, r.url, JSON.stringify(r.headers), r.body, r.receivedAt, r.status, JSON.stringify(r.actions), r.replayOf);
+  /** Inside a write; returns the kept request's id. */
+  insert(r: NewKeptRequest): string {
+    const { lastInsertRowid } = this.q.insert.run(
+      r.hook, r.mappingId, r.url, JSON.stringify(r.headers), r.body, r.receivedAt, r.status, JSON.stringify(r.actions), r.replayOf,
+    );
+    return requestId(Number(lastInsertRowid), r.receivedAt);
   }
 
   get(id: string): KeptRequest | undefined {
-    const r = this.q.get.get(id) as Row | undefined;
-    return r ? toRequest(r) : undefined;
+    const row = this.row(id);
+    return row ? toRequest(row) : undefined;
+  }
+
+  private row(id: string): Row | undefined {
+    const at = parseId(id);
+    if (!at) return undefined;
+    const r = this.q.get.get(at.seq) as Row | undefined;
+    return r && Math.floor(Number(r.received_at)) === at.receivedAt ? r : undefined;
   }
 
   /** The list read for `newestFirst` (pages.ts); undefined when `before` names no kept request. */
   list(opts: RequestListOptions): Omit<NewestFirst<KeptRequest>, 'open'> | undefined {
     let end = Number((this.q.end.get() as { n: number }).n);
     if (opts.before !== undefined) {
-      const at = this.q.seqOf.get(opts.before) as { seq: number } | undefined;
+      const at = this.row(opts.before);
       if (!at) return undefined;
       end = Number(at.seq);
     }
@@ -66,7 +106,7 @@ export class KeptRequests {
 
 function toRequest(r: Row): KeptRequest {
   return {
-    id: String(r.id),
+    id: requestId(Number(r.seq), Number(r.received_at)),
     hook: String(r.hook),
     mappingId: str(r.mapping_id),
     url: String(r.url),

@@ -124,7 +124,6 @@ export const SCHEMA = `
 
   CREATE TABLE requests (
     seq INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
     hook TEXT NOT NULL,
     mapping_id TEXT,
     url TEXT NOT NULL,
@@ -142,9 +141,10 @@ export const SCHEMA = `
 
 /**
  * Above every version a development build's migrations reached (1 to 12), so none of their files passes for
- * this schema; 13 lacked the outbox's parts, 14 the kept requests and the indexes retention uses.
+ * this schema; 13 lacked the outbox's parts, 14 the kept requests and the indexes retention uses, 15 kept
+ * requests' ids in a column of their own.
  */
-export const SCHEMA_VERSION = 15;
+export const SCHEMA_VERSION = 16;
 
 /** Makes the schema on a new file; refuses a file another build made. */
 export function openSchema(db: DatabaseSync, path: string): void {

@@ -9,6 +9,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { StoreInUseError, StoreSchemaError } from '../errors.ts';
 import type {
   AcceptBatch,
+  Accepted,
   Delivery,
   DeliveryAttempt,
   EventStatus,
@@ -128,13 +129,13 @@ export class SqliteStore implements Store {
     );
   }
 
-  accept(batch: AcceptBatch): Promise<void> {
+  accept(batch: AcceptBatch): Promise<Accepted> {
     return this.writes.run(() => {
       for (const e of batch.events) this.runs.insertEvent(e);
       for (const r of batch.runs) this.queue.accepted(this.runs.insertRun(r, 'queued', null)[0]);
       const i = batch.idempotency;
       if (i) this.q.putIdem.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
-      if (batch.request) this.requests.insert(batch.request);
+      return batch.request ? { requestId: this.requests.insert(batch.request) } : {};
     });
   }
 
