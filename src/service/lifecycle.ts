@@ -1,0 +1,111 @@
+/**
+ * What runs while the service answers, and the order it stops in.
+ */
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import { GenerationRef, type Generation } from '../runtime/generation.ts';
+import type { Store } from '../store/types.ts';
+import type { Reloader } from '../runtime/reload.ts';
+import { Drain } from '../http/connection.ts';
+import { watchSources, type SourceWatcher } from '../config/watch.ts';
+import type { SpareWorkerSource } from '../transforms/pool.ts';
+import { settlesWithin } from '../util/deadline.ts';
+import { ConsoleFeed } from '../http/stream.ts';
+import { createRetention, type Retention } from '../runtime/retention.ts';
+import { runtimeLogger } from './runtime.ts';
+import type { Runtime } from './runtime.ts';
+
+const IDEMPOTENCY_PRUNE_MS = 10 * 60 * 1000;
+
+export interface BackgroundParts {
+  store: Store;
+  generations: GenerationRef;
+  runtime: Runtime;
+  reloader: Reloader;
+  first: Generation;
+  workers: SpareWorkerSource | undefined;
+  logger: Logger;
+  clock: () => number;
+  watch: boolean;
+}
+
+/** What runs once the service answers: the runtime's loops, the plugins, the watcher, idempotency pruning and retention. */
+export async function startBackground(p: BackgroundParts) {
+  const { store, runtime, first, workers, logger, clock } = p;
+  runtime.heartbeat.start();
+  runtime.outbox.start();
+  // on a store other instances share: take over what one of them left when it stopped
+  const unwatch = store.shared?.(() => {
+    runtime.runner.notify();
+    runtime.heartbeat.poll();
+    runtime.outbox.notify();
+  });
+  await first.start();
+  // started once the service answers, so it costs the start nothing; the first save then finds it ready
+  workers?.standby(first.transforms !== undefined);
+  const watcher = p.watch
+    ? watchSources(
+        first.sources,
+        (paths) => void p.reloader.reload(`changed: ${paths.slice(0, 3).join(', ')}${paths.length > 3 ? ', …' : ''}`),
+        first.config.hooks.reloadDebounceMs,
+        () => workers?.prepare(),
+      )
+    : undefined;
+  const prune = setInterval(() => {
+    store.pruneIdempotency(clock()).catch((err) => logger.warn({ err }, 'idempotency prune failed'));
+  }, IDEMPOTENCY_PRUNE_MS);
+  prune.unref();
+  const retention = createRetention({ store, generations: p.generations, logger: runtimeLogger(logger, 'retention'), clock });
+  retention.start();
+  return {
+    watcher,
+    retention,
+    /** Stops the timers and the shared store's watch; the rest stops in `stopAll`. */
+    stop(): void {
+      clearInterval(prune);
+      unwatch?.();
+    },
+  };
+}
+
+export interface Running {
+  server: Server;
+  drain: Drain;
+  feed: ConsoleFeed;
+  retention: Retention;
+  watcher: SourceWatcher | undefined;
+  runtime: Runtime;
+  generations: GenerationRef;
+  store: Store;
+  workers: SpareWorkerSource | undefined;
+  logger: Logger;
+}
+
+/** Stops the service in order, within one budget: intake, then work, then replies, plugins and the store. */
+export async function stopAll(r: Running): Promise<void> {
+  const { server, generations, logger } = r;
+  // one budget for the whole shutdown (wall time: the injected clock may be a test's)
+  const deadline = Date.now() + generations.current.config.gateway.shutdownTimeoutSeconds * 1000;
+  const left = () => Math.max(0, deadline - Date.now());
+  // stop intake first: no new connections; idle keep-alive ones close now, busy ones after their
+  // answer (which says `Connection: close`); a request arriving on one meanwhile is refused
+  r.drain.begin();
+  // the console's event streams would hold their connections open to the end of the budget
+  r.feed.close();
+  const closed = new Promise<void>((res) => server.close(() => res()));
+  server.closeIdleConnections();
+  await r.retention.stop();
+  await r.watcher?.close();
+  const intake = settlesWithin(closed, left()).then(() => server.closeAllConnections());
+  // meanwhile no run or heartbeat starts; the ones running may finish within the budget
+  await Promise.all([intake, r.runtime.runner.stop(left()), r.runtime.heartbeat.stop(left())]);
+  // replies of runs that just finished go out if there is time left; the rest stays in the outbox
+  await r.runtime.outbox.stop(left());
+  // plugin instances stop (a service may still be storing) before the store closes, within what is left of the budget;
+  // what is still stopping then is left behind
+  const disposed = generations.disposeAll().catch((err) => logger.error({ err }, 'stopping plugin instances failed'));
+  if (!(await settlesWithin(disposed, left()))) logger.warn('plugin instances did not stop within the shutdown timeout');
+  await r.store.close();
+  await r.workers?.close();
+  logger.info('stopped');
+}
