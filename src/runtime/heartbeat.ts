@@ -81,204 +81,238 @@ export function olderLine(older: PendingBacklog['older'], shown: number): string
 }
 
 export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
-  const { store, generations, logger } = deps;
-  const queue = store.queue;
-  const clock = deps.clock ?? Date.now;
-  const coalesceMs = deps.coalesceMs ?? COALESCE_MS;
-  const worker = `heartbeat-${uuidv7()}`;
-  let periodic: NodeJS.Timeout | undefined;
-  // a claim when the heartbeat this process asked for is due
-  let timer: NodeJS.Timeout | undefined;
-  let timerAt = Infinity;
-  // when the heartbeat this process enqueued is due, until it tries to claim it
-  let dueAt: number | undefined;
-  // enqueues and claims under way
-  let asking = 0;
-  let running: Promise<unknown> | undefined;
-  let stopped = false;
-  const shutdown = new Shutdown();
-  // a heartbeat's store calls are made again while the store cannot write (a full disk), until a stop gives up
-  const storeGaveUp = new AbortController();
-  const stored = <T>(what: string, call: () => Promise<T>) => untilStored(call, { signal: storeGaveUp.signal, logger, what });
-  let idleWaiters: (() => void)[] = [];
+  return new HeartbeatLoop(deps);
+}
 
-  const settle = () => {
-    if (!timer && !running && !asking && idleWaiters.length) {
-      const w = idleWaiters;
-      idleWaiters = [];
+/**
+ * The heartbeat's state: the periodic timer, the claim timer set for the heartbeat this process asked
+ * for, the enqueues and claims under way, and the heartbeat running.
+ */
+class HeartbeatLoop implements Heartbeat {
+  private readonly deps: HeartbeatDeps;
+  private readonly store: Store;
+  private readonly generations: GenerationRef;
+  private readonly logger: Logger;
+  private readonly clock: () => number;
+  private readonly coalesceMs: number;
+  private readonly worker = `heartbeat-${uuidv7()}`;
+  private periodic: NodeJS.Timeout | undefined;
+  /** A claim when the heartbeat this process asked for is due. */
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  /** When the heartbeat this process enqueued is due, until it tries to claim it. */
+  private dueAt: number | undefined;
+  /** Enqueues and claims under way. */
+  private asking = 0;
+  private running: Promise<unknown> | undefined;
+  private stopped = false;
+  private readonly shutdown = new Shutdown();
+  /** A heartbeat's store calls are made again while the store cannot write (a full disk), until a stop gives up. */
+  private readonly storeGaveUp = new AbortController();
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(deps: HeartbeatDeps) {
+    this.deps = deps;
+    this.store = deps.store;
+    this.generations = deps.generations;
+    this.logger = deps.logger;
+    this.clock = deps.clock ?? Date.now;
+    this.coalesceMs = deps.coalesceMs ?? COALESCE_MS;
+  }
+
+  private stored<T>(what: string, call: () => Promise<T>): Promise<T> {
+    return untilStored(call, { signal: this.storeGaveUp.signal, logger: this.logger, what });
+  }
+
+  private settle(): void {
+    if (!this.timer && !this.running && !this.asking && this.idleWaiters.length) {
+      const w = this.idleWaiters;
+      this.idleWaiters = [];
       for (const r of w) r();
     }
-  };
+  }
 
   /**
    * Asks the queue for the main session's heartbeat, due at `at`: requests while one waits coalesce
    * there (across instances too), and whichever instance claims it runs it.
    */
-  function want(at: number): void {
-    if (stopped || (dueAt !== undefined && dueAt <= at)) return; // the queue would coalesce it
-    dueAt = at;
-    asking++;
-    stored('request a heartbeat', () => queue.enqueue(MAIN_TASK, at)).then(
+  private want(at: number): void {
+    if (this.stopped || (this.dueAt !== undefined && this.dueAt <= at)) return; // the queue would coalesce it
+    this.dueAt = at;
+    this.asking++;
+    this.stored('request a heartbeat', () => this.store.queue.enqueue(MAIN_TASK, at)).then(
       (due) => {
-        asking--;
+        this.asking--;
         // the heartbeat waiting may be due sooner (asked for by another instance)
-        if (dueAt !== undefined) arm((dueAt = Math.min(dueAt, due)));
-        settle();
+        if (this.dueAt !== undefined) this.arm((this.dueAt = Math.min(this.dueAt, due)));
+        this.settle();
       },
       (err) => {
-        asking--;
-        dueAt = undefined;
-        logger.error({ err }, 'requesting a heartbeat failed');
-        settle();
+        this.asking--;
+        this.dueAt = undefined;
+        this.logger.error({ err }, 'requesting a heartbeat failed');
+        this.settle();
       },
     );
   }
 
   /** Claims at `at`, unless a claim is set for sooner; a heartbeat running claims again when it ends. */
-  function arm(at: number): void {
-    if (stopped || running || at >= timerAt) return;
-    const wait = at - clock();
-    if (wait <= 0) return fire();
-    clearTimeout(timer);
-    timerAt = at;
-    timer = setTimeout(fire, wait);
+  private arm(at: number): void {
+    if (this.stopped || this.running || at >= this.timerAt) return;
+    const wait = at - this.clock();
+    if (wait <= 0) return this.fire();
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.fire(), wait);
   }
 
-  function fire(): void {
-    clearTimeout(timer);
-    timer = undefined;
-    timerAt = Infinity;
-    if (running || stopped) return;
-    const due = dueAt;
-    dueAt = undefined;
-    asking++;
+  private fire(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    if (this.running || this.stopped) return;
+    const due = this.dueAt;
+    this.dueAt = undefined;
+    this.asking++;
     // the time the claim is made at: a timer may fire a moment before its time, and by the answer the
     // clock may have passed it, so "not due yet" is judged by the time the queue judged it at
-    const asked = clock();
-    stored('claim a heartbeat', () => queue.claimTasks('heartbeat', worker, LEASE_MS, 1)).then(
+    const asked = this.clock();
+    const { queue } = this.store;
+    this.stored('claim a heartbeat', () => queue.claimTasks('heartbeat', this.worker, LEASE_MS, 1)).then(
       ([c]) => {
-        asking--;
-        if (c && stopped) void queue.release(c.id, worker).catch(() => {});
-        else if (c) run(c);
+        this.asking--;
+        if (c && this.stopped) void queue.release(c.id, this.worker).catch(() => {});
+        else if (c) this.run(c);
         // not due yet by the queue's clock: tried again at its time (one waiting behind another instance's
         // heartbeat is claimed by that instance when it ends its claim)
-        else if (due !== undefined && due > asked) arm((dueAt = Math.min(dueAt ?? due, due)));
-        settle();
+        else if (due !== undefined && due > asked) this.arm((this.dueAt = Math.min(this.dueAt ?? due, due)));
+        this.settle();
       },
       (err) => {
-        asking--;
-        logger.error({ err }, 'claiming a heartbeat failed');
-        settle();
+        this.asking--;
+        this.logger.error({ err }, 'claiming a heartbeat failed');
+        this.settle();
       },
     );
   }
 
-  function run(c: Claim<Task>): void {
-    const renew = setInterval(() => void queue.extend(c.id, worker, LEASE_MS).catch((err) => logger.warn({ err }, 'renewing the lease of a heartbeat failed')), LEASE_MS / 3);
+  private run(c: Claim<Task>): void {
+    const { queue } = this.store;
+    const renew = setInterval(
+      () => void queue.extend(c.id, this.worker, LEASE_MS).catch((err) => this.logger.warn({ err }, 'renewing the lease of a heartbeat failed')),
+      LEASE_MS / 3,
+    );
     renew.unref();
-    running = beat()
-      .catch((err) => logger.error({ err }, 'heartbeat failed'))
-      .then(() => stored('end the claim of a heartbeat', () => queue.complete(c.id, worker)))
-      .catch((err) => logger.error({ err }, 'ending the claim of a heartbeat failed'))
+    this.running = this.beat()
+      .catch((err) => this.logger.error({ err }, 'heartbeat failed'))
+      .then(() => this.stored('end the claim of a heartbeat', () => queue.complete(c.id, this.worker)))
+      .catch((err) => this.logger.error({ err }, 'ending the claim of a heartbeat failed'))
       .finally(() => {
         clearInterval(renew);
-        running = undefined;
+        this.running = undefined;
         // one asked for meanwhile waits behind this one: claimed when due (by this process or another)
-        if (dueAt !== undefined) arm(dueAt);
-        else fire();
-        settle();
+        if (this.dueAt !== undefined) this.arm(this.dueAt);
+        else this.fire();
+        this.settle();
       });
   }
 
   /** Holds its generation while it runs: a reload does not dispose what it is using. */
-  function beat(): Promise<string | undefined> {
-    return generations.use((gen) => beatOn(gen));
+  beat(): Promise<string | undefined> {
+    return this.generations.use((gen) => this.beatOn(gen));
   }
 
-  async function beatOn(gen: Generation): Promise<string | undefined> {
+  private async beatOn(gen: Generation): Promise<string | undefined> {
+    const { store, clock } = this;
     const defaults = gen.config.agents.defaults;
-    const { events, older } = await stored('read the pending events', () => store.pendingBacklog(defaults.heartbeat.maxEvents));
+    const { events, older } = await this.stored('read the pending events', () => store.pendingBacklog(defaults.heartbeat.maxEvents));
     if (!events.length) return undefined;
-    const id = uuidv7();
     const startedAt = clock();
     const prompt = heartbeatPrompt(events, defaults.heartbeat.prompt ?? DEFAULT_HEARTBEAT_PROMPT, older);
-    const heartbeatRun: NewRun = {
-      id,
-      kind: 'heartbeat',
-      hookName: 'heartbeat',
-      label: 'heartbeat',
-      trusted: true,
-      sessionKey: MAIN_SESSION,
-      message: prompt,
-      model: defaults.model,
-      thinking: defaults.thinking ?? null,
-      timeoutSeconds: defaults.timeoutSeconds,
-      wakeMode: 'next-heartbeat',
-      deliver: true,
-      channel: 'last',
-      to: null,
-      createdAt: startedAt,
-    };
-    await stored('store the start of a heartbeat', () => store.insertHeartbeat(heartbeatRun, startedAt));
-    const history = await stored('read the main transcript', () => store.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
+    const run = heartbeatRun(gen, prompt, startedAt);
+    await this.stored('store the start of a heartbeat', () => store.insertHeartbeat(run, startedAt));
+    const history = await this.stored('read the main transcript', () => store.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
     const result = await callAgent(gen, {
-      runId: id,
+      runId: run.id,
       sessionKey: MAIN_SESSION,
       model: defaults.model,
       thinking: defaults.thinking ?? null,
       messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: prompt }],
       timeoutMs: defaults.timeoutSeconds * 1000,
-      shutdown,
+      shutdown: this.shutdown,
     });
     const finishedAt = clock();
     const ended = result.status === 'aborted' ? { status: 'error' as const, error: 'interrupted by shutdown' } : result;
-    const outcome = await stored('choose the route of a reply', () =>
-      buildOutcome(gen, store, { run: heartbeatRun, result: ended, finishedAt, prompt: { content: prompt, at: startedAt }, failedReason: 'heartbeat did not succeed', mainSession: true }),
+    const outcome = await this.stored('choose the route of a reply', () =>
+      buildOutcome(gen, store, { run, result: ended, finishedAt, prompt: { content: prompt, at: startedAt }, failedReason: 'heartbeat did not succeed', mainSession: true }),
     );
     if (ended.status === 'ok') {
       // events are consumed only when the agent has actually seen them (the older ones as counts)
       outcome.consumedEventIds = events.map((e) => e.id);
       if (older.count) outcome.consumeOlder = true;
     }
-    await stored('store the outcome of a heartbeat', () => store.finishRun(outcome));
-    logger.info({ heartbeatId: id, events: events.length, olderEvents: older.count, status: outcome.status, delivery: outcome.delivery.kind }, 'heartbeat');
-    if (outcome.delivery.kind === 'outbox') deps.notifyOutbox(outcome.delivery.entry);
-    return id;
+    await this.stored('store the outcome of a heartbeat', () => store.finishRun(outcome));
+    this.logger.info({ heartbeatId: run.id, events: events.length, olderEvents: older.count, status: outcome.status, delivery: outcome.delivery.kind }, 'heartbeat');
+    if (outcome.delivery.kind === 'outbox') this.deps.notifyOutbox(outcome.delivery.entry);
+    return run.id;
   }
 
-  function start(): void {
-    if (periodic) clearInterval(periodic);
-    periodic = undefined;
-    const every = parseDuration(generations.current.config.agents.defaults.heartbeat.every);
-    if (every > 0 && !stopped) {
-      periodic = setInterval(() => want(clock()), every);
-      periodic.unref();
+  request(): void {
+    this.want(this.clock() + this.coalesceMs);
+  }
+
+  start(): void {
+    if (this.periodic) clearInterval(this.periodic);
+    this.periodic = undefined;
+    const every = parseDuration(this.generations.current.config.agents.defaults.heartbeat.every);
+    if (every > 0 && !this.stopped) {
+      this.periodic = setInterval(() => this.want(this.clock()), every);
+      this.periodic.unref();
     }
   }
 
+  async stop(deadlineMs = 0): Promise<void> {
+    this.stopped = true;
+    this.dueAt = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.periodic) clearInterval(this.periodic);
+    this.periodic = undefined;
+    if (!this.running) return this.settle();
+    await stopWithin(this.running, deadlineMs, () => {
+      this.shutdown.abort(new Error('service shutting down'));
+      this.storeGaveUp.abort();
+    });
+  }
+
+  poll(): void {
+    if (!this.running && !this.asking && !this.stopped) this.fire();
+  }
+
+  idle(): Promise<void> {
+    if (!this.timer && !this.running && !this.asking) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+}
+
+/** The run a heartbeat stores: the main session's, trusted, its reply to the main route. */
+function heartbeatRun(gen: Generation, prompt: string, startedAt: number): NewRun {
+  const defaults = gen.config.agents.defaults;
   return {
-    request: () => want(clock() + coalesceMs),
-    start,
-    beat,
-    async stop(deadlineMs = 0) {
-      stopped = true;
-      dueAt = undefined;
-      clearTimeout(timer);
-      timer = undefined;
-      if (periodic) clearInterval(periodic);
-      periodic = undefined;
-      if (!running) return settle();
-      await stopWithin(running, deadlineMs, () => {
-        shutdown.abort(new Error('service shutting down'));
-        storeGaveUp.abort();
-      });
-    },
-    poll() {
-      if (!running && !asking && !stopped) fire();
-    },
-    idle() {
-      if (!timer && !running && !asking) return Promise.resolve();
-      return new Promise((r) => idleWaiters.push(r));
-    },
+    id: uuidv7(),
+    kind: 'heartbeat',
+    hookName: 'heartbeat',
+    label: 'heartbeat',
+    trusted: true,
+    sessionKey: MAIN_SESSION,
+    message: prompt,
+    model: defaults.model,
+    thinking: defaults.thinking ?? null,
+    timeoutSeconds: defaults.timeoutSeconds,
+    wakeMode: 'next-heartbeat',
+    deliver: true,
+    channel: 'last',
+    to: null,
+    createdAt: startedAt,
   };
 }
