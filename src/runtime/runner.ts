@@ -63,154 +63,183 @@ export interface Runner {
 }
 
 export function createRunner(deps: RunnerDeps): Runner {
-  const { store, queue, generations, logger } = deps;
-  const clock = deps.clock ?? Date.now;
-  const worker = `runner-${uuidv7()}`;
-  // the runs under way, by id, until their claim has ended (an entry per run: see util/recycled.ts)
-  const inFlight = new RecycledMap<string, Promise<void>>();
-  // runs holding one of the `maxConcurrent` slots: from the start of a run until its agent call is over
-  let calling = 0;
-  const shutdown = new Shutdown();
-  // Store calls waiting for the disk to write again (see `stored`): while any waits, no run starts,
-  // since its outcome could not be stored either. Aborted when a stop gives up on them.
-  let waitingForStore = 0;
-  const storeGaveUp = new AbortController();
-  let stopping = false;
-  let claiming = false;
-  let claimAgain = false;
-  let idleWaiters: (() => void)[] = [];
-  // a pump when the queue's next item waiting for a time is due (a retry, a lease that runs out)
-  let dueTimer: NodeJS.Timeout | undefined;
-  let dueAt = Infinity;
-  const renew = setInterval(() => {
-    for (const id of inFlight.keys()) void queue.extend(id, worker, LEASE_MS).catch((err) => logger.warn({ err, runId: id }, 'renewing the lease of a run failed'));
-  }, LEASE_MS / 3);
-  renew.unref();
+  return new QueueRunner(deps);
+}
 
-  const isIdle = () => !claiming && inFlight.size === 0 && queue.size().waiting === 0;
-  const checkIdle = () => {
-    if (idleWaiters.length && isIdle()) {
-      const w = idleWaiters;
-      idleWaiters = [];
+/** The runs this process claimed from the queue and carries out, within `maxConcurrent` agent calls at a time. */
+class QueueRunner implements Runner {
+  private readonly deps: RunnerDeps;
+  private readonly store: Store;
+  private readonly queue: WorkQueue<NewRun>;
+  private readonly generations: GenerationRef;
+  private readonly logger: Logger;
+  private readonly clock: () => number;
+  private readonly worker = `runner-${uuidv7()}`;
+  /** The runs under way, by id, until their claim has ended (an entry per run: see util/recycled.ts). */
+  private readonly inFlight = new RecycledMap<string, Promise<void>>();
+  /** Runs holding one of the `maxConcurrent` slots: from the start of a run until its agent call is over. */
+  private calling = 0;
+  private readonly shutdown = new Shutdown();
+  /**
+   * Store calls waiting for the disk to write again (see `stored`): while any waits, no run starts,
+   * since its outcome could not be stored either. Aborted when a stop gives up on them.
+   */
+  private waitingForStore = 0;
+  private readonly storeGaveUp = new AbortController();
+  private stopping = false;
+  private claiming = false;
+  private claimAgain = false;
+  private idleWaiters: (() => void)[] = [];
+  /** A pump when the queue's next item waiting for a time is due (a retry, a lease that runs out). */
+  private dueTimer: NodeJS.Timeout | undefined;
+  private dueAt = Infinity;
+  private readonly renew: NodeJS.Timeout;
+  /**
+   * A slot freed during a turn is refilled at once while fewer than RUNS_PER_TURN runs have started in
+   * that turn, so a fast agent's outcomes share one group commit; past that, on the next turn of the
+   * event loop: the runner would otherwise go on from run to run in one turn and keep requests waiting.
+   */
+  private readonly schedulePump = onNextTurn(() => this.pump());
+  private startedThisTurn = 0;
+  private readonly newTurn = onNextTurn(() => (this.startedThisTurn = 0));
+
+  constructor(deps: RunnerDeps) {
+    this.deps = deps;
+    this.store = deps.store;
+    this.queue = deps.queue;
+    this.generations = deps.generations;
+    this.logger = deps.logger;
+    this.clock = deps.clock ?? Date.now;
+    this.renew = setInterval(() => {
+      for (const id of this.inFlight.keys())
+        void this.queue.extend(id, this.worker, LEASE_MS).catch((err) => this.logger.warn({ err, runId: id }, 'renewing the lease of a run failed'));
+    }, LEASE_MS / 3);
+    this.renew.unref();
+  }
+
+  private isIdle(): boolean {
+    return !this.claiming && this.inFlight.size === 0 && this.queue.size().waiting === 0;
+  }
+
+  private checkIdle(): void {
+    if (this.idleWaiters.length && this.isIdle()) {
+      const w = this.idleWaiters;
+      this.idleWaiters = [];
       for (const r of w) r();
     }
-  };
-
-  // A slot freed during a turn is refilled at once while fewer than RUNS_PER_TURN runs have started in
-  // that turn, so a fast agent's outcomes share one group commit; past that, on the next turn of the
-  // event loop: the runner would otherwise go on from run to run in one turn and keep requests waiting.
-  const schedulePump = onNextTurn(() => pump());
-  let startedThisTurn = 0;
-  const newTurn = onNextTurn(() => (startedThisTurn = 0));
+  }
 
   /** Claims runs for the free slots; one claim at a time, and again if asked meanwhile. */
-  function pump(): void {
-    if (claiming) {
-      claimAgain = true;
+  private pump(): void {
+    if (this.claiming) {
+      this.claimAgain = true;
       return;
     }
-    const free = generations.current.config.agents.defaults.maxConcurrent - calling;
-    if (stopping || waitingForStore > 0 || free <= 0) return;
-    claiming = true;
-    queue.claim(worker, LEASE_MS, free).then(
+    const free = this.generations.current.config.agents.defaults.maxConcurrent - this.calling;
+    if (this.stopping || this.waitingForStore > 0 || free <= 0) return;
+    this.claiming = true;
+    this.queue.claim(this.worker, LEASE_MS, free).then(
       (claims) => {
-        claiming = false;
+        this.claiming = false;
         // a stop came while the claim was under way: its runs go back untouched
-        if (stopping) for (const c of claims) void queue.release(c.id, worker).catch(() => {});
-        else for (const c of claims) start(c);
-        if (claimAgain) {
-          claimAgain = false;
-          pump();
-        } else if (claims.length < free) void armDue();
-        checkIdle();
+        if (this.stopping) for (const c of claims) void this.queue.release(c.id, this.worker).catch(() => {});
+        else for (const c of claims) this.start(c);
+        if (this.claimAgain) {
+          this.claimAgain = false;
+          this.pump();
+        } else if (claims.length < free) void this.armDue();
+        this.checkIdle();
       },
       (err) => {
-        claiming = false;
-        logger.error({ err }, 'claiming runs failed');
-        void armDue();
-        checkIdle();
+        this.claiming = false;
+        this.logger.error({ err }, 'claiming runs failed');
+        void this.armDue();
+        this.checkIdle();
       },
     );
   }
 
   /** Pumps when the queue's next item waiting for a time is due, if that is sooner than the pump already set. */
-  async function armDue(): Promise<void> {
-    const at = await queue.nextAt().catch(() => clock() + LEASE_MS);
-    if (at === undefined || at >= dueAt || stopping) return;
-    clearTimeout(dueTimer);
-    dueAt = at;
-    dueTimer = setTimeout(() => {
-      dueAt = Infinity;
-      dueTimer = undefined;
-      pump();
-    }, Math.max(0, at - clock()));
-    dueTimer.unref();
+  private async armDue(): Promise<void> {
+    const at = await this.queue.nextAt().catch(() => this.clock() + LEASE_MS);
+    if (at === undefined || at >= this.dueAt || this.stopping) return;
+    clearTimeout(this.dueTimer);
+    this.dueAt = at;
+    this.dueTimer = setTimeout(() => {
+      this.dueAt = Infinity;
+      this.dueTimer = undefined;
+      this.pump();
+    }, Math.max(0, at - this.clock()));
+    this.dueTimer.unref();
   }
 
-  function start(c: Claim<NewRun>): void {
-    if (startedThisTurn++ === 0) newTurn();
-    calling++;
+  private start(c: Claim<NewRun>): void {
+    if (this.startedThisTurn++ === 0) this.newTurn();
+    this.calling++;
     let released = false;
     // The slot limits calls to agents, not commits: it frees as soon as the agent has answered, so
     // another session's run can start while this outcome waits for its group commit.
     const release = () => {
       if (released) return;
       released = true;
-      calling--;
-      if (startedThisTurn < RUNS_PER_TURN) pump();
-      else schedulePump();
+      this.calling--;
+      if (this.startedThisTurn < RUNS_PER_TURN) this.pump();
+      else this.schedulePump();
     };
-    const p = execute(c, release)
+    const p = this.execute(c, release)
       .catch((err) => {
         const run = { runId: c.id };
         // the claim is left to its lease: the run is due again once it runs out (or at the next start)
-        if (isStorageUnavailable(err)) logger.warn({ err, ...run }, 'run left for the next start: the store could not write before the stop');
-        else logger.error({ err, ...run }, 'run failed unexpectedly');
+        if (isStorageUnavailable(err)) this.logger.warn({ err, ...run }, 'run left for the next start: the store could not write before the stop');
+        else this.logger.error({ err, ...run }, 'run failed unexpectedly');
       })
       .finally(() => {
         release();
-        inFlight.delete(c.id);
-        pump();
-        checkIdle();
+        this.inFlight.delete(c.id);
+        this.pump();
+        this.checkIdle();
       });
-    inFlight.set(c.id, p);
+    this.inFlight.set(c.id, p);
   }
 
   /** Holds its generation while it runs: a reload does not dispose what it is using. */
-  function execute(c: Claim<NewRun>, release: () => void): Promise<void> {
-    return generations.use((gen) => executeOn(gen, c, release));
+  private execute(c: Claim<NewRun>, release: () => void): Promise<void> {
+    return this.generations.use((gen) => this.executeOn(gen, c, release));
   }
 
   /**
    * A store call of a run, made again while the store cannot write (a full disk) until it can:
    * a run's claim is not ended while it is still `queued` or `running` on disk.
    */
-  function stored<T>(log: Logger, what: string, call: () => Promise<T>): Promise<T> {
-    return untilStored(call, { signal: storeGaveUp.signal, logger: log, what, onWait, onResume });
-  }
-  function onWait(): void {
-    waitingForStore++;
-  }
-  function onResume(): void {
-    waitingForStore--;
-    pump();
+  private stored<T>(log: Logger, what: string, call: () => Promise<T>): Promise<T> {
+    return untilStored(call, { signal: this.storeGaveUp.signal, logger: log, what, onWait: this.onWait, onResume: this.onResume });
   }
 
+  private readonly onWait = (): void => {
+    this.waitingForStore++;
+  };
+
+  private readonly onResume = (): void => {
+    this.waitingForStore--;
+    this.pump();
+  };
+
   /** `release` frees the run's concurrency slot; called once the agent call is over. */
-  async function executeOn(gen: Generation, c: Claim<NewRun>, release: () => void): Promise<void> {
+  private async executeOn(gen: Generation, c: Claim<NewRun>, release: () => void): Promise<void> {
+    const { store, queue } = this;
     const run = c.item;
     const id = c.id;
     // started twice already and never finished: interrupted by two restarts
-    if (c.attempts >= 2) return interruptedTwice(c);
-    const startedAt = clock();
+    if (c.attempts >= 2) return this.interruptedTwice(c);
+    const startedAt = this.clock();
     // Not awaited: writes commit in order, so `running` is stored before the outcome can be, and a
     // fast provider's run then costs one commit instead of two. A crash before this commit leaves the
     // run `queued`, which a restart runs again as it would after a crash just before the start.
     const started = store.startRun(id, startedAt);
     // a start the store could not write (a full disk) is kept and written with the run's outcome
-    started.catch((err) => isStorageUnavailable(err) || logger.error({ err, runId: id }, 'recording the start of a run failed'));
-    const log = logger.child({ runId: id, hook: run.hookName });
-    const history = run.newSession ? [] : await stored(log, 'read a transcript', () => store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
+    started.catch((err) => isStorageUnavailable(err) || this.logger.error({ err, runId: id }, 'recording the start of a run failed'));
+    const log = this.logger.child({ runId: id, hook: run.hookName });
+    const history = run.newSession ? [] : await this.stored(log, 'read a transcript', () => store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
     const result = await callAgent(gen, {
       runId: id,
       sessionKey: run.sessionKey,
@@ -218,70 +247,80 @@ export function createRunner(deps: RunnerDeps): Runner {
       thinking: run.thinking,
       messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: run.message }],
       timeoutMs: run.timeoutSeconds * 1000,
-      shutdown,
+      shutdown: this.shutdown,
     });
     release();
     if (result.status === 'aborted') {
-      await queue.release(id, worker);
+      await queue.release(id, this.worker);
       log.info('run interrupted by shutdown; left queued');
       return;
     }
-    const finishedAt = clock();
+    const finishedAt = this.clock();
     // the route is chosen by the config serving now, which a reload during the call may have changed
-    const outcome = await stored(log, 'choose the route of a reply', () =>
-      buildOutcome(generations.current, store, { run, result, finishedAt, prompt: { content: run.message, at: startedAt }, failedReason: NOT_OK, summarize: true }),
+    const outcome = await this.stored(log, 'choose the route of a reply', () =>
+      buildOutcome(this.generations.current, store, { run, result, finishedAt, prompt: { content: run.message, at: startedAt }, failedReason: NOT_OK, summarize: true }),
     );
     outcome.event = summaryEvent(run, outcome, finishedAt);
-    await stored(log, 'store the outcome of a run', () => store.finishRun(outcome));
-    await stored(log, 'end the claim of a run', () => queue.complete(id, worker));
+    await this.stored(log, 'store the outcome of a run', () => store.finishRun(outcome));
+    await this.stored(log, 'end the claim of a run', () => queue.complete(id, this.worker));
     log.info({ status: outcome.status, ms: finishedAt - startedAt, delivery: outcome.delivery.kind }, 'run finished');
-    if (outcome.delivery.kind === 'outbox') deps.notifyOutbox(outcome.delivery.entry);
-    if (run.wakeMode === 'now') deps.requestHeartbeat();
+    if (outcome.delivery.kind === 'outbox') this.deps.notifyOutbox(outcome.delivery.entry);
+    if (run.wakeMode === 'now') this.deps.requestHeartbeat();
   }
 
-  async function interruptedTwice(c: Claim<NewRun>): Promise<void> {
+  private async interruptedTwice(c: Claim<NewRun>): Promise<void> {
     const run = c.item;
-    const at = clock();
+    const at = this.clock();
     const result = { status: 'error' as const, error: 'interrupted twice by a service restart' };
-    const o = await buildOutcome(generations.current, store, { run, result, finishedAt: at, failedReason: NOT_OK });
+    const o = await buildOutcome(this.generations.current, this.store, { run, result, finishedAt: at, failedReason: NOT_OK });
     o.event = summaryEvent(run, o, at);
-    const log = logger.child({ runId: c.id, hook: run.hookName });
-    await stored(log, 'store the outcome of a run', () => store.finishRun(o));
-    await stored(log, 'end the claim of a run', () => queue.complete(c.id, worker));
+    const log = this.logger.child({ runId: c.id, hook: run.hookName });
+    await this.stored(log, 'store the outcome of a run', () => this.store.finishRun(o));
+    await this.stored(log, 'end the claim of a run', () => this.queue.complete(c.id, this.worker));
     log.warn('run interrupted by a restart twice; marked error');
-    if (run.wakeMode === 'now') deps.requestHeartbeat();
+    if (run.wakeMode === 'now') this.deps.requestHeartbeat();
   }
 
-  function summaryEvent(run: NewRun, o: RunOutcome, at: number): NewEvent {
-    const body = o.status === 'ok' ? o.summary! : oneLine(o.error ?? o.status, SUMMARY_MAX);
-    const status = o.status === 'ok' ? '' : ` (${o.status})`;
-    const text = run.trusted ? `Hook ${run.hookName}${status}: ${body}` : hookLine(run.hookName, run.nameTrusted === true, status, body, run.label);
-    return { id: uuidv7(), source: 'run', text, createdAt: at, runId: run.id };
+  notify(): void {
+    this.pump();
   }
 
-  return {
-    notify: pump,
-    async recover() {
-      const heartbeats = await store.failInterruptedHeartbeats(clock(), 'interrupted by a service restart');
-      const queued = queue.size().waiting;
-      pump();
-      return { queued, heartbeats };
-    },
-    queued: () => queue.size().waiting,
-    running: () => inFlight.size,
-    async stop(deadlineMs) {
-      stopping = true;
-      clearTimeout(dueTimer);
-      if (inFlight.size)
-        await stopWithin(Promise.allSettled([...inFlight.values()]), deadlineMs, () => {
-          shutdown.abort(new Error('service shutting down'));
-          storeGaveUp.abort();
-        });
-      clearInterval(renew);
-    },
-    idle() {
-      if (isIdle()) return Promise.resolve();
-      return new Promise((r) => idleWaiters.push(r));
-    },
-  };
+  async recover(): Promise<{ queued: number; heartbeats: number }> {
+    const heartbeats = await this.store.failInterruptedHeartbeats(this.clock(), 'interrupted by a service restart');
+    const queued = this.queue.size().waiting;
+    this.pump();
+    return { queued, heartbeats };
+  }
+
+  queued(): number {
+    return this.queue.size().waiting;
+  }
+
+  running(): number {
+    return this.inFlight.size;
+  }
+
+  async stop(deadlineMs: number): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.dueTimer);
+    if (this.inFlight.size)
+      await stopWithin(Promise.allSettled([...this.inFlight.values()]), deadlineMs, () => {
+        this.shutdown.abort(new Error('service shutting down'));
+        this.storeGaveUp.abort();
+      });
+    clearInterval(this.renew);
+  }
+
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+}
+
+/** The summary event of a finished run, for the main session. */
+function summaryEvent(run: NewRun, o: RunOutcome, at: number): NewEvent {
+  const body = o.status === 'ok' ? o.summary! : oneLine(o.error ?? o.status, SUMMARY_MAX);
+  const status = o.status === 'ok' ? '' : ` (${o.status})`;
+  const text = run.trusted ? `Hook ${run.hookName}${status}: ${body}` : hookLine(run.hookName, run.nameTrusted === true, status, body, run.label);
+  return { id: uuidv7(), source: 'run', text, createdAt: at, runId: run.id };
 }
