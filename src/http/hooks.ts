@@ -92,38 +92,33 @@ export function isHookPath(gen: Generation, path: string): boolean {
  * for paths under the prefix (`isHookPath`).
  */
 export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res: ServerResponse, parsed?: Target) => void {
-  const auth = new BearerAuth({ throttle: deps.throttle, logger: deps.logger, gatewayHeader: true });
-  const logRequest = requestLogger(deps.logger);
+  return new HookListener(deps).onRequest;
+}
 
-  /**
-   * Finds the mapping that owns a named hook's request and checks its
-   * credential. A signed hook's credential is judged only here: its failures
-   * count like a wrong token, its success like a right one.
-   */
-  function authorizeNamed(gen: Generation, hookReq: HookRequest, client: string, now: number): Pipeline | undefined {
-    let owner;
-    try {
-      owner = authorizeRequest(gen, hookReq, deps.named);
-    } catch (err) {
-      if (err instanceof HookError && (err.code === 'UNAUTHORIZED' || err.code === 'INVALID_SIGNATURE')) throw auth.fail(client, now, err);
-      throw err;
-    }
-    if (!hookReq.authenticated) auth.succeed(client);
-    return owner;
+class HookListener {
+  private readonly deps: HooksDeps;
+  private readonly auth: BearerAuth;
+  private readonly logRequest: ReturnType<typeof requestLogger>;
+
+  constructor(deps: HooksDeps) {
+    this.deps = deps;
+    this.auth = new BearerAuth({ throttle: deps.throttle, logger: deps.logger, gatewayHeader: true });
+    this.logRequest = requestLogger(deps.logger);
   }
 
-  return function onHookRequest(req, res, parsed) {
+  readonly onRequest = (req: IncomingMessage, res: ServerResponse, parsed?: Target): void => {
+    const { deps } = this;
     const start = performance.now();
     const t = parsed ?? target(req.url ?? '/');
     const state: RequestState = {};
     const out: Record<string, string> = {};
     // the generation the request runs on to the end
     const gen = deps.generations.acquire();
-    handle(req, res, t, state, out, gen).then(
+    this.handle(req, res, t, state, out, gen).then(
       (answer) => {
         deps.generations.release(gen);
         if (!res.writableEnded) sendJson(res, answer.status, answer.body, out);
-        logRequest(req.method ?? '', t.path, answer.status, start, state);
+        this.logRequest(req.method ?? '', t.path, answer.status, start, state);
         deps.tally?.count(state.hook, answer.status);
       },
       (err) => {
@@ -133,18 +128,19 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
         if (closeIfBodyUnread(req)) out.Connection = 'close';
         if (!res.writableEnded && !res.headersSent) sendJson(res, e.status, errorBody(e), out);
         logFailure(deps.logger, e, t.path, state);
-        logRequest(req.method ?? '', t.path, e.status, start, state);
+        this.logRequest(req.method ?? '', t.path, e.status, start, state);
         deps.tally?.count(state.hook, e.status);
       },
     );
   };
 
-  async function handle(req: IncomingMessage, res: ServerResponse, t: Target, state: RequestState, out: Record<string, string>, gen: Generation): Promise<Answer> {
+  /** Authenticates and reads a request, then stores what it asks for (`accept`). */
+  private async handle(req: IncomingMessage, res: ServerResponse, t: Target, state: RequestState, out: Record<string, string>, gen: Generation): Promise<Answer> {
     const hc = gen.config.hooks;
     const path = t.path;
-    const now = deps.clock();
+    const now = this.deps.clock();
     if (req.method !== 'POST') {
-      if (req.method === 'GET') return handshake(req, res, t, state, gen, now);
+      if (req.method === 'GET') return this.handshake(req, res, t, state, gen, now);
       throw errors.methodNotAllowed();
     }
 
@@ -152,7 +148,7 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     const name = path.slice(hc.path.length).replace(/^\/+|\/+$/g, '');
     const signedName = name !== 'wake' && name !== 'agent' && (gen.signed.anyPath || gen.signed.paths.has(name));
     // a name a signature-verified mapping may own gets its verdict from that mapping (authorizeNamed)
-    const authenticated = auth.authenticate(req.headers, gen.hookToken, client, now, !signedName, t.query, hc.allowQueryToken, out);
+    const authenticated = this.auth.authenticate(req.headers, gen.hookToken, client, now, !signedName, t.query, hc.allowQueryToken, out);
     if (!name) throw errors.notFound();
     state.hook = name;
 
@@ -177,19 +173,49 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
       receivedAt: now,
       authenticated,
     };
-
-    const idemKey = idempotencyKey(req.headers);
-    const scoped = `${name}\n${idemKey ?? ''}`;
     // a named hook's credential (its mapping's signature, or the token) passes before anything stored is consulted
-    const owner = reserved ? undefined : authorizeNamed(gen, hookReq, client, now);
+    const owner = reserved ? undefined : this.authorizeNamed(gen, hookReq, client, now);
     if (owner) state.mapping = owner.id;
     if (hookReq.answer) return sendDirect(res, hookReq.answer);
+    const answer = await this.accept(gen, hookReq, t, owner);
+
+    const b = answer.body;
+    if (typeof b.runId === 'string') state.runId = b.runId;
+    else if (Array.isArray(b.runIds) && b.runIds.length) state.runId = (b.runIds as string[]).join(',');
+    if (typeof b.eventId === 'string') state.eventId = b.eventId;
+    return answer;
+  }
+
+  /**
+   * Finds the mapping that owns a named hook's request and checks its
+   * credential. A signed hook's credential is judged only here: its failures
+   * count like a wrong token, its success like a right one.
+   */
+  private authorizeNamed(gen: Generation, hookReq: HookRequest, client: string, now: number): Pipeline | undefined {
+    let owner;
+    try {
+      owner = authorizeRequest(gen, hookReq, this.deps.named);
+    } catch (err) {
+      if (err instanceof HookError && (err.code === 'UNAUTHORIZED' || err.code === 'INVALID_SIGNATURE')) throw this.auth.fail(client, now, err);
+      throw err;
+    }
+    if (!hookReq.authenticated) this.auth.succeed(client);
+    return owner;
+  }
+
+  /** Resolves the request into actions and stores them, with the request kept in the same commit; once per idempotency key. */
+  private accept(gen: Generation, hookReq: HookRequest, t: Target, owner: Pipeline | undefined): Promise<Answer> {
+    const { deps } = this;
+    const hc = gen.config.hooks;
+    const { name, path, receivedAt: now } = hookReq;
+    const idemKey = idempotencyKey(hookReq.headers);
+    const scoped = `${name}\n${idemKey ?? ''}`;
     const work = async (): Promise<Answer> => {
       const resolution = await resolveRequest(gen, hookReq, deps.named, owner);
       // kept in the same commit as what it stores (the request log)
       const keep: KeepRequest | undefined =
         gen.config.retention.requestsDays > 0
-          ? { hook: name, mappingId: owner?.id ?? null, url: keptUrl(path, t.query), headers: keptHeaders(req.headers, credentialHeaders(gen)), body, receivedAt: now, replayOf: null }
+          ? { hook: name, mappingId: owner?.id ?? null, url: keptUrl(path, t.query), headers: keptHeaders(hookReq.headers, credentialHeaders(gen)), body: hookReq.rawBody, receivedAt: now, replayOf: null }
           : undefined;
       if (resolution.kind === 'skip') {
         if (keep) await deps.dispatcher.keepSkipped(keep);
@@ -202,13 +228,7 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
         ...(keep ? { keep } : {}),
       });
     };
-    const answer = idemKey ? await deps.idempotency.once(scoped, now, work) : await work();
-
-    const b = answer.body;
-    if (typeof b.runId === 'string') state.runId = b.runId;
-    else if (Array.isArray(b.runIds) && b.runIds.length) state.runId = (b.runIds as string[]).join(',');
-    if (typeof b.eventId === 'string') state.eventId = b.eventId;
-    return answer;
+    return idemKey ? deps.idempotency.once(scoped, now, work) : work();
   }
 
   /**
@@ -217,7 +237,8 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
    * path that can answer one; `405` when none can. Nothing is stored and no
    * mapping runs. A refused handshake counts as a failed authentication.
    */
-  function handshake(req: IncomingMessage, res: ServerResponse, t: Target, state: RequestState, gen: Generation, now: number): Answer {
+  private handshake(req: IncomingMessage, res: ServerResponse, t: Target, state: RequestState, gen: Generation, now: number): Answer {
+    const { deps } = this;
     const hc = gen.config.hooks;
     const name = t.path.slice(hc.path.length).replace(/^\/+|\/+$/g, '');
     const owner = name && !RESERVED_NAMES.has(name) ? handshakeOwner(gen, name) : undefined;
@@ -230,9 +251,9 @@ export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res:
     const r = owner.verify!.handshake!({ name, headers: req.headers, query: queryWithoutToken(t.query), receivedAt: now });
     if (!r.ok) {
       deps.logger.warn({ mapping: owner.id, scheme: owner.verifyType, reason: r.reason }, 'handshake refused');
-      throw auth.fail(client, now, errors.forbidden());
+      throw this.auth.fail(client, now, errors.forbidden());
     }
-    auth.succeed(client);
+    this.auth.succeed(client);
     return sendDirect(res, r.answer);
   }
 }
