@@ -56,35 +56,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   return {
     async dispatch(actions, opts) {
       const now = clock();
-      const events: NewEvent[] = [];
-      const runs: NewRun[] = [];
-      let wakeNow = false;
-      for (const a of actions) {
-        if (a.kind === 'wake') {
-          events.push({ id: uuidv7(now), source: a.origin, text: a.text, createdAt: now, runId: null });
-          if (a.mode === 'now') wakeNow = true;
-        } else {
-          runs.push({
-            id: uuidv7(now),
-            kind: 'hook',
-            hookName: a.name,
-            label: a.label,
-            trusted: a.trusted,
-            nameTrusted: a.nameTrusted,
-            sessionKey: a.sessionKey,
-            message: a.message,
-            model: a.model,
-            thinking: a.thinking,
-            timeoutSeconds: a.timeoutSeconds,
-            wakeMode: a.wakeMode,
-            deliver: a.deliver,
-            channel: a.channel,
-            to: a.to,
-            createdAt: now,
-          });
-          if (a.newSession) runs[runs.length - 1]!.newSession = true;
-        }
-      }
+      const { events, runs, wakeNow } = newRecords(actions, now);
       if (runs.length && deps.queuedRuns() + reserved + runs.length > opts.maxQueuedRuns)
         throw errors.unavailable('too many queued agent runs; try again later', 30);
 
@@ -116,6 +88,41 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       return requestId!;
     },
   };
+}
+
+/** The events and runs `actions` store, made at `now`, and whether one asks for a heartbeat now. */
+function newRecords(actions: readonly PreparedAction[], now: number): { events: NewEvent[]; runs: NewRun[]; wakeNow: boolean } {
+  const events: NewEvent[] = [];
+  const runs: NewRun[] = [];
+  let wakeNow = false;
+  for (const a of actions) {
+    if (a.kind === 'wake') {
+      events.push({ id: uuidv7(now), source: a.origin, text: a.text, createdAt: now, runId: null });
+      if (a.mode === 'now') wakeNow = true;
+      continue;
+    }
+    const run: NewRun = {
+      id: uuidv7(now),
+      kind: 'hook',
+      hookName: a.name,
+      label: a.label,
+      trusted: a.trusted,
+      nameTrusted: a.nameTrusted,
+      sessionKey: a.sessionKey,
+      message: a.message,
+      model: a.model,
+      thinking: a.thinking,
+      timeoutSeconds: a.timeoutSeconds,
+      wakeMode: a.wakeMode,
+      deliver: a.deliver,
+      channel: a.channel,
+      to: a.to,
+      createdAt: now,
+    };
+    if (a.newSession) run.newSession = true;
+    runs.push(run);
+  }
+  return { events, runs, wakeNow };
 }
 
 /** What each action stored, in order: wakes made the events, agent actions the runs. */
