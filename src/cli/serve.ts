@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { findConfigFile, loadConfig, type LoadedConfig } from '../config/load.ts';
 import { ConfigError, formatIssue } from '../errors.ts';
-import { createLogger, logFormat, printStdout, type LogFormat } from '../log.ts';
+import { createLogger, logFormat, printStdout, type LogFormat, type Logger } from '../log.ts';
 import { startService, type Service } from '../service.ts';
 import { StoreOpenError } from '../store/index.ts';
 import { commonOptions, helpText, parse, resolveDataDir, UsageError, type Flag } from './args.ts';
@@ -30,8 +30,11 @@ and transforms when they change, and stops cleanly on SIGTERM or SIGINT.`,
   SERVE_OPTIONS,
 );
 
-export async function serve(argv: string[]): Promise<number | undefined> {
-  let values;
+type ServeValues = ReturnType<typeof parse<typeof SERVE_OPTIONS>>['values'];
+
+/** The options of `serve`, or the exit code once help or a usage error is printed. */
+function serveOptions(argv: string[]): { values: ServeValues; format: LogFormat; port: number | undefined } | number {
+  let values: ServeValues;
   try {
     ({ values } = parse(argv, SERVE_OPTIONS));
   } catch (err) {
@@ -60,46 +63,21 @@ export async function serve(argv: string[]): Promise<number | undefined> {
       return 1;
     }
   }
-  const dataDir = resolve(resolveDataDir(values.data));
-  const tokens = dataDirTokens(dataDir, true);
+  return { values, format, port };
+}
 
-  // the file is located once; reloads read the same file again
-  const file = findConfigFile({ file: values.config });
-  const load = () => loadConfig({ file, dataDir, tokenFallback: tokens.fallback });
-  let loaded: LoadedConfig;
-  try {
-    loaded = load();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`hook-intake: invalid configuration\n${err.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}\n`);
-      return 1;
-    }
-    throw err;
-  }
+/** What to print for a start that failed for a reason the operator can fix; undefined for any other error. */
+function startFailure(err: unknown): string | undefined {
+  if (err instanceof ConfigError) return `hook-intake: invalid configuration\n${err.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}\n`;
+  const e = err as NodeJS.ErrnoException;
+  if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') return `hook-intake: cannot listen: ${e.message}\n`;
+  if (err instanceof StoreOpenError) return `hook-intake: cannot open storage: ${err.message}\n`;
+  return undefined;
+}
 
-  const logger = createLogger(loaded.config.logging.level, undefined, format);
-  let service: Service;
-  try {
-    service = await startService({ load, initial: loaded, logger, port, bind: values.bind });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`hook-intake: invalid configuration\n${err.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}\n`);
-      return 1;
-    }
-    const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
-      process.stderr.write(`hook-intake: cannot listen: ${e.message}\n`);
-      return 1;
-    }
-    if (err instanceof StoreOpenError) {
-      process.stderr.write(`hook-intake: cannot open storage: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
-
-  // the handlers go in before the ready line: a supervisor may send SIGTERM the moment it reads it
-  const stopped = new Promise<number>((done) => {
+/** Stops the service on SIGTERM or SIGINT; resolves with the exit code. */
+function stopOnSignal(service: Service, logger: Logger): Promise<number> {
+  return new Promise<number>((done) => {
     const onSignal = (sig: NodeJS.Signals) => {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
@@ -115,6 +93,41 @@ export async function serve(argv: string[]): Promise<number | undefined> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+export async function serve(argv: string[]): Promise<number | undefined> {
+  const opts = serveOptions(argv);
+  if (typeof opts === 'number') return opts;
+  const { values, format, port } = opts;
+  const dataDir = resolve(resolveDataDir(values.data));
+  const tokens = dataDirTokens(dataDir, true);
+
+  // the file is located once; reloads read the same file again
+  const file = findConfigFile({ file: values.config });
+  const load = () => loadConfig({ file, dataDir, tokenFallback: tokens.fallback });
+  let loaded: LoadedConfig;
+  try {
+    loaded = load();
+  } catch (err) {
+    const why = err instanceof ConfigError ? startFailure(err) : undefined;
+    if (!why) throw err;
+    process.stderr.write(why);
+    return 1;
+  }
+
+  const logger = createLogger(loaded.config.logging.level, undefined, format);
+  let service: Service;
+  try {
+    service = await startService({ load, initial: loaded, logger, port, bind: values.bind });
+  } catch (err) {
+    const why = startFailure(err);
+    if (!why) throw err;
+    process.stderr.write(why);
+    return 1;
+  }
+
+  // the handlers go in before the ready line: a supervisor may send SIGTERM the moment it reads it
+  const stopped = stopOnSignal(service, logger);
   printStdout(`listening on ${service.url}\n`);
   printWelcome(service, loaded, tokens);
   return stopped;
