@@ -109,88 +109,106 @@ export interface RunDeps {
   logger: Logger;
 }
 
+/** One template scope per item of `forEach`, else the request's own. */
+function templateScopes(p: Pipeline, req: HookRequest, headers: Record<string, string>): TemplateScope[] {
+  const base: TemplateScope = { name: req.name, now: new Date(req.receivedAt).toISOString(), headers, query: req.query, payload: req.payload };
+  if (!p.forEach) return [base];
+  const list = getPath(req.payload, p.forEach.segs);
+  if (!Array.isArray(list)) throw errors.invalidPayload(p.forEach.field, `must be an array (mapping "${p.id}" has forEach: "${p.forEach.field}")`);
+  if (list.length > MAX_FAN_OUT) throw errors.invalidPayload(p.forEach.field, `must have at most ${MAX_FAN_OUT} items`);
+  return list.map((item, index) => ({ ...base, item, index }));
+}
+
+type Merged = { partial: Partial; overrides?: Partial };
+
 export async function runPipeline(p: Pipeline, req: HookRequest, gen: Generation, boundary: string, deps: RunDeps): Promise<Resolution> {
   const headers = visibleHeaders(req.headers);
-  const base: TemplateScope = { name: req.name, now: new Date(req.receivedAt).toISOString(), headers, query: req.query, payload: req.payload };
-
-  let scopes: TemplateScope[];
-  if (p.forEach) {
-    const list = getPath(req.payload, p.forEach.segs);
-    if (!Array.isArray(list)) throw errors.invalidPayload(p.forEach.field, `must be an array (mapping "${p.id}" has forEach: "${p.forEach.field}")`);
-    if (list.length > MAX_FAN_OUT) throw errors.invalidPayload(p.forEach.field, `must have at most ${MAX_FAN_OUT} items`);
-    scopes = list.map((item, index) => ({ ...base, item, index }));
-  } else scopes = [base];
+  const scopes = templateScopes(p, req, headers);
   if (!scopes.length) return { kind: 'skip', mappingId: p.id };
-
   // a single context with the body's JSON text: the worker parses its own payload and computes body-JSON defaults on demand
   const sendText = p.transform !== undefined && !p.forEach && req.json !== undefined;
   const rendered = scopes.map((s) => renderTemplates(p, s, sendText));
-  let merged: { partial: Partial; overrides?: Partial }[];
-
-  if (p.transform) {
-    if (!gen.transforms) throw errors.internal(new Error('transform pool missing'));
-    const contexts = scopes.map((s, i) => ({
-      payload: sendText ? undefined : s.payload,
-      headers,
-      query: s.query,
-      path: s.name,
-      url: req.url,
-      now: s.now,
-      ...(p.forEach ? { item: s.item, index: s.index } : {}),
-      action: rendered[i],
-    }));
-    const deferred = sendText ? deferredFields(p, rendered[0]!) : [];
-    let results: unknown[];
-    try {
-      results = await gen.transforms.call(p.transform.key, contexts, p.transform.timeoutMs, sendText ? { json: req.json!, deferred } : undefined);
-    } catch (err) {
-      const e = err as TransformCallError;
-      deps.logger.error({ mapping: p.id, transform: p.transform.file, timedOut: e.timedOut ?? false, reason: e.detail ?? String(err), stack: e.stack }, 'transform failed');
-      throw errors.transformFailed(err);
-    }
-    merged = [];
-    results.forEach((r, i) => {
-      const tpl = rendered[i]!;
-      if (r === undefined) merged.push({ partial: tpl });
-      else if (r === null) return;
-      else if (Array.isArray(r)) {
-        for (const el of r) {
-          if (el === null || el === undefined) continue;
-          if (typeof el !== 'object' || Array.isArray(el)) throw badResult(p, deps, 'an array element that is not an object or null');
-          merged.push({ partial: override(tpl, el as Partial), overrides: el as Partial });
-        }
-      } else if (typeof r === 'object') merged.push({ partial: override(tpl, r as Partial), overrides: r as Partial });
-      else throw badResult(p, deps, `a ${typeof r}`);
-    });
-    if (merged.length > MAX_FAN_OUT) throw badResult(p, deps, `${merged.length} actions (at most ${MAX_FAN_OUT})`);
-    if (deferred.length) {
-      let bodyJson: string | undefined;
-      const json = () => (bodyJson ??= JSON.stringify(req.payload));
-      for (const m of merged) fillDeferred(m.partial, deferred, json);
-    }
-  } else merged = rendered.map((partial) => ({ partial }));
-
+  const merged = p.transform ? await transformed(p, req, gen, { scopes, rendered, headers, sendText }, deps) : rendered.map((partial) => ({ partial }));
   if (!merged.length) return { kind: 'skip', mappingId: p.id };
+  return { kind: 'actions', mappingId: p.id, actions: merged.map((m) => prepared(p, m, req, gen, boundary, deps)) };
+}
 
-  const actions = merged.map(({ partial, overrides }) => {
-    let a: Action;
-    try {
-      a = toAction(partial, req.name, gen, overrides);
-    } catch (err) {
-      if (err instanceof HookError) deps.logger.info({ mapping: p.id, code: err.code, field: err.field }, 'mapped action refused');
-      throw err;
-    }
-    const nameTrusted = a.kind === 'agent' && nameFromConfig(p, partial, overrides);
-    return prepare(a, {
-      // never a hook-supplied name: it would stand in the notice, outside the markers
-      label: p.label ?? (a.kind === 'agent' && nameTrusted ? a.name : (p.path ?? 'Webhook')),
-      origin: p.id,
-      trusted: p.trusted,
-      nameTrusted,
-      boundaryId: boundary,
-    });
+/** The mapping's transform called on each scope, its results merged over the templates' actions. */
+async function transformed(
+  p: Pipeline,
+  req: HookRequest,
+  gen: Generation,
+  input: { scopes: TemplateScope[]; rendered: Partial[]; headers: Record<string, string>; sendText: boolean },
+  deps: RunDeps,
+): Promise<Merged[]> {
+  const { scopes, rendered, headers, sendText } = input;
+  if (!gen.transforms || !p.transform) throw errors.internal(new Error('transform pool missing'));
+  const contexts = scopes.map((s, i) => ({
+    payload: sendText ? undefined : s.payload,
+    headers,
+    query: s.query,
+    path: s.name,
+    url: req.url,
+    now: s.now,
+    ...(p.forEach ? { item: s.item, index: s.index } : {}),
+    action: rendered[i],
+  }));
+  const deferred = sendText ? deferredFields(p, rendered[0]!) : [];
+  let results: unknown[];
+  try {
+    results = await gen.transforms.call(p.transform.key, contexts, p.transform.timeoutMs, sendText ? { json: req.json!, deferred } : undefined);
+  } catch (err) {
+    const e = err as TransformCallError;
+    deps.logger.error({ mapping: p.id, transform: p.transform.file, timedOut: e.timedOut ?? false, reason: e.detail ?? String(err), stack: e.stack }, 'transform failed');
+    throw errors.transformFailed(err);
+  }
+  const merged = mergeResults(p, results, rendered, deps);
+  if (deferred.length) {
+    let bodyJson: string | undefined;
+    const json = () => (bodyJson ??= JSON.stringify(req.payload));
+    for (const m of merged) fillDeferred(m.partial, deferred, json);
+  }
+  return merged;
+}
+
+/** A transform's results over the templates' actions: undefined keeps the action, null drops it, an object or array of objects overrides it. */
+function mergeResults(p: Pipeline, results: unknown[], rendered: Partial[], deps: RunDeps): Merged[] {
+  const merged: Merged[] = [];
+  results.forEach((r, i) => {
+    const tpl = rendered[i]!;
+    if (r === undefined) merged.push({ partial: tpl });
+    else if (r === null) return;
+    else if (Array.isArray(r)) {
+      for (const el of r) {
+        if (el === null || el === undefined) continue;
+        if (typeof el !== 'object' || Array.isArray(el)) throw badResult(p, deps, 'an array element that is not an object or null');
+        merged.push({ partial: override(tpl, el as Partial), overrides: el as Partial });
+      }
+    } else if (typeof r === 'object') merged.push({ partial: override(tpl, r as Partial), overrides: r as Partial });
+    else throw badResult(p, deps, `a ${typeof r}`);
   });
-  return { kind: 'actions', mappingId: p.id, actions };
+  if (merged.length > MAX_FAN_OUT) throw badResult(p, deps, `${merged.length} actions (at most ${MAX_FAN_OUT})`);
+  return merged;
+}
+
+/** One merged action checked and prepared for dispatch (its boundary, label and trust). */
+function prepared(p: Pipeline, { partial, overrides }: Merged, req: HookRequest, gen: Generation, boundary: string, deps: RunDeps) {
+  let a: Action;
+  try {
+    a = toAction(partial, req.name, gen, overrides);
+  } catch (err) {
+    if (err instanceof HookError) deps.logger.info({ mapping: p.id, code: err.code, field: err.field }, 'mapped action refused');
+    throw err;
+  }
+  const nameTrusted = a.kind === 'agent' && nameFromConfig(p, partial, overrides);
+  return prepare(a, {
+    // never a hook-supplied name: it would stand in the notice, outside the markers
+    label: p.label ?? (a.kind === 'agent' && nameTrusted ? a.name : (p.path ?? 'Webhook')),
+    origin: p.id,
+    trusted: p.trusted,
+    nameTrusted,
+    boundaryId: boundary,
+  });
 }
 
 /**
