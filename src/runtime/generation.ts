@@ -83,37 +83,43 @@ function fileKey(path: string): string {
   return `${path}#${createHash('sha256').update(readFileSync(path)).digest('base64url')}`;
 }
 
-/** Builds a generation; throws `ConfigError` listing every problem, leaving nothing running. */
-export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Promise<Generation> {
-  const { config } = loaded;
-  const file = loaded.file ?? '(embedded defaults)';
-  const issues: ConfigIssue[] = [];
-  const sourceFiles = loaded.file ? [loaded.file] : [];
-  const sourceDirs = [config.hooks.transformsDir!];
+/** The files and directories a generation is built from (what the watcher watches). */
+interface SourceList {
+  files: string[];
+  dirs: string[];
+}
 
+/** The registry of built-ins, the built-in presets and the config's plugins; a plugin that does not load is an issue. */
+async function loadRegistry(loaded: LoadedConfig, deps: BuildDeps, issues: ConfigIssue[], sources: SourceList): Promise<Registry> {
+  const file = loaded.file ?? '(embedded defaults)';
   const registry = createRegistry();
   registry.register(signatureVerifiers);
   for (const p of deps.builtins) registry.register(p);
   const presetsDir = deps.presetsDir ?? BUILTIN_PRESETS_DIR;
   const builtinPresets = loadPresetsDir(presetsDir);
   issues.push(...builtinPresets.issues);
-  sourceDirs.push(presetsDir);
+  sources.dirs.push(presetsDir);
   registry.register({ name: 'presets', presets: Object.fromEntries(builtinPresets.presets) }, presetsDir);
 
-  for (const [i, entry] of config.plugins.entries()) {
+  for (const [i, entry] of loaded.config.plugins.entries()) {
     const path = pluginPath(loaded.dir, entry);
-    sourceFiles.push(path);
+    sources.files.push(path);
     try {
       const plugin = await loadPluginModule(path);
       registry.register(plugin, path, fileKey(path));
-      for (const preset of Object.values(plugin.presets ?? {})) if (preset.transformsDir) sourceDirs.push(preset.transformsDir);
+      for (const preset of Object.values(plugin.presets ?? {})) if (preset.transformsDir) sources.dirs.push(preset.transformsDir);
     } catch (err) {
       issues.push({ file, path: `plugins[${i}]`, message: `${entry}: ${(err as Error).message}` });
     }
   }
+  return registry;
+}
 
+/** The presets `hooks.presets` names, in order; an unknown name is an issue. */
+function namedPresets(loaded: LoadedConfig, registry: Registry, issues: ConfigIssue[]): PresetSource[] {
+  const file = loaded.file ?? '(embedded defaults)';
   const presets: PresetSource[] = [];
-  config.hooks.presets.forEach((name, i) => {
+  loaded.config.hooks.presets.forEach((name, i) => {
     const def = registry.preset(name);
     if (!def) {
       const hint = didYouMean(name, registry.presetNames());
@@ -122,34 +128,44 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
     }
     presets.push({ name, mappings: def.mappings, ...(def.transformsDir ? { transformsDir: def.transformsDir } : {}), ...(def.file ? { file: def.file } : {}) });
   });
+  return presets;
+}
 
+/** The transform pool of the compiled pipelines; a transform that does not load is a `ConfigError` naming its mappings. */
+async function startTransforms(loaded: LoadedConfig, compiled: ReturnType<typeof compilePipelines>, instances: InstanceMaker, deps: BuildDeps): Promise<TransformPool> {
+  try {
+    return await createTransformPool(compiled.transforms, {
+      max: loaded.config.hooks.transformWorkers,
+      ...(deps.workers ? { source: deps.workers } : {}),
+      onWorkerError: (err) => deps.logger.error({ err: { message: err.message } }, 'transform worker error'),
+    });
+  } catch (err) {
+    void releaseInstances(instances.held);
+    if (!(err instanceof TransformLoadError)) throw err;
+    const origins = new Map<string, string[]>();
+    for (const p of compiled.pipelines) if (p.transform) origins.set(p.transform.key, [...(origins.get(p.transform.key) ?? []), p.origin]);
+    throw new ConfigError(
+      err.errors.map((e) => ({
+        file: e.key.split('#')[0] ?? loaded.file ?? '(embedded defaults)',
+        path: (origins.get(e.key) ?? []).map((o) => `${o}.transform`).join(', '),
+        message: e.message,
+      })),
+    );
+  }
+}
+
+/** Builds a generation; throws `ConfigError` listing every problem, leaving nothing running. */
+export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Promise<Generation> {
+  const { config } = loaded;
+  const file = loaded.file ?? '(embedded defaults)';
+  const issues: ConfigIssue[] = [];
+  const sources: SourceList = { files: loaded.file ? [loaded.file] : [], dirs: [config.hooks.transformsDir!] };
+  const registry = await loadRegistry(loaded, deps, issues, sources);
+  const presets = namedPresets(loaded, registry, issues);
   const instances = createInstanceMaker(registry, file, issues, instanceDeps(loaded, deps), deps.previous?.instances);
   const compiled = compilePipelines({ config, file, presets, verifier: instances.verifier });
   issues.push(...compiled.issues);
-
-  let transforms: TransformPool | undefined;
-  if (!issues.length && compiled.transforms.length) {
-    try {
-      transforms = await createTransformPool(compiled.transforms, {
-        max: config.hooks.transformWorkers,
-        ...(deps.workers ? { source: deps.workers } : {}),
-        onWorkerError: (err) => deps.logger.error({ err: { message: err.message } }, 'transform worker error'),
-      });
-    } catch (err) {
-      void releaseInstances(instances.held);
-      if (!(err instanceof TransformLoadError)) throw err;
-      const origins = new Map<string, string[]>();
-      for (const p of compiled.pipelines) if (p.transform) origins.set(p.transform.key, [...(origins.get(p.transform.key) ?? []), p.origin]);
-      throw new ConfigError(
-        err.errors.map((e) => ({
-          file: e.key.split('#')[0] ?? file,
-          path: (origins.get(e.key) ?? []).map((o) => `${o}.transform`).join(', '),
-          message: e.message,
-        })),
-      );
-    }
-  }
-
+  const transforms = !issues.length && compiled.transforms.length ? await startTransforms(loaded, compiled, instances, deps) : undefined;
   return assembleGeneration(
     loaded,
     {
@@ -157,7 +173,7 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
       instances,
       pipelines: compiled.pipelines,
       transforms,
-      sources: { files: [...new Set(sourceFiles)], dirs: [...new Set(sourceDirs)] },
+      sources: { files: [...new Set(sources.files)], dirs: [...new Set(sources.dirs)] },
       issues,
     },
     deps,
