@@ -31,6 +31,47 @@ interface Closable {
 
 const IGNORED = /(^|[\\/])(node_modules|\.git)([\\/]|$)|(^|[\\/])\.[^\\/]*\.sw[a-p]$|~$/;
 
+/** Watchers for `set`: chokidar on its directories, a plain fs.watch on the directory of each single file. */
+function watchSet(set: WatchSet, note: (path: string) => void): Closable[] {
+  const wanted = [...new Set(set.dirs.map((d) => resolve(d)))];
+  // a directory that does not exist yet is watched for its appearance like a file in its
+  // parent: chokidar would re-scan the parent on every event in it
+  const dirs = wanted.filter((d) => existsSync(d));
+  const files = new Set([...set.files.map((f) => resolve(f)), ...wanted.filter((d) => !existsSync(d))]);
+  const inDir = (p: string) => dirs.some((d) => p === d || p.startsWith(d + sep));
+  const fileDirs = [...new Set([...files].map((f) => dirname(f)))].filter((d) => !inDir(d));
+  const next: Closable[] = [];
+  if (dirs.length) {
+    const w: FSWatcher = watch(dirs, { ignoreInitial: true, ignored: IGNORED, depth: 8, atomic: true });
+    w.on('all', (_event, path) => note(resolve(path)));
+    w.on('error', () => undefined);
+    next.push({ close: () => w.close(), ready: new Promise<void>((r) => w.once('ready', () => r())) });
+  }
+  // Single files: a plain fs.watch on their directory, filtered by name. It sees an editor's
+  // write-then-rename (a new inode), and an event for another file in the directory (a log
+  // file written beside the config, say) costs one callback, where chokidar would stat and
+  // re-read the directory each time.
+  for (const dir of fileDirs) {
+    try {
+      const w = fsWatch(dir, { persistent: false }, (_event, name) => {
+        if (!name) return;
+        const p = join(dir, name.toString());
+        if (files.has(p)) note(p);
+      });
+      w.on('error', () => undefined);
+      next.push({ close: async () => w.close() });
+    } catch {
+      // a directory that does not exist (yet) cannot hold the file; the next reload watches again
+    }
+  }
+  return next;
+}
+
+/** Which paths `set` watches; which directories exist is part of it: one that appears must be watched as a directory. */
+function watchKey(set: WatchSet): string {
+  return JSON.stringify([[...new Set(set.files.map((f) => resolve(f)))].sort(), [...new Set(set.dirs.map((d) => resolve(d)))].sort().map((d) => [d, existsSync(d)])]);
+}
+
 export function watchSources(initial: WatchSet, onChange: (paths: string[]) => void, debounceMs: number, onBurst?: () => void): SourceWatcher {
   let watchers: Closable[] = [];
   let timer: NodeJS.Timeout | undefined;
@@ -50,54 +91,16 @@ export function watchSources(initial: WatchSet, onChange: (paths: string[]) => v
     timer = setTimeout(fire, debounceMs);
   };
 
-  const start = (set: WatchSet) => {
-    const wanted = [...new Set(set.dirs.map((d) => resolve(d)))];
-    // a directory that does not exist yet is watched for its appearance like a file in its
-    // parent: chokidar would re-scan the parent on every event in it
-    const dirs = wanted.filter((d) => existsSync(d));
-    const files = new Set([...set.files.map((f) => resolve(f)), ...wanted.filter((d) => !existsSync(d))]);
-    const inDir = (p: string) => dirs.some((d) => p === d || p.startsWith(d + sep));
-    const fileDirs = [...new Set([...files].map((f) => dirname(f)))].filter((d) => !inDir(d));
-    const next: Closable[] = [];
-    if (dirs.length) {
-      const w: FSWatcher = watch(dirs, { ignoreInitial: true, ignored: IGNORED, depth: 8, atomic: true });
-      w.on('all', (_event, path) => note(resolve(path)));
-      w.on('error', () => undefined);
-      next.push({ close: () => w.close(), ready: new Promise<void>((r) => w.once('ready', () => r())) });
-    }
-    // Single files: a plain fs.watch on their directory, filtered by name. It sees an editor's
-    // write-then-rename (a new inode), and an event for another file in the directory (a log
-    // file written beside the config, say) costs one callback, where chokidar would stat and
-    // re-read the directory each time.
-    for (const dir of fileDirs) {
-      try {
-        const w = fsWatch(dir, { persistent: false }, (_event, name) => {
-          if (!name) return;
-          const p = join(dir, name.toString());
-          if (files.has(p)) note(p);
-        });
-        w.on('error', () => undefined);
-        next.push({ close: async () => w.close() });
-      } catch {
-        // a directory that does not exist (yet) cannot hold the file; the next reload watches again
-      }
-    }
-    return next;
-  };
-
-  // which directories exist is part of the key: one that appears must be watched as a directory
-  const key = (set: WatchSet) =>
-    JSON.stringify([[...new Set(set.files.map((f) => resolve(f)))].sort(), [...new Set(set.dirs.map((d) => resolve(d)))].sort().map((d) => [d, existsSync(d)])]);
-  let current = key(initial);
-  watchers = start(initial);
+  let current = watchKey(initial);
+  watchers = watchSet(initial, note);
   return {
     update(set) {
       // most reloads watch the same paths: keep the watchers, so no change can fall between two of them
-      const next = key(set);
+      const next = watchKey(set);
       if (next === current) return;
       current = next;
       const old = watchers;
-      watchers = start(set);
+      watchers = watchSet(set, note);
       // the old ones keep watching until the new ones are ready; an event seen twice is debounced anyway
       void Promise.all(watchers.map((w) => w.ready ?? Promise.resolve())).then(() => Promise.all(old.map((w) => w.close())));
     },
