@@ -23,14 +23,11 @@ import { MAIN_SESSION } from './actions.ts';
 import { LEASE_MS, TRANSCRIPT_MAX_BYTES, TRANSCRIPT_WINDOW } from './runner.ts';
 import { untilStored } from './until-stored.ts';
 import { stopWithin } from '../util/deadline.ts';
+import { DEFAULT_HEARTBEAT_PROMPT, heartbeatPrompt, parseDuration } from './heartbeat-prompt.ts';
 
 export const COALESCE_MS = 250;
 /** The main session's heartbeat on the work queue: one waits at a time. */
 const MAIN_TASK: Task = { kind: 'heartbeat', key: MAIN_SESSION };
-
-export const DEFAULT_HEARTBEAT_PROMPT =
-  'Heartbeat. The system events below are pending in the main session, oldest first. ' +
-  'Act on what needs attention and report it briefly. If nothing needs attention, reply exactly HEARTBEAT_OK.';
 
 export interface HeartbeatDeps {
   store: Store;
@@ -54,30 +51,6 @@ export interface Heartbeat {
   idle(): Promise<void>;
   /** Claims a heartbeat that is due and no one holds (another instance asked for it, or stopped while holding it). */
   poll(): void;
-}
-
-export function parseDuration(s: string): number {
-  const m = /^(\d+)(ms|s|m|h)?$/.exec(s);
-  if (!m) throw new Error(`invalid duration "${s}"`);
-  const n = Number(m[1]);
-  const unit = m[2] ?? 'ms';
-  return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!;
-}
-
-const iso = (t: number) => new Date(t).toISOString();
-
-/** The instruction, the older events' counts when there are any, then the events shown, oldest first. */
-export function heartbeatPrompt(events: readonly SystemEvent[], instructions: string, older?: PendingBacklog['older']): string {
-  const lines = events.map((e) => `[${iso(e.createdAt)}] ${e.text}`);
-  return `${instructions}\n\n${older?.count ? `${olderLine(older, events.length)}\n\n` : ''}${lines.join('\n\n')}`;
-}
-
-/** What a heartbeat says of the pending events it does not show: how many, when, and how many from each source, most first. */
-export function olderLine(older: PendingBacklog['older'], shown: number): string {
-  const sources = Object.entries(older.bySource).sort(([a, m], [b, n]) => n - m || (a < b ? -1 : 1));
-  const when = older.firstAt !== null && older.lastAt !== null ? ` (${iso(older.firstAt)} to ${iso(older.lastAt)})` : '';
-  return `[Backlog] ${older.count} older pending events${when} are not shown, only counted by source: ` +
-    `${sources.map(([s, n]) => `${s} ${n}`).join(', ')}. The newest ${shown} follow.`;
 }
 
 export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {

@@ -4,8 +4,9 @@
  */
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Generation } from './generation.ts';
-import type { NewRun, RunOutcome, Store } from '../store/types.ts';
-import { isHeartbeatAck, replySummary } from './agent-call.ts';
+import type { NewEvent, NewRun, RunOutcome, Store } from '../store/types.ts';
+import { isHeartbeatAck, oneLine, replySummary } from './agent-call.ts';
+import { hookLine } from './safety.ts';
 import { resolveRoute } from './routes.ts';
 
 const SUMMARY_MAX = 300;
@@ -57,4 +58,12 @@ async function deliveryOf(gen: Generation, store: Store, o: OutcomeInput, text: 
   if ('skip' in d) return { kind: 'skipped', reason: d.skip, channel: d.route?.channel ?? null, to: d.route?.to ?? null };
   const entry = { id: uuidv7(), runId: run.id, channel: d.route.channel, to: d.route.to, text, createdAt: o.finishedAt };
   return { kind: 'outbox', entry: o.mainSession ? { ...entry, mainSession: true } : entry };
+}
+
+/** The summary event of a finished run, for the main session. */
+export function summaryEvent(run: NewRun, o: RunOutcome, at: number): NewEvent {
+  const body = o.status === 'ok' ? o.summary! : oneLine(o.error ?? o.status, SUMMARY_MAX);
+  const status = o.status === 'ok' ? '' : ` (${o.status})`;
+  const text = run.trusted ? `Hook ${run.hookName}${status}: ${body}` : hookLine(run.hookName, run.nameTrusted === true, status, body, run.label);
+  return { id: uuidv7(), source: 'run', text, createdAt: at, runId: run.id };
 }

@@ -10,10 +10,9 @@ import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
 import { onNextTurn } from '../util/next-turn.ts';
 import { stopWithin } from '../util/deadline.ts';
-import type { Claim, NewEvent, NewRun, RunOutcome, Store, NewDelivery, WorkQueue } from '../store/types.ts';
-import { callAgent, oneLine, Shutdown } from './agent-call.ts';
-import { buildOutcome } from './outcome.ts';
-import { hookLine } from './safety.ts';
+import type { Claim, NewRun, Store, NewDelivery, WorkQueue } from '../store/types.ts';
+import { callAgent, Shutdown } from './agent-call.ts';
+import { buildOutcome, summaryEvent } from './outcome.ts';
 import { untilStored } from './until-stored.ts';
 import { isStorageUnavailable } from '../store/unavailable.ts';
 import { RecycledMap } from '../util/recycled.ts';
@@ -21,7 +20,6 @@ import { RecycledMap } from '../util/recycled.ts';
 /** What an agent sees of its session's history: the last 50 messages, at most 64 KiB of them. */
 export const TRANSCRIPT_WINDOW = 50;
 export const TRANSCRIPT_MAX_BYTES = 64 * 1024;
-const SUMMARY_MAX = 300;
 /** Why the reply of a run that did not succeed is not delivered. */
 const NOT_OK = 'run did not succeed';
 /** How many runs may start in one turn of the event loop (see `pump`). */
@@ -315,12 +313,4 @@ class QueueRunner implements Runner {
     if (this.isIdle()) return Promise.resolve();
     return new Promise((r) => this.idleWaiters.push(r));
   }
-}
-
-/** The summary event of a finished run, for the main session. */
-function summaryEvent(run: NewRun, o: RunOutcome, at: number): NewEvent {
-  const body = o.status === 'ok' ? o.summary! : oneLine(o.error ?? o.status, SUMMARY_MAX);
-  const status = o.status === 'ok' ? '' : ` (${o.status})`;
-  const text = run.trusted ? `Hook ${run.hookName}${status}: ${body}` : hookLine(run.hookName, run.nameTrusted === true, status, body, run.label);
-  return { id: uuidv7(), source: 'run', text, createdAt: at, runId: run.id };
 }
