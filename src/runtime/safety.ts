@@ -31,7 +31,7 @@
  * Cost (measured on a small 2-core machine): plain ASCII text, the common
  * case on every request, is scanned by one case-insensitive regular
  * expression, linear in the length: about 0.1 µs for a one-line message,
- * 2 ns per character beyond that. Anything else builds a folded copy with an
+ * 0.5 to 1.3 ns per character beyond that. Anything else builds a folded copy with an
  * offset map first: 40 to 100 ns per character with a warm fold cache, 1 to
  * 2 ms for a 20,000-character message (the /hooks/wake maximum). The
  * "stays fast" test guards against a super-linear regression.
@@ -99,15 +99,19 @@ const GAP = '[^A-Z0-9\\n]?';
 const SEP = '[^A-Z0-9\\n]{0,16}';
 const LOOKALIKE_CLASS: Readonly<Record<string, string>> = { O: '[O0]', I: '[IL1|!]', L: '[LI1|]' };
 const word = (w: string) => [...w].map((c) => LOOKALIKE_CLASS[c] ?? c).join(GAP);
-const MARKER_LIKE = `(?:${word('END')}${SEP})?(?:${word('EXTERNAL')}${SEP})?${word('UNTRUSTED')}${SEP}${word('CONTENT')}`;
+const MARKER_CORE = `${word('UNTRUSTED')}${SEP}${word('CONTENT')}`;
+const MARKER_LIKE = `(?:${word('END')}${SEP})?(?:${word('EXTERNAL')}${SEP})?${MARKER_CORE}`;
 const NOTICE_LIKE = `${word('SECURITY')}${SEP}${word('NOTICE')}`;
 const ANGLES_LIKE = '<{3,}|>{3,}';
 // Every alternative starts with a fixed letter or angle and its separators
 // exclude letters, so backtracking is bounded and the scan stays linear.
 const DETECT_SOURCE = `(${MARKER_LIKE})|(${NOTICE_LIKE})|${ANGLES_LIKE}`;
 const DETECT = new RegExp(DETECT_SOURCE, 'gi');
-// non-global twin for the common "nothing to find" answer: no lastIndex state, no match objects
-const ANY = new RegExp(DETECT_SOURCE, 'i');
+// The common "nothing to find" answer, non-global: no lastIndex state, no match objects. Every marker-like
+// match holds its core (UNTRUSTED … CONTENT) and the core alone is one, so testing for the core finds the
+// same texts; without the optional END and EXTERNAL in front, the engine no longer starts an attempt at
+// every `e` (wrapping 100 KiB of ASCII: 50-130 µs instead of 130-280).
+const ANY = new RegExp(`${MARKER_CORE}|${NOTICE_LIKE}|${ANGLES_LIKE}`, 'i');
 /** Only ASCII: UTF-8 takes one byte for each of its code units and more for any other (Node counts natively; twice as fast as a regex). */
 const plainAscii = (text: string) => Buffer.byteLength(text, 'utf8') === text.length;
 

@@ -88,6 +88,8 @@ describe('parseJson()', () => {
     ['__proto__ with escaped characters', '{"\\u005f_proto__": {"admin": true}}'],
     ['constructor.prototype', '{"constructor": {"prototype": {"admin": true}}}'],
     ['constructor.prototype deep inside', '{"x": [[{"constructor": {"prototype": {}}}]]}'],
+    ['constructor with escaped characters', '{"\\u0063onstructor": {"prototype": {"admin": true}}}'],
+    ['__proto__ spaced from its colon, after 100 KiB of text', `{"m": "${'x'.repeat(100 * 1024)}", "__proto__" : {"admin": true}}`],
   ])('refuses prototype poisoning (%s) with 400 INVALID_JSON', (_what, text) => {
     const err = thrown(() => parseJson(Buffer.from(text)));
     expect(err).toMatchObject({ status: 400, code: 'INVALID_JSON' });
