@@ -12,6 +12,8 @@
  *   npm run bench -- --koa               also run a one-middleware Koa server doing the bare server's work
  *   npm run bench -- --redis             also run hook-intake on the Redis driver (a redis-server of its own, whose
  *                                          CPU counts as the driver's) in the same interleaved rounds
+ *   npm run bench -- --no-request-log     also run this checkout with `retention.requestsDays: 0` (no request
+ *                                          kept for the console's log) in the same interleaved rounds
  *   npm run bench -- --against /tmp/old    also run another checkout (with its node_modules) in the
  *                                          same interleaved rounds: before/after of a change
  *
@@ -43,6 +45,7 @@ const { values } = parseArgs({
     rate: { type: 'string' },
     koa: { type: 'boolean' },
     redis: { type: 'boolean' },
+    'no-request-log': { type: 'boolean' },
     list: { type: 'boolean' },
   },
 });
@@ -168,6 +171,13 @@ async function runScenario(s: Scenario): Promise<ScenarioResult> {
     if (values.koa) servers.push(await startKoa(dir, HOOK_TOKEN));
     const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`, `--cpu-prof-name=${s.id}-${Date.now()}.cpuprofile`] : [];
     servers.push(await startIntake(dir, files, { name: 'hook-intake', nodeArgs }));
+    if (values['no-request-log']) {
+      // what keeping each request costs: the same config with nothing kept, in a directory of its own
+      const ndir = join(dir, 'no-request-log');
+      mkdirSync(ndir);
+      const nfiles = writeIntakeConfig(ndir, merge(merge(baseConfig(), s.config ?? {}), { retention: { requestsDays: 0 } }), s.files);
+      servers.push(await startIntake(ndir, nfiles, { name: 'hook-intake (no request log)' }));
+    }
     for (const root of against) servers.push(await startIntake(dir, files, { name: `hook-intake@${basename(root)}`, root }));
     if (values.redis) {
       // the same config on the Redis driver, beside the scenario's files
