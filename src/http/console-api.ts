@@ -13,7 +13,7 @@ import { errors } from '../errors.ts';
 import type { Dispatcher } from '../runtime/dispatcher.ts';
 import type { GenerationRef } from '../runtime/generation.ts';
 import type { NamedResolver } from '../runtime/intake.ts';
-import type { KeptRequest, NewDelivery, NewRun, Store } from '../store/types.ts';
+import type { KeptRequest, KeptRequestSummary, NewDelivery, NewRun, Store } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid7.ts';
 import { parseLimit } from './api.ts';
 import { clientAddress } from './hooks.ts';
@@ -42,9 +42,9 @@ export interface ConsoleDeps {
 
 export { tokenFingerprint };
 
-/** A kept request as the API shows it: the body as text when it is UTF-8, else base64, and what it stored. */
-export function requestView(r: KeptRequest, withBody: boolean): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+/** A kept request as lists show it: what it stored, the body's size, no headers or body. */
+export function requestSummaryView(r: KeptRequestSummary): Record<string, unknown> {
+  return {
     id: r.id,
     hook: r.hook,
     mappingId: r.mappingId,
@@ -52,15 +52,24 @@ export function requestView(r: KeptRequest, withBody: boolean): Record<string, u
     receivedAt: r.receivedAt,
     status: r.status,
     replayOf: r.replayOf,
-    bodyBytes: r.body.byteLength,
+    bodyBytes: r.bodyBytes,
     runIds: r.actions.flatMap((a) => (a.kind === 'agent' ? [a.runId] : [])),
     eventIds: r.actions.flatMap((a) => (a.kind === 'wake' ? [a.eventId] : [])),
   };
-  if (!withBody) return view;
+}
+
+/** A kept request as the API shows it: the body as text when it is UTF-8, else base64, and what it stored. */
+export function requestView(r: KeptRequest): Record<string, unknown> {
   const buf = Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength);
   const text = new TextDecoder('utf-8', { fatal: false }).decode(buf);
   const utf8 = Buffer.byteLength(text) === buf.length && !text.includes('\uFFFD');
-  return { ...view, headers: r.headers, actions: r.actions, body: utf8 ? text : buf.toString('base64'), bodyEncoding: utf8 ? 'utf8' : 'base64' };
+  return {
+    ...requestSummaryView({ ...r, bodyBytes: buf.length }),
+    headers: r.headers,
+    actions: r.actions,
+    body: utf8 ? text : buf.toString('base64'),
+    bodyEncoding: utf8 ? 'utf8' : 'base64',
+  };
 }
 
 const first = (raw: unknown) => (Array.isArray(raw) ? raw[0] : raw) as string | undefined;
@@ -92,13 +101,13 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
     const before = first(ctx.query.before);
     const list = await deps.store.listRequests({ limit, ...(hook ? { hook } : {}), ...(status !== undefined ? { status } : {}), ...(before ? { before } : {}) });
     ctx.type = 'application/json';
-    ctx.body = jsonList({ ok: true }, 'requests', list.map((r) => requestView(r, false)));
+    ctx.body = jsonList({ ok: true }, 'requests', list.map(requestSummaryView));
   });
 
   router.get('/api/requests/:id', auth, async (ctx) => {
     const r = await deps.store.getRequest(ctx.params.id!);
     if (!r) throw errors.notFound();
-    ctx.body = { ok: true, request: requestView(r, true) };
+    ctx.body = { ok: true, request: requestView(r) };
   });
 
   router.post('/api/requests/:id/replay', auth, async (ctx) => {

@@ -150,6 +150,9 @@ export interface KeptRequest {
   replayOf: string | null;
 }
 
+/** A kept request as lists show it: without its headers and body, with the body's size. */
+export type KeptRequestSummary = Omit<KeptRequest, 'headers' | 'body'> & { bodyBytes: number };
+
 /** Everything one accepted request writes, committed as one unit. */
 export interface AcceptBatch {
   events: NewEvent[];
@@ -348,8 +351,8 @@ export interface Store {
 
   getRun(id: string): Promise<Run | undefined>;
   getRequest(id: string): Promise<KeptRequest | undefined>;
-  /** Newest first. */
-  listRequests(opts: RequestListOptions): Promise<KeptRequest[]>;
+  /** Newest first, without headers and bodies (a page of large bodies would be read whole only to be counted). */
+  listRequests(opts: RequestListOptions): Promise<KeptRequestSummary[]>;
   /** The run as accepted, while it is `queued` (fewer columns than getRun; a claim of `queue` carries it too). */
   queuedRun(id: string): Promise<NewRun | undefined>;
   listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]>;

@@ -198,8 +198,9 @@ describe('admin actions', () => {
 
 describe('secrets', () => {
   it('no credential a request carried is in the stored rows, the database file, an answer or the log', async () => {
-    const kept = await svc.store.listRequests({ limit: 1000 });
-    const stored = JSON.stringify(kept.map((k) => k.headers));
+    const listed = await svc.store.listRequests({ limit: 1000 });
+    const kept = await Promise.all(listed.map((k) => svc.store.getRequest(k.id)));
+    const stored = JSON.stringify(kept.map((k) => k!.headers));
     const db = join(dir, 'hook-intake.db');
     const files = [db, `${db}-wal`].filter(existsSync).map((f) => readFileSync(f).toString('latin1'));
     const everything = { stored, files: files.join('\n'), answers: said.join('\n'), log: out.text() };

@@ -3,7 +3,7 @@
  * `storeContract`, so every driver that runs the contract runs these too.
  */
 import { describe, expect, it } from 'vitest';
-import type { KeptRequest, NewKeptRequest, Store } from '../../src/store/types.ts';
+import type { KeptRequestSummary, NewKeptRequest, Store } from '../../src/store/types.ts';
 import { newDelivery, newEvent, newRun, okOutcome } from '../helpers/records.ts';
 
 export function newRequest(over: Partial<NewKeptRequest> = {}): NewKeptRequest {
@@ -79,7 +79,7 @@ export function consoleContract(store: () => Store): void {
       ];
       const named: string[] = [];
       for (const r of reqs) named.push((await store().accept({ events: [], runs: [], request: r })).requestId!);
-      const ids = (l: KeptRequest[]) => l.map((r) => r.receivedAt);
+      const ids = (l: KeptRequestSummary[]) => l.map((r) => r.receivedAt);
       expect(ids(await store().listRequests({ limit: 10 }))).toEqual([4, 3, 2, 1]);
       expect(ids(await store().listRequests({ limit: 2 }))).toEqual([4, 3]);
       expect(ids(await store().listRequests({ limit: 10, hook: 'github' }))).toEqual([4, 3, 1]);
@@ -87,6 +87,16 @@ export function consoleContract(store: () => Store): void {
       expect(ids(await store().listRequests({ limit: 10, hook: 'github', status: 204 }))).toEqual([3]);
       expect(ids(await store().listRequests({ limit: 2, before: named[2]! }))).toEqual([2, 1]);
       expect(ids(await store().listRequests({ limit: 10, before: 'unknown' }))).toEqual([]);
+    });
+
+    it('list without headers and bodies, with each body\'s size in bytes', async () => {
+      const body = new Uint8Array(Buffer.from('Zürich ✓ '.repeat(10_000)));
+      const { requestId } = await store().accept({ events: [], runs: [], request: newRequest({ body, replayOf: 'r1' }) });
+      const [listed] = await store().listRequests({ limit: 1 });
+      const { headers: _h, body: _b, ...whole } = (await store().getRequest(requestId!))!;
+      expect(listed).toEqual({ ...whole, bodyBytes: body.byteLength });
+      expect(listed).not.toHaveProperty('body');
+      expect(listed).not.toHaveProperty('headers');
     });
   });
 

@@ -5,7 +5,7 @@
  * script with the request's events and runs; never updated after.
  */
 import type { Redis } from 'ioredis';
-import type { KeptRequest, NewKeptRequest, RequestListOptions } from '../types.ts';
+import type { KeptRequest, KeptRequestSummary, NewKeptRequest, RequestListOptions } from '../types.ts';
 import type { Arg } from './scripts.ts';
 
 /** The accept script's arguments for a kept request named `id` (lua/records.ts, ACCEPT). */
@@ -20,8 +20,16 @@ export async function getRequest(client: Redis, p: string, id: string): Promise<
   return { ...(JSON.parse(h.j.toString('utf8')) as Omit<KeptRequest, 'body'>), body: h.body };
 }
 
+/** A kept request without its headers and body: the body's length is read, not the body. */
+async function getSummary(client: Redis, p: string, id: string): Promise<KeptRequestSummary | undefined> {
+  const [j, bodyBytes] = await Promise.all([client.hget(`${p}req:${id}`, 'j'), client.hstrlen(`${p}req:${id}`, 'body')]);
+  if (j === null) return undefined;
+  const { headers: _headers, ...rest } = JSON.parse(j) as Omit<KeptRequest, 'body'>;
+  return { ...rest, bodyBytes };
+}
+
 /** Newest first, through the narrowest index the filters allow, the other filter applied here. */
-export async function listRequests(client: Redis, p: string, opts: RequestListOptions): Promise<KeptRequest[]> {
+export async function listRequests(client: Redis, p: string, opts: RequestListOptions): Promise<KeptRequestSummary[]> {
   let top = '+inf';
   if (opts.before !== undefined) {
     const seq = await client.hget(`${p}req:${opts.before}`, 'seq');
@@ -29,11 +37,11 @@ export async function listRequests(client: Redis, p: string, opts: RequestListOp
     top = `(${seq}`;
   }
   const index = opts.hook !== undefined ? `${p}reqs:hook:${opts.hook}` : opts.status !== undefined ? `${p}reqs:status:${opts.status}` : `${p}reqs`;
-  const out: KeptRequest[] = [];
+  const out: KeptRequestSummary[] = [];
   const page = Math.max(opts.limit, 100);
   for (let offset = 0; out.length < opts.limit; offset += page) {
     const ids = await client.zrevrangebyscore(index, top, '-inf', 'LIMIT', offset, page);
-    for (const r of await Promise.all(ids.map((id) => getRequest(client, p, id)))) {
+    for (const r of await Promise.all(ids.map((id) => getSummary(client, p, id)))) {
       if (!r || (opts.status !== undefined && r.status !== opts.status)) continue;
       out.push(r);
       if (out.length >= opts.limit) break;

@@ -18,6 +18,7 @@ import type {
   EventStatus,
   IdempotencyRecord,
   KeptRequest,
+  KeptRequestSummary,
   ListOptions,
   NewDelivery,
   NewRun,
@@ -165,7 +166,7 @@ export class RedisStore implements Store {
     return getRequest(this.client, this.p, id);
   }
 
-  listRequests(opts: RequestListOptions): Promise<KeptRequest[]> {
+  listRequests(opts: RequestListOptions): Promise<KeptRequestSummary[]> {
     return listRequests(this.client, this.p, opts);
   }
 

@@ -8,11 +8,13 @@
  * retention keeps the newest row (prune.ts), and the timestamp tells a reused one apart anyway.
  */
 import type { DatabaseSync } from 'node:sqlite';
-import type { KeptAction, KeptRequest, NewKeptRequest, RequestListOptions } from '../types.ts';
+import type { KeptAction, KeptRequest, KeptRequestSummary, NewKeptRequest, RequestListOptions } from '../types.ts';
 import { LIST_WINDOW, type NewestFirst } from './pages.ts';
 import { str, type Row } from './rows.ts';
 
 const COLUMNS = 'SELECT seq, hook, mapping_id, url, headers, body, received_at, status, actions, replay_of FROM requests';
+// a list's columns: the body's length comes from its record header, so its pages are not read
+const SUMMARY_COLUMNS = 'SELECT seq, hook, mapping_id, url, length(body) AS body_bytes, received_at, status, actions, replay_of FROM requests';
 
 export function requestStatements(db: DatabaseSync) {
   const p = (sql: string) => db.prepare(sql);
@@ -22,7 +24,7 @@ export function requestStatements(db: DatabaseSync) {
     get: p(`${COLUMNS} WHERE seq = ?`),
     end: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM requests'),
     // lists: [from, below, (hook, status filters as given), n], newest first; a filter left out passes everything
-    list: p(`${COLUMNS} WHERE seq >= ? AND seq < ? AND (? IS NULL OR hook = ?) AND (? IS NULL OR status = ?) ORDER BY seq DESC LIMIT ?`),
+    list: p(`${SUMMARY_COLUMNS} WHERE seq >= ? AND seq < ? AND (? IS NULL OR hook = ?) AND (? IS NULL OR status = ?) ORDER BY seq DESC LIMIT ?`),
   };
 }
 
@@ -82,7 +84,7 @@ export class KeptRequests {
   }
 
   /** The list read for `newestFirst` (pages.ts); undefined when `before` names no kept request. */
-  list(opts: RequestListOptions): Omit<NewestFirst<KeptRequest>, 'open'> | undefined {
+  list(opts: RequestListOptions): Omit<NewestFirst<KeptRequestSummary>, 'open'> | undefined {
     let end = Number((this.q.end.get() as { n: number }).n);
     if (opts.before !== undefined) {
       const at = this.row(opts.before);
@@ -99,9 +101,23 @@ export class KeptRequests {
       end,
       window: hook === null && status === null ? Infinity : LIST_WINDOW,
       limit: opts.limit,
-      map: toRequest,
+      map: toSummary,
     };
   }
+}
+
+function toSummary(r: Row): KeptRequestSummary {
+  return {
+    id: requestId(Number(r.seq), Number(r.received_at)),
+    hook: String(r.hook),
+    mappingId: str(r.mapping_id),
+    url: String(r.url),
+    bodyBytes: Number(r.body_bytes),
+    receivedAt: Number(r.received_at),
+    status: Number(r.status),
+    actions: JSON.parse(String(r.actions)) as KeptAction[],
+    replayOf: str(r.replay_of),
+  };
 }
 
 function toRequest(r: Row): KeptRequest {

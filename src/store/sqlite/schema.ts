@@ -122,17 +122,18 @@ export const SCHEMA = `
   CREATE INDEX outbox_text_ref ON outbox (text_ref) WHERE text_ref IS NOT NULL;
   CREATE INDEX outbox_parts_ref ON outbox (parts_ref) WHERE parts_ref IS NOT NULL;
 
+  -- the headers and body last: a list reads the columns before them without reading a large body's pages
   CREATE TABLE requests (
     seq INTEGER PRIMARY KEY,
     hook TEXT NOT NULL,
     mapping_id TEXT,
     url TEXT NOT NULL,
-    headers TEXT NOT NULL,
-    body BLOB NOT NULL,
     received_at INTEGER NOT NULL,
     status INTEGER NOT NULL,
     actions TEXT NOT NULL,
-    replay_of TEXT
+    replay_of TEXT,
+    headers TEXT NOT NULL,
+    body BLOB NOT NULL
   );
 
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

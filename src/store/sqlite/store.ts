@@ -15,6 +15,7 @@ import type {
   EventStatus,
   IdempotencyRecord,
   KeptRequest,
+  KeptRequestSummary,
   ListOptions,
   NewDelivery,
   NewRun,
@@ -159,7 +160,7 @@ export class SqliteStore implements Store {
     return this.requests.get(id);
   }
 
-  async listRequests(opts: RequestListOptions): Promise<KeptRequest[]> {
+  async listRequests(opts: RequestListOptions): Promise<KeptRequestSummary[]> {
     const list = this.requests.list(opts);
     return list ? this.newestFirst(list) : [];
   }
