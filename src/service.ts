@@ -19,7 +19,8 @@ import { createSubmit } from './runtime/submit.ts';
 import { FailureThrottle } from './auth/throttle.ts';
 import type { SourceWatcher } from './config/watch.ts';
 import { createWorkerSource, type SpareWorkerSource } from './transforms/pool.ts';
-import { ConsoleSessions } from './auth/sessions.ts';
+import { ConsoleSessions, type SharedSessions } from './auth/sessions.ts';
+import { tokenFingerprint } from './auth/token.ts';
 import type { Retention } from './runtime/retention.ts';
 import { createRuntime, firstGenerationAndStore, generationBuilder } from './service/runtime.ts';
 import { createApp, createHttpServer, listen } from './service/http.ts';
@@ -81,6 +82,27 @@ function onSwap(cfg: Config, parts: { throttle: FailureThrottle; sessions: Conso
   };
 }
 
+/** The store's session calls, when it has them (a store several instances share). */
+function sharedSessions(store: Store): { shared?: SharedSessions } {
+  const { putSession, getSession, deleteSession } = store;
+  if (!putSession || !getSession || !deleteSession) return {};
+  return { shared: { putSession: putSession.bind(store), getSession: getSession.bind(store), deleteSession: deleteSession.bind(store) } };
+}
+
+/** The fingerprint of the gateway token serving now, computed again only when the token changes. */
+function fingerprintOf(generations: GenerationRef): () => string {
+  let token: string | undefined;
+  let fingerprint = '';
+  return () => {
+    const current = generations.current.config.gateway.auth.token ?? '';
+    if (current !== token) {
+      token = current;
+      fingerprint = tokenFingerprint(current);
+    }
+    return fingerprint;
+  };
+}
+
 export async function startService(opts: ServiceOptions): Promise<Service> {
   const { logger } = opts;
   const clock = opts.clock ?? Date.now;
@@ -105,7 +127,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     windowMs: cfg.hooks.authFailures.windowSeconds * 1000,
     ...(counter ? { shared: counter } : {}),
   });
-  const sessions = new ConsoleSessions();
+  const sessions = new ConsoleSessions({ ...sharedSessions(store), currentFingerprint: fingerprintOf(generations) });
   let watcher: SourceWatcher | undefined;
   const reloader = createReloader({
     generations,

@@ -74,7 +74,7 @@ export class BearerAuth {
    * browser sends them); otherwise `403 CSRF_REFUSED`, not counted (the session is valid; the page
    * that sent the call is not the console).
    */
-  authenticateApi(headers: IncomingHttpHeaders, method: string, expected: TokenMatcher | undefined, client: string, now: number, host: string | undefined): ApiCaller {
+  async authenticateApi(headers: IncomingHttpHeaders, method: string, expected: TokenMatcher | undefined, client: string, now: number, host: string | undefined): Promise<ApiCaller> {
     const cookie = this.sessions && !headers.authorization ? readCookie(first(headers.cookie), SESSION_COOKIE) : undefined;
     if (cookie === undefined) {
       this.authenticate(headers, expected, client, now);
@@ -83,7 +83,7 @@ export class BearerAuth {
     const retry = this.throttle.blocked(client, now);
     if (retry !== undefined) throw errors.rateLimited(retry);
     // without a gateway token the read API is closed, sessions or not
-    const session = expected ? this.sessions!.use(cookie, now) : undefined;
+    const session = expected ? await this.sessions!.use(cookie, now) : undefined;
     if (!session) throw this.fail(client, now, errors.unauthorized());
     this.throttle.succeed(client);
     if (!SAFE_METHODS.has(method) && !sameSite(headers, session, host)) throw errors.csrfRefused();

@@ -2,10 +2,15 @@
  * The console's sign-in sessions: the gateway token is exchanged once for a
  * random session id, sent back in an `HttpOnly`, `SameSite=Strict` cookie, and
  * a second random value, the CSRF token, that the page sends in a header with
- * every state-changing call. Sessions live in this process's memory: a
- * restart, a change of the gateway token or sign-out ends them.
+ * every state-changing call.
+ *
+ * A session belongs to the gateway token it was signed in with: once the token
+ * changes, it ends. On a store one process owns (SQLite) sessions live in this
+ * process's memory, and a restart ends them. On a store several instances
+ * share (Redis) they live in the store, keyed by a hash of the session id, so a
+ * browser may reach any instance and a sign-out on one ends the session on all.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 export const SESSION_COOKIE = 'hook_intake_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -15,7 +20,7 @@ export interface SessionLimits {
   idleMs: number;
   /** A session ends this long after sign-in, however much it is used. */
   maxAgeMs: number;
-  /** At most this many sessions are kept; the oldest is dropped first. */
+  /** At most this many sessions are kept in memory; the oldest is dropped first. */
   maxSessions: number;
 }
 
@@ -24,40 +29,70 @@ export const DEFAULT_SESSION_LIMITS: SessionLimits = { idleMs: 60 * 60 * 1000, m
 export interface ConsoleSession {
   id: string;
   csrf: string;
-  /** The fingerprint of the token it was signed in with, for the admin log (src/auth/token.ts `tokenFingerprint`). */
+  /** The fingerprint of the token it was signed in with (src/auth/token.ts `tokenFingerprint`): the admin log's, and the session's end when the token changes. */
   fingerprint: string;
   createdAt: number;
   lastUsedAt: number;
 }
 
-export class ConsoleSessions {
-  private readonly sessions = new Map<string, ConsoleSession>();
-  private readonly limits: SessionLimits;
+/**
+ * Sessions kept in a store several instances share (`Store.putSession` and the rest): values under
+ * keys, each gone after its time to live.
+ */
+export interface SharedSessions {
+  /** Sets `key`, gone after `ttlMs`; with `onlyIfKept`, only when it is still there (a use must not bring back a session signed out meanwhile). */
+  putSession(key: string, value: string, ttlMs: number, onlyIfKept: boolean): Promise<void>;
+  getSession(key: string): Promise<string | undefined>;
+  deleteSession(key: string): Promise<void>;
+}
 
-  constructor(limits: Partial<SessionLimits> = {}) {
-    this.limits = { ...DEFAULT_SESSION_LIMITS, ...limits };
+export interface SessionOptions {
+  limits?: Partial<SessionLimits>;
+  /** Where sessions live when several instances share them; this process's memory when absent. */
+  shared?: SharedSessions;
+  /** The fingerprint of the gateway token serving now: a session signed in with another one has ended. */
+  currentFingerprint?: () => string;
+}
+
+/** The store's key of a session: a hash, so that reading the store does not give a usable cookie. */
+const sessionKey = (id: string) => createHash('sha256').update(id).digest('base64url');
+
+export class ConsoleSessions {
+  private readonly local = new Map<string, ConsoleSession>();
+  private readonly limits: SessionLimits;
+  private readonly shared: SharedSessions | undefined;
+  private readonly currentFingerprint: (() => string) | undefined;
+
+  constructor(opts: SessionOptions = {}) {
+    this.limits = { ...DEFAULT_SESSION_LIMITS, ...opts.limits };
+    this.shared = opts.shared;
+    this.currentFingerprint = opts.currentFingerprint;
   }
 
-  create(now: number, fingerprint: string): ConsoleSession {
+  async create(now: number, fingerprint: string): Promise<ConsoleSession> {
     const s: ConsoleSession = { id: randomBytes(32).toString('base64url'), csrf: randomBytes(24).toString('base64url'), fingerprint, createdAt: now, lastUsedAt: now };
-    this.sessions.set(s.id, s);
+    if (this.shared) {
+      await this.save(s, now, false);
+      return s;
+    }
+    this.local.set(s.id, s);
     // Map order is sign-in order: the oldest go first
-    for (const k of this.sessions.keys()) {
-      if (this.sessions.size <= this.limits.maxSessions) break;
-      this.sessions.delete(k);
+    for (const k of this.local.keys()) {
+      if (this.local.size <= this.limits.maxSessions) break;
+      this.local.delete(k);
     }
     return s;
   }
 
-  /** The live session of `id`, its idle time restarted; undefined (and forgotten) when it has expired. */
-  use(id: string, now: number): ConsoleSession | undefined {
-    const s = this.sessions.get(id);
-    if (!s) return undefined;
-    if (now - s.lastUsedAt >= this.limits.idleMs || now - s.createdAt >= this.limits.maxAgeMs) {
-      this.sessions.delete(id);
+  /** The live session of `id`, its idle time restarted; undefined (and forgotten) when it has ended. */
+  async use(id: string, now: number): Promise<ConsoleSession | undefined> {
+    const s = await this.find(id);
+    if (!s || !this.live(s, now)) {
+      await this.end(id);
       return undefined;
     }
     s.lastUsedAt = now;
+    if (this.shared) await this.save(s, now, true);
     return s;
   }
 
@@ -67,21 +102,37 @@ export class ConsoleSessions {
   }
 
   /** True while `s` has not expired or ended (without counting as a use). */
-  alive(s: ConsoleSession, now: number): boolean {
-    return this.sessions.get(s.id) === s && now < this.expiresAt(s);
+  async alive(s: ConsoleSession, now: number): Promise<boolean> {
+    const kept = await this.find(s.id);
+    return kept !== undefined && (this.shared || kept === s) && this.live(kept, now);
   }
 
-  end(id: string): void {
-    this.sessions.delete(id);
+  async end(id: string): Promise<void> {
+    this.local.delete(id);
+    await this.shared?.deleteSession(sessionKey(id));
   }
 
-  /** Ends every session (the gateway token changed). */
+  /** Ends every session kept in memory (the gateway token changed; shared ones end by their fingerprint). */
   clear(): void {
-    this.sessions.clear();
+    this.local.clear();
   }
 
-  size(): number {
-    return this.sessions.size;
+  private live(s: ConsoleSession, now: number): boolean {
+    if (now >= this.expiresAt(s)) return false;
+    return this.currentFingerprint === undefined || s.fingerprint === this.currentFingerprint();
+  }
+
+  private async find(id: string): Promise<ConsoleSession | undefined> {
+    if (!this.shared) return this.local.get(id);
+    const value = await this.shared.getSession(sessionKey(id));
+    if (value === undefined) return undefined;
+    const { csrf, fingerprint, createdAt, lastUsedAt } = JSON.parse(value) as Omit<ConsoleSession, 'id'>;
+    return { id, csrf, fingerprint, createdAt, lastUsedAt };
+  }
+
+  private async save(s: ConsoleSession, now: number, onlyIfKept: boolean): Promise<void> {
+    const { csrf, fingerprint, createdAt, lastUsedAt } = s;
+    await this.shared!.putSession(sessionKey(s.id), JSON.stringify({ csrf, fingerprint, createdAt, lastUsedAt }), Math.max(1, this.expiresAt(s) - now), onlyIfKept);
   }
 }
 

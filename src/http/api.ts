@@ -74,7 +74,7 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
   const auth = async (ctx: Context, next: () => Promise<unknown>) => {
     const gen = deps.generations.current;
     const trust = gen.config.gateway.trustProxy;
-    ctx.state.caller = bearer.authenticateApi(ctx.headers, ctx.method, gen.gatewayToken, clientAddress(ctx, trust), deps.clock(), requestHost(ctx.req, trust));
+    ctx.state.caller = await bearer.authenticateApi(ctx.headers, ctx.method, gen.gatewayToken, clientAddress(ctx, trust), deps.clock(), requestHost(ctx.req, trust));
     return next();
   };
 

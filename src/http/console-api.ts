@@ -80,7 +80,7 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
   const auth = async (ctx: Context, next: () => Promise<unknown>) => {
     const gen = deps.generations.current;
     const trust = gen.config.gateway.trustProxy;
-    ctx.state.caller = bearer.authenticateApi(ctx.headers, ctx.method, gen.gatewayToken, clientAddress(ctx, trust), deps.clock(), requestHost(ctx.req, trust));
+    ctx.state.caller = await bearer.authenticateApi(ctx.headers, ctx.method, gen.gatewayToken, clientAddress(ctx, trust), deps.clock(), requestHost(ctx.req, trust));
     return next();
   };
   /** Logs an admin action: who (the token's fingerprint, or the one a console session signed in with; the address) and what. */

@@ -112,7 +112,7 @@ export class ConsoleFeed {
     try {
       const now = this.opts.clock();
       for (const c of this.clients) {
-        if (c.session && !this.opts.sessions.alive(c.session, now)) {
+        if (c.session && !(await this.opts.sessions.alive(c.session, now))) {
           c.out.end(frame('signed-out', '{}'));
           this.clients.delete(c);
         }

@@ -104,25 +104,25 @@ export function uiRouter(deps: UiDeps, assets = loadAssets()): Router<RequestSta
   };
 
   // sign-in: the gateway token, checked like any read API call (throttle included)
-  router.post('/ui/session', (ctx) => {
+  router.post('/ui/session', async (ctx) => {
     const gen = deps.generations.current;
     const now = deps.clock();
     deps.bearer.authenticate(ctx.headers, gen.gatewayToken, clientAddress(ctx.req, trust()), now);
-    const s = deps.sessions.create(now, tokenFingerprint(bearerToken(ctx.headers.authorization)));
+    const s = await deps.sessions.create(now, tokenFingerprint(bearerToken(ctx.headers.authorization)));
     const expiresAt = deps.sessions.expiresAt(s);
     ctx.set('set-cookie', sessionCookie(s.id, Math.floor((expiresAt - now) / 1000), overTls(ctx.req, trust())));
     sessionAnswer(ctx, s, expiresAt);
   });
   // the page asks at load whether its cookie still holds a session, and for the session's CSRF token
-  router.get('/ui/session', (ctx) => {
-    const caller = authenticate(ctx);
+  router.get('/ui/session', async (ctx) => {
+    const caller = await authenticate(ctx);
     if (caller.kind !== 'session') throw errors.invalidPayload('cookie', 'this endpoint is for the console: sign in with POST /ui/session');
     sessionAnswer(ctx, caller.session, deps.sessions.expiresAt(caller.session));
   });
   // sign-out: a state change, so the CSRF token is needed
-  router.delete('/ui/session', (ctx) => {
-    const caller = authenticate(ctx);
-    if (caller.kind === 'session') deps.sessions.end(caller.session.id);
+  router.delete('/ui/session', async (ctx) => {
+    const caller = await authenticate(ctx);
+    if (caller.kind === 'session') await deps.sessions.end(caller.session.id);
     ctx.set('set-cookie', sessionCookie('', 0, overTls(ctx.req, trust())));
     ctx.status = 204;
   });

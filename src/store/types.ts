@@ -417,6 +417,14 @@ export interface Store {
   countInWindow?(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }>;
   /** Ends `key`'s window (a success after authentication failures). */
   resetCount?(key: string): Promise<void>;
+  /**
+   * The console's sessions, on a store several processes share (the Redis driver), so that any of them
+   * takes a session another made (src/auth/sessions.ts `SharedSessions`). Absent for a store one process
+   * owns, whose sessions stay in its memory.
+   */
+  putSession?(key: string, value: string, ttlMs: number, onlyIfKept: boolean): Promise<void>;
+  getSession?(key: string): Promise<string | undefined>;
+  deleteSession?(key: string): Promise<void>;
   /** What the operator should know of the store's settings at start (a Redis server that does not persist what it acknowledges). */
   startupWarnings?(): Promise<string[]>;
   /** The driver's own figures for `/metrics`, if it keeps any. */

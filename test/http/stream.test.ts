@@ -85,10 +85,10 @@ describe('GET /api/stream', () => {
   });
 
   it("ends a console session's stream with signed-out when the session ends", async () => {
-    const session = sessions.create(1_000, 'fingerprint');
+    const session = await sessions.create(1_000, 'fingerprint');
     const s = await open({ cookie: `${SESSION_COOKIE}=${session.id}` });
     await s.next(/event: stats/);
-    sessions.end(session.id);
+    await sessions.end(session.id);
     expect(await s.ended()).toMatch(/event: signed-out\ndata: \{\}\n\n$/);
   });
 

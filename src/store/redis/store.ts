@@ -327,6 +327,19 @@ export class RedisStore implements Store {
     await this.client.del(`${this.p}c:${key}`);
   }
 
+  async putSession(key: string, value: string, ttlMs: number, onlyIfKept: boolean): Promise<void> {
+    if (onlyIfKept) await this.client.set(`${this.p}console:${key}`, value, 'PX', Math.ceil(ttlMs), 'XX');
+    else await this.client.set(`${this.p}console:${key}`, value, 'PX', Math.ceil(ttlMs));
+  }
+
+  async getSession(key: string): Promise<string | undefined> {
+    return (await this.client.get(`${this.p}console:${key}`)) ?? undefined;
+  }
+
+  async deleteSession(key: string): Promise<void> {
+    await this.client.del(`${this.p}console:${key}`);
+  }
+
   async getMeta(key: string): Promise<string | undefined> {
     return (await this.client.hget(`${this.p}meta`, key)) ?? undefined;
   }
