@@ -183,6 +183,11 @@ describe('discord channel', () => {
       expect(channel().render!('**Done**, @everyone: see `x`')).toEqual(['**Done**, @\u200deveryone: see `x`']);
     });
 
+    it('keeps code as written: no joiner inside a code span or a code block', () => {
+      const md = 'Ping @here.\n\n```sh\necho "@everyone"\n```\n\nand `@here` inline';
+      expect(channel().render!(md)).toEqual(['Ping @\u200dhere.\n\n```sh\necho "@everyone"\n```\n\nand `@here` inline']);
+    });
+
     it(`splits a 9,000-character reply into parts of at most 2000 characters and ${DISCORD_MAX_LINES} lines, code blocks closed and reopened`, () => {
       expectSplit(channel().render!(longReply()), { limit: 2000, maxLines: DISCORD_MAX_LINES, fences: true, atLeast: 5 });
     });

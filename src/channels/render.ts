@@ -258,10 +258,6 @@ export function disarmMentions(text: string, words: readonly string[] = ['everyo
   return text.replace(new RegExp(`@(${words.join('|')})(?![\\w-])`, 'gi'), '@\u200d$1');
 }
 
-/** Discord reads Markdown itself: the text is kept, with mass mentions disarmed (the request also sends `allowed_mentions`). */
-export function toDiscord(markdown: string): string {
-  return disarmMentions(markdown.trim());
-}
 
 // ---- Markdown kept as written, changed outside code only (Mattermost, Teams) ------------------------------
 
@@ -335,6 +331,14 @@ const MATTERMOST_MASS_MENTIONS = ['channel', 'all', 'here'];
  */
 export function toMattermost(markdown: string): string {
   return outsideCode(markdown, (s) => disarmMentions(s, MATTERMOST_MASS_MENTIONS));
+}
+
+/**
+ * Discord reads Markdown itself: the text is kept, with mass mentions disarmed outside code (the
+ * request also sends `allowed_mentions`; inside code they ping nobody, and code is kept as written).
+ */
+export function toDiscord(markdown: string): string {
+  return outsideCode(markdown, (s) => disarmMentions(s));
 }
 
 function escapeTeams(s: string): string {
