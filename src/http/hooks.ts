@@ -215,7 +215,7 @@ class HookListener {
       // kept in the same commit as what it stores (the request log)
       const keep: KeepRequest | undefined =
         gen.config.retention.requestsDays > 0
-          ? { hook: name, mappingId: owner?.id ?? null, url: keptUrl(path, t.query), headers: keptHeaders(hookReq.headers, credentialHeaders(gen)), body: hookReq.rawBody, receivedAt: now, replayOf: null }
+          ? { hook: name, mappingId: owner?.id ?? null, url: keptUrl(path, t.query), headers: keptHeaders(hookReq.headers, credentialHeaders(gen)), body: keptBody(owner, hookReq), receivedAt: now, replayOf: null }
           : undefined;
       if (resolution.kind === 'skip') {
         if (keep) await deps.dispatcher.keepSkipped(keep);
@@ -256,6 +256,12 @@ class HookListener {
     this.auth.succeed(client);
     return sendDirect(res, r.answer);
   }
+}
+
+/** The body the request log keeps: as received, unless the owner's verifier takes a credential out of it. */
+function keptBody(owner: Pipeline | undefined, req: HookRequest): Uint8Array {
+  const keep = owner?.verify?.keptBody;
+  return keep ? keep.call(owner.verify, req.rawBody, req.payload) : req.rawBody;
 }
 
 /** The first mapping that may own `name` (its `match.path` is the name, or it has none) and whose verifier answers handshakes. */

@@ -287,6 +287,12 @@ export interface Verifier extends Lifecycle {
    * no I/O, a fixed phrase as `reason`.
    */
   handshake?(req: HandshakeRequest): HandshakeOutcome;
+  /**
+   * The body as the request log keeps it, for a scheme whose credential travels in the body (a
+   * Mattermost token): the credential cut out of the raw bytes, everything else as received.
+   * Called only for a request this verifier accepted, with its parsed payload. No throw, no I/O.
+   */
+  keptBody?(body: Uint8Array, payload: unknown): Uint8Array;
 }
 
 /** `options` is the mapping's `verify` object without `type`. */

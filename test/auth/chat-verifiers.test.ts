@@ -178,6 +178,16 @@ describe('mattermost', () => {
     // an inherited `token` is not the body's
     expect(v.verify(request({ payload: Object.create({ token: 'ccopeqrdc7fzmxwdbhi9pfy7rr' }) }))).toEqual({ ok: false, reason: 'missing token field' });
   });
+
+  it('gives the request log the body without the token, however a form or JSON spelled it', () => {
+    const kept = (body: string, token: string) => Buffer.from(v.keptBody!(new Uint8Array(Buffer.from(body)), { token })).toString();
+    expect(kept('token=ccopeqrdc7fzmxwdbhi9pfy7rr&text=a+b', 'ccopeqrdc7fzmxwdbhi9pfy7rr')).toBe('token=[redacted]&text=a+b');
+    expect(kept('{"text":"x","token":"ccopeqrdc7fzmxwdbhi9pfy7rr"}', 'ccopeqrdc7fzmxwdbhi9pfy7rr')).toBe('{"text":"x","token":"[redacted]"}');
+    expect(kept('token=a%2Fb+c&text=x', 'a/b c')).toBe('token=[redacted]&text=x');
+    expect(kept('{"token":"a\\"b"}', 'a"b')).toBe('{"token":"[redacted]"}');
+    // spelled some other way (a JSON \u escape): nothing of the body is kept
+    expect(kept('{"token":"\\u0061bc"}', 'abc')).toBe('');
+  });
 });
 
 describe('slack', () => {

@@ -8,6 +8,8 @@
  * the refused requests carried.
  */
 import { createHmac, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeaders } from '../../src/auth/signing.ts';
 import { cleanup, get, startCli, type Running } from '../helpers/cli.ts';
@@ -139,6 +141,14 @@ describe('chat service verifiers in a running server', () => {
     for (const t of ['from telegram', 'dc ask', 'wa whatsapp_business_account', 'from mattermost', 'mattermost json', 'from slack']) expect(texts).toContain(t);
     expect(events.body.events).toHaveLength(6);
     said.push(JSON.stringify(events.body));
+    // the request log keeps Mattermost's bodies with the token cut out, the rest as sent
+    const kept = await get(`${srv.url}/api/requests?hook=mattermost`, GW);
+    const bodies: string[] = [];
+    for (const r of kept.body.requests as { id: string; status: number }[]) {
+      if (r.status !== 200) continue;
+      bodies.push((await get(`${srv.url}/api/requests/${r.id}`, GW)).body.request.body as string);
+    }
+    expect(bodies.sort()).toEqual(['token=[redacted]&text=from+mattermost&channel_id=abc', '{"token":"[redacted]","text":"mattermost json"}'].sort());
 
     expect(await srv.stop()).toBe(0);
     const output = srv.output();
@@ -146,6 +156,8 @@ describe('chat service verifiers in a running server', () => {
     expect(output).toContain('handshake refused');
     for (const reason of ['secret token does not match', 'no signature matches', 'malformed signature header', 'timestamp outside tolerance', 'token does not match', 'malformed token field', 'verify token does not match'])
       expect(output).toContain(reason);
+    const stored = readdirSync(srv.dataDir).map((f) => readFileSync(join(srv.dataDir, f)).toString('latin1')).join('\n');
+    expect(stored.includes(MM), 'the mattermost token is in the data directory').toBe(false);
     for (const [what, secret] of Object.entries(SECRETS)) {
       expect(output.includes(secret), `the ${what} is in the output`).toBe(false);
       expect(said.filter((s) => s.includes(secret)), `the ${what} is in an answer`).toEqual([]);

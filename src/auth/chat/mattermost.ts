@@ -2,7 +2,8 @@
  * `verify: {type: "mattermost", secret}`: a Mattermost outgoing webhook (or
  * slash command) posts its token in the body's `token` field, as a form field
  * or in JSON; it must equal a configured token. Mattermost signs nothing, so
- * the token is the whole credential: keep the hook behind TLS.
+ * the token is the whole credential: keep the hook behind TLS. The request log
+ * keeps the body with the token cut out (`keptBody`).
  */
 import { Type } from '@sinclair/typebox';
 import type { VerifierFactory, VerifyOutcome, VerifyRequest } from '../../plugins/define.ts';
@@ -24,6 +25,26 @@ export const mattermostVerifier: VerifierFactory<{ secret: string | string[] }> 
       const i = matchToken(digests, token);
       return i < 0 ? { ok: false, reason: 'token does not match' } : { ok: true, secretIndex: i };
     };
-    return { verify: failClosed(verify, { ok: false, reason: 'verifier error' }) };
+    return { verify: failClosed(verify, { ok: false, reason: 'verifier error' }), keptBody: withoutToken };
   },
 };
+
+const REDACTED = '[redacted]';
+
+/**
+ * The body with its `token` field's value replaced wherever it is spelled as a form (percent-encoded,
+ * `+` for spaces) or JSON (escaped) spells it. A body in which it is not found spelled so is not kept
+ * at all (empty): the token may be in it some other way.
+ */
+function withoutToken(body: Uint8Array, payload: unknown): Uint8Array {
+  const token = typeof payload === 'object' && payload !== null ? (payload as { token?: unknown }).token : undefined;
+  if (typeof token !== 'string' || token === '') return body;
+  let text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  let found = false;
+  for (const s of new Set([token, encodeURIComponent(token), encodeURIComponent(token).replace(/%20/g, '+'), JSON.stringify(token).slice(1, -1)])) {
+    if (!text.includes(s)) continue;
+    found = true;
+    text = text.split(s).join(REDACTED);
+  }
+  return found ? new Uint8Array(Buffer.from(text, 'utf8')) : new Uint8Array(0);
+}
