@@ -106,13 +106,13 @@ export class KeptRequests {
   }
 }
 
-function toSummary(r: Row): KeptRequestSummary {
+/** The columns a list and a single read share. */
+function common(r: Row): Omit<KeptRequest, 'headers' | 'body'> {
   return {
     id: requestId(Number(r.seq), Number(r.received_at)),
     hook: String(r.hook),
     mappingId: str(r.mapping_id),
     url: String(r.url),
-    bodyBytes: Number(r.body_bytes),
     receivedAt: Number(r.received_at),
     status: Number(r.status),
     actions: JSON.parse(String(r.actions)) as KeptAction[],
@@ -120,17 +120,10 @@ function toSummary(r: Row): KeptRequestSummary {
   };
 }
 
+function toSummary(r: Row): KeptRequestSummary {
+  return { ...common(r), bodyBytes: Number(r.body_bytes) };
+}
+
 function toRequest(r: Row): KeptRequest {
-  return {
-    id: requestId(Number(r.seq), Number(r.received_at)),
-    hook: String(r.hook),
-    mappingId: str(r.mapping_id),
-    url: String(r.url),
-    headers: JSON.parse(String(r.headers)) as Record<string, string>,
-    body: r.body as Uint8Array,
-    receivedAt: Number(r.received_at),
-    status: Number(r.status),
-    actions: JSON.parse(String(r.actions)) as KeptAction[],
-    replayOf: str(r.replay_of),
-  };
+  return { ...common(r), headers: JSON.parse(String(r.headers)) as Record<string, string>, body: r.body as Uint8Array };
 }
