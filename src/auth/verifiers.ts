@@ -15,6 +15,7 @@ import { discordVerifier } from './chat/discord.ts';
 import { metaVerifier } from './chat/meta.ts';
 import { mattermostVerifier } from './chat/mattermost.ts';
 import { withUrlVerification } from './chat/slack.ts';
+import { bodyWithoutToken } from './chat/tokens.ts';
 
 const Secret = Type.String({ minLength: 1, description: 'signing secret' });
 const HmacOptions = Type.Object(
@@ -32,7 +33,8 @@ function hmacVerifier(type: SignatureType): VerifierFactory<Omit<VerifySpec, 'ty
     // throws SignatureConfigError listing every problem by its path in the options
     create(options) {
       const check = compileVerifier({ ...options, type });
-      if (type === 'slack') return { verify: (req) => withUrlVerification(check(req.headers, req.rawBody, req.receivedAt), req.payload) };
+      // Slack's events and slash commands also carry the app's legacy verification token in the body's token field
+      if (type === 'slack') return { verify: (req) => withUrlVerification(check(req.headers, req.rawBody, req.receivedAt), req.payload), keptBody: bodyWithoutToken };
       return { verify: (req) => check(req.headers, req.rawBody, req.receivedAt) };
     },
   };

@@ -191,6 +191,16 @@ describe('mattermost', () => {
 });
 
 describe('slack', () => {
+  it("gives the request log a slash command's or event's body without its legacy verification token", () => {
+    const v = make('slack', { secret: 'slack-signing-secret-0123' });
+    const kept = (body: string, payload: unknown) => Buffer.from(v.keptBody!(new Uint8Array(Buffer.from(body)), payload)).toString();
+    expect(kept('token=gIkuvaNzQIHg97ATvDxqgjtO&command=%2Fweather&text=94070', { token: 'gIkuvaNzQIHg97ATvDxqgjtO', command: '/weather' })).toBe(
+      'token=[redacted]&command=%2Fweather&text=94070',
+    );
+    expect(kept('{"token":"XXYYZZ","type":"event_callback"}', { token: 'XXYYZZ', type: 'event_callback' })).toBe('{"token":"[redacted]","type":"event_callback"}');
+    expect(kept('{"type":"event_callback"}', { type: 'event_callback' })).toBe('{"type":"event_callback"}');
+  });
+
   const doc = VECTORS.find((x) => x.name === 'slack: documentation example')!;
 
   it(`verifies Slack's documented example and runs the mapping for it (${doc.source})`, () => {

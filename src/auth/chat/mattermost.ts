@@ -7,7 +7,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { VerifierFactory, VerifyOutcome, VerifyRequest } from '../../plugins/define.ts';
-import { failClosed, MAX_TOKEN_CHARS, matchToken, tokenDigests } from './tokens.ts';
+import { bodyWithoutToken, failClosed, MAX_TOKEN_CHARS, matchToken, tokenDigests } from './tokens.ts';
 
 const Secret = Type.String({ minLength: 1, description: "the outgoing webhook's or slash command's token" });
 const Options = Type.Object({ secret: Type.Union([Secret, Type.Array(Secret, { minItems: 1 })]) }, { additionalProperties: false });
@@ -25,26 +25,6 @@ export const mattermostVerifier: VerifierFactory<{ secret: string | string[] }> 
       const i = matchToken(digests, token);
       return i < 0 ? { ok: false, reason: 'token does not match' } : { ok: true, secretIndex: i };
     };
-    return { verify: failClosed(verify, { ok: false, reason: 'verifier error' }), keptBody: withoutToken };
+    return { verify: failClosed(verify, { ok: false, reason: 'verifier error' }), keptBody: bodyWithoutToken };
   },
 };
-
-const REDACTED = '[redacted]';
-
-/**
- * The body with its `token` field's value replaced wherever it is spelled as a form (percent-encoded,
- * `+` for spaces) or JSON (escaped) spells it. A body in which it is not found spelled so is not kept
- * at all (empty): the token may be in it some other way.
- */
-function withoutToken(body: Uint8Array, payload: unknown): Uint8Array {
-  const token = typeof payload === 'object' && payload !== null ? (payload as { token?: unknown }).token : undefined;
-  if (typeof token !== 'string' || token === '') return body;
-  let text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
-  let found = false;
-  for (const s of new Set([token, encodeURIComponent(token), encodeURIComponent(token).replace(/%20/g, '+'), JSON.stringify(token).slice(1, -1)])) {
-    if (!text.includes(s)) continue;
-    found = true;
-    text = text.split(s).join(REDACTED);
-  }
-  return found ? new Uint8Array(Buffer.from(text, 'utf8')) : new Uint8Array(0);
-}

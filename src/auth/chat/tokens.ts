@@ -40,3 +40,23 @@ export function failClosed<A extends unknown[], R>(fn: (...args: A) => R, failur
     }
   };
 }
+
+const REDACTED = '[redacted]';
+
+/**
+ * The body with its `token` field's value replaced wherever it is spelled as a form (percent-encoded,
+ * `+` for spaces) or JSON (escaped) spells it. A body in which it is not found spelled so is not kept
+ * at all (empty): the token may be in it some other way.
+ */
+export function bodyWithoutToken(body: Uint8Array, payload: unknown): Uint8Array {
+  const token = typeof payload === 'object' && payload !== null ? (payload as { token?: unknown }).token : undefined;
+  if (typeof token !== 'string' || token === '') return body;
+  let text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  let found = false;
+  for (const s of new Set([token, encodeURIComponent(token), encodeURIComponent(token).replace(/%20/g, '+'), JSON.stringify(token).slice(1, -1)])) {
+    if (!text.includes(s)) continue;
+    found = true;
+    text = text.split(s).join(REDACTED);
+  }
+  return found ? new Uint8Array(Buffer.from(text, 'utf8')) : new Uint8Array(0);
+}
