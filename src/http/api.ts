@@ -57,6 +57,14 @@ function oneOf<T extends string>(raw: unknown, allowed: Set<T>, field: string): 
   return s as T;
 }
 
+/** A text filter: absent, or a non-empty string of at most 512 characters. */
+function textFilter(raw: unknown, field: string): string | undefined {
+  if (raw === undefined) return undefined;
+  const s = String(Array.isArray(raw) ? raw[0] : raw);
+  if (s === '' || s.length > 512) throw errors.invalidPayload(field, 'must be 1 to 512 characters');
+  return s;
+}
+
 /** A list answer, serialised in pieces (json-pieces.ts). */
 function answerList(ctx: Context, head: Record<string, unknown>, key: string, items: readonly unknown[]): void {
   ctx.type = 'application/json';
@@ -108,7 +116,10 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
   router.get('/api/runs', auth, async (ctx) => {
     const limit = parseLimit(ctx.query.limit);
     const status = oneOf(ctx.query.status, RUN_STATUSES, 'status');
-    answerList(ctx, { ok: true }, 'runs', await deps.store.listRuns({ limit, ...(status ? { status } : {}) }));
+    const hook = textFilter(ctx.query.hook, 'hook');
+    const session = textFilter(ctx.query.session, 'session');
+    const filters = { ...(status ? { status } : {}), ...(hook !== undefined ? { hook } : {}), ...(session !== undefined ? { session } : {}) };
+    answerList(ctx, { ok: true }, 'runs', await deps.store.listRuns({ limit, ...filters }));
   });
   // session keys may contain "/", so the key is everything between the prefix and "/messages"
   router.get(/^\/api\/sessions\/(.+)\/messages$/, auth, async (ctx) => {

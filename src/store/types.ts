@@ -216,6 +216,14 @@ export interface ListOptions {
   limit: number;
 }
 
+export interface RunListOptions extends ListOptions {
+  status?: RunStatus;
+  /** Only runs whose `hookName` holds this, in any case (`heartbeat` for heartbeats). */
+  hook?: string;
+  /** Only runs whose session key holds this (`hook:gmail:` for every Gmail message's). */
+  session?: string;
+}
+
 export interface RequestListOptions extends ListOptions {
   hook?: string;
   status?: number;
@@ -355,7 +363,8 @@ export interface Store {
   listRequests(opts: RequestListOptions): Promise<KeptRequestSummary[]>;
   /** The run as accepted, while it is `queued` (fewer columns than getRun; a claim of `queue` carries it too). */
   queuedRun(id: string): Promise<NewRun | undefined>;
-  listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]>;
+  /** Newest first. */
+  listRuns(opts: RunListOptions): Promise<Run[]>;
   listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]>;
   /** Oldest first; what an agent sees as its conversation. */
   /** At most `limit` messages and, beyond the newest one, at most `maxBytes` of content. */

@@ -112,7 +112,7 @@ describe('gateway token', () => {
 });
 
 describe('lists', () => {
-  const runs = [newRun(), newRun(), newRun()];
+  const runs = [newRun({ hookName: 'GitHub', sessionKey: 'hook:gh:1' }), newRun(), newRun()];
   beforeAll(async () => {
     await store.accept({ events: Array.from({ length: 105 }, (_, i) => newEvent({ text: `e${i}` })), runs });
     await store.startRun(runs[0]!.id, 1);
@@ -123,6 +123,16 @@ describe('lists', () => {
     expect(all.body.runs.map((r: { id: string }) => r.id)).toEqual([runs[2]!.id, runs[1]!.id, runs[0]!.id]);
     const running = await call('/api/runs?status=running');
     expect(running.body.runs.map((r: { id: string }) => r.id)).toEqual([runs[0]!.id]);
+  });
+
+  it('GET /api/runs filters by a part of the hook name and of the session key', async () => {
+    for (const q of ['hook=github', 'hook=HUB', 'session=hook%3Agh%3A', 'hook=git&session=gh&status=running']) {
+      expect((await call(`/api/runs?${q}`)).body.runs.map((r: { id: string }) => r.id), q).toEqual([runs[0]!.id]);
+    }
+    expect((await call('/api/runs?hook=nothing')).body.runs).toEqual([]);
+    for (const field of ['hook', 'session']) {
+      for (const v of ['', 'x'.repeat(513)]) expect(await call(`/api/runs?${field}=${v}`)).toMatchObject({ status: 400, body: { code: 'INVALID_PAYLOAD', field } });
+    }
   });
 
   it('GET /api/runs/<id> answers the run, or 404 NOT_FOUND', async () => {

@@ -155,6 +155,28 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         expect(await store.listRuns({ limit: 10, status: 'ok' })).toEqual([]);
       });
 
+      it('lists filtered by a part of the hook name in any case and a part of the session key, with the status too', async () => {
+        const runs = [
+          newRun({ hookName: 'GitHub', sessionKey: 'hook:gh:1' }),
+          newRun({ hookName: 'Deploys', sessionKey: 'hook:deploy:1' }),
+          newRun({ hookName: 'GitHub', sessionKey: 'hook:gh:2' }),
+          newRun({ hookName: 'Gmail', sessionKey: 'hook:gmail:abc' }),
+        ];
+        for (const r of runs) await store.accept({ events: [], runs: [r] });
+        await store.startRun(runs[0]!.id, 5);
+        const ids = (rs: { id: string }[]) => rs.map((r) => r.id);
+        const [gh1, deploy, gh2, gmail] = runs.map((r) => r.id);
+        expect(ids(await store.listRuns({ limit: 10, hook: 'github' }))).toEqual([gh2, gh1]);
+        expect(ids(await store.listRuns({ limit: 1, hook: 'GITHUB' }))).toEqual([gh2]);
+        expect(ids(await store.listRuns({ limit: 10, hook: 'g' }))).toEqual([gmail, gh2, gh1]);
+        expect(ids(await store.listRuns({ limit: 10, session: 'hook:gh:' }))).toEqual([gh2, gh1]);
+        expect(ids(await store.listRuns({ limit: 10, session: 'HOOK:GH:' }))).toEqual([]);
+        expect(ids(await store.listRuns({ limit: 10, session: 'deploy' }))).toEqual([deploy]);
+        expect(ids(await store.listRuns({ limit: 10, hook: 'github', status: 'running' }))).toEqual([gh1]);
+        expect(ids(await store.listRuns({ limit: 10, hook: 'github', session: ':2' }))).toEqual([gh2]);
+        expect(await store.listRuns({ limit: 10, hook: 'nothing' })).toEqual([]);
+      });
+
       it('unfinishedRuns() gives the hook runs queued or running, oldest first, for recovery', async () => {
         const a = newRun();
         const b = newRun();

@@ -25,17 +25,20 @@ export function runs() {
   const list = h('div', { id: 'runs-list' }, h('p', { class: 'muted loading' }, 'Loading…'));
   let timer;
   const load = async () => {
+    // the server filters: the newest runs that match, however far back they are
     const q = new URLSearchParams({ limit: filters.limit });
+    const hook = filters.hook.trim();
+    const session = filters.session.trim();
     if (filters.status) q.set('status', filters.status);
+    if (hook) q.set('hook', hook);
+    if (session) q.set('session', session);
     try {
       const data = await api(`/api/runs?${q}`);
-      const hook = filters.hook.trim().toLowerCase();
-      const session = filters.session.trim();
-      const shown = data.runs.filter((r) => (!hook || r.hookName.toLowerCase().includes(hook)) && (!session || r.sessionKey.includes(session)));
+      const what = [filters.status && `status ${filters.status}`, hook && `a hook name holding ${hook}`, session && `a session key holding ${session}`].filter(Boolean);
       show(
         list,
-        shown.length ? table(['Run', 'Status', 'Hook', 'Session', 'Created', 'Delivery'], runRows(shown), { class: 'runs' }) : h('p', { class: 'muted' }, 'No runs match.'),
-        h('p', { class: 'muted small' }, `${shown.length} of the newest ${data.runs.length} run(s)${filters.status ? ` with status ${filters.status}` : ''}.`),
+        data.runs.length ? table(['Run', 'Status', 'Hook', 'Session', 'Created', 'Delivery'], runRows(data.runs), { class: 'runs' }) : h('p', { class: 'muted' }, 'No runs match.'),
+        h('p', { class: 'muted small' }, `The newest ${data.runs.length} run(s)${what.length ? ` with ${what.join(', ')}` : ''}.`),
       );
     } catch (err) {
       show(list, problem(err));

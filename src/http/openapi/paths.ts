@@ -85,8 +85,13 @@ export const operations: Operation[] = [
   { method: 'get', path: '/api/status', summary: 'Generation, last reload error, counts', tag: 'read', auth: 'gateway', responses: { '200': ok('status', S.Status), ...gatewayErrors } },
   {
     method: 'get', path: '/api/runs', summary: 'Runs, newest first', tag: 'read', auth: 'gateway',
-    params: [limit, { name: 'status', in: 'query', schema: Type.Union(['queued', 'running', 'ok', 'error', 'timeout'].map((s) => Type.Literal(s))) }],
-    responses: { '200': ok('runs', list('runs', Type.Ref(S.Run))), '400': ok('bad limit or status', S.ErrorBody), ...gatewayErrors },
+    params: [
+      limit,
+      { name: 'status', in: 'query', schema: Type.Union(['queued', 'running', 'ok', 'error', 'timeout'].map((s) => Type.Literal(s))) },
+      { name: 'hook', in: 'query', schema: Type.String({ minLength: 1, maxLength: 512 }), description: "only runs whose hook name holds this, in any case (`heartbeat` for heartbeats)" },
+      { name: 'session', in: 'query', schema: Type.String({ minLength: 1, maxLength: 512 }), description: 'only runs whose session key holds this' },
+    ],
+    responses: { '200': ok('runs', list('runs', Type.Ref(S.Run))), '400': ok('bad limit, status or filter', S.ErrorBody), ...gatewayErrors },
   },
   {
     method: 'get', path: '/api/runs/{id}', summary: 'One run', tag: 'read', auth: 'gateway', params: [id('run')],

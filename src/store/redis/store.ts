@@ -28,6 +28,7 @@ import type {
   PendingBacklog,
   Run,
   RunOutcome,
+  RunListOptions,
   RunStatus,
   SessionMessage,
   Store,
@@ -175,9 +176,27 @@ export class RedisStore implements Store {
     return status === 'queued' && n ? (JSON.parse(n) as NewRun) : undefined;
   }
 
-  async listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]> {
-    const ids = await this.client.zrevrange(`${this.p}runs${opts.status ? `:${opts.status}` : ''}`, 0, opts.limit - 1);
-    return (await this.hashes('r:', ids)).map(toRun);
+  async listRuns(opts: RunListOptions): Promise<Run[]> {
+    const index = `${this.p}runs${opts.status ? `:${opts.status}` : ''}`;
+    const hook = opts.hook?.toLowerCase();
+    const { session } = opts;
+    if (hook === undefined && session === undefined) {
+      const ids = await this.client.zrevrange(index, 0, opts.limit - 1);
+      return (await this.hashes('r:', ids)).map(toRun);
+    }
+    // the other filters applied here, a page of the index at a time
+    const out: Run[] = [];
+    const page = Math.max(opts.limit, 100);
+    for (let offset = 0; out.length < opts.limit; offset += page) {
+      const ids = await this.client.zrevrange(index, offset, offset + page - 1);
+      for (const run of (await this.hashes('r:', ids)).map(toRun)) {
+        if ((hook !== undefined && !run.hookName.toLowerCase().includes(hook)) || (session !== undefined && !run.sessionKey.includes(session))) continue;
+        out.push(run);
+        if (out.length >= opts.limit) break;
+      }
+      if (ids.length < page) break;
+    }
+    return out;
   }
 
   async listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]> {

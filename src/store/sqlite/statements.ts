@@ -23,6 +23,10 @@ export function statements(db: DatabaseSync) {
     // lists: the rows with keys in [from, below) that pass, newest first (read in pieces, see `newestFirst`)
     listRuns: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? ORDER BY r.seq DESC LIMIT ?`),
     listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
+    // any filter: [from, below, status, status, hook, hook, session, session, n]; a filter left out (null) passes everything;
+    // the hook's name holds the text in any case (ASCII), the session key holds it as given
+    listRunsFiltered: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? AND (? IS NULL OR r.status = ?) AND (? IS NULL OR instr(lower(r.hook_name), lower(?)) > 0)
+      AND (? IS NULL OR instr(r.session_key, ?) > 0) ORDER BY r.seq DESC LIMIT ?`),
     // queued and running runs from the index of unfinished ones, not a walk back through every finished run
     listUnfinishedByStatus: p(`${RUN_COLUMNS.replace('FROM runs r', 'FROM runs r INDEXED BY runs_unfinished')}
       WHERE r.seq >= ? AND r.seq < ? AND r.status IN ('queued', 'running') AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),

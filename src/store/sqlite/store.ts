@@ -25,7 +25,7 @@ import type {
   RequestListOptions,
   Run,
   RunOutcome,
-  RunStatus,
+  RunListOptions,
   SessionMessage,
   Store,
   StoreCounts,
@@ -188,7 +188,22 @@ export class SqliteStore implements Store {
     });
   }
 
-  async listRuns(opts: ListOptions & { status?: RunStatus }): Promise<Run[]> {
+  async listRuns(opts: RunListOptions): Promise<Run[]> {
+    if (opts.hook !== undefined || opts.session !== undefined) {
+      const status = opts.status ?? null;
+      const hook = opts.hook ?? null;
+      const session = opts.session ?? null;
+      return this.newestFirst({
+        stmt: this.q.listRunsFiltered,
+        args: [status, status, hook, hook, session, session],
+        key: 'seq',
+        floor: 0,
+        end: this.end('endRuns'),
+        window: LIST_WINDOW,
+        limit: opts.limit,
+        map: toRun,
+      });
+    }
     const unfinished = opts.status === 'queued' || opts.status === 'running';
     const stmt = !opts.status ? this.q.listRuns : unfinished ? this.q.listUnfinishedByStatus : this.q.listRunsByStatus;
     return this.newestFirst({
