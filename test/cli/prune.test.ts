@@ -1,12 +1,13 @@
 /**
- * `hook-intake prune [--dry-run]` through the real CLI: counts what retention would remove, then removes
- * it and prints the counts; a second run finds nothing.
+ * `hook-intake prune [--dry-run]`: counts what retention would remove, then removes it and prints the
+ * counts; a second run finds nothing. The command runs in this process (`runInProcess()`), as
+ * `bin/hook-intake.js` would run it: what it prints and its exit code are the point, not the process.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import { cleanup, runCli, tempDir } from '../helpers/cli.ts';
+import { cleanup, runInProcess, tempDir } from '../helpers/cli.ts';
 import { newEvent, newRun, okOutcome } from '../helpers/records.ts';
 import { newRequest } from '../store/contract-console.ts';
 
@@ -28,15 +29,15 @@ describe('hook-intake prune', () => {
     writeFileSync(join(dir, 'config.json5'), '{ retention: { runsDays: 30, requestsDays: 7 } }');
     const args = ['prune', '--config', join(dir, 'config.json5'), '--data', join(dir, 'data')];
 
-    const dry = await runCli([...args, '--dry-run'], { cwd: dir });
+    const dry = await runInProcess([...args, '--dry-run']);
     expect(dry.stderr).toBe('');
     expect(dry.code).toBe(0);
     expect(dry.stdout).toBe('would remove 3 runs\nwould remove 0 events\nwould remove 0 transcript messages\nwould remove 0 outbox deliveries\nwould remove 3 kept requests\n');
-    const done = await runCli(args, { cwd: dir });
+    const done = await runInProcess(args);
     expect(done.code).toBe(0);
     expect(done.stdout).toContain('removed 3 runs\n');
     expect(done.stdout).toContain('removed 3 kept requests\n');
-    expect((await runCli([...args, '--dry-run'], { cwd: dir })).stdout).toContain('would remove 0 runs\n');
+    expect((await runInProcess([...args, '--dry-run'])).stdout).toContain('would remove 0 runs\n');
 
     const after = new SqliteStore({ path: join(dir, 'data', 'hook-intake.db') });
     expect((await after.listRuns({ limit: 10 })).map((r) => r.createdAt)).toEqual([now]);
@@ -45,7 +46,7 @@ describe('hook-intake prune', () => {
 
   it('refuses a config with a bad retention, naming the key', async () => {
     writeFileSync(join(dir, 'bad.json5'), '{ retention: { runsDays: -1 } }');
-    const r = await runCli(['prune', '--config', join(dir, 'bad.json5'), '--data', join(dir, 'data')], { cwd: dir });
+    const r = await runInProcess(['prune', '--config', join(dir, 'bad.json5'), '--data', join(dir, 'data')]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('retention.runsDays');
   });

@@ -8,7 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'nod
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cleanup, ROOT, runCli, startCli, tempDir } from '../helpers/cli.ts';
+import { cleanup, ROOT, runCli, runInProcess, startCli, tempDir } from '../helpers/cli.ts';
 
 describe('first start on the bundled config', () => {
   it('generates a token, prints it once with a curl line that works, and keeps it private afterwards', async () => {
@@ -46,6 +46,7 @@ describe('first start on the bundled config', () => {
 });
 
 describe('hook-intake check', () => {
+  // the first through the real CLI, the others in this process (runInProcess()): their output and exit code are the point
   it('checks the bundled config before serve has ever run, saying serve will generate the tokens, and writes nothing', async () => {
     const dir = tempDir();
     try {
@@ -67,7 +68,7 @@ describe('hook-intake check', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(file, ['hooks:', '  enabled: true', '  tokn: abc', '  maxBodyBytes: -1', 'agents:', '  defaults:', '    model: nowhere/x', ''].join('\n'));
     try {
-      const r = await runCli(['check', '--config', file, '--data', join(dir, 'data')]);
+      const r = await runInProcess(['check', '--config', file, '--data', join(dir, 'data')]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`${file}:3: hooks.tokn: unknown key (did you mean "token"?)`);
       expect(r.stderr).toContain(`${file}:4: hooks.maxBodyBytes: must be >= 1`);
@@ -82,13 +83,15 @@ describe('hook-intake check', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(file, "{ hooks: { enabled: true, token: '${HOOK_TOKEN_FOR_TEST}' }, gateway: { auth: { token: { file: 'gw.txt' } } } }");
     writeFileSync(join(dir, 'gw.txt'), 'a-gateway-token-that-is-long-enough\n');
+    process.env.HOOK_TOKEN_FOR_TEST = 'x'.repeat(32);
     try {
-      const r = await runCli(['check', '--config', file, '--data', join(dir, 'data')], { env: { HOOK_TOKEN_FOR_TEST: 'x'.repeat(32) } });
+      const r = await runInProcess(['check', '--config', file, '--data', join(dir, 'data')]);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain('hooks: enabled at /hooks');
       expect(r.stdout).toContain('read API: enabled');
       expect(r.stdout).not.toContain('x'.repeat(32));
     } finally {
+      delete process.env.HOOK_TOKEN_FOR_TEST;
       cleanup(dir);
     }
   });

@@ -502,7 +502,7 @@ describe('the failure throttle and the memory of the server under heavy hostile 
     srv = await startHostile(
       // one transform worker: the pool's size is bounded by configuration and is not what is measured here
       { gateway: { trustProxy: true }, hooks: { authFailures: { max: 20, windowSeconds: 60 }, transformWorkers: 1 } },
-      { NODE_OPTIONS: `--expose-gc --import ${PROBE}` },
+      { NODE_OPTIONS: `--import ${PROBE}` },
     );
     pid = srv.proc.pid!;
     // a first round of the whole phase: the baseline then includes compiled code, pools, and the

@@ -1,7 +1,7 @@
 /** `hook-intake webhooks gmail …` help and unknown commands. */
 import { describe, expect, it } from 'vitest';
 import { AUTH_OPTIONS, GMAIL_COMMAND_HELP, RUN_OPTIONS, SETUP_OPTIONS } from '../../src/cli/gmail.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runInProcess } from '../helpers/cli.ts';
 
 describe('hook-intake webhooks gmail --help', () => {
   it.each([
@@ -14,8 +14,11 @@ describe('hook-intake webhooks gmail --help', () => {
     for (const name of Object.keys(options)) expect(help).toContain(`--${name}`);
   });
 
+  // in this process, one at a time (runInProcess() captures the process's output); test/cli/help.test.ts runs the real CLI
   it('through the CLI: a command prints its help, the top level names the commands, an unknown one is an error', async () => {
-    const [run, top, unknown] = await Promise.all([runCli(['webhooks', 'gmail', 'run', '--help']), runCli(['--help']), runCli(['webhooks', 'outlook', 'run'])]);
+    const run = await runInProcess(['webhooks', 'gmail', 'run', '--help']);
+    const top = await runInProcess(['--help']);
+    const unknown = await runInProcess(['webhooks', 'outlook', 'run']);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(GMAIL_COMMAND_HELP.run);
     expect(top.stdout).toContain('webhooks gmail auth|setup|run');

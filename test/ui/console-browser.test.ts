@@ -191,8 +191,13 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
   });
 
   it('retries a run from its page: a new run with the same input', async () => {
+    // the redelivery's answer above may still be shown: wait for an answer other than it
+    const before = await page.textContent('#action-result');
     await page.click('#retry');
-    await page.waitForSelector('#action-result :is(.good, .problem)');
+    await page.waitForFunction(`(() => {
+      const out = document.querySelector('#action-result');
+      return !!out?.querySelector('.good, .problem') && out.textContent !== ${JSON.stringify(before)};
+    })()`);
     expect(await page.textContent('#action-result')).toContain('Retry: done. New run');
     await page.click('#action-result a');
     await page.waitForSelector('#run .timeline');

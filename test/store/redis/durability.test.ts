@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { redisDurability } from '../../../src/store/redis/durability.ts';
 import { RedisStore } from '../../../src/store/redis/store.ts';
-import { cleanup, runCli, tempDir } from '../../helpers/cli.ts';
+import { cleanup, runCli, runInProcess, tempDir } from '../../helpers/cli.ts';
 import { redisSuite, startRedis } from '../../helpers/redis-server.ts';
 
 const settings = (s: Record<string, string>) => async (name: string) => s[name];
@@ -32,12 +32,13 @@ describe('redisDurability()', () => {
 });
 
 redisSuite('hook-intake check on the Redis driver', () => {
-  const check = async (url: string) => {
+  /** `check` in this process (its output and exit code are what is checked), or through the real CLI (`run = runCli`). */
+  const check = async (url: string, run = runInProcess) => {
     const dir = tempDir();
     try {
       const config = join(dir, 'hook-intake.json');
       writeFileSync(config, JSON.stringify({ storage: { driver: 'redis', url } }));
-      return await runCli(['check', '--config', config, '--data', join(dir, 'data')]);
+      return await run(['check', '--config', config, '--data', join(dir, 'data')]);
     } finally {
       cleanup(dir);
     }
@@ -72,7 +73,8 @@ redisSuite('hook-intake check on the Redis driver', () => {
   it("never prints the password of storage.url: check and serve on a server that cannot be reached", async () => {
     const secret = 'pw-7c1e9a4b0d';
     const url = `redis://app:${secret}@127.0.0.1:1/0`;
-    const checked = await check(url);
+    // the real CLI: everything the process writes is searched for the password
+    const checked = await check(url, runCli);
     expect(checked.stdout).toContain('warning: cannot reach Redis at redis://app:%E2%80%A6@127.0.0.1:1/0');
     const dir = tempDir();
     try {
