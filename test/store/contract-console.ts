@@ -2,6 +2,7 @@
  * The Store contract's cases for the operator console (SPEC §12): kept requests. Called from inside
  * `storeContract`, so every driver that runs the contract runs these too.
  */
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { KeptRequestSummary, NewKeptRequest, Store } from '../../src/store/types.ts';
 import { newDelivery, newEvent, newRun, okOutcome } from '../helpers/records.ts';
@@ -87,6 +88,18 @@ export function consoleContract(store: () => Store): void {
       expect(ids(await store().listRequests({ limit: 10, hook: 'github', status: 204 }))).toEqual([3]);
       expect(ids(await store().listRequests({ limit: 2, before: named[2]! }))).toEqual([2, 1]);
       expect(ids(await store().listRequests({ limit: 10, before: 'unknown' }))).toEqual([]);
+    });
+
+    it('keep long bodies byte for byte, whether they compress or not', async () => {
+      const text = new Uint8Array(Buffer.from('{"message":"' + 'Zürich ✓ the same words again '.repeat(4_000) + '"}'));
+      const random = new Uint8Array(randomBytes(64 * 1024));
+      const edge = new Uint8Array(Buffer.from('y'.repeat(4096)));
+      for (const body of [text, random, edge]) {
+        const { requestId } = await store().accept({ events: [], runs: [], request: newRequest({ body }) });
+        const read = await store().getRequest(requestId!);
+        expect(Buffer.from(read!.body).equals(Buffer.from(body))).toBe(true);
+        expect((await store().listRequests({ limit: 1 }))[0]!.bodyBytes).toBe(body.byteLength);
+      }
     });
 
     it('list without headers and bodies, with each body\'s size in bytes', async () => {

@@ -2,25 +2,28 @@
  * Kept hook requests (the request log, SPEC §12): one row each, its headers and actions as JSON, its body as
  * a blob. Written in the transaction that stores the request's events and runs; never updated after.
  *
+ * A body of 4 KiB or more that compresses well is stored compressed (`compressed`).
+ *
  * A kept request's id is made from its row: a UUIDv7 whose timestamp is `received_at` and whose random
  * bits are its `seq`. A lookup by id reads the row by its key, so the table needs no index of ids, which
  * would cost about 2-3 µs of each accepted request's write (docs/performance.md). `seq` is never reused:
  * retention keeps the newest row (prune.ts), and the timestamp tells a reused one apart anyway.
  */
 import type { DatabaseSync } from 'node:sqlite';
+import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
 import type { KeptAction, KeptRequest, KeptRequestSummary, NewKeptRequest, RequestListOptions } from '../types.ts';
 import { LIST_WINDOW, type NewestFirst } from './pages.ts';
 import { str, type Row } from './rows.ts';
 
-const COLUMNS = 'SELECT seq, hook, mapping_id, url, headers, body, received_at, status, actions, replay_of FROM requests';
-// a list's columns: the body's length comes from its record header, so its pages are not read
-const SUMMARY_COLUMNS = 'SELECT seq, hook, mapping_id, url, length(body) AS body_bytes, received_at, status, actions, replay_of FROM requests';
+const COLUMNS = 'SELECT seq, hook, mapping_id, url, headers, body, body_brotli, received_at, status, actions, replay_of FROM requests';
+// a list's columns: none after them is read, so a large body's pages are not
+const SUMMARY_COLUMNS = 'SELECT seq, hook, mapping_id, url, body_bytes, received_at, status, actions, replay_of FROM requests';
 
 export function requestStatements(db: DatabaseSync) {
   const p = (sql: string) => db.prepare(sql);
   return {
-    insert: p(`INSERT INTO requests (hook, mapping_id, url, headers, body, received_at, status, actions, replay_of)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    insert: p(`INSERT INTO requests (hook, mapping_id, url, headers, body, body_bytes, body_brotli, received_at, status, actions, replay_of)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     get: p(`${COLUMNS} WHERE seq = ?`),
     end: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM requests'),
     // lists: [from, below, (hook, status filters as given), n], newest first; a filter left out passes everything
@@ -65,8 +68,9 @@ export class KeptRequests {
 
   /** Inside a write; returns the kept request's id. */
   insert(r: NewKeptRequest): string {
+    const stored = compressed(r.body);
     const { lastInsertRowid } = this.q.insert.run(
-      r.hook, r.mappingId, r.url, JSON.stringify(r.headers), r.body, r.receivedAt, r.status, JSON.stringify(r.actions), r.replayOf,
+      r.hook, r.mappingId, r.url, JSON.stringify(r.headers), stored ?? r.body, r.body.byteLength, stored ? 1 : 0, r.receivedAt, r.status, JSON.stringify(r.actions), r.replayOf,
     );
     return requestId(Number(lastInsertRowid), r.receivedAt);
   }
@@ -125,5 +129,27 @@ function toSummary(r: Row): KeptRequestSummary {
 }
 
 function toRequest(r: Row): KeptRequest {
-  return { ...common(r), headers: JSON.parse(String(r.headers)) as Record<string, string>, body: r.body as Uint8Array };
+  const body = r.body as Uint8Array;
+  return { ...common(r), headers: JSON.parse(String(r.headers)) as Record<string, string>, body: r.body_brotli ? new Uint8Array(brotliDecompressSync(body)) : body };
+}
+
+/** Bodies shorter than this are stored as received: compressing them saves less than a page. */
+export const COMPRESS_FROM_BYTES = 4096;
+/** Compressed by at least this much, or stored as received. */
+const MIN_RATIO = 1.5;
+const FAST = { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 0 } };
+
+/**
+ * A long body compressed (Brotli, its fastest setting), or undefined to store it as received. A kept
+ * request is read only when an operator looks at it, and a long body's pages cost more to write to
+ * the log and copy into the database at a checkpoint than compressing costs (docs/performance.md).
+ * Its first 4 KiB are tried first, so a body that does not compress (an encoded attachment) costs
+ * little before it is stored as it is.
+ */
+function compressed(body: Uint8Array): Buffer | undefined {
+  if (body.byteLength < COMPRESS_FROM_BYTES) return undefined;
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (brotliCompressSync(bytes.subarray(0, COMPRESS_FROM_BYTES), FAST).byteLength * MIN_RATIO > COMPRESS_FROM_BYTES) return undefined;
+  const out = brotliCompressSync(bytes, FAST);
+  return out.byteLength * MIN_RATIO <= bytes.byteLength ? out : undefined;
 }

@@ -132,6 +132,9 @@ export const SCHEMA = `
     status INTEGER NOT NULL,
     actions TEXT NOT NULL,
     replay_of TEXT,
+    -- the body's size as received; body_brotli 1: the body is stored compressed (requests.ts)
+    body_bytes INTEGER NOT NULL,
+    body_brotli INTEGER NOT NULL,
     headers TEXT NOT NULL,
     body BLOB NOT NULL
   );
