@@ -151,7 +151,12 @@ describe('crash recovery with the real CLI', () => {
 
       const second = await startCli({ config: config(), dir });
       await until(() => llm.requests.length === 2); // re-queued and started again
-      expect((await get(`${second.url}/api/runs/${r.body.runId}`, GW)).body.run).toMatchObject({ status: 'running', attempts: 2 });
+      // the start is committed beside the agent call, not before it: read once it is stored
+      const started = await until(async () => {
+        const run = (await get(`${second.url}/api/runs/${r.body.runId}`, GW)).body.run;
+        return run.attempts === 2 && run;
+      });
+      expect(started).toMatchObject({ status: 'running', attempts: 2 });
       second.proc.kill('SIGKILL');
       await second.stop();
 
