@@ -10,7 +10,6 @@ import type { Generation } from '../runtime/generation.ts';
 import { commonOptions, helpText, parse, UsageError } from './args.ts';
 import { offlineGeneration } from './generation.ts';
 import { parseRedisUrl } from '../store/redis/url.ts';
-import { checkRedis } from '../store/redis/durability.ts';
 
 export const CHECK_OPTIONS = commonOptions;
 
@@ -44,6 +43,7 @@ export async function check(argv: string[]): Promise<number> {
       process.stdout.write(summary(gen, loaded.fallbackTokens, notYet));
       const storage = gen.config.storage;
       if (storage.driver === 'redis') {
+        const { checkRedis } = await import('../store/redis/durability.ts');
         const d = await checkRedis(storage.url!);
         process.stdout.write(`${[d.line, ...d.warnings.map((w) => `warning: ${w}`)].join('\n')}\n`);
       }

@@ -1,15 +1,13 @@
 /**
  * `hook-intake webhooks gmail auth | setup | run`: the Gmail bridge (src/gmail/). `auth` gets the
  * mailbox's refresh token, `setup` writes the config and prints the gcloud commands, `run` serves
- * the Pub/Sub push endpoint and posts new mail to the gmail hook.
+ * the Pub/Sub push endpoint and posts new mail to the gmail hook. The bridge's modules (and jose,
+ * yaml) are loaded only when one of these runs: every other command, `serve` included, starts
+ * without them.
  */
 import { resolve } from 'node:path';
 import { findConfigFile, loadConfig, DEFAULT_CONFIG_FILE } from '../config/load.ts';
 import { ConfigError, formatIssue } from '../errors.ts';
-import { runAuth } from '../gmail/auth.ts';
-import { startGmailRun } from '../gmail/run.ts';
-import { realDeps } from '../gmail/settings.ts';
-import { runSetup } from '../gmail/setup.ts';
 import { createLogger, logFormat, printStdout } from '../log.ts';
 import { commonOptions, helpText, parse, resolveDataDir, synopsis, UsageError, type Flag } from './args.ts';
 import { dataDirTokens } from './tokens.ts';
@@ -107,6 +105,8 @@ const configFile = (flag: string | undefined) => findConfigFile({ file: flag }) 
 async function auth(argv: string[]): Promise<number> {
   const { values } = parse(argv, AUTH_OPTIONS);
   if (values.help) return (process.stdout.write(GMAIL_COMMAND_HELP.auth), 0);
+  const { runAuth } = await import('../gmail/auth.ts');
+  const { realDeps } = await import('../gmail/settings.ts');
   const r = await runAuth({
     file: configFile(values.config),
     dataDir: resolve(resolveDataDir(values.data)),
@@ -122,6 +122,8 @@ async function setup(argv: string[]): Promise<number> {
   const { values } = parse(argv, SETUP_OPTIONS);
   if (values.help) return (process.stdout.write(GMAIL_COMMAND_HELP.setup), 0);
   if (!values.account) throw new UsageError('--account is required');
+  const { runSetup } = await import('../gmail/setup.ts');
+  const { realDeps } = await import('../gmail/settings.ts');
   const r = await runSetup({
     file: configFile(values.config),
     dataDir: resolve(resolveDataDir(values.data)),
@@ -153,6 +155,8 @@ async function run(argv: string[]): Promise<number> {
   const loaded = loadConfig({ file: values.config, dataDir, tokenFallback: tokens.fallback });
   if (tokens.notYet.has('hooks')) throw new Error(`hooks.token is not set and serve has not generated one in ${dataDir} yet: start serve once, or run gmail setup`);
   const log = createLogger(loaded.config.logging.level, undefined, format);
+  const { startGmailRun } = await import('../gmail/run.ts');
+  const { realDeps } = await import('../gmail/settings.ts');
   const running = await startGmailRun({ config: loaded.config, dataDir, deps: realDeps(), log, port });
   const stopped = new Promise<number>((done) => {
     const onSignal = (sig: NodeJS.Signals) => {

@@ -4,7 +4,6 @@
  * Everything above the store uses the `Store` and `WorkQueue` interfaces only; a driver's own options and tricks stay in its folder.
  */
 import type { Config } from '../config/schema.ts';
-import { RedisStore } from './redis/store.ts';
 import { SqliteStore } from './sqlite/store.ts';
 import type { Store } from './types.ts';
 
@@ -16,13 +15,16 @@ export async function openStore(storage: Config['storage'], opts: { clock?: () =
   switch (storage.driver) {
     case 'sqlite':
       return new SqliteStore({ path: storage.path!, synchronous: storage.synchronous, locking: storage.locking, clock: opts.clock });
-    case 'redis':
+    case 'redis': {
+      // loaded only for a Redis store: a SQLite start does not load ioredis
+      const { RedisStore } = await import('./redis/store.ts');
       return RedisStore.open({
         url: storage.url!,
         ...(storage.prefix ? { prefix: storage.prefix } : {}),
         ...(storage.instanceTimeoutSeconds ? { instanceTimeoutMs: storage.instanceTimeoutSeconds * 1000 } : {}),
         ...(opts.clock ? { clock: opts.clock } : {}),
       });
+    }
   }
   throw new Error(`storage.driver: unknown driver ${JSON.stringify(storage.driver)}`);
 }
