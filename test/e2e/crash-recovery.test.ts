@@ -141,15 +141,22 @@ describe('crash recovery with the real CLI', () => {
     llm.handler = () => undefined;
     llm.requests.length = 0;
     const dir = tempDir();
+    // every server this test starts is killed at its end, whatever failed in between
+    const started: Running[] = [];
+    const start = async () => {
+      const srv = await startCli({ config: config(), dir });
+      started.push(srv);
+      return srv;
+    };
     try {
-      const first = await startCli({ config: config(), dir });
+      const first = await start();
       const r = await post(`${first.url}/hooks/agent`, { message: 'stuck job', name: 'Stuck', wakeMode: 'next-heartbeat' }, auth);
       expect(r.status).toBe(202);
       await until(() => llm.requests.length === 1);
       first.proc.kill('SIGKILL');
       await first.stop();
 
-      const second = await startCli({ config: config(), dir });
+      const second = await start();
       await until(() => llm.requests.length === 2); // re-queued and started again
       // the start is committed beside the agent call, not before it: read once it is stored
       const started = await until(async () => {
@@ -160,7 +167,7 @@ describe('crash recovery with the real CLI', () => {
       second.proc.kill('SIGKILL');
       await second.stop();
 
-      const third = await startCli({ config: config(), dir });
+      const third = await start();
       try {
         const run = (await get(`${third.url}/api/runs/${r.body.runId}`, GW)).body.run;
         expect(run).toMatchObject({ status: 'error', error: 'interrupted twice by a service restart', attempts: 2 });
@@ -173,6 +180,7 @@ describe('crash recovery with the real CLI', () => {
         expect(await third.stop()).toBe(0);
       }
     } finally {
+      for (const srv of started) if (srv.proc.exitCode === null && srv.proc.signalCode === null) srv.proc.kill('SIGKILL');
       cleanup(dir);
     }
   });
