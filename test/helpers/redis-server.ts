@@ -5,14 +5,14 @@
  * `redisSuite(name, fn)` wraps a describe block: with no `redis-server` installed it is skipped on a
  * developer's machine, and fails in CI (`process.env.CI` set), where `.ci/run` installs it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { describe, it } from 'vitest';
 import { cleanup, tempDir } from './cli.ts';
 
-export const REDIS_SERVER = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p));
+import { REDIS_SERVER, spawnRedis } from './redis-process.ts';
+
+export { REDIS_SERVER };
 
 export interface RedisServer {
   /** The socket's path. */
@@ -45,48 +45,11 @@ process.once('exit', () => {
 });
 
 export async function startRedis(opts: RedisServerOptions = {}): Promise<RedisServer> {
-  if (!REDIS_SERVER) throw new Error('redis-server is not installed (apt-get install redis-server)');
   const dir = opts.dir ?? tempDir('hook-intake-redis-');
-  const socket = join(dir, 'redis.sock');
-  const args = [
-    '--port', '0',
-    '--unixsocket', socket,
-    '--unixsocketperm', '700',
-    '--dir', dir,
-    '--save', '',
-    '--appendonly', opts.aof ? 'yes' : 'no',
-    ...(opts.aof ? ['--appendfsync', 'always'] : []),
-    '--maxmemory-policy', 'noeviction',
-    '--logfile', '',
-    ...(opts.args ?? []),
-  ];
-  const proc = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = ['--appendonly', opts.aof ? 'yes' : 'no', ...(opts.aof ? ['--appendfsync', 'always'] : []), '--maxmemory-policy', 'noeviction', ...(opts.args ?? [])];
+  const { proc, socket, exited } = await spawnRedis(dir, args);
   running.add(proc);
-  let out = '';
-  const exited = new Promise<void>((r) => proc.once('exit', () => {
-    running.delete(proc);
-    r();
-  }));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      // a server that never said it was ready is not left running
-      proc.kill('SIGKILL');
-      reject(new Error(`redis-server did not start within 10 s:\n${out}`));
-    }, 10_000);
-    const onData = (b: Buffer) => {
-      out += b.toString();
-      if (/ready to accept connections/i.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited with ${code}:\n${out}`));
-    });
-  });
+  void exited.then(() => running.delete(proc));
   const client = new Redis({ path: socket, lazyConnect: false });
   // a test that kills the server sees its own errors; this client's reconnect attempts are not one
   client.on('error', () => {});
