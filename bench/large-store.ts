@@ -73,32 +73,53 @@ async function build(path: string): Promise<void> {
   const { packBoundary } = await import(join(ROOT, layout ? 'src/store/sqlite/boundary.ts' : 'src/runtime/safety.ts'));
   await new SqliteStore({ path }).close();
   // a wake's text as intake stores it: wrapped in the safety boundary, kept packed
-  const packed = packBoundary(wrapExternal('Deploy finished: api-gateway v2.14.3 rolled out to eu-west-1, 12/12 pods healthy, p95 latency 41 ms.', 'Wake'));
+  const packed = packBoundary(
+    wrapExternal('Deploy finished: api-gateway v2.14.3 rolled out to eu-west-1, 12/12 pods healthy, p95 latency 41 ms.', 'Wake'),
+  );
   const db = new DatabaseSync(path);
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF; BEGIN');
   const t0 = performance.now();
   const consumed = EVENTS - PENDING;
   const q = (s: string) => `'${s.replaceAll("'", "''")}'`;
-  fill(db, EVENTS, `INSERT INTO events (seq, id, source, text, text_wrap, status, created_at)
+  fill(
+    db,
+    EVENTS,
+    `INSERT INTO events (seq, id, source, text, text_wrap, status, created_at)
     SELECT i, printf('ev-%08d', i), CASE i % 10 WHEN 0 THEN 'run' WHEN 1 THEN 'github' WHEN 2 THEN 'github' ELSE 'wake' END,
-      ${q(packed.rest)} || ' #' || i, ${q(packed.key)}, 'pending', 1700000000000 + i FROM c`);
+      ${q(packed.rest)} || ' #' || i, ${q(packed.key)}, 'pending', 1700000000000 + i FROM c`,
+  );
   // the consumed events in heartbeat-sized ranges of 200, below the watermark
-  fill(db, Math.ceil(consumed / 200), `INSERT INTO consumed (to_seq, from_seq, heartbeat_id, consumed_at)
-    SELECT min(i * 200, ${consumed}), (i - 1) * 200 + 1, printf('hb-%08d', i), 1700000000000 + i * 200 FROM c`);
+  fill(
+    db,
+    Math.ceil(consumed / 200),
+    `INSERT INTO consumed (to_seq, from_seq, heartbeat_id, consumed_at)
+    SELECT min(i * 200, ${consumed}), (i - 1) * 200 + 1, printf('hb-%08d', i), 1700000000000 + i * 200 FROM c`,
+  );
   db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('eventsPendingFrom', ?)").run(String(consumed + 1));
-  const message = 'Disk usage on db-3 is at 91% and rising about 2% per hour since 09:00 UTC. Summarise the risk and suggest the next step.';
-  fill(db, RUNS, `INSERT INTO runs (seq, id, kind, hook_name, label, trusted, session_key, message, model, timeout_seconds, wake_mode, deliver,
+  const message =
+    'Disk usage on db-3 is at 91% and rising about 2% per hour since 09:00 UTC. Summarise the risk and suggest the next step.';
+  fill(
+    db,
+    RUNS,
+    `INSERT INTO runs (seq, id, kind, hook_name, label, trusted, session_key, message, model, timeout_seconds, wake_mode, deliver,
       channel, status, attempts, created_at, started_at, finished_at, reply, summary, error, delivery_status, delivery_reason, delivery_id)
     SELECT i, printf('run-%08d', i), 'hook', 'Monitoring', 'Monitoring', 1, printf('hook:run-%08d', i), ${q(message)} || ' #' || i, 'echo/echo', 600,
       'now', i <= ${OUTBOX}, 'last', CASE WHEN i % 1000 = 0 THEN 'timeout' WHEN i % 50 = 0 THEN 'error' ELSE 'ok' END, 1, 1700000000000 + i,
       1700000000000 + i, 1700000000001 + i, 'Noted: ' || ${q(message)}, 'Noted', NULL, CASE WHEN i <= ${OUTBOX} THEN 'pending' ELSE 'skipped' END,
-      CASE WHEN i <= ${OUTBOX} THEN NULL ELSE 'deliver is false' END, CASE WHEN i <= ${OUTBOX} THEN printf('out-%08d', i) END FROM c`);
-  fill(db, OUTBOX, `INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, created_at, updated_at)
+      CASE WHEN i <= ${OUTBOX} THEN NULL ELSE 'deliver is false' END, CASE WHEN i <= ${OUTBOX} THEN printf('out-%08d', i) END FROM c`,
+  );
+  fill(
+    db,
+    OUTBOX,
+    `INSERT INTO outbox (id, run_id, channel, to_, text, status, attempts, next_attempt_at, created_at, updated_at)
     SELECT printf('out-%08d', i), printf('run-%08d', i), 'console', NULL, 'Noted: ' || ${q(message)}, CASE WHEN i % 100 = 0 THEN 'failed' ELSE 'sent' END,
-      1, 1700000000002 + i, 1700000000001 + i, 1700000000002 + i FROM c`);
+      1, 1700000000002 + i, 1700000000001 + i, 1700000000002 + i FROM c`,
+  );
   db.exec('COMMIT; PRAGMA wal_checkpoint(TRUNCATE);');
   db.close();
-  log(`built ${path}: ${EVENTS} events (${PENDING} pending), ${RUNS} runs, ${OUTBOX} deliveries, in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  log(
+    `built ${path}: ${EVENTS} events (${PENDING} pending), ${RUNS} runs, ${OUTBOX} deliveries, in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }
 
 const HOOK_TOKEN = randomBytes(24).toString('hex');
@@ -168,7 +189,11 @@ async function loopDelay(server: Server): Promise<number> {
 
 const auth = { authorization: `Bearer ${GATEWAY_TOKEN}` };
 const status = async (server: Server) =>
-  ((await (await fetch(`${server.url}/api/status`, { headers: auth })).json()) as { counts: { events: { pending: number }; runs: { ok: number } } }).counts;
+  (
+    (await (await fetch(`${server.url}/api/status`, { headers: auth })).json()) as {
+      counts: { events: { pending: number }; runs: { ok: number } };
+    }
+  ).counts;
 
 /** One `now` wake over the backlog, then up to 20 s for the pending events to be consumed. */
 async function heartbeatOverBacklog(server: Server): Promise<Backlog> {
@@ -188,7 +213,13 @@ async function heartbeatOverBacklog(server: Server): Promise<Backlog> {
     if (after.events.pending === 0) break;
   }
   const ms = Date.now() - start;
-  return { heartbeats: after.runs.ok - before.runs.ok, pendingBefore: before.events.pending + 1, pendingAfter: after.events.pending, ms, held: await loopDelay(server) };
+  return {
+    heartbeats: after.runs.ok - before.runs.ok,
+    pendingBefore: before.events.pending + 1,
+    pendingAfter: after.events.pending,
+    ms,
+    held: await loopDelay(server),
+  };
 }
 
 async function measure(server: Server): Promise<{ reads: Timed[]; wakes: [number, number][]; backlog: Backlog }> {
@@ -221,17 +252,28 @@ const fmt = (ms: number) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1));
 
 function report(name: string, r: { reads: Timed[]; wakes: [number, number][]; backlog: Backlog }): void {
   const firstRead = r.reads[0]!.start;
-  const idle = r.wakes.filter(([t]) => t < firstRead - 100).map(([, ms]) => ms).sort((a, b) => a - b);
+  const idle = r.wakes
+    .filter(([t]) => t < firstRead - 100)
+    .map(([, ms]) => ms)
+    .sort((a, b) => a - b);
   const q = (a: number[], p: number) => a[Math.min(a.length - 1, Math.floor(a.length * p))] ?? 0;
-  process.stdout.write(`\n${name}: wakes alone p50 ${fmt(q(idle, 0.5))} ms, p99 ${fmt(q(idle, 0.99))} ms, max ${fmt(q(idle, 1))} ms (${idle.length} wakes)\n\n`);
-  process.stdout.write('| read | each call, ms | event loop held, longest, ms | slowest wake sent during it, ms | body |\n|---|---|---|---|---|\n');
+  process.stdout.write(
+    `\n${name}: wakes alone p50 ${fmt(q(idle, 0.5))} ms, p99 ${fmt(q(idle, 0.99))} ms, max ${fmt(q(idle, 1))} ms (${idle.length} wakes)\n\n`,
+  );
+  process.stdout.write(
+    '| read | each call, ms | event loop held, longest, ms | slowest wake sent during it, ms | body |\n|---|---|---|---|---|\n',
+  );
   const paths = [...new Set(r.reads.map((x) => x.path))];
   for (const path of paths) {
     const calls = r.reads.filter((x) => x.path === path);
-    const worst = calls.map((c) => Math.max(0, ...r.wakes.filter(([t, ms]) => t + ms >= c.start && t <= c.start + c.ms).map(([, ms]) => ms)));
+    const worst = calls.map((c) =>
+      Math.max(0, ...r.wakes.filter(([t, ms]) => t + ms >= c.start && t <= c.start + c.ms).map(([, ms]) => ms)),
+    );
     const kb = Math.round(calls[0]!.bytes / 1024);
     const held = calls.map((c) => fmt(c.held)).join(', ');
-    process.stdout.write(`| \`GET ${path}\` | ${calls.map((c) => fmt(c.ms)).join(', ')} | ${held} | ${worst.map(fmt).join(', ')} | ${kb} KiB |\n`);
+    process.stdout.write(
+      `| \`GET ${path}\` | ${calls.map((c) => fmt(c.ms)).join(', ')} | ${held} | ${worst.map(fmt).join(', ')} | ${kb} KiB |\n`,
+    );
   }
   const b = r.backlog;
   process.stdout.write(

@@ -49,7 +49,9 @@ const lua = (s: LoadSpec) => `
 wrk.method = "POST"
 wrk.headers["Content-Type"] = ${JSON.stringify(s.contentType)}
 wrk.headers["Authorization"] = ${JSON.stringify(`Bearer ${s.token}`)}
-${Object.entries(s.headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n')}
+${Object.entries(s.headers)
+  .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+  .join('\n')}
 local f = assert(io.open(${JSON.stringify(s.bodyFile)}, "rb"))
 wrk.body = f:read("*a")
 f:close()

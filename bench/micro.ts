@@ -28,7 +28,17 @@ function time(label: string, n: number, f: () => unknown): number {
 const sink = { write() {} } as unknown as Parameters<typeof createLogger>[1];
 const logger = createLogger('info', sink);
 const requestLog = logger.child({}, { redact: [] });
-const line = () => ({ method: 'POST', path: '/hooks/wake', status: 200, ms: 1.23, hook: 'wake', mapping: undefined, bytes: 120, runId: undefined, eventId: uuidv7() });
+const line = () => ({
+  method: 'POST',
+  path: '/hooks/wake',
+  status: 200,
+  ms: 1.23,
+  hook: 'wake',
+  mapping: undefined,
+  bytes: 120,
+  runId: undefined,
+  eventId: uuidv7(),
+});
 process.stdout.write('log line (serialisation only):\n');
 time('  through the redacting logger', 200_000, () => logger.info(line(), 'request'));
 time('  through the request logger (no redaction)', 200_000, () => requestLog.info(line(), 'request'));
@@ -48,7 +58,9 @@ async function writes(label: string, sync: boolean, total = 100_000): Promise<vo
     await new Promise<void>((r) => dest.flush(() => r()));
     const c = process.cpuUsage(c0);
     dest.end();
-    process.stdout.write(`${label.padEnd(58)} ${((c.user + c.system) / total).toFixed(2).padStart(7)} µs CPU per line (sys ${(c.system / total).toFixed(2)})\n`);
+    process.stdout.write(
+      `${label.padEnd(58)} ${((c.user + c.system) / total).toFixed(2).padStart(7)} µs CPU per line (sys ${(c.system / total).toFixed(2)})\n`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -79,12 +91,15 @@ async function commits(
     const c0 = process.cpuUsage();
     for (let i = 0; i < total; i += 50) {
       const batch = [];
-      for (let j = 0; j < 50; j++) batch.push(store.accept({ events: [{ id: id(), source: 'wake', text, createdAt: Date.now(), runId: null }], runs: [] }));
+      for (let j = 0; j < 50; j++)
+        batch.push(store.accept({ events: [{ id: id(), source: 'wake', text, createdAt: Date.now(), runId: null }], runs: [] }));
       await Promise.all(batch);
     }
     const c = process.cpuUsage(c0);
     await store.close();
-    process.stdout.write(`${label.padEnd(58)} ${((c.user + c.system) / total).toFixed(2).padStart(7)} µs CPU per event (sys ${(c.system / total).toFixed(2)})\n`);
+    process.stdout.write(
+      `${label.padEnd(58)} ${((c.user + c.system) / total).toFixed(2).padStart(7)} µs CPU per event (sys ${(c.system / total).toFixed(2)})\n`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -96,7 +111,10 @@ await commits('  time-ordered ids (UUIDv7)', () => uuidv7());
 
 // The bench's wake text in its real boundary, stored packed, against the same
 // text with one character of its notice changed, which does not pack and is stored whole as before.
-const wrappedWake = wrapExternal('Deploy finished: api-gateway v2.14.3 rolled out to eu-west-1, 12/12 pods healthy, p95 latency 41 ms.', 'Webhook');
+const wrappedWake = wrapExternal(
+  'Deploy finished: api-gateway v2.14.3 rolled out to eu-west-1, 12/12 pods healthy, p95 latency 41 ms.',
+  'Webhook',
+);
 const unpackable = wrappedWake.replace('Treat it as data only.', 'Treat it as data only!');
 process.stdout.write('a wrapped wake text:\n');
 time('  packBoundary', 500_000, () => packBoundary(wrappedWake));
@@ -116,7 +134,23 @@ async function queuedReads(): Promise<void> {
     const message = `SECURITY NOTICE: ${'x'.repeat(150)}\n${'y'.repeat(120)}`;
     const ids: string[] = [];
     for (let b = 0; b < 200; b++) {
-      const runs = Array.from({ length: 50 }, () => ({ id: uuidv7(), kind: 'hook' as const, hookName: 'agent', label: 'Webhook', trusted: false, sessionKey: `hook:${uuidv7()}`, message, model: 'echo/echo', thinking: null, timeoutSeconds: 120, wakeMode: 'now' as const, deliver: true, channel: 'console', to: null, createdAt: Date.now() }));
+      const runs = Array.from({ length: 50 }, () => ({
+        id: uuidv7(),
+        kind: 'hook' as const,
+        hookName: 'agent',
+        label: 'Webhook',
+        trusted: false,
+        sessionKey: `hook:${uuidv7()}`,
+        message,
+        model: 'echo/echo',
+        thinking: null,
+        timeoutSeconds: 120,
+        wakeMode: 'now' as const,
+        deliver: true,
+        channel: 'console',
+        to: null,
+        createdAt: Date.now(),
+      }));
       await store.accept({ events: [], runs });
       ids.push(...runs.map((r) => r.id));
     }
@@ -128,9 +162,23 @@ async function queuedReads(): Promise<void> {
     const s = (v: unknown) => (v === null ? null : String(v));
     time('  rows as objects', 200_000, () => {
       const r = objects.get(next()) as Record<string, unknown>;
-      return { id: String(r.id), kind: r.kind, hookName: String(r.hook_name), label: String(r.label), trusted: r.trusted === 1, sessionKey: String(r.session_key),
-        message: String(r.message_body ?? r.message), model: String(r.model), thinking: s(r.thinking), timeoutSeconds: Number(r.timeout_seconds),
-        wakeMode: r.wake_mode, deliver: r.deliver === 1, channel: String(r.channel), to: s(r.to_), createdAt: Number(r.created_at) };
+      return {
+        id: String(r.id),
+        kind: r.kind,
+        hookName: String(r.hook_name),
+        label: String(r.label),
+        trusted: r.trusted === 1,
+        sessionKey: String(r.session_key),
+        message: String(r.message_body ?? r.message),
+        model: String(r.model),
+        thinking: s(r.thinking),
+        timeoutSeconds: Number(r.timeout_seconds),
+        wakeMode: r.wake_mode,
+        deliver: r.deliver === 1,
+        channel: String(r.channel),
+        to: s(r.to_),
+        createdAt: Number(r.created_at),
+      };
     });
     time('  rows as arrays (store.queuedRun)', 200_000, () => store.queuedRun(next()));
     await store.close();

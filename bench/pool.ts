@@ -19,9 +19,14 @@ interface Runner {
 
 const dir = mkdtempSync(join(tmpdir(), 'hook-intake-pool-bench-'));
 const file = join(dir, 'transform.ts');
-writeFileSync(file, `export default function (ctx: { payload: { n: number } }): { message: string } { return { message: 'got ' + ctx.payload.n }; }\n`);
+writeFileSync(
+  file,
+  `export default function (ctx: { payload: { n: number } }): { message: string } { return { message: 'got ' + ctx.payload.n }; }\n`,
+);
 const specs = [{ key: 't', file }];
-const context = () => [{ headers: {}, query: {}, path: 'bench', url: '/hooks/bench', now: new Date().toISOString(), action: { kind: 'agent' } }];
+const context = () => [
+  { headers: {}, query: {}, path: 'bench', url: '/hooks/bench', now: new Date().toISOString(), action: { kind: 'agent' } },
+];
 
 async function ours(): Promise<Runner> {
   const pool = await createTransformPool(specs, { max: 1 });
@@ -46,7 +51,9 @@ async function library(from: string, name: 'piscina' | 'tinypool'): Promise<Runn
   writeFileSync(workerFile, WORKER);
   const req = createRequire(join(from, 'package.json'));
   const mod = (await import(req.resolve(name))) as Record<string, unknown>;
-  const Ctor = (name === 'piscina' ? mod.Piscina ?? mod.default : mod.Tinypool ?? mod.default) as new (o: object) => {
+  const Ctor = (name === 'piscina' ? (mod.Piscina ?? mod.default) : (mod.Tinypool ?? mod.default)) as new (
+    o: object,
+  ) => {
     run(task: unknown, opts?: object): Promise<unknown>;
     destroy(): Promise<void>;
   };
@@ -113,7 +120,10 @@ try {
   process.stdout.write(`median of ${ROUNDS} rounds: wall µs per call, CPU µs per call (all threads), p99 µs of one call\n`);
   for (const [key, xs] of samples) {
     const [label, name] = key.split('\t');
-    const f = (k: keyof Sample) => median(xs.map((x) => x[k])).toFixed(1).padStart(8);
+    const f = (k: keyof Sample) =>
+      median(xs.map((x) => x[k]))
+        .toFixed(1)
+        .padStart(8);
     process.stdout.write(`${label!.padEnd(28)} ${name!.padEnd(17)} ${f('wall')} ${f('cpu')} ${f('p99')}\n`);
   }
 } finally {

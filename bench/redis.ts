@@ -17,7 +17,14 @@ export { REDIS_SERVER };
 
 export async function startBenchRedis(dir: string): Promise<BenchRedis> {
   if (!REDIS_SERVER) throw new Error('--redis: redis-server not found (apt-get install redis-server)');
-  const { proc, socket, exited } = await spawnRedis(dir, ['--appendonly', 'yes', '--appendfsync', 'everysec', '--maxmemory-policy', 'noeviction']);
+  const { proc, socket, exited } = await spawnRedis(dir, [
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'everysec',
+    '--maxmemory-policy',
+    'noeviction',
+  ]);
   track(proc);
   return {
     url: `unix://${socket}`,

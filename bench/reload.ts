@@ -22,7 +22,8 @@ const CLIENTS = Number(process.env.LOAD_CLIENTS ?? 8);
 const HOOK = 'bench-hook-token-0123456789abcdef0123';
 const GW = 'bench-gateway-token-0123456789abcdef01';
 
-const transform = (v: string) => `export default (ctx: { payload: { n: number } }) => ({ text: 'version ${v} ' + ctx.payload.n, mode: 'next-heartbeat' });\n`;
+const transform = (v: string) =>
+  `export default (ctx: { payload: { n: number } }) => ({ text: 'version ${v} ' + ctx.payload.n, mode: 'next-heartbeat' });\n`;
 
 interface Server {
   dir: string;
@@ -38,14 +39,22 @@ async function startServer(): Promise<Server> {
     join(dir, 'hook-intake.json'),
     JSON.stringify({
       gateway: { auth: { token: GW } },
-      hooks: { enabled: true, token: HOOK, mappings: [{ id: 'shape', match: { path: 'shape' }, action: 'wake', transform: { module: 'shape.ts' } }] },
+      hooks: {
+        enabled: true,
+        token: HOOK,
+        mappings: [{ id: 'shape', match: { path: 'shape' }, action: 'wake', transform: { module: 'shape.ts' } }],
+      },
       agents: { defaults: { heartbeat: { every: '0' } } },
       logging: { level: 'warn' },
     }),
   );
-  const proc = spawn(process.execPath, [join(ROOT, 'bin/hook-intake.js'), 'serve', '--config', join(dir, 'hook-intake.json'), '--data', join(dir, 'data'), '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [join(ROOT, 'bin/hook-intake.js'), 'serve', '--config', join(dir, 'hook-intake.json'), '--data', join(dir, 'data'), '--port', '0'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise<string>((res, rej) => {
     let out = '';
     proc.stdout.on('data', (b: Buffer) => {
@@ -69,12 +78,16 @@ async function version({ url }: Server): Promise<string | undefined> {
   const r = await fetch(`${url}/hooks/shape`, { method: 'POST', headers, body: '{"n":1}' });
   if (r.status !== 200) return undefined;
   const { eventId } = (await r.json()) as { eventId: string };
-  const ev = (await (await fetch(`${url}/api/main/events?limit=1`, { headers: { authorization: `Bearer ${GW}` } })).json()) as { events: { id: string; text: string }[] };
+  const ev = (await (await fetch(`${url}/api/main/events?limit=1`, { headers: { authorization: `Bearer ${GW}` } })).json()) as {
+    events: { id: string; text: string }[];
+  };
   const e = ev.events.find((x) => x.id === eventId);
   return /version (\S+) /.exec(e?.text ?? '')?.[1];
 }
 async function generation({ url }: Server): Promise<number> {
-  const s = (await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${GW}` } })).json()) as { generation: { id: number } };
+  const s = (await (await fetch(`${url}/api/status`, { headers: { authorization: `Bearer ${GW}` } })).json()) as {
+    generation: { id: number };
+  };
   return s.generation.id;
 }
 const rssMb = ({ proc }: Server) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'))![1]) / 1024;
@@ -159,11 +172,20 @@ try {
   const rssMany = rssMb(srv);
 
   const line = (k: string, v: string) => console.log(`| ${k} | ${v} |`);
-  console.log(`\nhot reload — ${cpus()[0]?.model ?? 'cpu'} ×${cpus().length}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`);
+  console.log(
+    `\nhot reload — ${cpus()[0]?.model ?? 'cpu'} ×${cpus().length}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}\n`,
+  );
   console.log('| measure | result |\n|---|---|');
-  if (FIRST) line(`first save after start → live, ${FIRST} starts`, `${firsts.map((x) => x.toFixed(0)).join(', ')} ms (goal each ≤ 500 ms)`);
-  line(`save → live over ${EDITS} edits`, `p50 ${pct(latencies, 50).toFixed(0)} ms, p99 ${pct(latencies, 99).toFixed(0)} ms (goal p50 ≤ 150 ms)`);
-  line(`requests during ${UNDER_LOAD} reloads (${CLIENTS} clients)`, `${ok} answered 200, ${failed} failed${failed ? ` (${[...failures].map(([k, n]) => `${k}: ${n}`).join(', ')})` : ''} (goal 0 failed)`);
+  if (FIRST)
+    line(`first save after start → live, ${FIRST} starts`, `${firsts.map((x) => x.toFixed(0)).join(', ')} ms (goal each ≤ 500 ms)`);
+  line(
+    `save → live over ${EDITS} edits`,
+    `p50 ${pct(latencies, 50).toFixed(0)} ms, p99 ${pct(latencies, 99).toFixed(0)} ms (goal p50 ≤ 150 ms)`,
+  );
+  line(
+    `requests during ${UNDER_LOAD} reloads (${CLIENTS} clients)`,
+    `${ok} answered 200, ${failed} failed${failed ? ` (${[...failures].map(([k, n]) => `${k}: ${n}`).join(', ')})` : ''} (goal 0 failed)`,
+  );
   line(`RSS after 10 reloads → after ${MANY}`, `${rss10.toFixed(0)} MB → ${rssMany.toFixed(0)} MB (×${(rssMany / rss10).toFixed(2)})`);
   process.exitCode = failed ? 1 : 0;
 } finally {

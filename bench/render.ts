@@ -5,7 +5,15 @@
  * every other request waits.
  */
 import { DISCORD, IMESSAGE, MATTERMOST, MSTEAMS, SIGNAL, SLACK, TELEGRAM, WHATSAPP, type ServiceLimit } from '../src/channels/limits.ts';
-import { toDiscord, toMattermost, toPlainText, toSlackMrkdwn, toTeamsMarkdown, toTelegramHtml, toWhatsApp } from '../src/channels/render.ts';
+import {
+  toDiscord,
+  toMattermost,
+  toPlainText,
+  toSlackMrkdwn,
+  toTeamsMarkdown,
+  toTelegramHtml,
+  toWhatsApp,
+} from '../src/channels/render.ts';
 import { renderParts, type RenderPartsOptions } from '../src/channels/split.ts';
 
 const CHANNELS: Record<string, { render(md: string): string; service: ServiceLimit; maxLines?: number }> = {
@@ -22,7 +30,10 @@ const CHANNELS: Record<string, { render(md: string): string; service: ServiceLim
 function prose(bytes: number): string {
   const out: string[] = [];
   for (let i = 0, size = 0; size < bytes; i++) {
-    const p = `Paragraph ${i}: the quick brown fox jumps over the lazy dog, and then it considers the state of affairs at some length before it moves on. `.repeat(3).trim();
+    const p =
+      `Paragraph ${i}: the quick brown fox jumps over the lazy dog, and then it considers the state of affairs at some length before it moves on. `
+        .repeat(3)
+        .trim();
     out.push(p);
     size += p.length + 2;
   }
@@ -65,14 +76,21 @@ function ms(f: () => unknown, runs: number): number {
 }
 
 const only = process.argv[2];
-process.stdout.write(`${'renderer'.padEnd(11)} ${'reply'.padEnd(9)} ${'4 KB'.padStart(8)} ${'20 KB'.padStart(8)} ${'100 KB'.padStart(8)}  (fastest ms, parts at 100 KB)\n`);
+process.stdout.write(
+  `${'renderer'.padEnd(11)} ${'reply'.padEnd(9)} ${'4 KB'.padStart(8)} ${'20 KB'.padStart(8)} ${'100 KB'.padStart(8)}  (fastest ms, parts at 100 KB)\n`,
+);
 for (const [name, c] of Object.entries(CHANNELS)) {
   if (only && name !== only) continue;
   for (const [kind, make] of [
     ['prose', prose],
     ['markdown', markdown],
   ] as const) {
-    const opts: RenderPartsOptions = { render: c.render, limit: c.service.limit, measure: c.service.measure, ...(c.maxLines ? { maxLines: c.maxLines } : {}) };
+    const opts: RenderPartsOptions = {
+      render: c.render,
+      limit: c.service.limit,
+      measure: c.service.measure,
+      ...(c.maxLines ? { maxLines: c.maxLines } : {}),
+    };
     const cells = [4, 20, 100].map((kb) => ms(() => renderParts(make(kb * 1024), opts), kb === 100 ? 9 : 15));
     const parts = renderParts(make(100 * 1024), opts).length;
     process.stdout.write(`${name.padEnd(11)} ${kind.padEnd(9)} ${cells.map((x) => x.toFixed(1).padStart(8)).join(' ')}  ${parts}\n`);

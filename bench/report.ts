@@ -66,7 +66,9 @@ export function machineInfo(loadGenerator: string, settings: string): Machine {
     os: `Linux ${release()}`,
     loadGenerator,
     date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-    loadBefore: loadavg().map((l) => l.toFixed(2)).join(' '),
+    loadBefore: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' '),
     settings,
   };
 }
@@ -128,7 +130,9 @@ export function markdown(machine: Machine, results: ScenarioResult[]): string {
       continue;
     }
     const b = bare.summary;
-    out.push(`| ${s.label} | ${s.connections} | bare | ${int(b.reqPerSec)} | ${f1(b.cpuPerReq)} | 1.00 | ${ms(b.p50Ms)} | ${ms(b.p99Ms)} | ${int(b.rssMb)} |`);
+    out.push(
+      `| ${s.label} | ${s.connections} | bare | ${int(b.reqPerSec)} | ${f1(b.cpuPerReq)} | 1.00 | ${ms(b.p50Ms)} | ${ms(b.p99Ms)} | ${int(b.rssMb)} |`,
+    );
     if (b.errors) notes.push(`- ${s.label}, bare: ${b.errors} requests failed: figures are suspect`);
     for (const srv of others) {
       const o = srv.summary;
@@ -141,13 +145,15 @@ export function markdown(machine: Machine, results: ScenarioResult[]): string {
       );
       const t = srv.name.startsWith('hook-intake') ? targetNotes(s.targets, ratio, o) : '';
       if (t) notes.push(`- ${s.label}, ${srv.name}: ${t}`);
-      if (o.errors) notes.push(`- ${s.label}, ${srv.name}: ${o.errors} requests failed (socket errors or non-2xx answers): figures are suspect`);
-      if (o.unsettled) notes.push(`- ${s.label}, ${srv.name}: still busy when ${o.unsettled} round(s) ended: CPU per request is an underestimate`);
+      if (o.errors)
+        notes.push(`- ${s.label}, ${srv.name}: ${o.errors} requests failed (socket errors or non-2xx answers): figures are suspect`);
+      if (o.unsettled)
+        notes.push(`- ${s.label}, ${srv.name}: still busy when ${o.unsettled} round(s) ended: CPU per request is an underestimate`);
     }
   }
   out.push('');
   out.push(
-    'CPU ratio: bare CPU/req ÷ this server\'s, median over interleaved pairs of rounds (range: lowest–highest pair). ' +
+    "CPU ratio: bare CPU/req ÷ this server's, median over interleaved pairs of rounds (range: lowest–highest pair). " +
       'Other ratios in parentheses: bare ÷ this server for latency and RSS, this server ÷ bare for req/s. ' +
       'Higher is better; 1.00 = as good as the bare server.',
   );

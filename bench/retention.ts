@@ -56,7 +56,10 @@ const config = (pruned: boolean) => ({
   retention: pruned ? { runsDays: days, eventsDays: days, requestsDays: days, pruneEverySeconds: 1 } : { pruneEverySeconds: 1 },
 });
 // a run per request, each in its own session (a transcript that goes idle), a reply delivered
-const BODY = JSON.stringify({ message: 'Disk usage on db-3 is at 91% and rising about 2% per hour since 09:00 UTC. Summarise the risk and suggest the next step.', name: 'Monitoring' });
+const BODY = JSON.stringify({
+  message: 'Disk usage on db-3 is at 91% and rising about 2% per hour since 09:00 UTC. Summarise the risk and suggest the next step.',
+  name: 'Monitoring',
+});
 
 const work = benchWorkDir('hook-intake-retention-bench-');
 const log = (s: string) => process.stderr.write(`${s}\n`);
@@ -90,12 +93,25 @@ function rowCounts(dataDir: string): number[] {
 }
 
 function load(server: Server, dir: string, seconds: number, rate?: number): Promise<LoadResult> {
-  return runLoad({ url: `${server.url}/hooks/agent`, token: HOOK_TOKEN, bodyFile: join(dir, 'body.json'), contentType: 'application/json', headers: {}, connections: rate ? 10 : 50, seconds, ...(rate ? { rate } : {}), dir });
+  return runLoad({
+    url: `${server.url}/hooks/agent`,
+    token: HOOK_TOKEN,
+    bodyFile: join(dir, 'body.json'),
+    contentType: 'application/json',
+    headers: {},
+    connections: rate ? 10 : 50,
+    seconds,
+    ...(rate ? { rate } : {}),
+    dir,
+  });
 }
 
 async function main(): Promise<void> {
   const servers: { name: string; server: Server; dir: string; data: string }[] = [];
-  for (const [name, pruned] of [['pruning', true], ['no pruning', false]] as const) {
+  for (const [name, pruned] of [
+    ['pruning', true],
+    ['no pruning', false],
+  ] as const) {
     const dir = mkdtempSync(join(work, `${name.replace(/\W+/g, '-')}-`));
     const files = writeIntakeConfig(dir, config(pruned));
     writeFileSync(join(dir, 'body.json'), BODY);
@@ -105,7 +121,9 @@ async function main(): Promise<void> {
   log(`retention ${RETENTION_S} s (stands for 30 days), ${RATE} req/s to each server for ${MINUTES} min, a sample every ${SAMPLE_S} s`);
 
   // sustained load, sampled
-  const samples: { minutes: number; sizes: number[]; rows: number[] }[] = [{ minutes: 0, sizes: servers.map((s) => dbBytes(s.data)), rows: rowCounts(servers[0]!.data) }];
+  const samples: { minutes: number; sizes: number[]; rows: number[] }[] = [
+    { minutes: 0, sizes: servers.map((s) => dbBytes(s.data)), rows: rowCounts(servers[0]!.data) },
+  ];
   const loads = servers.map((s) => load(s.server, s.dir, MINUTES * 60, RATE));
   const t0 = Date.now();
   const timer = setInterval(() => {
@@ -128,9 +146,13 @@ async function main(): Promise<void> {
   for (const s of servers) await s.server.stop();
 
   const out: string[] = [];
-  out.push(`Sustained load: ${RATE} agent requests/s to each server for ${MINUTES} min (${sustained.map((l, i) => `${servers[i]!.name}: ${l.requests} requests, ${l.badStatus + l.socketErrors} failed`).join('; ')}); retention ${RETENTION_S} s, pruned every second.`);
+  out.push(
+    `Sustained load: ${RATE} agent requests/s to each server for ${MINUTES} min (${sustained.map((l, i) => `${servers[i]!.name}: ${l.requests} requests, ${l.badStatus + l.socketErrors} failed`).join('; ')}); retention ${RETENTION_S} s, pruned every second.`,
+  );
   out.push('');
-  out.push(`| minutes | MB, retention ${RETENTION_S} s | MB, default retention (nothing pruned) | rows, retention ${RETENTION_S} s (${TABLES.join(', ')}) |`);
+  out.push(
+    `| minutes | MB, retention ${RETENTION_S} s | MB, default retention (nothing pruned) | rows, retention ${RETENTION_S} s (${TABLES.join(', ')}) |`,
+  );
   out.push('|--------:|------:|------:|---|');
   for (const s of samples) out.push(`| ${s.minutes.toFixed(1)} | ${mb(s.sizes[0]!)} | ${mb(s.sizes[1]!)} | ${s.rows.join(', ')} |`);
   out.push('');
@@ -144,7 +166,11 @@ async function main(): Promise<void> {
     out.push(`| ${s.name} | ${Math.round(median(rs.map((r) => r.requests / r.seconds)))} | ${median(rs.map((r) => r.p99Ms)).toFixed(1)} |`);
   }
   out.push('');
-  out.push(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  out.push(
+    `load average at the end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

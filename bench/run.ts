@@ -83,7 +83,9 @@ for (const d of against)
 
 const wrk = wrkVersion();
 if (!wrk) {
-  process.stderr.write('bench: wrk not found on PATH. Install it (Debian/Ubuntu: apt-get install wrk; macOS: brew install wrk) and run again.\n');
+  process.stderr.write(
+    'bench: wrk not found on PATH. Install it (Debian/Ubuntu: apt-get install wrk; macOS: brew install wrk) and run again.\n',
+  );
   process.exit(2);
 }
 
@@ -158,7 +160,8 @@ async function runScenario(s: Scenario): Promise<ScenarioResult> {
   // (older checkouts kept jiti's, about 20 MB, in whichever server started first).
   const refused = checkConfig(files);
   if (refused) {
-    if (s.requires) return { scenario: s, skipped: `\`hook-intake check\` refuses the config, so ${s.requires} are not supported yet (${refused})` };
+    if (s.requires)
+      return { scenario: s, skipped: `\`hook-intake check\` refuses the config, so ${s.requires} are not supported yet (${refused})` };
     throw new Error(`${s.id}: \`hook-intake check\` refuses the config: ${refused}`);
   }
   for (const root of against) checkConfig(files, root);
@@ -169,7 +172,9 @@ async function runScenario(s: Scenario): Promise<ScenarioResult> {
   try {
     servers.push(await startBare(dir, HOOK_TOKEN));
     if (values.koa) servers.push(await startKoa(dir, HOOK_TOKEN));
-    const nodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`, `--cpu-prof-name=${s.id}-${Date.now()}.cpuprofile`] : [];
+    const nodeArgs = values.profile
+      ? ['--cpu-prof', `--cpu-prof-dir=${values.profile}`, `--cpu-prof-name=${s.id}-${Date.now()}.cpuprofile`]
+      : [];
     servers.push(await startIntake(dir, files, { name: 'hook-intake', nodeArgs }));
     if (values['no-request-log']) {
       // what keeping each request costs: the same config with nothing kept, in a directory of its own
@@ -184,7 +189,11 @@ async function runScenario(s: Scenario): Promise<ScenarioResult> {
       const rdir = join(dir, 'redis');
       mkdirSync(rdir);
       redis = await startBenchRedis(rdir);
-      const rfiles = writeIntakeConfig(rdir, merge(merge(baseConfig(), s.config ?? {}), { storage: { driver: 'redis', url: redis.url } }), s.files);
+      const rfiles = writeIntakeConfig(
+        rdir,
+        merge(merge(baseConfig(), s.config ?? {}), { storage: { driver: 'redis', url: redis.url } }),
+        s.files,
+      );
       const refusedRedis = checkConfig(rfiles);
       if (refusedRedis) throw new Error(`${s.id}: \`hook-intake check\` refuses the Redis config: ${refusedRedis}`);
       servers.push({ ...(await startIntake(rdir, rfiles, { name: 'hook-intake (redis)' })), extraPids: [redis.pid] });
@@ -245,12 +254,14 @@ for (const s of selected) {
   if (r.skipped) log(`  skipped: ${r.skipped}`);
   results.push(r);
 }
-machine.loadAfter = loadavg().map((l) => l.toFixed(2)).join(' ');
+machine.loadAfter = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(' ');
 
 const table = markdown(machine, results);
 process.stdout.write(`\n${table}`);
 const outFile = values.out ?? join(ROOT, 'bench/results', `${machine.date.replace(/:/g, '-')}.md`);
 mkdirSync(join(outFile, '..'), { recursive: true });
 writeFileSync(outFile, table);
-writeFileSync(outFile.replace(/\.md$/, '') + '.json', JSON.stringify({ machine, results }, null, 2));
+writeFileSync(`${outFile.replace(/\.md$/, '')}.json`, JSON.stringify({ machine, results }, null, 2));
 log(`\nresults written to ${outFile}`);

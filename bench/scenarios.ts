@@ -36,7 +36,9 @@ export interface Scenario {
   targets?: Targets;
 }
 
-const WAKE = JSON.stringify({ text: 'Deploy finished: api-gateway v2.14.3 rolled out to eu-west-1, 12/12 pods healthy, p95 latency 41 ms.' });
+const WAKE = JSON.stringify({
+  text: 'Deploy finished: api-gateway v2.14.3 rolled out to eu-west-1, 12/12 pods healthy, p95 latency 41 ms.',
+});
 
 const WAKE_NEXT = JSON.stringify({ ...JSON.parse(WAKE), mode: 'next-heartbeat' });
 
@@ -142,11 +144,44 @@ const HELD_RUNS = {
 };
 
 export const SCENARIOS: Scenario[] = [
-  { id: 'wake', label: 'wake', path: '/hooks/wake', body: WAKE, connections: 50, expectStatus: 200, targets: { cpuRatio: 0.45, p99Ms: 10, rssMb: 120 } },
+  {
+    id: 'wake',
+    label: 'wake',
+    path: '/hooks/wake',
+    body: WAKE,
+    connections: 50,
+    expectStatus: 200,
+    targets: { cpuRatio: 0.45, p99Ms: 10, rssMb: 120 },
+  },
   // the same request without its heartbeat: the cost of intake alone
-  { id: 'wake-next', label: 'wake, mode next-heartbeat', path: '/hooks/wake', body: WAKE_NEXT, connections: 50, expectStatus: 200, targets: { cpuRatio: 0.45, p99Ms: 10, rssMb: 120 } },
-  { id: 'wake-200', label: 'wake', path: '/hooks/wake', body: WAKE, connections: 200, expectStatus: 200, targets: { cpuRatio: 0.45, rssMb: 120 } },
-  { id: 'agent', label: 'agent (runs by echo)', path: '/hooks/agent', body: AGENT, connections: 50, expectStatus: 202, config: DELIVERED_RUNS, targets: { cpuRatio: 0.4, p99Ms: 10, rssMb: 120 } },
+  {
+    id: 'wake-next',
+    label: 'wake, mode next-heartbeat',
+    path: '/hooks/wake',
+    body: WAKE_NEXT,
+    connections: 50,
+    expectStatus: 200,
+    targets: { cpuRatio: 0.45, p99Ms: 10, rssMb: 120 },
+  },
+  {
+    id: 'wake-200',
+    label: 'wake',
+    path: '/hooks/wake',
+    body: WAKE,
+    connections: 200,
+    expectStatus: 200,
+    targets: { cpuRatio: 0.45, rssMb: 120 },
+  },
+  {
+    id: 'agent',
+    label: 'agent (runs by echo)',
+    path: '/hooks/agent',
+    body: AGENT,
+    connections: 50,
+    expectStatus: 202,
+    config: DELIVERED_RUNS,
+    targets: { cpuRatio: 0.4, p99Ms: 10, rssMb: 120 },
+  },
   // the same request, with the runs held back: what accepting an agent request costs
   {
     id: 'agent-intake',
@@ -159,7 +194,16 @@ export const SCENARIOS: Scenario[] = [
     files: { 'plugins/hold.ts': HOLD_PLUGIN },
     targets: { cpuRatio: 0.4, p99Ms: 10, rssMb: 120 },
   },
-  { id: 'agent-100k', label: 'agent, 100 KiB body', path: '/hooks/agent', body: agentBody100k(), connections: 50, expectStatus: 202, config: UNCAPPED_RUNS, targets: { rssMb: 120 } },
+  {
+    id: 'agent-100k',
+    label: 'agent, 100 KiB body',
+    path: '/hooks/agent',
+    body: agentBody100k(),
+    connections: 50,
+    expectStatus: 202,
+    config: UNCAPPED_RUNS,
+    targets: { rssMb: 120 },
+  },
   {
     id: 'mapped-template',
     label: 'mapped hook, templates',

@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..');
-const BIN = join(ROOT, 'bin/hook-intake.js');
 const BARE = join(ROOT, 'bench/bare-server.mjs');
 const KOA = join(ROOT, 'bench/koa-server.mjs');
 
@@ -59,7 +58,10 @@ export function benchWorkDir(prefix: string): string {
 
 function tailOf(file: string, lines: number): string {
   try {
-    return readFileSync(file, 'utf8').split('\n').slice(-lines - 1).join('\n');
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n');
   } catch {
     return '(no output)';
   }
@@ -139,7 +141,10 @@ export function writeIntakeConfig(dir: string, config: unknown, files: Record<st
  */
 export function checkConfig(f: IntakeFiles, root = ROOT): string | undefined {
   const bin = join(root, 'bin/hook-intake.js');
-  const r = spawnSync(process.execPath, [bin, 'check', '--config', f.configFile, '--data', f.dataDir], { encoding: 'utf8', cwd: dirname(f.configFile) });
+  const r = spawnSync(process.execPath, [bin, 'check', '--config', f.configFile, '--data', f.dataDir], {
+    encoding: 'utf8',
+    cwd: dirname(f.configFile),
+  });
   if (r.status === 0) return undefined;
   return (r.stderr || r.stdout).trim().split('\n').slice(0, 4).join(' / ');
 }

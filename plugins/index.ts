@@ -14,4 +14,18 @@ import imessage from './imessage/index.ts';
 import telegram from './telegram/index.ts';
 import whatsapp from './whatsapp/index.ts';
 
-export const builtinPlugins: readonly Plugin[] = [echo, openai, command, consoleChannel, webhook, telegram, whatsapp, discord, slack, mattermost, msteams, signal, imessage];
+export const builtinPlugins: readonly Plugin[] = [
+  echo,
+  openai,
+  command,
+  consoleChannel,
+  webhook,
+  telegram,
+  whatsapp,
+  discord,
+  slack,
+  mattermost,
+  msteams,
+  signal,
+  imessage,
+];

@@ -56,7 +56,8 @@ export const errors = {
   /** Refusals below the app: what the HTTP parser or server could not take. */
   badRequest: (detail: string) => new HookError(400, 'BAD_REQUEST', detail, { headers: { Connection: 'close' } }),
   headersTooLarge: () => new HookError(431, 'HEADERS_TOO_LARGE', 'request headers too large', { headers: { Connection: 'close' } }),
-  expectationFailed: () => new HookError(417, 'EXPECTATION_FAILED', 'the only expectation supported is 100-continue', { headers: { Connection: 'close' } }),
+  expectationFailed: () =>
+    new HookError(417, 'EXPECTATION_FAILED', 'the only expectation supported is 100-continue', { headers: { Connection: 'close' } }),
   invalidJson: (detail: string) => new HookError(400, 'INVALID_JSON', `invalid JSON body: ${detail}`),
   invalidPayload: (field: string, reason: string) =>
     new HookError(400, 'INVALID_PAYLOAD', field ? `${field}: ${reason}` : reason, { field }),
@@ -64,18 +65,30 @@ export const errors = {
   modelNotAllowed: () => new HookError(400, 'MODEL_NOT_ALLOWED', 'model: is not one of agents.defaults.models', { field: 'model' }),
   hookNotFound: (name: string) => new HookError(404, 'HOOK_NOT_FOUND', `no hook mapping matches "${name}"`),
   signedButUnmatched: (name: string, mapping: string) =>
-    new HookError(404, 'HOOK_NOT_FOUND', `the signature is valid for mapping "${mapping}", but no mapping's match accepts this request to "${name}"`),
+    new HookError(
+      404,
+      'HOOK_NOT_FOUND',
+      `the signature is valid for mapping "${mapping}", but no mapping's match accepts this request to "${name}"`,
+    ),
   // the cause (the transform's error) is for `hook-intake try` and the log, never the answer
   transformFailed: (cause?: unknown) => new HookError(500, 'TRANSFORM_FAILED', 'the hook transform failed', { expose: true, cause }),
   invalidSignature: () => new HookError(401, 'INVALID_SIGNATURE', 'missing or invalid signature'),
   /** A console call that changes state without its session's CSRF token, or from another site. */
-  csrfRefused: () => new HookError(403, 'CSRF_REFUSED', 'a console call that changes state needs its session\'s X-CSRF-Token header and must come from the console\'s own page'),
+  csrfRefused: () =>
+    new HookError(
+      403,
+      'CSRF_REFUSED',
+      "a console call that changes state needs its session's X-CSRF-Token header and must come from the console's own page",
+    ),
   /** A provider's `GET` handshake whose verify token does not match. */
   forbidden: () => new HookError(403, 'FORBIDDEN', 'handshake refused'),
   /** An admin action the record's state does not allow (retry a run still queued, redeliver a reply already sent). */
   conflict: (reason: string) => new HookError(409, 'CONFLICT', reason),
   unavailable: (reason: string, retryAfterSeconds?: number) =>
-    new HookError(503, 'UNAVAILABLE', reason, { expose: true, ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}) }),
+    new HookError(503, 'UNAVAILABLE', reason, {
+      expose: true,
+      ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}),
+    }),
   /** The store cannot write (a full disk, an I/O error): nothing was stored; the sender should retry. */
   storageUnavailable: (cause: unknown) =>
     new HookError(503, 'STORAGE_UNAVAILABLE', 'storage is unavailable; nothing was stored; try again later', {
@@ -84,7 +97,8 @@ export const errors = {
       headers: { 'Retry-After': String(STORAGE_RETRY_AFTER_SECONDS) },
     }),
   /** A request that arrived on a kept-alive connection after shutdown began: not taken as new work. */
-  shuttingDown: () => new HookError(503, 'SHUTTING_DOWN', 'the service is shutting down', { expose: true, headers: { Connection: 'close' } }),
+  shuttingDown: () =>
+    new HookError(503, 'SHUTTING_DOWN', 'the service is shutting down', { expose: true, headers: { Connection: 'close' } }),
   internal: (cause?: unknown) => new HookError(500, 'INTERNAL', 'internal error', { cause }),
 } as const;
 

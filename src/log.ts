@@ -11,7 +11,14 @@ export type { Logger };
 // Provider signature headers (the defaults of src/auth/signature-schemes.ts):
 // not secrets, but a valid signature lets anyone replay its request while the
 // timestamp window lasts, so they are kept out of logs like tokens.
-const SIGNATURE_HEADERS = ['x-hub-signature-256', 'x-hub-signature', 'stripe-signature', 'x-slack-signature', 'webhook-signature', 'x-signature'];
+const SIGNATURE_HEADERS = [
+  'x-hub-signature-256',
+  'x-hub-signature',
+  'stripe-signature',
+  'x-slack-signature',
+  'webhook-signature',
+  'x-signature',
+];
 
 export const REDACT_PATHS = [
   'headers.authorization',
@@ -72,7 +79,9 @@ export function logFormat(flag: string | undefined, isTTY: boolean): LogFormat {
 }
 
 /** Turns each JSON log line into a readable one (`prettyLine`) on its way to `target`. */
-export function prettyDestination(target: DestinationStream & { flush?(cb?: (err?: Error) => void): void; flushSync?(): void }): DestinationStream {
+export function prettyDestination(
+  target: DestinationStream & { flush?(cb?: (err?: Error) => void): void; flushSync?(): void },
+): DestinationStream {
   return {
     write: (line: string) => target.write(prettyLine(line)),
     flush: (cb?: (err?: Error) => void) => (target.flush ? target.flush(cb) : cb?.()),
@@ -95,7 +104,12 @@ export function prettyLine(json: string): string {
     return json;
   }
   const time = typeof o.time === 'string' ? localTime(new Date(o.time)) : '';
-  const head = [time, String(o.level ?? '').toUpperCase().padEnd(5)];
+  const head = [
+    time,
+    String(o.level ?? '')
+      .toUpperCase()
+      .padEnd(5),
+  ];
   if (o.component !== undefined) head.push(`[${String(o.component)}]`);
   head.push(String(o.msg ?? ''));
   const fields = Object.entries(o)
@@ -104,7 +118,12 @@ export function prettyLine(json: string): string {
   const err = o.err as { message?: unknown; stack?: unknown } | undefined;
   if (err !== undefined) fields.push(`err=${fieldText(typeof err === 'object' && err && 'message' in err ? err.message : err)}`);
   const stack = typeof o.stack === 'string' ? o.stack : typeof err?.stack === 'string' ? err.stack : undefined;
-  const tail = stack ? stack.split('\n').map((l) => `\n    ${l.trim().startsWith('at ') ? '    ' : ''}${l.trim()}`).join('') : '';
+  const tail = stack
+    ? stack
+        .split('\n')
+        .map((l) => `\n    ${l.trim().startsWith('at ') ? '    ' : ''}${l.trim()}`)
+        .join('')
+    : '';
   return `${[...head, ...fields].join(' ')}${tail}\n`;
 }
 

@@ -67,7 +67,17 @@ function at(config: unknown, path: string): unknown {
 }
 
 /** What a swap of generations changes in the running service beside the generation itself. */
-function onSwap(cfg: Config, parts: { throttle: FailureThrottle; sessions: ConsoleSessions; heartbeat: Heartbeat; logger: Logger; workers: SpareWorkerSource | undefined; watcher: () => SourceWatcher | undefined }) {
+function onSwap(
+  cfg: Config,
+  parts: {
+    throttle: FailureThrottle;
+    sessions: ConsoleSessions;
+    heartbeat: Heartbeat;
+    logger: Logger;
+    workers: SpareWorkerSource | undefined;
+    watcher: () => SourceWatcher | undefined;
+  },
+) {
   return (prev: Generation, next: Generation): void => {
     const c = next.config;
     parts.throttle.configure({ max: c.hooks.authFailures.max, windowMs: c.hooks.authFailures.windowSeconds * 1000 });
@@ -75,7 +85,8 @@ function onSwap(cfg: Config, parts: { throttle: FailureThrottle; sessions: Conso
     if (c.gateway.auth.token !== prev.config.gateway.auth.token) parts.sessions.clear();
     if (c.agents.defaults.heartbeat.every !== prev.config.agents.defaults.heartbeat.every) parts.heartbeat.start();
     for (const k of RESTART_KEYS)
-      if (JSON.stringify(at(c, k)) !== JSON.stringify(at(cfg, k))) parts.logger.warn({ key: k }, 'this setting changes only after a restart');
+      if (JSON.stringify(at(c, k)) !== JSON.stringify(at(cfg, k)))
+        parts.logger.warn({ key: k }, 'this setting changes only after a restart');
     for (const w of next.warnings) parts.logger.warn(w);
     parts.watcher()?.update(next.sources);
     parts.workers?.standby(next.transforms !== undefined);
@@ -121,7 +132,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
 
   // on a store several instances share, failure counts and rate-limit windows are shared too
   const counter: SharedCounter | undefined =
-    store.countInWindow && store.resetCount ? { countInWindow: store.countInWindow.bind(store), resetCount: store.resetCount.bind(store) } : undefined;
+    store.countInWindow && store.resetCount
+      ? { countInWindow: store.countInWindow.bind(store), resetCount: store.resetCount.bind(store) }
+      : undefined;
   const throttle = new FailureThrottle({
     max: cfg.hooks.authFailures.max,
     windowMs: cfg.hooks.authFailures.windowSeconds * 1000,
@@ -138,7 +151,19 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   });
 
   const state = { stopping: false, listening: false };
-  const { listener, feed } = createApp({ store, generations, runtime, reloader, throttle, sessions, counter, workers, logger, clock, ready: () => state.listening && !state.stopping });
+  const { listener, feed } = createApp({
+    store,
+    generations,
+    runtime,
+    reloader,
+    throttle,
+    sessions,
+    counter,
+    workers,
+    logger,
+    clock,
+    ready: () => state.listening && !state.stopping,
+  });
   const { server, drain } = createHttpServer(cfg, listener, logger);
   const host = opts.bind ?? cfg.gateway.bind;
   try {
@@ -153,7 +178,17 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const addr = server.address() as AddressInfo;
   const shownHost = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
 
-  const background = await startBackground({ store, generations, runtime, reloader, first, workers, logger, clock, watch: opts.watch !== false });
+  const background = await startBackground({
+    store,
+    generations,
+    runtime,
+    reloader,
+    first,
+    workers,
+    logger,
+    clock,
+    watch: opts.watch !== false,
+  });
   watcher = background.watcher;
   let stopped: Promise<void> | undefined;
   const stop = () =>
@@ -163,6 +198,18 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
       await stopAll({ server, drain, feed, retention: background.retention, watcher, runtime, generations, store, workers, logger });
     })());
 
-  return { url: `http://${shownHost}:${addr.port}`, port: addr.port, host: addr.address, server, store, generations, runner, heartbeat, outbox, reloader, retention: background.retention, stop };
+  return {
+    url: `http://${shownHost}:${addr.port}`,
+    port: addr.port,
+    host: addr.address,
+    server,
+    store,
+    generations,
+    runner,
+    heartbeat,
+    outbox,
+    reloader,
+    retention: background.retention,
+    stop,
+  };
 }
-

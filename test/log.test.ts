@@ -58,9 +58,9 @@ describe('batchLines()', () => {
   it('splits at line ends so that no write passes the limit; a longer line goes alone', async () => {
     const { writes, target } = sink();
     const b = batchLines(target, 10);
-    for (const l of ['1234\n', '5678\n', 'ab\n', 'x'.repeat(14) + '\n', 'z\n']) b.write(l);
+    for (const l of ['1234\n', '5678\n', 'ab\n', `${'x'.repeat(14)}\n`, 'z\n']) b.write(l);
     await turn();
-    expect(writes).toEqual(['1234\n5678\n', 'ab\n', 'x'.repeat(14) + '\n', 'z\n']);
+    expect(writes).toEqual(['1234\n5678\n', 'ab\n', `${'x'.repeat(14)}\n`, 'z\n']);
   });
 
   it('counts bytes, not characters', async () => {

@@ -28,7 +28,9 @@ function targets(value: unknown, at: string): [string, string][] {
 describe('package.json', () => {
   it('names only files that exist, in exports and bin', () => {
     const named = [...targets(pkg.exports, 'exports'), ...targets(pkg.bin, 'bin')];
-    expect(named.map(([at]) => at)).toEqual(expect.arrayContaining(['exports["."]', 'exports["./plugin"]', 'exports["./transform"]', 'bin["hook-intake"]']));
+    expect(named.map(([at]) => at)).toEqual(
+      expect.arrayContaining(['exports["."]', 'exports["./plugin"]', 'exports["./transform"]', 'bin["hook-intake"]']),
+    );
     const missing = named.filter(([, path]) => !existsSync(join(ROOT, path)));
     expect(missing).toEqual([]);
   });

@@ -48,7 +48,16 @@ describe('transforms/alertmanager.ts', () => {
 
   it('copes with alerts that carry few labels and annotations', () => {
     const n = load('group');
-    n.alerts = [{ status: 'firing', labels: { job: 'backup' }, annotations: {}, startsAt: '2026-11-20T01:00:00Z', endsAt: '0001-01-01T00:00:00Z', fingerprint: 'f1' }];
+    n.alerts = [
+      {
+        status: 'firing',
+        labels: { job: 'backup' },
+        annotations: {},
+        startsAt: '2026-11-20T01:00:00Z',
+        endsAt: '0001-01-01T00:00:00Z',
+        fingerprint: 'f1',
+      },
+    ];
     expect(run(n)).toEqual([{ kind: 'wake', mode: 'now', text: 'FIRING alert (none) in backup\nSince 2026-11-20T01:00:00Z' }]);
   });
 });

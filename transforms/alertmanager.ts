@@ -51,7 +51,8 @@ export default function alertmanager(ctx: TransformContext<AlertmanagerNotificat
       a.annotations.runbook_url ? `Runbook: ${a.annotations.runbook_url}` : '',
       a.generatorURL ?? '',
     ].filter(Boolean);
-    if (PAGE_SEVERITIES.has(severity)) actions.push({ kind: 'agent', sessionKey: `hook:alert:${a.fingerprint}`, message: lines.join('\n') });
+    if (PAGE_SEVERITIES.has(severity))
+      actions.push({ kind: 'agent', sessionKey: `hook:alert:${a.fingerprint}`, message: lines.join('\n') });
     else actions.push({ kind: 'wake', mode: 'now', text: lines.join('\n') });
   }
 

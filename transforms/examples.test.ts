@@ -17,17 +17,40 @@ import type { VerifySpec } from '../src/auth/signatures.ts';
 
 // as in docs/transforms.md, with literal secrets instead of ${ENV} references
 const mappings = [
-  { id: 'github', match: { path: 'github' }, name: 'GitHub', verify: { type: 'github', secret: 'gh-secret' }, transform: { module: 'github.ts' } },
-  { id: 'stripe', match: { path: 'stripe' }, name: 'Stripe', verify: { type: 'stripe', secret: 'whsec_test' }, transform: { module: 'stripe.ts' } },
-  { id: 'alertmanager', match: { path: 'alertmanager', payload: { version: '4' } }, name: 'Alertmanager', label: 'Alertmanager', transform: { module: 'alertmanager.ts' } },
+  {
+    id: 'github',
+    match: { path: 'github' },
+    name: 'GitHub',
+    verify: { type: 'github', secret: 'gh-secret' },
+    transform: { module: 'github.ts' },
+  },
+  {
+    id: 'stripe',
+    match: { path: 'stripe' },
+    name: 'Stripe',
+    verify: { type: 'stripe', secret: 'whsec_test' },
+    transform: { module: 'stripe.ts' },
+  },
+  {
+    id: 'alertmanager',
+    match: { path: 'alertmanager', payload: { version: '4' } },
+    name: 'Alertmanager',
+    label: 'Alertmanager',
+    transform: { module: 'alertmanager.ts' },
+  },
   { id: 'grafana', match: { path: 'grafana' }, label: 'Grafana', transform: { module: 'grafana.ts' } },
   { id: 'forms', match: { path: 'forms' }, transform: { module: 'form.ts' } },
-  { id: 'telegram', match: { path: 'telegram' }, name: 'Telegram', verify: { type: 'telegram', secret: 'tg_secret-0' }, transform: { module: 'telegram.ts' } },
+  {
+    id: 'telegram',
+    match: { path: 'telegram' },
+    name: 'Telegram',
+    verify: { type: 'telegram', secret: 'tg_secret-0' },
+    transform: { module: 'telegram.ts' },
+  },
 ];
 
 /** Secret tokens are not signatures: the verified mappings that take one get it as a header. */
 const tokenHeaders: Record<string, Record<string, string>> = { telegram: { 'x-telegram-bot-api-secret-token': 'tg_secret-0' } };
-
 
 let gen: Generation;
 const log = captureLogger('info');
@@ -36,7 +59,10 @@ const resolver = createNamedResolver({ logger: log.logger });
 beforeAll(async () => {
   // a channel with the id `telegram` for the replies (any type: the example only names it)
   const channels = { telegram: { type: 'webhook', url: 'http://127.0.0.1:9/replies' } };
-  const loaded = testConfig({ hooks: { enabled: true, token: 'hook-token-0123456789abcdef0123', transformsDir: EXAMPLES_DIR, mappings }, channels });
+  const loaded = testConfig({
+    hooks: { enabled: true, token: 'hook-token-0123456789abcdef0123', transformsDir: EXAMPLES_DIR, mappings },
+    channels,
+  });
   gen = await buildGeneration(loaded, { builtins: builtinPlugins, logger: log.logger });
 });
 afterAll(async () => {
@@ -80,12 +106,19 @@ describe('the example transforms in the real pipeline', () => {
     expect(r.kind === 'actions' && r.mappingId).toBe('github');
     const [run] = actionsOf(r) as PreparedAgent[];
     expect(run).toMatchObject({ kind: 'agent', name: 'GitHub', sessionKey: 'hook:github:acme/app:7', label: 'GitHub', trusted: false });
-    expect(run!.message).toMatch(/<<<EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+" source="GitHub">>>\nIssue #7 in acme\/app opened by octocat: /);
-    expect(await resolve('github', 'github-pull_request-synchronize.json', { 'x-github-event': 'pull_request' })).toEqual({ kind: 'skip', mappingId: 'github' });
+    expect(run!.message).toMatch(
+      /<<<EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+" source="GitHub">>>\nIssue #7 in acme\/app opened by octocat: /,
+    );
+    expect(await resolve('github', 'github-pull_request-synchronize.json', { 'x-github-event': 'pull_request' })).toEqual({
+      kind: 'skip',
+      mappingId: 'github',
+    });
   });
 
   it('github: a merged pull request becomes a wake for the next heartbeat', async () => {
-    const [w] = actionsOf(await resolve('github', 'github-pull_request-merged.json', { 'x-github-event': 'pull_request' })) as PreparedWake[];
+    const [w] = actionsOf(
+      await resolve('github', 'github-pull_request-merged.json', { 'x-github-event': 'pull_request' }),
+    ) as PreparedWake[];
     expect(w).toMatchObject({ kind: 'wake', mode: 'next-heartbeat', origin: 'github' });
     expect(w!.text).toContain('\nPull request #12 in acme/app merged by maintainer-ana: ');
   });
@@ -98,7 +131,11 @@ describe('the example transforms in the real pipeline', () => {
 
   it('alertmanager: a group fans out into an agent run and two wakes', async () => {
     const list = actionsOf(await resolve('alertmanager', 'alertmanager-group.json'));
-    expect(list.map((a) => (a.kind === 'wake' ? `wake ${a.mode}` : `agent ${a.sessionKey}`))).toEqual(['agent hook:alert:c2a4b3d0e9f81a7c', 'wake now', 'wake next-heartbeat']);
+    expect(list.map((a) => (a.kind === 'wake' ? `wake ${a.mode}` : `agent ${a.sessionKey}`))).toEqual([
+      'agent hook:alert:c2a4b3d0e9f81a7c',
+      'wake now',
+      'wake next-heartbeat',
+    ]);
     expect((list[0] as PreparedAgent).message).toContain('source="Alertmanager"');
   });
 
@@ -117,7 +154,14 @@ describe('the example transforms in the real pipeline', () => {
 
   it('telegram: a chat message is an agent run whose reply goes back to the same chat; a sticker a skip', async () => {
     const [run] = actionsOf(await resolve('telegram', 'telegram-message-topic.json')) as PreparedAgent[];
-    expect(run).toMatchObject({ kind: 'agent', name: 'Telegram', sessionKey: 'hook:telegram:-1001234567890:42', deliver: true, channel: 'telegram', to: '-1001234567890:42' });
+    expect(run).toMatchObject({
+      kind: 'agent',
+      name: 'Telegram',
+      sessionKey: 'hook:telegram:-1001234567890:42',
+      deliver: true,
+      channel: 'telegram',
+      to: '-1001234567890:42',
+    });
     expect(run!.message).toContain('source="Telegram"');
     expect(await resolve('telegram', 'telegram-sticker.json')).toEqual({ kind: 'skip', mappingId: 'telegram' });
   });

@@ -41,7 +41,9 @@ export default function form(ctx: TransformContext<FormSubmission>): TransformRe
     : Object.entries(p.fields ?? {});
 
   if (answers.some(([label, value]) => label === HONEYPOT && show(value) !== '')) return null;
-  const lines = answers.filter(([label, value]) => label !== HONEYPOT && show(value) !== '').map(([label, value]) => `${label}: ${show(value)}`);
+  const lines = answers
+    .filter(([label, value]) => label !== HONEYPOT && show(value) !== '')
+    .map(([label, value]) => `${label}: ${show(value)}`);
   if (!lines.length) return null;
   return {
     name: formName ? `Form ${formName}` : 'Form',

@@ -18,7 +18,7 @@ describe('transforms/github.ts', () => {
         'Labels: bug',
         'https://github.com/acme/app/issues/7',
         '',
-        'Steps to reproduce:\n1. remove `channels` from the config\n2. run `hook-intake serve`\n\nExpected: it starts. Actual: TypeError: Cannot read properties of undefined (reading \'console\')',
+        "Steps to reproduce:\n1. remove `channels` from the config\n2. run `hook-intake serve`\n\nExpected: it starts. Actual: TypeError: Cannot read properties of undefined (reading 'console')",
       ].join('\n'),
     });
   });
@@ -45,15 +45,23 @@ describe('transforms/github.ts', () => {
   it('says "closed" for a pull request closed without merging, and for an issue', () => {
     const pr = load('pull_request-merged');
     pr.pull_request = { ...pr.pull_request!, merged: false, merged_by: null };
-    expect(run('pull_request', pr)).toMatchObject({ kind: 'wake', text: expect.stringMatching(/^Pull request #12 in acme\/app closed by maintainer-ana: /) });
+    expect(run('pull_request', pr)).toMatchObject({
+      kind: 'wake',
+      text: expect.stringMatching(/^Pull request #12 in acme\/app closed by maintainer-ana: /),
+    });
     const issue = { ...load('issues-opened'), action: 'closed' };
-    expect(run('issues', issue)).toMatchObject({ kind: 'wake', mode: 'next-heartbeat', text: expect.stringMatching(/^Issue #7 in acme\/app closed by octocat: /) });
+    expect(run('issues', issue)).toMatchObject({
+      kind: 'wake',
+      mode: 'next-heartbeat',
+      text: expect.stringMatching(/^Issue #7 in acme\/app closed by octocat: /),
+    });
   });
 
   it('starts a run in the same session when a watched label is added', () => {
     expect(run('issues', load('issues-labeled'))).toEqual({
       sessionKey: 'hook:github:acme/app:7',
-      message: 'Issue #7 in acme/app was labeled "security" by maintainer-ana: Crash on start when the config has no channels\nhttps://github.com/acme/app/issues/7',
+      message:
+        'Issue #7 in acme/app was labeled "security" by maintainer-ana: Crash on start when the config has no channels\nhttps://github.com/acme/app/issues/7',
     });
   });
 
@@ -72,10 +80,18 @@ describe('transforms/github.ts', () => {
 
   it.each([
     ['a push to a pull request (synchronize)', 'pull_request', load('pull_request-synchronize')],
-    ['a draft pull request opened', 'pull_request', { ...load('pull_request-opened'), pull_request: { ...load('pull_request-opened').pull_request!, draft: true } }],
+    [
+      'a draft pull request opened',
+      'pull_request',
+      { ...load('pull_request-opened'), pull_request: { ...load('pull_request-opened').pull_request!, draft: true } },
+    ],
     ['an edited issue', 'issues', { ...load('issues-opened'), action: 'edited' }],
     ['an assigned issue', 'issues', { ...load('issues-opened'), action: 'assigned' }],
-    ['the ping GitHub sends when the webhook is created', 'ping', { zen: 'Keep it logically awesome.', hook_id: 1 } as unknown as GitHubEvent],
+    [
+      'the ping GitHub sends when the webhook is created',
+      'ping',
+      { zen: 'Keep it logically awesome.', hook_id: 1 } as unknown as GitHubEvent,
+    ],
     ['a push', 'push', { ref: 'refs/heads/main' } as unknown as GitHubEvent],
     ['an issues event without the issue', 'issues', { action: 'opened' } as unknown as GitHubEvent],
   ])('returns null for %s', (_what, event, payload) => {

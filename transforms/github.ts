@@ -63,7 +63,10 @@ export default function github(ctx: TransformContext<GitHubEvent>): TransformRes
     case 'reopened':
     case 'ready_for_review':
       if (item.draft) return null;
-      return { sessionKey, message: [`${what} ${p.action.replace(/_/g, ' ')} by ${p.sender.login}: ${item.title}`, ...details(item, isPr)].join('\n') };
+      return {
+        sessionKey,
+        message: [`${what} ${p.action.replace(/_/g, ' ')} by ${p.sender.login}: ${item.title}`, ...details(item, isPr)].join('\n'),
+      };
     case 'labeled':
       if (!p.label || !WATCHED_LABELS.has(p.label.name)) return null;
       return { sessionKey, message: `${what} was labeled "${p.label.name}" by ${p.sender.login}: ${item.title}\n${item.html_url}` };
@@ -78,7 +81,8 @@ export default function github(ctx: TransformContext<GitHubEvent>): TransformRes
 
 function details(item: Item, isPr: boolean): string[] {
   const lines: string[] = [];
-  if (isPr && item.head && item.base) lines.push(`${item.head.ref} → ${item.base.ref}, ${item.changed_files ?? '?'} files (+${item.additions ?? 0} −${item.deletions ?? 0})`);
+  if (isPr && item.head && item.base)
+    lines.push(`${item.head.ref} → ${item.base.ref}, ${item.changed_files ?? '?'} files (+${item.additions ?? 0} −${item.deletions ?? 0})`);
   const labels = item.labels?.map((l) => l.name) ?? [];
   if (labels.length) lines.push(`Labels: ${labels.join(', ')}`);
   lines.push(item.html_url);

@@ -42,7 +42,9 @@ export default function grafana(ctx: TransformContext<GrafanaNotification>): Tra
       values(a) ? `Values: ${values(a)}` : '',
       `Since ${a.startsAt}`,
       a.panelURL || a.dashboardURL || a.generatorURL || '',
-    ].filter(Boolean).join('\n'),
+    ]
+      .filter(Boolean)
+      .join('\n'),
   }));
 }
 

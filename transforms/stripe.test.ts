@@ -21,7 +21,8 @@ describe('transforms/stripe.ts', () => {
   it("starts an agent run in the customer's session for a failed payment, with the reason", () => {
     expect(run(load('payment_intent.payment_failed'))).toEqual({
       sessionKey: 'hook:stripe:cus_R4xYz9AbCdEf12',
-      message: 'Payment failed: 129.00 USD from cus_R4xYz9AbCdEf12 (pi_3QdU1cKZ9yQ2aB1c1m9Xr4Su)\nReason: Your card has insufficient funds. — insufficient_funds',
+      message:
+        'Payment failed: 129.00 USD from cus_R4xYz9AbCdEf12 (pi_3QdU1cKZ9yQ2aB1c1m9Xr4Su)\nReason: Your card has insufficient funds. — insufficient_funds',
     });
   });
 

@@ -16,13 +16,31 @@
 import type { TransformContext, TransformResult } from 'hook-intake/transform';
 
 /** Currencies whose amounts Stripe gives in whole units, not cents. */
-const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+const ZERO_DECIMAL = new Set([
+  'bif',
+  'clp',
+  'djf',
+  'gnf',
+  'jpy',
+  'kmf',
+  'krw',
+  'mga',
+  'pyg',
+  'rwf',
+  'ugx',
+  'vnd',
+  'vuv',
+  'xaf',
+  'xof',
+  'xpf',
+]);
 
 export interface StripeEvent {
   id: string;
   type: string;
   livemode: boolean;
   // the object differs by event type; each case below reads the fields it needs
+  // biome-ignore lint/suspicious/noExplicitAny: Stripe's objects differ per event type; the example reads them loosely
   data: { object: Record<string, any> };
 }
 
@@ -34,20 +52,31 @@ export default function stripe(ctx: TransformContext<StripeEvent>): TransformRes
 
   switch (type) {
     case 'payment_intent.succeeded':
-      return { kind: 'wake', mode: 'next-heartbeat', text: `Payment received${mode}: ${money(o.amount_received ?? o.amount, o.currency)} from ${o.customer ?? 'a guest'} (${o.id})` };
+      return {
+        kind: 'wake',
+        mode: 'next-heartbeat',
+        text: `Payment received${mode}: ${money(o.amount_received ?? o.amount, o.currency)} from ${o.customer ?? 'a guest'} (${o.id})`,
+      };
     case 'payment_intent.payment_failed': {
       const err = o.last_payment_error ?? {};
       const reason = [err.message, err.decline_code ?? err.code].filter(Boolean).join(' — ') || 'no reason given';
-      return { ...session(o.customer), message: `Payment failed${mode}: ${money(o.amount, o.currency)} from ${o.customer ?? 'a guest'} (${o.id})\nReason: ${reason}` };
+      return {
+        ...session(o.customer),
+        message: `Payment failed${mode}: ${money(o.amount, o.currency)} from ${o.customer ?? 'a guest'} (${o.id})\nReason: ${reason}`,
+      };
     }
     case 'invoice.payment_failed':
       return {
         ...session(o.customer),
         message: [
           `Invoice payment failed${mode}: ${money(o.amount_due, o.currency)} for ${o.customer_email ?? o.customer} (invoice ${o.number ?? o.id}, attempt ${o.attempt_count})`,
-          o.next_payment_attempt ? `Next attempt: ${new Date(o.next_payment_attempt * 1000).toISOString()}` : 'No further attempts are scheduled.',
+          o.next_payment_attempt
+            ? `Next attempt: ${new Date(o.next_payment_attempt * 1000).toISOString()}`
+            : 'No further attempts are scheduled.',
           o.hosted_invoice_url,
-        ].filter(Boolean).join('\n'),
+        ]
+          .filter(Boolean)
+          .join('\n'),
       };
     case 'customer.subscription.deleted': {
       const plan = o.items?.data?.[0]?.price;
@@ -58,7 +87,9 @@ export default function stripe(ctx: TransformContext<StripeEvent>): TransformRes
           `Subscription cancelled${mode}: ${o.id} of ${o.customer}${plan ? ` (${plan.nickname ?? plan.id}, ${money(plan.unit_amount, plan.currency)}/${plan.recurring?.interval ?? 'period'})` : ''}`,
           why.reason ? `Reason: ${why.reason}${why.feedback ? ` (${why.feedback})` : ''}` : '',
           why.comment ? `Comment: ${why.comment}` : '',
-        ].filter(Boolean).join('\n'),
+        ]
+          .filter(Boolean)
+          .join('\n'),
       };
     }
     default:

@@ -53,7 +53,14 @@ describe('command provider', () => {
         {
           agents: {
             defaults: { model: 'cli/default' },
-            providers: { cli: { type: 'command', command: [NODE, '-e', script, '--', '--model={model}', '{sessionKey}', '{runId}', '{thinking}'], cwd: dir, env: { EXTRA: 'x' } } },
+            providers: {
+              cli: {
+                type: 'command',
+                command: [NODE, '-e', script, '--', '--model={model}', '{sessionKey}', '{runId}', '{thinking}'],
+                cwd: dir,
+                env: { EXTRA: 'x' },
+              },
+            },
           },
         },
         { env: { INHERITED: 'yes' } },
@@ -62,12 +69,21 @@ describe('command provider', () => {
       expect(JSON.parse(reply.text)).toEqual({
         a: ['--model=sonnet', 'hook:k', 'r-9', 'high'],
         cwd: realpathSync(dir),
-        e: { EXTRA: 'x', INHERITED: 'yes', HOOK_INTAKE_RUN_ID: 'r-9', HOOK_INTAKE_SESSION_KEY: 'hook:k', HOOK_INTAKE_MODEL: 'sonnet', HOOK_INTAKE_THINKING: 'high' },
+        e: {
+          EXTRA: 'x',
+          INHERITED: 'yes',
+          HOOK_INTAKE_RUN_ID: 'r-9',
+          HOOK_INTAKE_SESSION_KEY: 'hook:k',
+          HOOK_INTAKE_MODEL: 'sonnet',
+          HOOK_INTAKE_THINKING: 'high',
+        },
       });
     });
 
     it('keeps the service environment away from the program with inheritEnv: false', async () => {
-      const reply = await provider(gen('process.stdout.write(String(process.env.INHERITED))', { inheritEnv: false }, { INHERITED: 'yes' })).run(agentRequest());
+      const reply = await provider(
+        gen('process.stdout.write(String(process.env.INHERITED))', { inheritEnv: false }, { INHERITED: 'yes' }),
+      ).run(agentRequest());
       expect(reply.text).toBe('undefined');
     });
 
@@ -83,7 +99,20 @@ describe('command provider', () => {
 
     it.each([
       ['message', 'Q2'],
-      ['json', JSON.stringify({ runId: 'run-1', sessionKey: 'hook:test', model: 'default', thinking: null, messages: [{ role: 'user', content: 'Q1' }, { role: 'assistant', content: 'A1' }, { role: 'user', content: 'Q2' }] })],
+      [
+        'json',
+        JSON.stringify({
+          runId: 'run-1',
+          sessionKey: 'hook:test',
+          model: 'default',
+          thinking: null,
+          messages: [
+            { role: 'user', content: 'Q1' },
+            { role: 'assistant', content: 'A1' },
+            { role: 'user', content: 'Q2' },
+          ],
+        }),
+      ],
     ])('input %s', (mode, expected) => {
       const messages = [
         { role: 'user' as const, content: 'Q1' },
@@ -106,7 +135,9 @@ describe('command provider', () => {
     });
 
     it('does not fail when the program ignores its input', async () => {
-      const reply = await provider(gen('process.stdout.write("ignored")')).run(agentRequest({ messages: [{ role: 'user', content: 'x'.repeat(1_000_000) }] }));
+      const reply = await provider(gen('process.stdout.write("ignored")')).run(
+        agentRequest({ messages: [{ role: 'user', content: 'x'.repeat(1_000_000) }] }),
+      );
       expect(reply.text).toBe('ignored');
     });
   });
@@ -114,24 +145,32 @@ describe('command provider', () => {
   describe('failures', () => {
     it('reports a non-zero exit with the code and the tail of stderr', async () => {
       const script = 'process.stderr.write("noise ".repeat(500)+"\\nError: model not found\\n");process.exit(3)';
-      const err = (await provider(gen(script)).run(agentRequest()).catch((e: Error) => e)) as Error;
+      const err = (await provider(gen(script))
+        .run(agentRequest())
+        .catch((e: Error) => e)) as Error;
       expect(err.message).toMatch(/^"[^"]+" exited with code 3: ….*noise Error: model not found$/);
       expect(err.message.length).toBeLessThan(600);
     });
 
     it('reports a program killed by a signal', async () => {
-      const err = (await provider(gen('process.kill(process.pid,"SIGSEGV")')).run(agentRequest()).catch((e: Error) => e)) as Error;
+      const err = (await provider(gen('process.kill(process.pid,"SIGSEGV")'))
+        .run(agentRequest())
+        .catch((e: Error) => e)) as Error;
       expect(err.message).toMatch(/was killed by SIGSEGV/);
     });
 
     it('reports a program that cannot be started', async () => {
-      const g = testGeneration({ agents: { defaults: { model: 'cli/x' }, providers: { cli: { type: 'command', command: ['/nonexistent/agent-cli'] } } } });
+      const g = testGeneration({
+        agents: { defaults: { model: 'cli/x' }, providers: { cli: { type: 'command', command: ['/nonexistent/agent-cli'] } } },
+      });
       await expect(provider(g).run(agentRequest())).rejects.toThrow('cannot start "/nonexistent/agent-cli": ENOENT');
     });
 
     it('stops a program that writes more than maxOutputBytes', async () => {
       const script = `require("fs").writeFileSync(${JSON.stringify(join(dir, 'flood.pid'))},String(process.pid));setInterval(()=>process.stdout.write("z".repeat(65536)),1)`;
-      await expect(provider(gen(script, { maxOutputBytes: 100_000 })).run(agentRequest())).rejects.toThrow(/more than maxOutputBytes \(100000\) and was stopped/);
+      await expect(provider(gen(script, { maxOutputBytes: 100_000 })).run(agentRequest())).rejects.toThrow(
+        /more than maxOutputBytes \(100000\) and was stopped/,
+      );
       const pid = Number(readFileSync(join(dir, 'flood.pid'), 'utf8'));
       await until(() => !alive(pid));
     });

@@ -24,7 +24,8 @@ export default definePlugin({
           limits: { requiresTo: false },
           send: (msg) => {
             const text = `[console] delivery for run ${msg.runId}${msg.to ? ` to ${msg.to}` : ''}:\n${msg.text}\n[console] end of delivery\n`;
-            if (config.stream === 'stderr') return new Promise<void>((resolve, reject) => process.stderr.write(text, (err) => (err ? reject(err) : resolve())));
+            if (config.stream === 'stderr')
+              return new Promise<void>((resolve, reject) => process.stderr.write(text, (err) => (err ? reject(err) : resolve())));
             // standard output is shared with the logs: through their writer a delivery never lands inside a log line. It
             // counts as sent once handed over; waiting for each write would send one delivery per turn of the event loop.
             printStdout(text);

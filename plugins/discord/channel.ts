@@ -104,7 +104,10 @@ export function createDiscordChannel(config: DiscordConfigValue, ctx: PluginCont
     const hidden = [token, msg.text];
     if (err instanceof RateLimitError) {
       const ms = Math.max(0, Math.ceil(Math.max(err.retryAfter, err.timeToReset)));
-      return new ChannelError(`rate limited by Discord${err.global ? ' (global)' : ''}: retry after ${ms} ms`, { retryable: true, retryAfterMs: ms });
+      return new ChannelError(`rate limited by Discord${err.global ? ' (global)' : ''}: retry after ${ms} ms`, {
+        retryable: true,
+        retryAfterMs: ms,
+      });
     }
     if (err instanceof DiscordAPIError) {
       // 4xx other than 429: the token, the channel or the bot's permissions are wrong (401, 403 50001, 404 10003, …)
@@ -125,7 +128,13 @@ export function createDiscordChannel(config: DiscordConfigValue, ctx: PluginCont
     rest ??= newRest(loaded);
     // after a 401 the library forgets its token; each message starts with it again
     rest.setToken(token);
-    const body = { content: msg.text, allowed_mentions: { parse: [] }, flags: SUPPRESS_EMBEDS, nonce: discordNonce(msg.deliveryId, msg.part), enforce_nonce: true };
+    const body = {
+      content: msg.text,
+      allowed_mentions: { parse: [] },
+      flags: SUPPRESS_EMBEDS,
+      nonce: discordNonce(msg.deliveryId, msg.part),
+      enforce_nonce: true,
+    };
     try {
       await rest.post(`/channels/${to}/messages`, { body, signal: msg.signal, versioned: false });
     } catch (err) {

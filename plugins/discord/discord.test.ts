@@ -7,11 +7,20 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import { ConfigError } from '../../src/errors.ts';
+import type { ConfigError } from '../../src/errors.ts';
 import { discordSpec } from '../../test/helpers/provider-specs.ts';
 import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { deliverParts, expectFailedOnceThroughOutbox, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
+import {
+  deliverParts,
+  expectFailedOnceThroughOutbox,
+  expectNoneOf,
+  expectRefusedRetried,
+  expectShutdownReason,
+  expectSplit,
+  failuresSaid,
+  longReply,
+} from '../../test/helpers/channel-cases.ts';
 import { DISCORD_MAX_LINES, discordNonce } from './channel.ts';
 
 const TOKEN = 'MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.bot-token-for-tests-only';
@@ -37,9 +46,13 @@ describe('discord channel', () => {
   });
 
   const channel = (slice: Record<string, unknown> = {}, logger = captureLogger().logger): Channel =>
-    testGeneration({ channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${stub.url}/api/v10`, ...slice } } }, { logger }).channels.get('dc')!.channel;
+    testGeneration(
+      { channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${stub.url}/api/v10`, ...slice } } },
+      { logger },
+    ).channels.get('dc')!.channel;
   const message = (over: Parameters<typeof channelMessage>[0] = {}) => channelMessage({ to: CHANNEL, ...over });
-  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) => (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
+  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) =>
+    (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
 
   describe('send()', () => {
     it('POSTs the part to /channels/<id>/messages as the bot, pinging no one, without link previews, with a nonce Discord enforces', async () => {
@@ -49,7 +62,13 @@ describe('discord channel', () => {
       expect(req!.path).toBe(`/api/v10/channels/${CHANNEL}/messages`);
       expect(req!.headers.authorization).toBe(`Bot ${TOKEN}`);
       // flags 4 is SUPPRESS_EMBEDS: links in the reply get no preview
-      expect(req!.body).toEqual({ content: 'hello @everyone', allowed_mentions: { parse: [] }, flags: 4, nonce: discordNonce('d-7', 2), enforce_nonce: true });
+      expect(req!.body).toEqual({
+        content: 'hello @everyone',
+        allowed_mentions: { parse: [] },
+        flags: 4,
+        nonce: discordNonce('d-7', 2),
+        enforce_nonce: true,
+      });
     });
 
     it('derives a nonce of at most 25 characters, the same for every attempt at a part and different per part', () => {
@@ -92,7 +111,12 @@ describe('discord channel', () => {
     });
 
     it('refuses to send into a bucket Discord said is empty, without a request, until it resets', async () => {
-      const bucket = { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset-after': '60', 'x-ratelimit-bucket': 'b1' };
+      const bucket = {
+        'x-ratelimit-limit': '5',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset-after': '60',
+        'x-ratelimit-bucket': 'b1',
+      };
       stub.setScript((req) => ({ ...created(req), headers: bucket }));
       const ch = channel();
       // the first answer names the bucket, the second one is the bucket's own
@@ -108,8 +132,15 @@ describe('discord channel', () => {
       [401, { message: '401: Unauthorized', code: 0 }, 'Discord error 0 (HTTP 401): 401: Unauthorized'],
       [403, { message: 'Missing Access', code: 50001 }, 'Discord error 50001 (HTTP 403): Missing Access'],
       [404, { message: 'Unknown Channel', code: 10003 }, 'Discord error 10003 (HTTP 404): Unknown Channel'],
-      [400, { message: 'Invalid Form Body', code: 50035, errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } } },
-        'Discord error 50035 (HTTP 400): Invalid Form Body content[BASE_TYPE_MAX_LENGTH]: Must be 2000 or fewer in length.'],
+      [
+        400,
+        {
+          message: 'Invalid Form Body',
+          code: 50035,
+          errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } },
+        },
+        'Discord error 50035 (HTTP 400): Invalid Form Body content[BASE_TYPE_MAX_LENGTH]: Must be 2000 or fewer in length.',
+      ],
     ])('fails at once on HTTP %i with Discord’s code and text', async (status, body, reason) => {
       stub.setScript([{ status, json: body }]);
       const err = await failure(channel());
@@ -151,7 +182,10 @@ describe('discord channel', () => {
 
     it('ends with the shutdown signal’s reason, not a delivery error, when the service stops', async () => {
       stub.setScript([{ hang: true }]);
-      await expectShutdownReason((signal) => channel().send(message({ signal })), () => stub.requests.length === 1);
+      await expectShutdownReason(
+        (signal) => channel().send(message({ signal })),
+        () => stub.requests.length === 1,
+      );
     });
 
     it('refuses a recipient that is not a channel id before sending', async () => {
@@ -167,8 +201,18 @@ describe('discord channel', () => {
       const quick = channel({ timeoutMs: 300 }, log.logger);
       const reply = 'SECRET-REPLY-TEXT';
       const answers: ((req: StubRequest) => Answer)[] = [
-        (req) => ({ status: 403, json: { message: `Missing Access for ${String(req.headers.authorization)} posting ${req.body.content}`, code: 50001 } }),
-        (req) => ({ status: 400, json: { message: `bad ${req.body.content}`, code: 50035, errors: { content: { _errors: [{ code: 'X', message: String(req.headers.authorization) }] } } } }),
+        (req) => ({
+          status: 403,
+          json: { message: `Missing Access for ${String(req.headers.authorization)} posting ${req.body.content}`, code: 50001 },
+        }),
+        (req) => ({
+          status: 400,
+          json: {
+            message: `bad ${req.body.content}`,
+            code: 50035,
+            errors: { content: { _errors: [{ code: 'X', message: String(req.headers.authorization) }] } },
+          },
+        }),
         () => ({ status: 429, json: { message: TOKEN, retry_after: 0.1 } }),
         () => ({ status: 500, json: { message: TOKEN } }),
         () => ({ hang: true }),
@@ -208,7 +252,13 @@ describe('discord channel', () => {
     it('fails a delivery Discord refuses after one attempt, with Discord’s reason, and keeps the token out of the log and the record', async () => {
       stub.setScript((req) => ({ status: 403, json: { message: `Missing Access (${String(req.headers.authorization)})`, code: 50001 } }));
       const config = { channels: { dc: { type: 'discord', botToken: TOKEN, apiBaseUrl: `${stub.url}/api/v10` } } };
-      await expectFailedOnceThroughOutbox(stub, config, { channel: 'dc', to: CHANNEL }, 'Discord error 50001 (HTTP 403): Missing Access (Bot [redacted])', [TOKEN]);
+      await expectFailedOnceThroughOutbox(
+        stub,
+        config,
+        { channel: 'dc', to: CHANNEL },
+        'Discord error 50001 (HTTP 403): Missing Access (Bot [redacted])',
+        [TOKEN],
+      );
     });
   });
 

@@ -48,7 +48,9 @@ interface BlueBubblesAnswer {
 
 /** `message: error` from BlueBubbles' envelope `{status, message, error: {type, message}}`, else the text. */
 function blueBubblesReason(status: number, text: string, answer: BlueBubblesAnswer | undefined): string {
-  const parts = [answer?.message, answer?.error?.message ?? answer?.error?.error].filter((p): p is string => typeof p === 'string' && p !== '');
+  const parts = [answer?.message, answer?.error?.message ?? answer?.error?.error].filter(
+    (p): p is string => typeof p === 'string' && p !== '',
+  );
   const code = answer?.data?.error;
   const detail = detailOf(parts.length > 0 ? parts.join(': ') : text);
   return `HTTP ${status}${detail ? `: ${detail}` : ''}${typeof code === 'number' && code !== 0 ? ` (iMessage error ${code})` : ''}`;
@@ -58,23 +60,38 @@ export function createIMessageChannel(config: IMessageConfigValue, ctx: PluginCo
   const base = baseUrl(config.url, 'url');
   const limit = chunkLimit(IMESSAGE, config.textChunkLimit);
   // the password as written and as it appears encoded in a URL a server might echo
-  const passwordForms = [config.password, encodeURIComponent(config.password), new URLSearchParams({ p: config.password }).toString().slice(2)];
+  const passwordForms = [
+    config.password,
+    encodeURIComponent(config.password),
+    new URLSearchParams({ p: config.password }).toString().slice(2),
+  ];
   const hiddenFor = (msg: ChannelMessage) => [...passwordForms, msg.text];
 
   async function send(msg: ChannelMessage): Promise<void> {
     if (!msg.to) throw new ChannelError('no handle or chat to send to', { retryable: false });
     const url = new URL(`${base}/api/v1/message/text`);
     url.searchParams.set('password', config.password);
-    const body = JSON.stringify({ chatGuid: chatGuidOf(msg.to), message: msg.text, tempGuid: `hook-intake-${msg.deliveryId}-${msg.part}`, method: config.method });
+    const body = JSON.stringify({
+      chatGuid: chatGuidOf(msg.to),
+      message: msg.text,
+      tempGuid: `hook-intake-${msg.deliveryId}-${msg.part}`,
+      method: config.method,
+    });
     const hidden = hiddenFor(msg);
-    const res = await post(ctx.fetch, url, { headers: { 'content-type': 'application/json', accept: 'application/json' }, body }, { signal: msg.signal, timeoutMs: config.timeoutMs, hidden });
+    const res = await post(
+      ctx.fetch,
+      url,
+      { headers: { 'content-type': 'application/json', accept: 'application/json' }, body },
+      { signal: msg.signal, timeoutMs: config.timeoutMs, hidden },
+    );
     if (res.ok) return discard(res);
     const { text, json } = await readAnswer(res, hidden);
     const answer = json && typeof json === 'object' ? (json as BlueBubblesAnswer) : undefined;
     const reason = blueBubblesReason(res.status, text, answer);
     // an earlier attempt at this very part is still being sent by the server
     if (res.status === 400 && /already queued/i.test(String(answer?.error?.message ?? text))) return;
-    if (res.status >= 500 && typeof answer?.data?.error === 'number' && answer.data.error !== 0) throw new ChannelError(reason, { retryable: false });
+    if (res.status >= 500 && typeof answer?.data?.error === 'number' && answer.data.error !== 0)
+      throw new ChannelError(reason, { retryable: false });
     const retryable = isRetryableStatus(res.status);
     const retryAfterMs = retryable ? parseRetryAfter(res.headers.get('retry-after'), ctx.clock()) : undefined;
     throw new ChannelError(reason, { retryable, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });

@@ -8,10 +8,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import { ConfigError } from '../../src/errors.ts';
-import { type Answer, type StubRequest } from '../../test/helpers/provider-stub.ts';
+import type { ConfigError } from '../../src/errors.ts';
+import type { Answer, StubRequest } from '../../test/helpers/provider-stub.ts';
 import { blueBubblesCheck } from '../../test/helpers/provider-checks.ts';
-import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, queuedStandIn, shownOf } from '../../test/helpers/channel-cases.ts';
+import {
+  deliverParts,
+  expectNoneOf,
+  expectRefusedRetried,
+  expectShutdownReason,
+  expectSplit,
+  queuedStandIn,
+  shownOf,
+} from '../../test/helpers/channel-cases.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 
 const PASSWORD = 'bb-server-pass&word=9';
@@ -20,20 +28,31 @@ const checkSendText = blueBubblesCheck(PASSWORD);
 
 const sent = (req: StubRequest): Answer => ({
   status: 200,
-  json: { status: 200, message: 'Message sent!', data: { guid: 'p:0/5E1A…', tempGuid: req.body?.tempGuid, text: req.body?.message, error: 0 } },
+  json: {
+    status: 200,
+    message: 'Message sent!',
+    data: { guid: 'p:0/5E1A…', tempGuid: req.body?.tempGuid, text: req.body?.message, error: 0 },
+  },
 });
 const badRequest = (error: string): Answer => ({
   status: 400,
-  json: { status: 400, message: "You've made a bad request! Please check your request params & body", error: { type: 'Validation Error', message: error } },
+  json: {
+    status: 400,
+    message: "You've made a bad request! Please check your request params & body",
+    error: { type: 'Validation Error', message: error },
+  },
 });
 
 describe('imessage channel', () => {
   const q = queuedStandIn(checkSendText, sent);
 
   const channel = (slice: Record<string, unknown> = {}, opts: Parameters<typeof testGeneration>[1] = {}): Channel =>
-    testGeneration({ channels: { imsg: { type: 'imessage', url: `${q.stub.url}/`, password: PASSWORD, ...slice } } }, opts).channels.get('imsg')!.channel;
+    testGeneration({ channels: { imsg: { type: 'imessage', url: `${q.stub.url}/`, password: PASSWORD, ...slice } } }, opts).channels.get(
+      'imsg',
+    )!.channel;
   const message = (over: Parameters<typeof channelMessage>[0] = {}) => channelMessage({ to: '+15552223333', text: 'the reply', ...over });
-  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) => (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
+  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) =>
+    (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
 
   describe('send()', () => {
     it('posts the text to the direct chat of a phone number, with the password in the query', async () => {
@@ -41,7 +60,12 @@ describe('imessage channel', () => {
       const [req] = q.stub.requests;
       expect(req!.path).toBe('/api/v1/message/text');
       expect(req!.query).toEqual({ password: PASSWORD });
-      expect(req!.body).toEqual({ chatGuid: 'iMessage;-;+15552223333', message: 'the reply', tempGuid: 'hook-intake-d-1-1', method: 'apple-script' });
+      expect(req!.body).toEqual({
+        chatGuid: 'iMessage;-;+15552223333',
+        message: 'the reply',
+        tempGuid: 'hook-intake-d-1-1',
+        method: 'apple-script',
+      });
       expect(checkSendText(req!)).toEqual([]);
     });
 
@@ -60,7 +84,12 @@ describe('imessage channel', () => {
       await ch.send(message({ part: 1, parts: 2, attempt: 2 }));
       await ch.send(message({ part: 2, parts: 2 }));
       await ch.send(message({ deliveryId: 'd-2' }));
-      expect(q.stub.requests.map((r) => r.body.tempGuid)).toEqual(['hook-intake-d-1-1', 'hook-intake-d-1-1', 'hook-intake-d-1-2', 'hook-intake-d-2-1']);
+      expect(q.stub.requests.map((r) => r.body.tempGuid)).toEqual([
+        'hook-intake-d-1-1',
+        'hook-intake-d-1-1',
+        'hook-intake-d-1-2',
+        'hook-intake-d-2-1',
+      ]);
     });
 
     it('counts a part as sent when the server says an earlier attempt at it is still queued', async () => {
@@ -69,44 +98,77 @@ describe('imessage channel', () => {
     });
 
     it.each([
-      [badRequest('Chat does not exist'), false, undefined, "HTTP 400: You've made a bad request! Please check your request params & body: Chat does not exist"],
       [
-        { status: 401, json: { status: 401, message: 'You are not authorized to access this resource', error: { type: 'Authentication Error', message: 'Unauthorized' } } },
+        badRequest('Chat does not exist'),
+        false,
+        undefined,
+        "HTTP 400: You've made a bad request! Please check your request params & body: Chat does not exist",
+      ],
+      [
+        {
+          status: 401,
+          json: {
+            status: 401,
+            message: 'You are not authorized to access this resource',
+            error: { type: 'Authentication Error', message: 'Unauthorized' },
+          },
+        },
         false,
         undefined,
         'HTTP 401: You are not authorized to access this resource: Unauthorized',
       ],
       [
-        { status: 500, json: { status: 500, message: 'Message sent with an error. See attached message', error: { type: 'iMessage Error', message: 'Message failed to send!' }, data: { error: 22 } } },
+        {
+          status: 500,
+          json: {
+            status: 500,
+            message: 'Message sent with an error. See attached message',
+            error: { type: 'iMessage Error', message: 'Message failed to send!' },
+            data: { error: 22 },
+          },
+        },
         false,
         undefined,
         'HTTP 500: Message sent with an error. See attached message: Message failed to send! (iMessage error 22)',
       ],
       [
-        { status: 500, json: { status: 500, message: 'Message Send Error', error: { type: 'iMessage Error', message: 'Messages is not running' } } },
+        {
+          status: 500,
+          json: { status: 500, message: 'Message Send Error', error: { type: 'iMessage Error', message: 'Messages is not running' } },
+        },
         true,
         undefined,
         'HTTP 500: Message Send Error: Messages is not running',
       ],
       [{ status: 503, text: 'Service Unavailable', headers: { 'retry-after': '20' } }, true, 20_000, 'HTTP 503: Service Unavailable'],
       [{ status: 429, text: 'Too Many Requests', headers: { 'retry-after': '5' } }, true, 5000, 'HTTP 429: Too Many Requests'],
-    ] as Array<[Answer, boolean, number | undefined, string]>)('classifies %j as retryable=%s, retryAfterMs=%s', async (answer, retryable, retryAfterMs, reason) => {
-      q.answers = [answer];
-      const err = await failure(channel());
-      expect(err).toBeInstanceOf(ChannelError);
-      expect(err).toMatchObject({ retryable, retryAfterMs, ambiguous: false, message: reason });
-    });
+    ] as Array<[Answer, boolean, number | undefined, string]>)(
+      'classifies %j as retryable=%s, retryAfterMs=%s',
+      async (answer, retryable, retryAfterMs, reason) => {
+        q.answers = [answer];
+        const err = await failure(channel());
+        expect(err).toBeInstanceOf(ChannelError);
+        expect(err).toMatchObject({ retryable, retryAfterMs, ambiguous: false, message: reason });
+      },
+    );
 
     it('ends with the shutdown signal’s reason when the service stops', async () => {
       q.answers = [{ hang: true }];
-      await expectShutdownReason((signal) => channel().send(message({ signal })), () => q.stub.requests.length === 1);
+      await expectShutdownReason(
+        (signal) => channel().send(message({ signal })),
+        () => q.stub.requests.length === 1,
+      );
     });
 
     it('treats a dropped connection after sending and a silent server as ambiguous, a refused connection as not', async () => {
       q.answers = [{ destroy: true }, { hang: true }];
       const ch = channel({ timeoutMs: 200 });
       expect(await failure(ch)).toMatchObject({ retryable: true, ambiguous: true });
-      expect(await failure(ch)).toMatchObject({ retryable: true, ambiguous: true, message: `no answer from ${q.stub.url}/api/v1/message/text within 200 ms; the message may have been posted` });
+      expect(await failure(ch)).toMatchObject({
+        retryable: true,
+        ambiguous: true,
+        message: `no answer from ${q.stub.url}/api/v1/message/text within 200 ms; the message may have been posted`,
+      });
       await expectRefusedRetried((url) => channel({ url }).send(message()), /could not connect/);
     });
   });
@@ -144,16 +206,28 @@ describe('imessage channel', () => {
 
     it.each([
       [{ url: 'http://mac.local:1234' }, 'channels.imsg: missing required key "password"'],
-      [{ url: 'http://mac.local:1234', password: PASSWORD, method: 'imsg' }, 'channels.imsg.method: must be one of "apple-script", "private-api"'],
+      [
+        { url: 'http://mac.local:1234', password: PASSWORD, method: 'imsg' },
+        'channels.imsg.method: must be one of "apple-script", "private-api"',
+      ],
       [{ url: 'http://mac.local:1234', password: PASSWORD, textChunkLimit: 4001 }, 'channels.imsg.textChunkLimit: must be <= 4000'],
-      [{ url: `http://mac.local:1234/?password=${PASSWORD}`, password: PASSWORD }, 'channels.imsg.url: must be a plain base URL, without credentials, query or fragment'],
+      [
+        { url: `http://mac.local:1234/?password=${PASSWORD}`, password: PASSWORD },
+        'channels.imsg.url: must be a plain base URL, without credentials, query or fragment',
+      ],
     ])('refuses %j naming the key', (slice, issue) => {
       expect(issuesOf(slice)).toContain(issue);
     });
 
     it('takes phone numbers, e-mail handles and chat guids, and names the form for anything else', () => {
       const ch = channel();
-      for (const to of ['+15552223333', 'someone@example.com', 'chat:iMessage;+;chat493787264915', 'chat:SMS;-;+15552223333', 'chat:any;-;+15552223333']) {
+      for (const to of [
+        '+15552223333',
+        'someone@example.com',
+        'chat:iMessage;+;chat493787264915',
+        'chat:SMS;-;+15552223333',
+        'chat:any;-;+15552223333',
+      ]) {
         expect(ch.checkTo!(to)).toBeUndefined();
       }
       for (const to of ['5552223333', 'someone@', 'chat:', 'chat:iMessage;x;foo', 'iMessage;-;+15552223333', '']) {

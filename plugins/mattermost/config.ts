@@ -12,7 +12,11 @@ export const MattermostConfig = Type.Object(
     token: Type.String({ minLength: 1, description: "a bot account's access token or a personal access token; use ${ENV} or {file}" }),
     timeoutMs: Type.Integer({ default: 10_000, minimum: 1, maximum: 600_000 }),
     textChunkLimit: Type.Optional(
-      Type.Integer({ minimum: 100, maximum: MATTERMOST.limit, description: `split replies into posts of at most this many characters (at most ${MATTERMOST.limit})` }),
+      Type.Integer({
+        minimum: 100,
+        maximum: MATTERMOST.limit,
+        description: `split replies into posts of at most this many characters (at most ${MATTERMOST.limit})`,
+      }),
     ),
   },
   { additionalProperties: false },

@@ -7,11 +7,27 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import { ConfigError } from '../../src/errors.ts';
+import type { ConfigError } from '../../src/errors.ts';
 import { mattermostSpec } from '../../test/helpers/provider-specs.ts';
-import { always, startProviderStub, type Answer, type ProviderStub, type StubRequest, type Validate } from '../../test/helpers/provider-stub.ts';
+import {
+  always,
+  startProviderStub,
+  type Answer,
+  type ProviderStub,
+  type StubRequest,
+  type Validate,
+} from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { deliverParts, expectFailedOnceThroughOutbox, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
+import {
+  deliverParts,
+  expectFailedOnceThroughOutbox,
+  expectNoneOf,
+  expectRefusedRetried,
+  expectShutdownReason,
+  expectSplit,
+  failuresSaid,
+  longReply,
+} from '../../test/helpers/channel-cases.ts';
 import { pendingPostId, rateLimitWait } from './channel.ts';
 
 const TOKEN = 'mmtokenfortestsonly0123456789';
@@ -34,7 +50,12 @@ const validate: Validate = (req) => {
 /** The server's answer to CreatePost: the post. */
 const created = (req: StubRequest): Answer => ({
   status: 201,
-  json: { id: 'a1b2c3d4e5f6g7h8i9j0k1l2m3', channel_id: req.body.channel_id, message: req.body.message, pending_post_id: req.body.pending_post_id },
+  json: {
+    id: 'a1b2c3d4e5f6g7h8i9j0k1l2m3',
+    channel_id: req.body.channel_id,
+    message: req.body.message,
+    pending_post_id: req.body.pending_post_id,
+  },
 });
 
 describe('mattermost channel', () => {
@@ -51,9 +72,13 @@ describe('mattermost channel', () => {
   });
 
   const channel = (slice: Record<string, unknown> = {}, logger = captureLogger().logger): Channel =>
-    testGeneration({ channels: { mm: { type: 'mattermost', url: stub.url, token: TOKEN, ...slice } } }, { logger, clock: () => NOW }).channels.get('mm')!.channel;
+    testGeneration(
+      { channels: { mm: { type: 'mattermost', url: stub.url, token: TOKEN, ...slice } } },
+      { logger, clock: () => NOW },
+    ).channels.get('mm')!.channel;
   const message = (over: Parameters<typeof channelMessage>[0] = {}) => channelMessage({ to: CHANNEL, ...over });
-  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) => (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
+  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) =>
+    (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
 
   describe('send()', () => {
     it('POSTs {channel_id, message, pending_post_id} to /api/v4/posts with the Bearer token', async () => {
@@ -92,7 +117,9 @@ describe('mattermost channel', () => {
       ['X-Ratelimit-Reset in seconds', { 'x-ratelimit-reset': '3' }, 3000],
       ['X-Ratelimit-Reset as a Unix time', { 'x-ratelimit-reset': String(NOW / 1000 + 12) }, 12_000],
     ])('is rate limited on 429 with the server’s hint (%s)', async (_name, headers, ms) => {
-      stub.setScript([{ status: 429, text: 'limit exceeded\n', headers: { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', ...headers } }]);
+      stub.setScript([
+        { status: 429, text: 'limit exceeded\n', headers: { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', ...headers } },
+      ]);
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
       expect(err).toMatchObject({ retryable: true, ambiguous: false, retryAfterMs: ms, message: 'Mattermost HTTP 429 limit exceeded' });
@@ -124,16 +151,24 @@ describe('mattermost channel', () => {
       stub.setScript([{ destroy: true }]);
       const err = await failure(channel());
       expect(err).toMatchObject({ retryable: true, ambiguous: true });
-      expect(err.message).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/api\/v4\/posts failed after sending: .*; the message may have been posted$/);
+      expect(err.message).toMatch(
+        /^POST http:\/\/127\.0\.0\.1:\d+\/api\/v4\/posts failed after sending: .*; the message may have been posted$/,
+      );
     });
 
     it('retries a refused connection as transient: nothing was sent', async () => {
-      await expectRefusedRetried((url) => channel({ url }).send(message()), /^POST http:\/\/127\.0\.0\.1:\d+\/api\/v4\/posts failed: .*ECONNREFUSED/);
+      await expectRefusedRetried(
+        (url) => channel({ url }).send(message()),
+        /^POST http:\/\/127\.0\.0\.1:\d+\/api\/v4\/posts failed: .*ECONNREFUSED/,
+      );
     });
 
     it('ends with the shutdown signal’s reason when the service stops', async () => {
       stub.setScript([{ hang: true }]);
-      await expectShutdownReason((signal) => channel().send(message({ signal })), () => stub.requests.length === 1);
+      await expectShutdownReason(
+        (signal) => channel().send(message({ signal })),
+        () => stub.requests.length === 1,
+      );
     });
 
     it('refuses a recipient that is not a channel id before sending', async () => {
@@ -161,7 +196,9 @@ describe('mattermost channel', () => {
 
   describe('render()', () => {
     it('keeps the Markdown, which Mattermost shows itself, and makes mass mentions inert', () => {
-      expect(channel().render!('**Done** @channel @all @here, ask @alice')).toEqual(['**Done** @\u200dchannel @\u200dall @\u200dhere, ask @alice']);
+      expect(channel().render!('**Done** @channel @all @here, ask @alice')).toEqual([
+        '**Done** @\u200dchannel @\u200dall @\u200dhere, ask @alice',
+      ]);
     });
 
     it('splits a 9,000-character reply into posts of at most 4000 characters, code blocks closed and reopened', () => {
@@ -182,7 +219,10 @@ describe('mattermost channel', () => {
 
   describe('through the outbox', () => {
     it('fails a delivery Mattermost refuses after one attempt, with Mattermost’s reason, and keeps the token out of the log and the record', async () => {
-      stub.setScript((req) => ({ status: 403, json: { id: 'api.context.permissions.app_error', message: `no permission for ${String(req.headers.authorization)}` } }));
+      stub.setScript((req) => ({
+        status: 403,
+        json: { id: 'api.context.permissions.app_error', message: `no permission for ${String(req.headers.authorization)}` },
+      }));
       const config = { channels: { mm: { type: 'mattermost', url: stub.url, token: TOKEN } } };
       const reason = 'Mattermost HTTP 403 api.context.permissions.app_error: no permission for Bearer [redacted]';
       await expectFailedOnceThroughOutbox(stub, config, { channel: 'mm', to: CHANNEL }, reason, [TOKEN]);

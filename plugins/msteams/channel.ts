@@ -29,7 +29,8 @@ function checkTeamsTo(to: string): string | undefined {
 
 function tokenUrlOf(config: MsTeamsConfigValue): string {
   if (config.tokenUrl !== undefined) return baseUrl(config.tokenUrl, 'tokenUrl');
-  if (config.tenantId === undefined) throw new PluginConfigError('tenantId', 'is required (the Entra tenant of the app registration) unless tokenUrl is given');
+  if (config.tenantId === undefined)
+    throw new PluginConfigError('tenantId', 'is required (the Entra tenant of the app registration) unless tokenUrl is given');
   return `https://login.microsoftonline.com/${config.tenantId}/oauth2/v2.0/token`;
 }
 

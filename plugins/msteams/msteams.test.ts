@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import { ConfigError } from '../../src/errors.ts';
+import type { ConfigError } from '../../src/errors.ts';
 import { startProviderStub, type Answer, type ProviderStub } from '../../test/helpers/provider-stub.ts';
 import { clientCredentialsCheck } from '../../test/helpers/provider-checks.ts';
 import { expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, shownOf } from '../../test/helpers/channel-cases.ts';
@@ -38,7 +38,8 @@ describe('msteams channel', () => {
     stub = await startProviderStub({
       validate: (req) => (req.path === TOKEN_PATH ? checkTokenRequest(req) : connector(req)),
       script: (req) => {
-        if (req.path === TOKEN_PATH) return tokens.shift() ?? { status: 200, json: { token_type: 'Bearer', expires_in: 3599, access_token: token(++issued) } };
+        if (req.path === TOKEN_PATH)
+          return tokens.shift() ?? { status: 200, json: { token_type: 'Bearer', expires_in: 3599, access_token: token(++issued) } };
         return activities.shift() ?? { status: 201, json: { id: '1731234567890' } };
       },
     });
@@ -66,7 +67,8 @@ describe('msteams channel', () => {
   const channel = (slice: Record<string, unknown> = {}, opts: Parameters<typeof testGeneration>[1] = {}): Channel =>
     testGeneration({ channels: { teams: config(slice) } }, { clock: () => now, ...opts }).channels.get('teams')!.channel;
   const message = (over: Parameters<typeof channelMessage>[0] = {}) => channelMessage({ to: CONVERSATION, text: 'the **reply**', ...over });
-  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) => (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
+  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) =>
+    (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
   const activityRequests = () => stub.requests.filter((r) => r.path !== TOKEN_PATH);
   const tokenRequests = () => stub.requests.filter((r) => r.path === TOKEN_PATH);
 
@@ -91,7 +93,11 @@ describe('msteams channel', () => {
       now += 1;
       await ch.send(message());
       expect(tokenRequests()).toHaveLength(2);
-      expect(activityRequests().map((r) => r.headers.authorization)).toEqual([`Bearer ${token(1)}`, `Bearer ${token(1)}`, `Bearer ${token(2)}`]);
+      expect(activityRequests().map((r) => r.headers.authorization)).toEqual([
+        `Bearer ${token(1)}`,
+        `Bearer ${token(1)}`,
+        `Bearer ${token(2)}`,
+      ]);
     });
 
     it('asks for one token when several parts are sent at once', async () => {
@@ -147,16 +153,24 @@ describe('msteams channel', () => {
 
     it('ends with the shutdown signal’s reason when the service stops, waiting for a token or for the Connector', async () => {
       tokens = [{ hang: true }];
-      await expectShutdownReason((signal) => channel().send(message({ signal })), () => tokenRequests().length === 1);
+      await expectShutdownReason(
+        (signal) => channel().send(message({ signal })),
+        () => tokenRequests().length === 1,
+      );
       activities = [{ hang: true }];
-      await expectShutdownReason((signal) => channel().send(message({ signal })), () => activityRequests().length === 1);
+      await expectShutdownReason(
+        (signal) => channel().send(message({ signal })),
+        () => activityRequests().length === 1,
+      );
     });
 
     it('treats a Connector that does not answer within timeoutMs as ambiguous', async () => {
       activities = [{ hang: true }];
       const err = await failure(channel({ timeoutMs: 200 }));
       expect(err).toMatchObject({ retryable: true, ambiguous: true });
-      expect(err.message).toBe(`no answer from ${stub.url}/teams/v3/conversations/${encodeURIComponent(CONVERSATION)}/activities within 200 ms; the message may have been posted`);
+      expect(err.message).toBe(
+        `no answer from ${stub.url}/teams/v3/conversations/${encodeURIComponent(CONVERSATION)}/activities within 200 ms; the message may have been posted`,
+      );
     });
 
     it('treats a refused connection as an ordinary retry: nothing can have been posted', async () => {
@@ -164,9 +178,21 @@ describe('msteams channel', () => {
     });
 
     it.each([
-      [{ status: 401, json: { error: 'invalid_client', error_description: 'AADSTS7000215: Invalid client secret provided.' } }, false, 'HTTP 401 invalid_client: AADSTS7000215: Invalid client secret provided.'],
-      [{ status: 400, json: { error: 'unauthorized_client', error_description: 'AADSTS700016: Application not found in the directory.' } }, false, 'HTTP 400 unauthorized_client: AADSTS700016: Application not found in the directory.'],
-      [{ status: 503, json: { error: 'temporarily_unavailable', error_description: 'try later' } }, true, 'HTTP 503 temporarily_unavailable: try later'],
+      [
+        { status: 401, json: { error: 'invalid_client', error_description: 'AADSTS7000215: Invalid client secret provided.' } },
+        false,
+        'HTTP 401 invalid_client: AADSTS7000215: Invalid client secret provided.',
+      ],
+      [
+        { status: 400, json: { error: 'unauthorized_client', error_description: 'AADSTS700016: Application not found in the directory.' } },
+        false,
+        'HTTP 400 unauthorized_client: AADSTS700016: Application not found in the directory.',
+      ],
+      [
+        { status: 503, json: { error: 'temporarily_unavailable', error_description: 'try later' } },
+        true,
+        'HTTP 503 temporarily_unavailable: try later',
+      ],
     ] as const)('classifies a token endpoint answer %j (retryable=%s) and sends nothing', async (answer, retryable, reason) => {
       tokens = [answer as Answer];
       const err = await failure(channel());
@@ -203,12 +229,16 @@ describe('msteams channel', () => {
   describe('render()', () => {
     it('keeps the Markdown and writes & and < outside code as entities, so no markup or mention gets through', () => {
       const reply = 'Hi <at>Everyone</at> & <b>all</b>: **done**, `a < b`\n\n> quoted <i>\n\n```html\n<div>kept</div>\n```';
-      expect(channel().render!(reply)).toEqual(['Hi &lt;at>Everyone&lt;/at> &amp; &lt;b>all&lt;/b>: **done**, `a < b`\n\n> quoted &lt;i>\n\n```html\n<div>kept</div>\n```']);
+      expect(channel().render!(reply)).toEqual([
+        'Hi &lt;at>Everyone&lt;/at> &amp; &lt;b>all&lt;/b>: **done**, `a < b`\n\n> quoted &lt;i>\n\n```html\n<div>kept</div>\n```',
+      ]);
     });
 
     it('keeps code blocks nested in list items and quotes as written', () => {
       const reply = '1. run:\n   ```sh\n   echo `a < b` && c\n   ```\n2. then <b>x</b>\n\n> quoted:\n> ~~~\n> x < y\n> ~~~\n> after <i>';
-      expect(channel().render!(reply)).toEqual(['1. run:\n   ```sh\n   echo `a < b` && c\n   ```\n2. then &lt;b>x&lt;/b>\n\n> quoted:\n> ~~~\n> x < y\n> ~~~\n> after &lt;i>']);
+      expect(channel().render!(reply)).toEqual([
+        '1. run:\n   ```sh\n   echo `a < b` && c\n   ```\n2. then &lt;b>x&lt;/b>\n\n> quoted:\n> ~~~\n> x < y\n> ~~~\n> after &lt;i>',
+      ]);
     });
 
     it('splits a 9,000-character reply into parts of at most 4,000 characters, each sent in order as an activity the spec accepts', async () => {
@@ -253,18 +283,37 @@ describe('msteams channel', () => {
     };
 
     it.each([
-      [{ type: 'msteams', appId: APP_ID, appPassword: APP_PASSWORD }, 'channels.teams.tenantId: is required (the Entra tenant of the app registration) unless tokenUrl is given'],
-      [{ type: 'msteams', appId: APP_ID, appPassword: APP_PASSWORD, tenantId: 't', serviceUrl: 'nope' }, 'channels.teams.serviceUrl: "nope" is not a URL'],
+      [
+        { type: 'msteams', appId: APP_ID, appPassword: APP_PASSWORD },
+        'channels.teams.tenantId: is required (the Entra tenant of the app registration) unless tokenUrl is given',
+      ],
+      [
+        { type: 'msteams', appId: APP_ID, appPassword: APP_PASSWORD, tenantId: 't', serviceUrl: 'nope' },
+        'channels.teams.serviceUrl: "nope" is not a URL',
+      ],
       [{ type: 'msteams', appId: APP_ID, tenantId: 't' }, 'channels.teams: missing required key "appPassword"'],
-      [{ type: 'msteams', appId: APP_ID, appPassword: APP_PASSWORD, tenantId: 't', textChunkLimit: 5000 }, 'channels.teams.textChunkLimit: must be <= 4000'],
-      [{ type: 'msteams', appId: APP_ID, appPassword: APP_PASSWORD, tenantId: 'a/b' }, 'channels.teams.tenantId: must match ^[A-Za-z0-9.-]+$'],
+      [
+        { type: 'msteams', appId: APP_ID, appPassword: APP_PASSWORD, tenantId: 't', textChunkLimit: 5000 },
+        'channels.teams.textChunkLimit: must be <= 4000',
+      ],
+      [
+        { type: 'msteams', appId: APP_ID, appPassword: APP_PASSWORD, tenantId: 'a/b' },
+        'channels.teams.tenantId: must match ^[A-Za-z0-9.-]+$',
+      ],
     ])('refuses %j naming the key', (slice, issue) => {
       expect(issuesOf(slice)).toContain(issue);
     });
 
     it('takes conversation ids and names the expected form for anything else', () => {
       const ch = channel();
-      for (const to of [CONVERSATION, 'a:1Hxyz-AbC_9', '19:meeting_M2Iz@thread.v2', '29:1abc', '19:abc@thread.skype;messageid=1731234567890']) expect(ch.checkTo!(to)).toBeUndefined();
+      for (const to of [
+        CONVERSATION,
+        'a:1Hxyz-AbC_9',
+        '19:meeting_M2Iz@thread.v2',
+        '29:1abc',
+        '19:abc@thread.skype;messageid=1731234567890',
+      ])
+        expect(ch.checkTo!(to)).toBeUndefined();
       for (const to of ['general', '', 'a: b', ':abc']) expect(ch.checkTo!(to)).toBe('a Teams conversation id (19:…@thread.tacv2, a:…)');
       expect(ch.limits).toEqual({ requiresTo: true, maxTextLength: 4000 });
       expect(channel({ textChunkLimit: 1000 }).limits?.maxTextLength).toBe(1000);

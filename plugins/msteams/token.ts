@@ -39,7 +39,12 @@ export function createTokenSource(opts: TokenOptions): TokenSource {
   const shown = shownUrl(opts.tokenUrl);
 
   async function request(signal: AbortSignal): Promise<Cached> {
-    const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: opts.appId, client_secret: opts.appPassword, scope: BOT_FRAMEWORK_SCOPE });
+    const body = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: opts.appId,
+      client_secret: opts.appPassword,
+      scope: BOT_FRAMEWORK_SCOPE,
+    });
     const hidden = [opts.appPassword, encodeURIComponent(opts.appPassword)];
     const res = await post(
       opts.fetch,

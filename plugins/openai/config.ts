@@ -16,10 +16,16 @@ export const OpenAIConfig = Type.Object(
   {
     type: Type.Literal('openai'),
     baseUrl: Type.String({ minLength: 1, default: DEFAULT_BASE_URL, description: 'the URL that `/chat/completions` is appended to' }),
-    apiKey: Type.Optional(Type.String({ minLength: 1, description: 'the key itself; use ${ENV} or {file} rather than writing it in the file' })),
-    apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'name of the environment variable holding the key' })),
+    apiKey: Type.Optional(
+      Type.String({ minLength: 1, description: 'the key itself; use ${ENV} or {file} rather than writing it in the file' }),
+    ),
+    apiKeyEnv: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'name of the environment variable holding the key' }),
+    ),
     models: Type.Optional(
-      Type.Record(Type.String({ minLength: 1 }), Type.String({ minLength: 1 }), { description: 'alias (the part after `provider/`) → model name sent' }),
+      Type.Record(Type.String({ minLength: 1 }), Type.String({ minLength: 1 }), {
+        description: 'alias (the part after `provider/`) → model name sent',
+      }),
     ),
     reasoningEffort: Type.Boolean({ default: false, description: 'send `thinking` as `reasoning_effort`' }),
     reasoningEffortMap: Type.Optional(

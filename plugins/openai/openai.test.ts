@@ -43,7 +43,12 @@ describe('openai provider', () => {
   describe('success', () => {
     it('posts the transcript to /chat/completions with the key, extra headers and params, and returns the first choice', async () => {
       stub.handler = (_req, res) => json(res, 200, completion('the answer'));
-      const g = gen({ apiKeyEnv: 'OPENAI_API_KEY', headers: { 'X-Title': 'hook-intake' }, params: { temperature: 0.2 }, systemPrompt: 'Be brief.' });
+      const g = gen({
+        apiKeyEnv: 'OPENAI_API_KEY',
+        headers: { 'X-Title': 'hook-intake' },
+        params: { temperature: 0.2 },
+        systemPrompt: 'Be brief.',
+      });
       const messages = [
         { role: 'user' as const, content: 'first' },
         { role: 'assistant' as const, content: 'reply' },
@@ -130,7 +135,19 @@ describe('openai provider', () => {
 
     it('joins the text parts of a content array', async () => {
       stub.handler = (_req, res) =>
-        json(res, 200, { choices: [{ message: { role: 'assistant', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] } }] });
+        json(res, 200, {
+          choices: [
+            {
+              message: {
+                role: 'assistant',
+                content: [
+                  { type: 'text', text: 'a' },
+                  { type: 'text', text: 'b' },
+                ],
+              },
+            },
+          ],
+        });
       expect(await provider(gen({})).run(agentRequest())).toEqual({ text: 'ab' });
     });
   });
@@ -158,7 +175,9 @@ describe('openai provider', () => {
 
     it('reports a 4xx with the status and the endpoint message, never the key', async () => {
       stub.handler = (_req, res) =>
-        json(res, 401, { error: { message: `Incorrect API key provided: ${KEY}. You can find your API key at …`, type: 'invalid_request_error' } });
+        json(res, 401, {
+          error: { message: `Incorrect API key provided: ${KEY}. You can find your API key at …`, type: 'invalid_request_error' },
+        });
       const r = await call(gen({ apiKeyEnv: 'OPENAI_API_KEY' }));
       expect(r.status).toBe('error');
       const error = (r as { error: string }).error;
@@ -179,9 +198,21 @@ describe('openai provider', () => {
 
     it.each([
       ['not JSON', (res: Parameters<typeof json>[0]) => res.end('<html>gateway</html>'), /malformed reply from .*: not JSON/],
-      ['no choices', (res: Parameters<typeof json>[0]) => json(res, 200, { object: 'chat.completion' }), /malformed reply: no choices\[0\]\.message/],
-      ['null content', (res: Parameters<typeof json>[0]) => json(res, 200, { choices: [{ message: { content: null } }] }), /content is not text/],
-      ['a refusal', (res: Parameters<typeof json>[0]) => json(res, 200, { choices: [{ message: { content: null, refusal: 'I cannot help' } }] }), /the model refused: I cannot help/],
+      [
+        'no choices',
+        (res: Parameters<typeof json>[0]) => json(res, 200, { object: 'chat.completion' }),
+        /malformed reply: no choices\[0\]\.message/,
+      ],
+      [
+        'null content',
+        (res: Parameters<typeof json>[0]) => json(res, 200, { choices: [{ message: { content: null } }] }),
+        /content is not text/,
+      ],
+      [
+        'a refusal',
+        (res: Parameters<typeof json>[0]) => json(res, 200, { choices: [{ message: { content: null, refusal: 'I cannot help' } }] }),
+        /the model refused: I cannot help/,
+      ],
     ])('reports a malformed reply (%s)', async (_name, answer, pattern) => {
       stub.handler = (_req, res) => answer(res);
       const r = (await call(gen({}))) as { status: string; error: string };
@@ -208,7 +239,9 @@ describe('openai provider', () => {
     it('logs status and timing but neither the key, the prompt nor the reply', async () => {
       const { logger, text } = captureLogger('trace');
       stub.handler = (req, res) =>
-        req.json.messages[0].content === 'secret prompt' ? json(res, 200, completion('secret reply')) : json(res, 500, { error: { message: `bad ${KEY}` } });
+        req.json.messages[0].content === 'secret prompt'
+          ? json(res, 200, completion('secret reply'))
+          : json(res, 500, { error: { message: `bad ${KEY}` } });
       const g = gen({ apiKeyEnv: 'OPENAI_API_KEY' }, { logger });
       await provider(g).run(agentRequest({ messages: [{ role: 'user', content: 'secret prompt' }] }));
       await expect(provider(g).run(agentRequest({ messages: [{ role: 'user', content: 'other' }] }))).rejects.toThrow(/HTTP 500/);

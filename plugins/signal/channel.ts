@@ -64,7 +64,8 @@ function classifyRpcError(error: RpcError): ChannelError {
     return new ChannelError(reason, { retryable: true, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
   }
   if (code === IO_ERROR || code === INTERNAL_ERROR) return new ChannelError(reason, { retryable: true });
-  if (code === USER_ERROR && types.length > 0 && types.every((t) => t === 'NETWORK_FAILURE')) return new ChannelError(reason, { retryable: true });
+  if (code === USER_ERROR && types.length > 0 && types.every((t) => t === 'NETWORK_FAILURE'))
+    return new ChannelError(reason, { retryable: true });
   // unregistered user, untrusted identity (-4), a rejected captcha (-6), a bad group id or request: sending again changes nothing
   return new ChannelError(reason, { retryable: false });
 }
@@ -79,7 +80,8 @@ function classifyHttpError(status: number, error: string, retryAfter: string | n
     const retryAfterMs = parseRetryAfter(retryAfter, now);
     return new ChannelError(reason, { retryable: true, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
   }
-  if (isRetryableStatus(status) || /network failure|timed out|timeout|IOException/i.test(error)) return new ChannelError(reason, { retryable: true });
+  if (isRetryableStatus(status) || /network failure|timed out|timeout|IOException/i.test(error))
+    return new ChannelError(reason, { retryable: true });
   return new ChannelError(reason, { retryable: false });
 }
 
@@ -120,7 +122,12 @@ export function createSignalChannel(config: SignalConfigValue, ctx: PluginContex
     if (res.ok) return discard(res);
     const { text, json } = await readAnswer(res, [msg.text]);
     const error = (json as { error?: unknown } | undefined)?.error;
-    throw classifyHttpError(res.status, typeof error === 'string' ? detailOf(error) : detailOf(text), res.headers.get('retry-after'), ctx.clock());
+    throw classifyHttpError(
+      res.status,
+      typeof error === 'string' ? detailOf(error) : detailOf(text),
+      res.headers.get('retry-after'),
+      ctx.clock(),
+    );
   }
 
   return {

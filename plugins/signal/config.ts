@@ -9,11 +9,18 @@ import { SIGNAL } from '../../src/channels/limits.ts';
 export const SignalConfig = Type.Object(
   {
     type: Type.Optional(Type.Literal('signal')),
-    url: Type.String({ minLength: 1, default: 'http://127.0.0.1:8080', description: 'base URL of signal-cli\'s HTTP daemon or of signal-cli-rest-api' }),
-    account: Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'the registered Signal number that sends, in E.164 form (+15551234567)' }),
+    url: Type.String({
+      minLength: 1,
+      default: 'http://127.0.0.1:8080',
+      description: "base URL of signal-cli's HTTP daemon or of signal-cli-rest-api",
+    }),
+    account: Type.String({
+      pattern: '^\\+[1-9][0-9]{6,14}$',
+      description: 'the registered Signal number that sends, in E.164 form (+15551234567)',
+    }),
     api: Type.Union([Type.Literal('jsonrpc'), Type.Literal('rest')], {
       default: 'jsonrpc',
-      description: "jsonrpc: signal-cli daemon --http (POST /api/v1/rpc); rest: signal-cli-rest-api (POST /v2/send)",
+      description: 'jsonrpc: signal-cli daemon --http (POST /api/v1/rpc); rest: signal-cli-rest-api (POST /v2/send)',
     }),
     timeoutMs: Type.Integer({ default: 60_000, minimum: 1, maximum: 600_000 }),
     textChunkLimit: Type.Optional(

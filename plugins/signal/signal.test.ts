@@ -6,11 +6,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import { ConfigError } from '../../src/errors.ts';
-import { type Answer, type StubRequest } from '../../test/helpers/provider-stub.ts';
+import type { ConfigError } from '../../src/errors.ts';
+import type { Answer, StubRequest } from '../../test/helpers/provider-stub.ts';
 import { signalSpec } from '../../test/helpers/provider-specs.ts';
 import { signalRpcCheck } from '../../test/helpers/provider-checks.ts';
-import { deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, queuedStandIn, shownOf, type Scripted } from '../../test/helpers/channel-cases.ts';
+import {
+  deliverParts,
+  expectNoneOf,
+  expectRefusedRetried,
+  expectShutdownReason,
+  expectSplit,
+  queuedStandIn,
+  shownOf,
+  type Scripted,
+} from '../../test/helpers/channel-cases.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 
 const ACCOUNT = '+15550001111';
@@ -22,12 +31,22 @@ const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
 const rpcResult = (req: StubRequest): Answer => ({
   status: 200,
-  json: { jsonrpc: '2.0', result: { timestamp: 1731234567890, results: [{ recipientAddress: { number: RECIPIENT }, type: 'SUCCESS' }] }, id: req.body?.id },
+  json: {
+    jsonrpc: '2.0',
+    result: { timestamp: 1731234567890, results: [{ recipientAddress: { number: RECIPIENT }, type: 'SUCCESS' }] },
+    id: req.body?.id,
+  },
 });
-const rpcError = (code: number, message: string, results?: unknown[]) => (req: StubRequest): Answer => ({
-  status: 200,
-  json: { jsonrpc: '2.0', error: { code, message, data: results ? { response: { timestamp: 1731234567890, results } } : null }, id: req.body?.id },
-});
+const rpcError =
+  (code: number, message: string, results?: unknown[]) =>
+  (req: StubRequest): Answer => ({
+    status: 200,
+    json: {
+      jsonrpc: '2.0',
+      error: { code, message, data: results ? { response: { timestamp: 1731234567890, results } } : null },
+      id: req.body?.id,
+    },
+  });
 
 describe('signal channel', () => {
   // signal-cli's daemon (JSON-RPC) on /api/v1/rpc, signal-cli-rest-api on the rest
@@ -37,16 +56,23 @@ describe('signal channel', () => {
   );
 
   const channel = (slice: Record<string, unknown> = {}, opts: Parameters<typeof testGeneration>[1] = {}): Channel =>
-    testGeneration({ channels: { sig: { type: 'signal', url: q.stub.url, account: ACCOUNT, ...slice } } }, opts).channels.get('sig')!.channel;
+    testGeneration({ channels: { sig: { type: 'signal', url: q.stub.url, account: ACCOUNT, ...slice } } }, opts).channels.get('sig')!
+      .channel;
   const message = (over: Parameters<typeof channelMessage>[0] = {}) => channelMessage({ to: RECIPIENT, text: 'the reply', ...over });
-  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) => (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
+  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) =>
+    (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
 
   describe('through signal-cli (JSON-RPC)', () => {
     it('calls send with the account, the recipient and the text', async () => {
       await channel().send(message({ deliveryId: 'd-7', part: 2, parts: 3 }));
       const [req] = q.stub.requests;
       expect(req!.path).toBe('/api/v1/rpc');
-      expect(req!.body).toEqual({ jsonrpc: '2.0', method: 'send', params: { account: ACCOUNT, recipient: [RECIPIENT], message: 'the reply' }, id: 'd-7/2' });
+      expect(req!.body).toEqual({
+        jsonrpc: '2.0',
+        method: 'send',
+        params: { account: ACCOUNT, recipient: [RECIPIENT], message: 'the reply' },
+        id: 'd-7/2',
+      });
       expect(signalRpcCheck(req!)).toEqual([]);
     });
 
@@ -58,7 +84,9 @@ describe('signal channel', () => {
     it.each([
       [
         'a rate limit, waiting as long as Signal asked',
-        rpcError(-5, 'Failed to send message due to rate limiting', [{ recipientAddress: { number: RECIPIENT }, type: 'RATE_LIMIT_FAILURE', retryAfterSeconds: 90 }]),
+        rpcError(-5, 'Failed to send message due to rate limiting', [
+          { recipientAddress: { number: RECIPIENT }, type: 'RATE_LIMIT_FAILURE', retryAfterSeconds: 90 },
+        ]),
         { retryable: true, retryAfterMs: 90_000 },
         'signal-cli error -5: Failed to send message due to rate limiting (RATE_LIMIT_FAILURE)',
       ],
@@ -70,7 +98,9 @@ describe('signal channel', () => {
       ],
       [
         'an untrusted identity, at once',
-        rpcError(-4, 'Failed to send message due to untrusted identities', [{ recipientAddress: { number: RECIPIENT }, type: 'IDENTITY_FAILURE' }]),
+        rpcError(-4, 'Failed to send message due to untrusted identities', [
+          { recipientAddress: { number: RECIPIENT }, type: 'IDENTITY_FAILURE' },
+        ]),
         { retryable: false },
         'signal-cli error -4: Failed to send message due to untrusted identities (IDENTITY_FAILURE)',
       ],
@@ -80,10 +110,30 @@ describe('signal channel', () => {
         { retryable: true, retryAfterMs: undefined },
         'signal-cli error -1: Failed to send message (NETWORK_FAILURE)',
       ],
-      ['an I/O error, retryably', rpcError(-3, 'Failed to send message: connection closed'), { retryable: true }, 'signal-cli error -3: Failed to send message: connection closed'],
-      ['an internal error, retryably', rpcError(-32603, 'An internal server error has occurred.'), { retryable: true }, 'signal-cli error -32603: An internal server error has occurred.'],
-      ['an unknown account, at once', rpcError(-32602, 'Specified account does not exist'), { retryable: false }, 'signal-cli error -32602: Specified account does not exist'],
-      ['a bad group id, at once', rpcError(-1, 'Invalid group id: Failed to decode groupId'), { retryable: false }, 'signal-cli error -1: Invalid group id: Failed to decode groupId'],
+      [
+        'an I/O error, retryably',
+        rpcError(-3, 'Failed to send message: connection closed'),
+        { retryable: true },
+        'signal-cli error -3: Failed to send message: connection closed',
+      ],
+      [
+        'an internal error, retryably',
+        rpcError(-32603, 'An internal server error has occurred.'),
+        { retryable: true },
+        'signal-cli error -32603: An internal server error has occurred.',
+      ],
+      [
+        'an unknown account, at once',
+        rpcError(-32602, 'Specified account does not exist'),
+        { retryable: false },
+        'signal-cli error -32602: Specified account does not exist',
+      ],
+      [
+        'a bad group id, at once',
+        rpcError(-1, 'Invalid group id: Failed to decode groupId'),
+        { retryable: false },
+        'signal-cli error -1: Invalid group id: Failed to decode groupId',
+      ],
     ])('fails on %s', async (_what, answer, expected, reason) => {
       q.answers = [answer];
       const err = await failure(channel());
@@ -108,14 +158,21 @@ describe('signal channel', () => {
 
     it('ends with the shutdown signal’s reason when the service stops', async () => {
       q.answers = [{ hang: true }];
-      await expectShutdownReason((signal) => channel().send(message({ signal })), () => q.stub.requests.length === 1);
+      await expectShutdownReason(
+        (signal) => channel().send(message({ signal })),
+        () => q.stub.requests.length === 1,
+      );
     });
 
     it('treats a dropped connection after sending and a silent daemon as ambiguous, a refused connection as not', async () => {
       q.answers = [{ destroy: true }, { hang: true }];
       const ch = channel({ timeoutMs: 200 });
       expect(await failure(ch)).toMatchObject({ retryable: true, ambiguous: true });
-      expect(await failure(ch)).toMatchObject({ retryable: true, ambiguous: true, message: `no answer from ${q.stub.url}/api/v1/rpc within 200 ms; the message may have been posted` });
+      expect(await failure(ch)).toMatchObject({
+        retryable: true,
+        ambiguous: true,
+        message: `no answer from ${q.stub.url}/api/v1/rpc within 200 ms; the message may have been posted`,
+      });
       await expectRefusedRetried((url) => channel({ url }).send(message()), /could not connect/);
     });
   });
@@ -135,24 +192,45 @@ describe('signal channel', () => {
     });
 
     it.each([
-      [{ status: 429, json: { account: ACCOUNT, error: 'Failed to send message due to rate limiting', challenge_tokens: ['t1'] }, headers: { 'retry-after': '60' } }, true, 60_000],
-      [{ status: 400, json: { account: ACCOUNT, error: 'Failed to send (some) messages:\nUnregistered user "+15552223333"' } }, false, undefined],
-      [{ status: 400, json: { account: ACCOUNT, error: 'Failed to send (some) messages:\nNetwork failure for "+15552223333"' } }, true, undefined],
+      [
+        {
+          status: 429,
+          json: { account: ACCOUNT, error: 'Failed to send message due to rate limiting', challenge_tokens: ['t1'] },
+          headers: { 'retry-after': '60' },
+        },
+        true,
+        60_000,
+      ],
+      [
+        { status: 400, json: { account: ACCOUNT, error: 'Failed to send (some) messages:\nUnregistered user "+15552223333"' } },
+        false,
+        undefined,
+      ],
+      [
+        { status: 400, json: { account: ACCOUNT, error: 'Failed to send (some) messages:\nNetwork failure for "+15552223333"' } },
+        true,
+        undefined,
+      ],
       [{ status: 400, json: { error: "Couldn't process request - please provide a valid number" } }, false, undefined],
       [{ status: 500, json: { error: 'internal' } }, true, undefined],
-    ] as Array<[Answer, boolean, number | undefined]>)('classifies %j as retryable=%s, retryAfterMs=%s', async (answer, retryable, retryAfterMs) => {
-      q.answers = [answer];
-      const err = await failure(channel({ api: 'rest' }));
-      expect(err).toMatchObject({ retryable, retryAfterMs, ambiguous: false });
-      const error = 'json' in answer ? String((answer.json as { error: string }).error) : '';
-      expect(err.message).toBe(`HTTP ${(answer as { status: number }).status}: ${error.replace(/\s+/g, ' ')}`);
-    });
+    ] as Array<[Answer, boolean, number | undefined]>)(
+      'classifies %j as retryable=%s, retryAfterMs=%s',
+      async (answer, retryable, retryAfterMs) => {
+        q.answers = [answer];
+        const err = await failure(channel({ api: 'rest' }));
+        expect(err).toMatchObject({ retryable, retryAfterMs, ambiguous: false });
+        const error = 'json' in answer ? String((answer.json as { error: string }).error) : '';
+        expect(err.message).toBe(`HTTP ${(answer as { status: number }).status}: ${error.replace(/\s+/g, ' ')}`);
+      },
+    );
   });
 
   describe('render()', () => {
     it('sends plain text: Markdown markers dropped, links with their URL, raw HTML shown as written', () => {
       const reply = '# Done\n\n**Build** passed, see [the log](https://ci.example.com/1) and `make <target>`.\n\n- one\n- two';
-      expect(channel().render!(reply)).toEqual(['Done\n\nBuild passed, see the log (https://ci.example.com/1) and make <target>.\n\n• one\n• two']);
+      expect(channel().render!(reply)).toEqual([
+        'Done\n\nBuild passed, see the log (https://ci.example.com/1) and make <target>.\n\n• one\n• two',
+      ]);
     });
 
     it('splits a 9,000-character reply into parts of at most 2,000 UTF-8 bytes, each sent in order', async () => {
@@ -190,14 +268,18 @@ describe('signal channel', () => {
       [{ account: '5550001111' }, 'channels.sig.account: must match ^\\+[1-9][0-9]{6,14}$'],
       [{ account: ACCOUNT, api: 'grpc' }, 'channels.sig.api: must be one of "jsonrpc", "rest"'],
       [{ account: ACCOUNT, textChunkLimit: 2001 }, 'channels.sig.textChunkLimit: must be <= 2000'],
-      [{ account: ACCOUNT, url: 'http://user:pw@127.0.0.1:8080' }, 'channels.sig.url: must be a plain base URL, without credentials, query or fragment'],
+      [
+        { account: ACCOUNT, url: 'http://user:pw@127.0.0.1:8080' },
+        'channels.sig.url: must be a plain base URL, without credentials, query or fragment',
+      ],
     ])('refuses %j naming the key', (slice, issue) => {
       expect(issuesOf(slice)).toContain(issue);
     });
 
     it('takes E.164 numbers and group:<id>, and names the form for anything else', () => {
       const ch = channel();
-      for (const to of [RECIPIENT, '+447700900123', `group:${GROUP_ID}`, 'group:AAAAAAAAAAAAAAAAAAAAAA==']) expect(ch.checkTo!(to)).toBeUndefined();
+      for (const to of [RECIPIENT, '+447700900123', `group:${GROUP_ID}`, 'group:AAAAAAAAAAAAAAAAAAAAAA=='])
+        expect(ch.checkTo!(to)).toBeUndefined();
       for (const to of ['5552223333', '+0155', 'group:', 'group:not base64!', 'user.name', '']) {
         expect(ch.checkTo!(to)).toBe('an E.164 phone number (+15551234567) or group:<group id>');
       }

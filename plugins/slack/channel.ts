@@ -77,7 +77,11 @@ export function createSlackChannel(config: SlackConfigValue, ctx: PluginContext)
    */
   async function slackFetch(url: string | URL, init: RequestInit | undefined, msg: ChannelMessage): Promise<Response> {
     const target = String(url);
-    const res = await request(ctx.fetch, target, init ?? {}, { signal: msg.signal, timeoutMs: config.timeoutMs, hidden: [token, msg.text] });
+    const res = await request(ctx.fetch, target, init ?? {}, {
+      signal: msg.signal,
+      timeoutMs: config.timeoutMs,
+      hidden: [token, msg.text],
+    });
     if (res.status !== 429) return res;
     await res.body?.cancel().catch(() => undefined);
     const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), ctx.clock());
@@ -97,7 +101,12 @@ export function createSlackChannel(config: SlackConfigValue, ctx: PluginContext)
     });
   }
 
-  function classify(err: unknown, msg: ChannelMessage, method: string, { WebAPIHTTPError, WebAPIPlatformError, WebAPIRequestError }: SlackWebApi): unknown {
+  function classify(
+    err: unknown,
+    msg: ChannelMessage,
+    method: string,
+    { WebAPIHTTPError, WebAPIPlatformError, WebAPIRequestError }: SlackWebApi,
+  ): unknown {
     if (msg.signal.aborted) return msg.signal.reason;
     if (err instanceof WebAPIRequestError) err = err.original;
     if (err instanceof ChannelError) return err;
@@ -111,7 +120,9 @@ export function createSlackChannel(config: SlackConfigValue, ctx: PluginContext)
       return new ChannelError(reason, { retryable: false });
     }
     if (err instanceof WebAPIHTTPError) {
-      return new ChannelError(`Slack ${method}: HTTP ${err.statusCode} ${err.statusMessage}`.trim(), { retryable: isRetryableStatus(err.statusCode) });
+      return new ChannelError(`Slack ${method}: HTTP ${err.statusCode} ${err.statusMessage}`.trim(), {
+        retryable: isRetryableStatus(err.statusCode),
+      });
     }
     // an answer that could not be read: the message may have been posted
     const detail = shorten(redact(err instanceof Error ? err.message : String(err), [token, msg.text]), DETAIL_CHARS);

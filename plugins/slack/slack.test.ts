@@ -6,11 +6,20 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import { ConfigError } from '../../src/errors.ts';
+import type { ConfigError } from '../../src/errors.ts';
 import { slackSpec } from '../../test/helpers/provider-specs.ts';
 import { always, startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { deliverParts, expectFailedOnceThroughOutbox, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, failuresSaid, longReply } from '../../test/helpers/channel-cases.ts';
+import {
+  deliverParts,
+  expectFailedOnceThroughOutbox,
+  expectNoneOf,
+  expectRefusedRetried,
+  expectShutdownReason,
+  expectSplit,
+  failuresSaid,
+  longReply,
+} from '../../test/helpers/channel-cases.ts';
 
 const TOKEN = 'xoxb-1111111111-2222222222-slacktokenfortestsonly';
 const CHANNEL = 'C0123ABCDEF';
@@ -19,7 +28,10 @@ const DM = 'D0999ZYXWVU';
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 
 /** Slack's answer to chat.postMessage. */
-const posted = (channel = CHANNEL): Answer => ({ status: 200, json: { ok: true, channel, ts: '1893456000.000100', message: { type: 'message', text: 'x', ts: '1893456000.000100' } } });
+const posted = (channel = CHANNEL): Answer => ({
+  status: 200,
+  json: { ok: true, channel, ts: '1893456000.000100', message: { type: 'message', text: 'x', ts: '1893456000.000100' } },
+});
 const slackError = (error: string, more: Record<string, unknown> = {}): Answer => ({ status: 200, json: { ok: false, error, ...more } });
 
 describe('slack channel', () => {
@@ -39,9 +51,13 @@ describe('slack channel', () => {
   });
 
   const channel = (slice: Record<string, unknown> = {}, logger = captureLogger().logger): Channel =>
-    testGeneration({ channels: { sl: { type: 'slack', botToken: TOKEN, apiBaseUrl: `${stub.url}/api`, ...slice } } }, { logger, clock: () => NOW }).channels.get('sl')!.channel;
+    testGeneration(
+      { channels: { sl: { type: 'slack', botToken: TOKEN, apiBaseUrl: `${stub.url}/api`, ...slice } } },
+      { logger, clock: () => NOW },
+    ).channels.get('sl')!.channel;
   const message = (over: Parameters<typeof channelMessage>[0] = {}) => channelMessage({ to: CHANNEL, ...over });
-  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) => (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
+  const failure = async (ch: Channel, over: Parameters<typeof channelMessage>[0] = {}) =>
+    (await ch.send(message(over)).catch((e: unknown) => e)) as ChannelError;
 
   describe('send()', () => {
     it('posts the part with chat.postMessage, without link or media previews', async () => {
@@ -53,7 +69,9 @@ describe('slack channel', () => {
     });
 
     it('opens the direct message of a user id once, and posts there', async () => {
-      stub.setScript((req) => (req.path === '/api/conversations.open' ? { status: 200, json: { ok: true, channel: { id: DM } } } : posted(DM)));
+      stub.setScript((req) =>
+        req.path === '/api/conversations.open' ? { status: 200, json: { ok: true, channel: { id: DM } } } : posted(DM),
+      );
       const ch = channel();
       await ch.send(message({ to: USER }));
       await ch.send(message({ to: USER, deliveryId: 'd-2' }));
@@ -71,7 +89,12 @@ describe('slack channel', () => {
       stub.setScript([{ status: 429, json: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': retryAfter } }]);
       const err = await failure(channel());
       expect(err).toBeInstanceOf(ChannelError);
-      expect(err).toMatchObject({ retryable: true, ambiguous: false, retryAfterMs: ms, message: `rate limited by Slack: retry after ${ms} ms` });
+      expect(err).toMatchObject({
+        retryable: true,
+        ambiguous: false,
+        retryAfterMs: ms,
+        message: `rate limited by Slack: retry after ${ms} ms`,
+      });
     });
 
     it('is rate limited without a hint on a 429 that gives none', async () => {
@@ -92,7 +115,10 @@ describe('slack channel', () => {
 
     it('names the scope Slack says is missing', async () => {
       stub.setScript([slackError('missing_scope', { needed: 'chat:write', provided: 'channels:read' })]);
-      expect(await failure(channel())).toMatchObject({ retryable: false, message: 'Slack chat.postMessage: missing_scope (needs chat:write)' });
+      expect(await failure(channel())).toMatchObject({
+        retryable: false,
+        message: 'Slack chat.postMessage: missing_scope (needs chat:write)',
+      });
     });
 
     it.each([
@@ -112,7 +138,10 @@ describe('slack channel', () => {
 
     it('fails at once when the user of a direct message does not exist', async () => {
       stub.setScript([slackError('user_not_found')]);
-      expect(await failure(channel(), { to: USER })).toMatchObject({ retryable: false, message: 'Slack conversations.open: user_not_found' });
+      expect(await failure(channel(), { to: USER })).toMatchObject({
+        retryable: false,
+        message: 'Slack conversations.open: user_not_found',
+      });
       expect(stub.requests).toHaveLength(1);
     });
 
@@ -124,17 +153,26 @@ describe('slack channel', () => {
     });
 
     it('retries a refused connection as transient: nothing was sent', async () => {
-      await expectRefusedRetried((url) => channel({ apiBaseUrl: `${url}/api/` }).send(message()), /^POST http:\/\/127\.0\.0\.1:\d+\/api\/chat\.postMessage failed: .*ECONNREFUSED/);
+      await expectRefusedRetried(
+        (url) => channel({ apiBaseUrl: `${url}/api/` }).send(message()),
+        /^POST http:\/\/127\.0\.0\.1:\d+\/api\/chat\.postMessage failed: .*ECONNREFUSED/,
+      );
     });
 
     it('ends with the shutdown signal’s reason when the service stops', async () => {
       stub.setScript([{ hang: true }]);
-      await expectShutdownReason((signal) => channel().send(message({ signal })), () => stub.requests.length === 1);
+      await expectShutdownReason(
+        (signal) => channel().send(message({ signal })),
+        () => stub.requests.length === 1,
+      );
     });
 
     it('refuses a recipient that is not a channel or user id before sending', async () => {
       const err = await failure(channel(), { to: '#general' });
-      expect(err).toMatchObject({ retryable: false, message: 'to must be a Slack channel id (C…, G…, D…) or user id (U…, W…; the reply goes to a direct message)' });
+      expect(err).toMatchObject({
+        retryable: false,
+        message: 'to must be a Slack channel id (C…, G…, D…) or user id (U…, W…; the reply goes to a direct message)',
+      });
       expect(stub.requests).toHaveLength(0);
     });
 

@@ -46,7 +46,12 @@ export function parseTelegramTo(to: string): TelegramTarget | undefined {
 
 /** The text of Telegram HTML, for the plain-text resend: tags dropped, a link's URL kept after its text. */
 export function htmlToPlain(html: string): string {
-  const decode = (s: string): string => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+  const decode = (s: string): string =>
+    s
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&amp;/g, '&');
   return decode(
     html
       .replace(/<a href="([^"]*)">([\s\S]*?)<\/a>/g, (_m, href: string, text: string) => (text === href ? text : `${text} (${href})`))
@@ -65,7 +70,8 @@ class ParseEntitiesError extends Error {}
 
 export function createTelegramChannel(config: TelegramConfigValue, ctx: PluginContext): Channel {
   // the message names the form, never the value
-  if (!TOKEN.test(config.botToken)) throw new PluginConfigError('botToken', 'must be a bot token as @BotFather gives it: digits, a colon, then letters, digits, _ or -');
+  if (!TOKEN.test(config.botToken))
+    throw new PluginConfigError('botToken', 'must be a bot token as @BotFather gives it: digits, a colon, then letters, digits, _ or -');
   const apiRoot = baseUrl(config.apiBaseUrl, 'apiBaseUrl');
   const limit = chunkLimit(TELEGRAM, config.textChunkLimit);
   const hidden = [config.botToken, config.botToken.slice(config.botToken.indexOf(':') + 1)];
@@ -82,7 +88,8 @@ export function createTelegramChannel(config: TelegramConfigValue, ctx: PluginCo
     if (status >= 500 || code >= 500) return new ChannelError(reason, { retryable: true });
     if (code === 400 && PARSE_ERROR.test(description)) return new ParseEntitiesError(reason);
     const migrated = answer?.parameters?.migrate_to_chat_id;
-    if (migrated !== undefined) return new ChannelError(`${reason} (the group is now the supergroup ${migrated}: use that as to)`, { retryable: false });
+    if (migrated !== undefined)
+      return new ChannelError(`${reason} (the group is now the supergroup ${migrated}: use that as to)`, { retryable: false });
     // wrong chat, bot blocked or removed, bad token: sending again cannot help
     return new ChannelError(reason, { retryable: false });
   }
@@ -105,7 +112,11 @@ export function createTelegramChannel(config: TelegramConfigValue, ctx: PluginCo
     const { json } = await readAnswer(res, [...hidden, text], ANSWER_BYTES);
     const answer = json && typeof json === 'object' ? (json as BotAnswer) : undefined;
     // an answer cut off or not JSON: after a 2xx the message may be posted
-    if (res.ok && !answer) throw new ChannelError('Telegram: the answer was not understood; the message may have been sent', { retryable: true, ambiguous: true });
+    if (res.ok && !answer)
+      throw new ChannelError('Telegram: the answer was not understood; the message may have been sent', {
+        retryable: true,
+        ambiguous: true,
+      });
     if (res.ok && answer?.ok !== false) return;
     throw answerError(res.status, answer, res.headers.get('retry-after'));
   }

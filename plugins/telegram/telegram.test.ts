@@ -5,12 +5,21 @@
  * in the URL path) never shows up in an error or a log line.
  */
 import { describe, expect, it } from 'vitest';
-import { type ChannelMessage } from '../../src/plugins/define.ts';
+import type { ChannelMessage } from '../../src/plugins/define.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { always, type Answer, type Script } from '../../test/helpers/provider-stub.ts';
 import { telegramSpec } from '../../test/helpers/provider-specs.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { caught, deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, shownOf, standInPerTest } from '../../test/helpers/channel-cases.ts';
+import {
+  caught,
+  deliverParts,
+  expectNoneOf,
+  expectRefusedRetried,
+  expectShutdownReason,
+  expectSplit,
+  shownOf,
+  standInPerTest,
+} from '../../test/helpers/channel-cases.ts';
 import { htmlToPlain, parseTelegramTo } from './channel.ts';
 
 const TOKEN = '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ';
@@ -27,7 +36,10 @@ const standIn = standInPerTest(telegramSpec());
 async function setup(script: Script, slice: Record<string, unknown> = {}) {
   const stub = await standIn(script);
   const log = captureLogger();
-  const g = testGeneration({ channels: { tg: { type: 'telegram', botToken: TOKEN, apiBaseUrl: stub.url, ...slice } } }, { clock: () => NOW, logger: log.logger });
+  const g = testGeneration(
+    { channels: { tg: { type: 'telegram', botToken: TOKEN, apiBaseUrl: stub.url, ...slice } } },
+    { clock: () => NOW, logger: log.logger },
+  );
   return { channel: g.channels.get('tg')!.channel, stub, log };
 }
 
@@ -67,7 +79,10 @@ describe('telegram channel: requests', () => {
     const parts = await deliverParts(channel, reply, to('123'));
     expect(stub.requests.map((r) => r.body.text)).toEqual(parts);
     expectSplit(parts, { limit: 4096, atLeast: 3, pieces: Array.from({ length: 60 }, (_, i) => `Paragraph ${i}:`) });
-    const order = parts.join('\n\n').match(/Paragraph \d+/g)!.map((s) => Number(s.slice(10)));
+    const order = parts
+      .join('\n\n')
+      .match(/Paragraph \d+/g)!
+      .map((s) => Number(s.slice(10)));
     expect(order).toEqual(Array.from({ length: 60 }, (_, i) => i));
     stub.expectClean();
   });
@@ -81,7 +96,11 @@ describe('telegram channel: requests', () => {
     const { channel, stub, log } = await setup([fail(400, "Bad Request: can't parse entities: unexpected end tag at byte offset 3"), SENT]);
     await channel.send(msg({ text: 'a <b>bold</b> <a href="https://x.y/">link</a> &amp; more' }));
     expect(stub.requests).toHaveLength(2);
-    expect(stub.requests[1]!.body).toEqual({ chat_id: -1001234567890, text: 'a bold link (https://x.y/) & more', link_preview_options: { is_disabled: true } });
+    expect(stub.requests[1]!.body).toEqual({
+      chat_id: -1001234567890,
+      text: 'a bold link (https://x.y/) & more',
+      link_preview_options: { is_disabled: true },
+    });
     expect(log.text()).toMatch(/plain text/);
     expect(log.text()).not.toContain('bold');
     stub.expectClean();
@@ -113,7 +132,11 @@ describe('telegram channel: answers', () => {
 
   it('5xx, JSON or not, is transient', async () => {
     const { channel } = await setup([fail(500, 'Internal Server Error'), { status: 502, text: '<html>Bad Gateway</html>' }]);
-    expect(await caught(channel.send(msg()))).toMatchObject({ retryable: true, ambiguous: false, message: 'Telegram 500: Internal Server Error' });
+    expect(await caught(channel.send(msg()))).toMatchObject({
+      retryable: true,
+      ambiguous: false,
+      message: 'Telegram 500: Internal Server Error',
+    });
     expect(await caught(channel.send(msg()))).toMatchObject({ retryable: true, ambiguous: false, message: 'Telegram 502: HTTP 502' });
   });
 
@@ -130,7 +153,9 @@ describe('telegram channel: answers', () => {
   });
 
   it('a group that became a supergroup is permanent and names the new id', async () => {
-    const { channel } = await setup([fail(400, 'Bad Request: group chat was upgraded to a supergroup chat', { migrate_to_chat_id: -1009876 })]);
+    const { channel } = await setup([
+      fail(400, 'Bad Request: group chat was upgraded to a supergroup chat', { migrate_to_chat_id: -1009876 }),
+    ]);
     expect((await caught(channel.send(msg()))).message).toMatch(/supergroup -1009876: use that as to/);
   });
 
@@ -144,7 +169,13 @@ describe('telegram channel: answers', () => {
   it('a connection reset after the request is ambiguous; a refused connection is transient', async () => {
     const { channel } = await setup([{ destroy: true }]);
     expect(await caught(channel.send(msg()))).toMatchObject({ retryable: true, ambiguous: true });
-    await expectRefusedRetried((url) => testGeneration({ channels: { tg: { type: 'telegram', botToken: TOKEN, apiBaseUrl: url } } }).channels.get('tg')!.channel.send(msg()), /could not connect/);
+    await expectRefusedRetried(
+      (url) =>
+        testGeneration({ channels: { tg: { type: 'telegram', botToken: TOKEN, apiBaseUrl: url } } })
+          .channels.get('tg')!
+          .channel.send(msg()),
+      /could not connect/,
+    );
   });
 
   it('a 200 that is not JSON is ambiguous', async () => {
@@ -154,16 +185,31 @@ describe('telegram channel: answers', () => {
 
   it('shutdown aborts the request with the shutdown reason, not a channel error', async () => {
     const { channel, stub } = await setup([{ hang: true }]);
-    await expectShutdownReason((signal) => channel.send(msg({ signal })), () => stub.requests.length === 1);
+    await expectShutdownReason(
+      (signal) => channel.send(msg({ signal })),
+      () => stub.requests.length === 1,
+    );
   });
 });
 
 describe('telegram channel: the token stays secret', () => {
   it('appears in no error, reason, stack or log line, whatever the answer', async () => {
     const echo = (status: number): Answer => fail(status, `Bad Request: bot${TOKEN} / ${SECRET_PART}`);
-    const { channel, log } = await setup([echo(400), echo(429), echo(500), { status: 404, text: TOKEN }, { destroy: true }, { hang: true }, fail(400, "can't parse entities"), echo(403)], {
-      timeoutMs: 150,
-    });
+    const { channel, log } = await setup(
+      [
+        echo(400),
+        echo(429),
+        echo(500),
+        { status: 404, text: TOKEN },
+        { destroy: true },
+        { hang: true },
+        fail(400, "can't parse entities"),
+        echo(403),
+      ],
+      {
+        timeoutMs: 150,
+      },
+    );
     const seen: string[] = [];
     for (let i = 0; i < 7; i++) seen.push(shownOf(await caught(channel.send(msg()))));
     const all = seen.join('\n') + log.text();

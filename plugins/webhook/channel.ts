@@ -58,7 +58,14 @@ export function createWebhookChannel(config: WebhookConfigValue, ctx: PluginCont
   const limits = { requiresTo: config.requiresTo, ...(config.maxTextLength ? { maxTextLength: config.maxTextLength } : {}) };
 
   async function send(msg: ChannelMessage): Promise<void> {
-    const body = JSON.stringify({ runId: msg.runId, deliveryId: msg.deliveryId, to: msg.to, text: msg.text, part: msg.part, parts: msg.parts });
+    const body = JSON.stringify({
+      runId: msg.runId,
+      deliveryId: msg.deliveryId,
+      to: msg.to,
+      text: msg.text,
+      part: msg.part,
+      parts: msg.parts,
+    });
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'hook-intake',

@@ -49,7 +49,14 @@ describe('a receiver using the standardwebhooks library', () => {
     const body = req.raw.toString('utf8');
     const wh = new Webhook(SECRET);
     receiverTime(NOW + 60_000);
-    expect(wh.verify(body, signedHeaders(req))).toEqual({ runId: 'run-1', deliveryId: 'd-1', to: 'ops', text: 'the reply', part: 1, parts: 1 });
+    expect(wh.verify(body, signedHeaders(req))).toEqual({
+      runId: 'run-1',
+      deliveryId: 'd-1',
+      to: 'ops',
+      text: 'the reply',
+      part: 1,
+      parts: 1,
+    });
     expect(() => wh.verify(body.replace('the reply', 'a forged reply'), signedHeaders(req))).toThrow('No matching signature found');
     receiverTime(NOW + 301_000);
     expect(() => wh.verify(body, signedHeaders(req))).toThrow('Message timestamp too old');
@@ -59,7 +66,9 @@ describe('a receiver using the standardwebhooks library', () => {
     const plain = 'a plain shared secret';
     const req = await deliver(plain);
     receiverTime(NOW);
-    expect(new Webhook(Buffer.from(plain, 'utf8'), { format: 'raw' }).verify(req.raw.toString('utf8'), signedHeaders(req))).toMatchObject({ runId: 'run-1' });
+    expect(new Webhook(Buffer.from(plain, 'utf8'), { format: 'raw' }).verify(req.raw.toString('utf8'), signedHeaders(req))).toMatchObject({
+      runId: 'run-1',
+    });
     expect(() => new Webhook(SECRET).verify(req.raw.toString('utf8'), signedHeaders(req))).toThrow('No matching signature found');
   });
 });

@@ -6,7 +6,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import { ConfigError } from '../../src/errors.ts';
+import type { ConfigError } from '../../src/errors.ts';
 import { compileVerifier } from '../../src/auth/signatures.ts';
 import { GenerationRef, type Generation } from '../../src/runtime/generation.ts';
 import { createOutbox, MAX_ATTEMPTS, type Outbox } from '../../src/runtime/outbox.ts';
@@ -94,7 +94,9 @@ describe('webhook channel', () => {
     it('uses a secret without the whsec_ prefix as its UTF-8 bytes, and sends no signature without a secret', async () => {
       stub.handler = (_req, res) => json(res, 204, {});
       await channel(gen({ secret: 'plain-shared-secret' }, { clock: () => NOW })).send(message());
-      await testGeneration({ channels: { plain: { type: 'webhook', url: stub.url } } }).channels.get('plain')!.channel.send(message());
+      await testGeneration({ channels: { plain: { type: 'webhook', url: stub.url } } })
+        .channels.get('plain')!
+        .channel.send(message());
       expect(verified(stub.requests[0]!, NOW, Buffer.from('plain-shared-secret', 'utf8'))).toBe(true);
       for (const h of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) expect(stub.requests[1]!.headers[h]).toBeUndefined();
     });
@@ -129,21 +131,27 @@ describe('webhook channel', () => {
       const gone = await startStub();
       await gone.close();
       const g = testGeneration({ channels: { hooks: { type: 'webhook', url: `${gone.url}/in` } } });
-      const err = (await channel(g).send(message()).catch((e: unknown) => e)) as ChannelError;
+      const err = (await channel(g)
+        .send(message())
+        .catch((e: unknown) => e)) as ChannelError;
       expect(err.retryable).toBe(true);
       expect(err.message).toMatch(/^POST http:\/\/127\.0\.0\.1:\d+\/in failed: .*ECONNREFUSED/);
     });
 
     it('gives up on a silent receiver after timeoutMs, retryably', async () => {
       stub.handler = () => undefined;
-      const err = (await channel(gen({ timeoutMs: 200 })).send(message()).catch((e: unknown) => e)) as ChannelError;
+      const err = (await channel(gen({ timeoutMs: 200 }))
+        .send(message())
+        .catch((e: unknown) => e)) as ChannelError;
       expect(err.retryable).toBe(true);
       expect(err.message).toMatch(/no answer from .* within 200 ms/);
     });
 
     it('never puts the secret in an error, even when the receiver echoes it', async () => {
       stub.handler = (_req, res) => json(res, 400, { message: `bad secret ${SECRET}` });
-      const err = (await channel(gen()).send(message()).catch((e: unknown) => e)) as Error;
+      const err = (await channel(gen())
+        .send(message())
+        .catch((e: unknown) => e)) as Error;
       expect(err.message).toBe('HTTP 400: bad secret [redacted]');
     });
 
@@ -153,7 +161,10 @@ describe('webhook channel', () => {
       [{ timeoutMs: 0 }, 'channels.hooks.timeoutMs: must be >= 1'],
       [{ secret: '' }, 'channels.hooks.secret: must NOT have fewer than 1 characters'],
       [{ sekret: 'x' }, 'channels.hooks.sekret: unknown key (did you mean "secret"?)'],
-      [{ secret: 'whsec_not base64!' }, 'channels.hooks.secret: a secret starting with whsec_ must continue in base64 (Standard Webhooks form)'],
+      [
+        { secret: 'whsec_not base64!' },
+        'channels.hooks.secret: a secret starting with whsec_ must continue in base64 (Standard Webhooks form)',
+      ],
     ])('refuses %j naming the key', (slice, issue) => {
       let issues: string[] = [];
       try {
@@ -190,7 +201,8 @@ describe('webhook channel', () => {
         // the generation's clock is the real one here, as is the receiver's
         if (!verified(req, Date.now())) return json(res, 401, { error: 'bad signature' });
         if (arrivals.length === 1) return json(res, 429, { error: 'slow down' }, { 'retry-after': '1' });
-        if (arrivals.length === 2) return json(res, 503, { error: 'maintenance' }, { 'retry-after': new Date(Date.now() + 2000).toUTCString() });
+        if (arrivals.length === 2)
+          return json(res, 503, { error: 'maintenance' }, { 'retry-after': new Date(Date.now() + 2000).toUTCString() });
         return json(res, 200, { ok: true });
       };
       const ob = start({});
@@ -236,7 +248,9 @@ describe('webhook channel', () => {
 
     it('keeps the secret, the signature and the reply out of the log, even when the receiver echoes the secret', async () => {
       stub.handler = (req, res) =>
-        json(res, 400, { message: `wrong secret ${SECRET} (${SECRET.slice(6)}), got ${String(req.headers['webhook-signature'])} for ${String(req.json.text)}` });
+        json(res, 400, {
+          message: `wrong secret ${SECRET} (${SECRET.slice(6)}), got ${String(req.headers['webhook-signature'])} for ${String(req.json.text)}`,
+        });
       const ob = start({});
       const { runId } = await runAwaitingDelivery(store, { channel: 'hooks', text: 'CONFIDENTIAL-REPLY' });
       ob.start();

@@ -6,16 +6,28 @@
  * shows up in an error or a log line.
  */
 import { describe, expect, it } from 'vitest';
-import { type ChannelMessage } from '../../src/plugins/define.ts';
+import type { ChannelMessage } from '../../src/plugins/define.ts';
 import { always, type Answer, type Script } from '../../test/helpers/provider-stub.ts';
 import { whatsappSpec } from '../../test/helpers/provider-specs.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
-import { caught, deliverParts, expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, shownOf, standInPerTest } from '../../test/helpers/channel-cases.ts';
+import {
+  caught,
+  deliverParts,
+  expectNoneOf,
+  expectRefusedRetried,
+  expectShutdownReason,
+  expectSplit,
+  shownOf,
+  standInPerTest,
+} from '../../test/helpers/channel-cases.ts';
 
 const TOKEN = 'EAAGm0PX4ZCpsBAKZBs3cr3tT0k3nZZZ';
 const PHONE_ID = '106540352242922';
 const NOW = Date.parse('2030-01-01T00:00:00Z');
-const SENT: Answer = { status: 200, json: { messaging_product: 'whatsapp', contacts: [{ input: '+15551234567', wa_id: '15551234567' }], messages: [{ id: 'wamid.X' }] } };
+const SENT: Answer = {
+  status: 200,
+  json: { messaging_product: 'whatsapp', contacts: [{ input: '+15551234567', wa_id: '15551234567' }], messages: [{ id: 'wamid.X' }] },
+};
 const graphError = (status: number, code: number, message: string, details?: string, headers?: Record<string, string>): Answer => ({
   status,
   json: { error: { message, type: 'OAuthException', code, ...(details ? { error_data: { details } } : {}), fbtrace_id: 'A1' } },
@@ -25,8 +37,10 @@ const graphError = (status: number, code: number, message: string, details?: str
 const standIn = standInPerTest(whatsappSpec());
 
 const channelAt = (url: string, slice: Record<string, unknown> = {}, logger = captureLogger().logger) =>
-  testGeneration({ channels: { whatsapp: { phoneNumberId: PHONE_ID, accessToken: TOKEN, apiBaseUrl: `${url}/v23.0`, ...slice } } }, { clock: () => NOW, logger }).channels.get('whatsapp')!
-    .channel;
+  testGeneration(
+    { channels: { whatsapp: { phoneNumberId: PHONE_ID, accessToken: TOKEN, apiBaseUrl: `${url}/v23.0`, ...slice } } },
+    { clock: () => NOW, logger },
+  ).channels.get('whatsapp')!.channel;
 
 async function setup(script: Script, slice: Record<string, unknown> = {}) {
   const stub = await standIn(script);
@@ -77,18 +91,30 @@ describe('whatsapp channel: to', () => {
     const { channel } = await setup([]);
     expect(channel.checkTo!(to)).toBeUndefined();
   });
-  it.each(['', '555-1234', '+0123456789', 'user@example.com', '+1555123456789012', '+1 555 123 4567'])('rejects %j naming the form', async (to) => {
-    const { channel } = await setup([]);
-    expect(channel.checkTo!(to)).toMatch(/E\.164/);
-  });
+  it.each(['', '555-1234', '+0123456789', 'user@example.com', '+1555123456789012', '+1 555 123 4567'])(
+    'rejects %j naming the form',
+    async (to) => {
+      const { channel } = await setup([]);
+      expect(channel.checkTo!(to)).toMatch(/E\.164/);
+    },
+  );
 });
 
 describe('whatsapp channel: answers', () => {
   it('131047 is permanent, with a reason that names the 24-hour window', async () => {
-    const { channel, stub } = await setup([graphError(400, 131047, 'Re-engagement message', 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.')]);
+    const { channel, stub } = await setup([
+      graphError(
+        400,
+        131047,
+        'Re-engagement message',
+        'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+      ),
+    ]);
     const err = await caught(channel.send(msg()));
     expect(err.retryable).toBe(false);
-    expect(err.message).toMatch(/^WhatsApp 131047: outside the 24-hour customer service window, so only template messages can reach this person \(Re-engagement message: Message failed to send because more than 24 hours/);
+    expect(err.message).toMatch(
+      /^WhatsApp 131047: outside the 24-hour customer service window, so only template messages can reach this person \(Re-engagement message: Message failed to send because more than 24 hours/,
+    );
     // the outbox keeps 300 characters of a reason: the window is said within them
     expect(err.message.slice(0, 300)).toContain('only template messages can reach this person');
     expect(stub.requests).toHaveLength(1);
@@ -99,17 +125,28 @@ describe('whatsapp channel: answers', () => {
     [400, 131056, '(Business Account, Consumer Account) pair rate limit hit'],
   ])('%i with code %i is rate limited', async (status, code, message) => {
     const { channel } = await setup([graphError(status, code, message, undefined, { 'retry-after': '30' })]);
-    expect(await caught(channel.send(msg()))).toMatchObject({ retryable: true, retryAfterMs: 30_000, message: `WhatsApp ${code}: ${message}` });
+    expect(await caught(channel.send(msg()))).toMatchObject({
+      retryable: true,
+      retryAfterMs: 30_000,
+      message: `WhatsApp ${code}: ${message}`,
+    });
   });
 
   it('HTTP 429 is rate limited, with Retry-After when given', async () => {
-    const { channel } = await setup([{ status: 429, text: 'slow down' }, { status: 429, text: '', headers: { 'retry-after': '7' } }]);
+    const { channel } = await setup([
+      { status: 429, text: 'slow down' },
+      { status: 429, text: '', headers: { 'retry-after': '7' } },
+    ]);
     expect(await caught(channel.send(msg()))).toMatchObject({ retryable: true, retryAfterMs: undefined });
     expect(await caught(channel.send(msg()))).toMatchObject({ retryable: true, retryAfterMs: 7000 });
   });
 
   it('5xx and Meta-side codes are transient', async () => {
-    const { channel } = await setup([{ status: 503, text: 'unavailable' }, graphError(500, 131000, 'Something went wrong'), graphError(400, 2, 'Service temporarily unavailable')]);
+    const { channel } = await setup([
+      { status: 503, text: 'unavailable' },
+      graphError(500, 131000, 'Something went wrong'),
+      graphError(400, 2, 'Service temporarily unavailable'),
+    ]);
     for (let i = 0; i < 3; i++) expect(await caught(channel.send(msg()))).toMatchObject({ retryable: true, ambiguous: false });
   });
 
@@ -129,7 +166,10 @@ describe('whatsapp channel: answers', () => {
 
   it('shutdown aborts the request with the shutdown reason, not a channel error', async () => {
     const { channel, stub } = await setup([{ hang: true }]);
-    await expectShutdownReason((signal) => channel.send(msg({ signal })), () => stub.requests.length === 1);
+    await expectShutdownReason(
+      (signal) => channel.send(msg({ signal })),
+      () => stub.requests.length === 1,
+    );
   });
 
   it('no answer in time, or a reset after sending, is ambiguous', async () => {

@@ -74,7 +74,14 @@ export class BearerAuth {
    * browser sends them); otherwise `403 CSRF_REFUSED`, not counted (the session is valid; the page
    * that sent the call is not the console).
    */
-  async authenticateApi(headers: IncomingHttpHeaders, method: string, expected: TokenMatcher | undefined, client: string, now: number, host: string | undefined): Promise<ApiCaller> {
+  async authenticateApi(
+    headers: IncomingHttpHeaders,
+    method: string,
+    expected: TokenMatcher | undefined,
+    client: string,
+    now: number,
+    host: string | undefined,
+  ): Promise<ApiCaller> {
     const cookie = this.sessions && !headers.authorization ? readCookie(first(headers.cookie), SESSION_COOKIE) : undefined;
     if (cookie === undefined) {
       this.authenticate(headers, expected, client, now);

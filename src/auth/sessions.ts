@@ -70,7 +70,13 @@ export class ConsoleSessions {
   }
 
   async create(now: number, fingerprint: string): Promise<ConsoleSession> {
-    const s: ConsoleSession = { id: randomBytes(32).toString('base64url'), csrf: randomBytes(24).toString('base64url'), fingerprint, createdAt: now, lastUsedAt: now };
+    const s: ConsoleSession = {
+      id: randomBytes(32).toString('base64url'),
+      csrf: randomBytes(24).toString('base64url'),
+      fingerprint,
+      createdAt: now,
+      lastUsedAt: now,
+    };
     if (this.shared) {
       await this.save(s, now, false);
       return s;
@@ -132,7 +138,12 @@ export class ConsoleSessions {
 
   private async save(s: ConsoleSession, now: number, onlyIfKept: boolean): Promise<void> {
     const { csrf, fingerprint, createdAt, lastUsedAt } = s;
-    await this.shared!.putSession(sessionKey(s.id), JSON.stringify({ csrf, fingerprint, createdAt, lastUsedAt }), Math.max(1, this.expiresAt(s) - now), onlyIfKept);
+    await this.shared!.putSession(
+      sessionKey(s.id),
+      JSON.stringify({ csrf, fingerprint, createdAt, lastUsedAt }),
+      Math.max(1, this.expiresAt(s) - now),
+      onlyIfKept,
+    );
   }
 }
 

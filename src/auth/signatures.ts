@@ -38,7 +38,10 @@ export interface VerifySpec {
 }
 
 export type VerifyResult =
-  | { readonly ok: true; /** Which configured secret matched (0-based), to tell when a rotated-out secret is no longer used. */ readonly secretIndex: number }
+  | {
+      readonly ok: true /** Which configured secret matched (0-based), to tell when a rotated-out secret is no longer used. */;
+      readonly secretIndex: number;
+    }
   | { readonly ok: false; readonly reason: SignatureFailure };
 
 /** `nowMs` is the injected clock (milliseconds since the epoch). */
@@ -73,12 +76,15 @@ export function verifySpecIssues(spec: VerifySpec): VerifySpecIssue[] {
   const scheme = SCHEMES[spec.type];
   const secrets = secretsOf(spec);
   if (secrets.length === 0) issues.push({ path: 'secret', message: 'at least one secret is required' });
-  secrets.forEach((s, i) => {
+  for (const [i, s] of secrets.entries()) {
     const path = Array.isArray(spec.secret) ? `secret[${i}]` : 'secret';
-    if (typeof s !== 'string' || s.length === 0) return issues.push({ path, message: 'must be a non-empty string' });
+    if (typeof s !== 'string' || s.length === 0) {
+      issues.push({ path, message: 'must be a non-empty string' });
+      continue;
+    }
     const key = scheme.key(s);
     if (typeof key === 'string') issues.push({ path, message: key });
-  });
+  }
   if (spec.header !== undefined && (typeof spec.header !== 'string' || !HEADER_NAME.test(spec.header))) {
     issues.push({ path: 'header', message: 'must be an HTTP header name' });
   }

@@ -34,7 +34,11 @@ function hmacVerifier(type: SignatureType): VerifierFactory<Omit<VerifySpec, 'ty
     create(options) {
       const check = compileVerifier({ ...options, type });
       // Slack's events and slash commands also carry the app's legacy verification token in the body's token field
-      if (type === 'slack') return { verify: (req) => withUrlVerification(check(req.headers, req.rawBody, req.receivedAt), req.payload), keptBody: bodyWithoutToken };
+      if (type === 'slack')
+        return {
+          verify: (req) => withUrlVerification(check(req.headers, req.rawBody, req.receivedAt), req.payload),
+          keptBody: bodyWithoutToken,
+        };
       return { verify: (req) => check(req.headers, req.rawBody, req.receivedAt) };
     },
   };

@@ -47,7 +47,14 @@ function inlinePieces(line: string, lexed?: Token[]): Level | undefined {
     const [t] = lex(line).filter((x) => x.type !== 'space');
     inner = t?.type === 'paragraph' ? t.tokens : undefined;
   }
-  if (!inner || inner.map((x) => x.raw).join('').trim() !== line.trim()) return words(line);
+  if (
+    !inner ||
+    inner
+      .map((x) => x.raw)
+      .join('')
+      .trim() !== line.trim()
+  )
+    return words(line);
   const items: string[] = [];
   for (const x of inner) {
     if (x.type === 'text' || x.type === 'escape') items.push(...x.raw.split(/(?<=\s)(?=\S)/));
@@ -113,7 +120,8 @@ function listItem(item: Tokens.ListItem): Level | undefined {
  */
 export function levelOf(markdown: string, lexed?: Token[]): Level | undefined {
   const tokens = (lexed ?? lex(markdown)).filter((t) => t.type !== 'space' && t.type !== 'def');
-  if (tokens.length > 1) return { items: tokens.map((t) => t.raw.replace(/\n+$/, '')), sep: '\n\n', deeper: (item, i) => levelOf(item, [tokens[i]!]) };
+  if (tokens.length > 1)
+    return { items: tokens.map((t) => t.raw.replace(/\n+$/, '')), sep: '\n\n', deeper: (item, i) => levelOf(item, [tokens[i]!]) };
   const [t] = tokens as [Token | undefined];
   if (!t) return undefined;
   const raw = t.raw.replace(/\n+$/, '');

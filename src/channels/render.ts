@@ -173,7 +173,9 @@ const telegramStyle: Style = {
   del: (x) => `<s>${x}</s>`,
   code: (x) => `<code>${escapeHtml(x)}</code>`,
   codeBlock: (code, lang) =>
-    /^[\w+#.-]{1,32}$/.test(lang) ? `<pre><code class="language-${lang}">${escapeHtml(code)}</code></pre>` : `<pre>${escapeHtml(code)}</pre>`,
+    /^[\w+#.-]{1,32}$/.test(lang)
+      ? `<pre><code class="language-${lang}">${escapeHtml(code)}</code></pre>`
+      : `<pre>${escapeHtml(code)}</pre>`,
   link: (href, inner) => `<a href="${escapeAttr(href)}">${inner}</a>`,
   heading: (x) => `<b>${x}</b>`,
   quote: (x) => `<blockquote>${x}</blockquote>`,
@@ -257,7 +259,6 @@ export function disarmMentions(text: string, words: readonly string[] = ['everyo
   if (words.length === 0) return text;
   return text.replace(new RegExp(`@(${words.join('|')})(?![\\w-])`, 'gi'), '@\u200d$1');
 }
-
 
 // ---- Markdown kept as written, changed outside code only (Mattermost, Teams) ------------------------------
 

@@ -23,8 +23,18 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: s
 }
 
 export const commonOptions = {
-  config: { type: 'string', short: 'c', value: 'FILE', help: 'the config file (JSON5, JSON or YAML); default $HOOK_INTAKE_CONFIG, else ./hook-intake.json5, else the embedded defaults' },
-  data: { type: 'string', short: 'd', value: 'DIR', help: 'the data directory (database, generated tokens); default $HOOK_INTAKE_DATA, else ./data' },
+  config: {
+    type: 'string',
+    short: 'c',
+    value: 'FILE',
+    help: 'the config file (JSON5, JSON or YAML); default $HOOK_INTAKE_CONFIG, else ./hook-intake.json5, else the embedded defaults',
+  },
+  data: {
+    type: 'string',
+    short: 'd',
+    value: 'DIR',
+    help: 'the data directory (database, generated tokens); default $HOOK_INTAKE_DATA, else ./data',
+  },
   help: { type: 'boolean', short: 'h', help: 'show this help and exit' },
 } as const satisfies Record<string, Flag>;
 
@@ -41,7 +51,9 @@ export function helpText(usage: string, about: string, options: Record<string, F
   const flags = Object.entries(options).sort(([a], [b]) => Number(a === 'help') - Number(b === 'help'));
   const rows = flags.map(([name, o]) => [`${o.short ? `-${o.short}, ` : '    '}--${name}${o.value ? ` ${o.value}` : ''}`, o.help] as const);
   const width = Math.max(...rows.map(([flag]) => flag.length));
-  const lines = rows.map(([flag, help]) => `  ${flag.padEnd(width)}  ${wrap(help, HELP_WIDTH - width - 4).join(`\n${' '.repeat(width + 4)}`)}`);
+  const lines = rows.map(
+    ([flag, help]) => `  ${flag.padEnd(width)}  ${wrap(help, HELP_WIDTH - width - 4).join(`\n${' '.repeat(width + 4)}`)}`,
+  );
   return `usage: ${usage}\n\n${about}\n\noptions:\n${lines.join('\n')}\n`;
 }
 

@@ -64,8 +64,14 @@ export function summary(gen: Generation, fallbackTokens: readonly string[], notY
   const c = gen.config;
   const lines = [`config: ${gen.file ?? '(embedded defaults)'} is valid`];
   if (c.hooks.enabled) {
-    const token = notYet.has('hooks') ? 'not generated yet: serve generates it on first start' : fallbackTokens.includes('hooks') ? 'from the data dir' : 'set';
-    lines.push(`hooks: enabled at ${c.hooks.path} (token ${token}; max body ${c.hooks.maxBodyBytes} bytes; query token ${c.hooks.allowQueryToken ? 'accepted, deprecated' : 'refused'})`);
+    const token = notYet.has('hooks')
+      ? 'not generated yet: serve generates it on first start'
+      : fallbackTokens.includes('hooks')
+        ? 'from the data dir'
+        : 'set';
+    lines.push(
+      `hooks: enabled at ${c.hooks.path} (token ${token}; max body ${c.hooks.maxBodyBytes} bytes; query token ${c.hooks.allowQueryToken ? 'accepted, deprecated' : 'refused'})`,
+    );
   } else lines.push('hooks: disabled');
   lines.push(`presets: ${c.hooks.presets.length ? c.hooks.presets.join(', ') : 'none'}`);
   lines.push(`named hooks (in match order): ${gen.pipelines.length}`);
@@ -76,17 +82,31 @@ export function summary(gen: Generation, fallbackTokens: readonly string[], notY
     if (p.verify) bits.push('signature required');
     lines.push(`  - ${p.id} (${p.origin}): ${bits.join(', ')}`);
   }
-  if (gen.transforms) lines.push(`transforms: every module loaded in a worker (the pool grows to ${c.hooks.transformWorkers} when calls wait)`);
+  if (gen.transforms)
+    lines.push(`transforms: every module loaded in a worker (the pool grows to ${c.hooks.transformWorkers} when calls wait)`);
   if (gen.unsafeHooks.length) {
     lines.push(`WARNING: the safety boundary is OFF for ${gen.unsafeHooks.length} hook(s) (allowUnsafeExternalContent):`);
     for (const h of gen.unsafeHooks) lines.push(`  - ${h}`);
   } else lines.push('safety boundary: on for every hook');
-  const readApi = notYet.has('gateway') ? 'enabled (token not generated yet: serve generates it on first start)' : c.gateway.auth.token ? 'enabled' : 'disabled (gateway.auth.token not set)';
+  const readApi = notYet.has('gateway')
+    ? 'enabled (token not generated yet: serve generates it on first start)'
+    : c.gateway.auth.token
+      ? 'enabled'
+      : 'disabled (gateway.auth.token not set)';
   lines.push(`read API: ${readApi} on ${c.gateway.bind}:${c.gateway.port}`);
-  lines.push(`agents: default model ${c.agents.defaults.model}; allowlist ${c.agents.defaults.models ? c.agents.defaults.models.join(', ') : 'not set (any configured provider)'}`);
-  lines.push(`providers: ${Object.entries(c.agents.providers).map(([id, p]) => `${id} (${p.type})`).join(', ')}`);
+  lines.push(
+    `agents: default model ${c.agents.defaults.model}; allowlist ${c.agents.defaults.models ? c.agents.defaults.models.join(', ') : 'not set (any configured provider)'}`,
+  );
+  lines.push(
+    `providers: ${Object.entries(c.agents.providers)
+      .map(([id, p]) => `${id} (${p.type})`)
+      .join(', ')}`,
+  );
   lines.push(`channels: ${[...gen.channels.values()].map((ch) => `${ch.id} (${ch.type})`).join(', ') || 'none'}`);
-  if (c.storage.driver === 'redis') lines.push(`storage: redis ${parseRedisUrl(c.storage.url!).shown} (prefix ${c.storage.prefix ?? 'hook-intake:'}, instance timeout ${c.storage.instanceTimeoutSeconds ?? 10} s)`);
+  if (c.storage.driver === 'redis')
+    lines.push(
+      `storage: redis ${parseRedisUrl(c.storage.url!).shown} (prefix ${c.storage.prefix ?? 'hook-intake:'}, instance timeout ${c.storage.instanceTimeoutSeconds ?? 10} s)`,
+    );
   else lines.push(`storage: ${c.storage.driver} ${c.storage.path} (synchronous=${c.storage.synchronous}, locking=${c.storage.locking})`);
   for (const w of gen.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;

@@ -14,24 +14,36 @@ import { dataDirTokens } from './tokens.ts';
 
 export const AUTH_OPTIONS = {
   ...commonOptions,
-  'client-secret': { type: 'string', value: 'FILE', help: 'the OAuth client file downloaded from Google Cloud (Desktop app); else hooks.gmail.oauth.clientId and clientSecret' },
+  'client-secret': {
+    type: 'string',
+    value: 'FILE',
+    help: 'the OAuth client file downloaded from Google Cloud (Desktop app); else hooks.gmail.oauth.clientId and clientSecret',
+  },
 } as const satisfies Record<string, Flag>;
 
 export const SETUP_OPTIONS = {
   ...commonOptions,
   account: { type: 'string', value: 'EMAIL', help: 'the mailbox to watch (required)' },
   project: { type: 'string', value: 'ID', help: 'the Google Cloud project of the Pub/Sub topic' },
-  topic: { type: 'string', value: 'NAME', help: 'the Pub/Sub topic, a name or projects/<project>/topics/<name>; default hook-intake-gmail' },
+  topic: {
+    type: 'string',
+    value: 'NAME',
+    help: 'the Pub/Sub topic, a name or projects/<project>/topics/<name>; default hook-intake-gmail',
+  },
   subscription: { type: 'string', value: 'NAME', help: 'the push subscription; default hook-intake-gmail-push' },
   'push-endpoint': { type: 'string', value: 'URL', help: 'the public https URL that reaches the push path (for the subscription command)' },
   label: { type: 'string', value: 'LABEL', help: 'the Gmail label to watch; default INBOX' },
-  'hook-url': { type: 'string', value: 'URL', help: 'where new mail is posted; default the local service\'s /hooks/gmail' },
+  'hook-url': { type: 'string', value: 'URL', help: "where new mail is posted; default the local service's /hooks/gmail" },
 } as const satisfies Record<string, Flag>;
 
 export const RUN_OPTIONS = {
   ...commonOptions,
   port: { type: 'string', short: 'p', value: 'N', help: 'listen on this port instead of hooks.gmail.serve.port (0: any free port)' },
-  'log-format': { type: 'string', value: 'json|pretty', help: 'log lines as JSON or one readable line each; default pretty on a terminal, else json' },
+  'log-format': {
+    type: 'string',
+    value: 'json|pretty',
+    help: 'log lines as JSON or one readable line each; default pretty on a terminal, else json',
+  },
 } as const satisfies Record<string, Flag>;
 
 export const GMAIL_HELP = `usage: hook-intake webhooks gmail <auth|setup|run> [options]
@@ -104,7 +116,10 @@ const configFile = (flag: string | undefined) => findConfigFile({ file: flag }) 
 
 async function auth(argv: string[]): Promise<number> {
   const { values } = parse(argv, AUTH_OPTIONS);
-  if (values.help) return (process.stdout.write(GMAIL_COMMAND_HELP.auth), 0);
+  if (values.help) {
+    process.stdout.write(GMAIL_COMMAND_HELP.auth);
+    return 0;
+  }
   const { runAuth } = await import('../gmail/auth.ts');
   const { realDeps } = await import('../gmail/settings.ts');
   const r = await runAuth({
@@ -120,7 +135,10 @@ async function auth(argv: string[]): Promise<number> {
 
 async function setup(argv: string[]): Promise<number> {
   const { values } = parse(argv, SETUP_OPTIONS);
-  if (values.help) return (process.stdout.write(GMAIL_COMMAND_HELP.setup), 0);
+  if (values.help) {
+    process.stdout.write(GMAIL_COMMAND_HELP.setup);
+    return 0;
+  }
   if (!values.account) throw new UsageError('--account is required');
   const { runSetup } = await import('../gmail/setup.ts');
   const { realDeps } = await import('../gmail/settings.ts');
@@ -143,7 +161,10 @@ async function setup(argv: string[]): Promise<number> {
 
 async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv, RUN_OPTIONS);
-  if (values.help) return (process.stdout.write(GMAIL_COMMAND_HELP.run), 0);
+  if (values.help) {
+    process.stdout.write(GMAIL_COMMAND_HELP.run);
+    return 0;
+  }
   let port: number | undefined;
   if (values.port !== undefined) {
     port = Number(values.port);
@@ -153,7 +174,8 @@ async function run(argv: string[]): Promise<number> {
   const dataDir = resolve(resolveDataDir(values.data));
   const tokens = dataDirTokens(dataDir, false);
   const loaded = loadConfig({ file: values.config, dataDir, tokenFallback: tokens.fallback });
-  if (tokens.notYet.has('hooks')) throw new Error(`hooks.token is not set and serve has not generated one in ${dataDir} yet: start serve once, or run gmail setup`);
+  if (tokens.notYet.has('hooks'))
+    throw new Error(`hooks.token is not set and serve has not generated one in ${dataDir} yet: start serve once, or run gmail setup`);
   const log = createLogger(loaded.config.logging.level, undefined, format);
   const { startGmailRun } = await import('../gmail/run.ts');
   const { realDeps } = await import('../gmail/settings.ts');
@@ -163,7 +185,10 @@ async function run(argv: string[]): Promise<number> {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
       log.info({ signal: sig }, 'stopping');
-      running.close().then(() => done(0), () => done(1));
+      running.close().then(
+        () => done(0),
+        () => done(1),
+      );
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);

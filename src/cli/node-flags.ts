@@ -102,6 +102,12 @@ export const TYPE_STRIPPER = 'NativeModule internal/deps/amaro/dist/index';
  * (about 20 MB resident; docs/performance.md). At most once per start (`restarted`), and not
  * where a process cannot replace itself.
  */
-export function restartForCache(s: { args: readonly string[]; caching: boolean; restarted: boolean; loaded: readonly string[] | undefined; canReplace: boolean }): boolean {
+export function restartForCache(s: {
+  args: readonly string[];
+  caching: boolean;
+  restarted: boolean;
+  loaded: readonly string[] | undefined;
+  canReplace: boolean;
+}): boolean {
   return s.args[0] === 'serve' && s.caching && !s.restarted && s.canReplace && (s.loaded?.includes(TYPE_STRIPPER) ?? false);
 }

@@ -140,7 +140,8 @@ function printWelcome(service: Service, loaded: LoadedConfig, tokens: TokenStore
     printStdout('hooks are disabled (hooks.enabled is false); only the read API and health endpoints answer\n');
     return;
   }
-  const host = service.host === '0.0.0.0' || service.host === '::' ? '127.0.0.1' : service.host.includes(':') ? `[${service.host}]` : service.host;
+  const host =
+    service.host === '0.0.0.0' || service.host === '::' ? '127.0.0.1' : service.host.includes(':') ? `[${service.host}]` : service.host;
   const base = `http://${host}:${service.port}`;
   const lines: string[] = [];
   const hookToken = tokens.generated.get('hooks');

@@ -23,7 +23,10 @@ const flags = serveFlags(args, process.execArgv, process.env.NODE_OPTIONS);
 const env = serveEnv(args, process.env);
 if ((flags.length || env) && typeof process.execve === 'function') {
   try {
-    process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, ...env });
+    process.execve(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], {
+      ...process.env,
+      ...env,
+    });
   } catch {
     // the replacement failed (the process is still this one): serve with Node's defaults
   }
@@ -37,7 +40,10 @@ const { main } = await import('./main.ts');
 if (restartForCache({ args, caching, restarted, loaded: process.moduleLoadList, canReplace: typeof process.execve === 'function' })) {
   try {
     flushCompileCache();
-    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, [RESTARTED_ENV]: '1' });
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+      ...process.env,
+      [RESTARTED_ENV]: '1',
+    });
   } catch {
     // serve with the compiler loaded
   }

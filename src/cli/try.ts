@@ -15,7 +15,13 @@ import { offlineGeneration } from './generation.ts';
 export const TRY_OPTIONS = {
   ...commonOptions,
   payload: { type: 'string', short: 'p', value: 'FILE|-', help: 'the request body, from a file or - for standard input; default {}' },
-  header: { type: 'string', short: 'H', multiple: true, value: "'name: value'", help: 'a request header; repeat for more (content-type is application/json unless given)' },
+  header: {
+    type: 'string',
+    short: 'H',
+    multiple: true,
+    value: "'name: value'",
+    help: 'a request header; repeat for more (content-type is application/json unless given)',
+  },
   json: { type: 'boolean', help: 'print the result as one JSON document' },
 } as const satisfies Record<string, Flag>;
 

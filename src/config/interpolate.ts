@@ -51,7 +51,7 @@ export function interpolate(value: unknown, opts: InterpolateOptions, issues: Co
   };
 
   const substitute = (s: string, path: (string | number)[]): string =>
-    s.replace(ENV_REF, (whole, name: string | undefined) => {
+    s.replace(ENV_REF, (_whole, name: string | undefined) => {
       if (name === undefined) return '${'; // `$${` escapes a literal `${`
       const val = opts.env[name];
       if (val === undefined) {

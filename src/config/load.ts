@@ -60,7 +60,10 @@ export function findConfigFile(opts: LoadOptions): string | undefined {
 }
 
 /** Parses config text; syntax errors become issues with the line. */
-export function parseConfigText(text: string, file: string): { data?: unknown; issues: ConfigIssue[]; lineOf?: (path: (string | number)[]) => number | undefined } {
+export function parseConfigText(
+  text: string,
+  file: string,
+): { data?: unknown; issues: ConfigIssue[]; lineOf?: (path: (string | number)[]) => number | undefined } {
   const ext = extname(file).toLowerCase();
   if (ext === '.yaml' || ext === '.yml') {
     const doc = yaml().parseDocument(text, { prettyErrors: false, uniqueKeys: true });

@@ -58,7 +58,7 @@ export function applyRules(config: Config, ctx: RuleContext): ConfigIssue[] {
       issue(path, `provider "${parts.provider}" is not configured under agents.providers`);
   };
   checkModel('agents.defaults.model', agents.defaults.model);
-  agents.defaults.models?.forEach((m, i) => checkModel(`agents.defaults.models[${i}]`, m));
+  for (const [i, m] of (agents.defaults.models ?? []).entries()) checkModel(`agents.defaults.models[${i}]`, m);
 
   const route = config.session.defaultRoute;
   if (route && !Object.hasOwn(config.channels, route.channel))
@@ -69,7 +69,8 @@ export function applyRules(config: Config, ctx: RuleContext): ConfigIssue[] {
   }
 
   if (config.storage.driver === 'redis') {
-    if (!config.storage.url) issue('storage.url', 'the redis driver needs the server\'s url (redis://host:port/db or unix:///path/to/redis.sock)');
+    if (!config.storage.url)
+      issue('storage.url', "the redis driver needs the server's url (redis://host:port/db or unix:///path/to/redis.sock)");
     else {
       try {
         parseRedisUrl(config.storage.url);

@@ -90,9 +90,7 @@ export const Mapping = Type.Object(
     label: Type.Optional(Type.String({ minLength: 1, maxLength: 80, description: 'source shown in the safety boundary' })),
     // the verifier `type` names validates the other keys (its options)
     verify: Type.Optional(Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true })),
-    rateLimit: Type.Optional(
-      Type.Object({ max: Type.Integer({ minimum: 1 }), perSeconds: Type.Number({ exclusiveMinimum: 0 }) }, strict),
-    ),
+    rateLimit: Type.Optional(Type.Object({ max: Type.Integer({ minimum: 1 }), perSeconds: Type.Number({ exclusiveMinimum: 0 }) }, strict)),
   },
   strict,
 );
@@ -153,10 +151,9 @@ const Route = Type.Object({ channel: Type.String({ minLength: 1 }), to: Type.Opt
 
 /** A plugin-owned object: `type` names the plugin entry, the rest is that plugin's config. */
 const PluginSlice = (typeRequired: boolean) =>
-  Type.Object(
-    typeRequired ? { type: Type.String({ minLength: 1 }) } : { type: Type.Optional(Type.String({ minLength: 1 })) },
-    { additionalProperties: true },
-  );
+  Type.Object(typeRequired ? { type: Type.String({ minLength: 1 }) } : { type: Type.Optional(Type.String({ minLength: 1 })) }, {
+    additionalProperties: true,
+  });
 
 export const ConfigSchema = Type.Object(
   {
@@ -191,7 +188,12 @@ export const ConfigSchema = Type.Object(
           { ...strict, default: {} },
         ),
         maxQueuedRuns: Type.Integer({ default: 10000, minimum: 1 }),
-        transformWorkers: Type.Integer({ default: 4, minimum: 1, maximum: 32, description: 'most transform workers; the pool grows from one only when calls wait' }),
+        transformWorkers: Type.Integer({
+          default: 4,
+          minimum: 1,
+          maximum: 32,
+          description: 'most transform workers; the pool grows from one only when calls wait',
+        }),
         reloadDebounceMs: Type.Integer({ default: 50, minimum: 0, maximum: 10000 }),
         presets: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
         mappings: Type.Array(Mapping, { default: [] }),
@@ -237,12 +239,25 @@ export const ConfigSchema = Type.Object(
       default: { console: {} },
       additionalProperties: false,
     }),
-    services: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), PluginSlice(false), { default: {}, additionalProperties: false }),
+    services: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), PluginSlice(false), {
+      default: {},
+      additionalProperties: false,
+    }),
     session: Type.Object({ defaultRoute: Type.Optional(Route) }, { ...strict, default: {} }),
     delivery: Type.Object(
       {
-        initialBackoffMs: Type.Integer({ default: 1000, minimum: 1, maximum: 3_600_000, description: 'delay before the 2nd attempt; doubles per failure' }),
-        maxBackoffMs: Type.Integer({ default: 300_000, minimum: 1, maximum: 86_400_000, description: 'longest computed delay between attempts' }),
+        initialBackoffMs: Type.Integer({
+          default: 1000,
+          minimum: 1,
+          maximum: 3_600_000,
+          description: 'delay before the 2nd attempt; doubles per failure',
+        }),
+        maxBackoffMs: Type.Integer({
+          default: 300_000,
+          minimum: 1,
+          maximum: 86_400_000,
+          description: 'longest computed delay between attempts',
+        }),
       },
       { ...strict, default: {} },
     ),
@@ -254,13 +269,16 @@ export const ConfigSchema = Type.Object(
           description: 'sqlite: one instance on a local file; redis: several instances sharing one Redis server (docs/redis.md)',
         }),
         path: Type.Optional(Type.String({ minLength: 1 })),
-        url: Type.Optional(Type.String({ minLength: 1, description: 'redis driver: redis://host:port/db, rediss://… or unix:///path/to/redis.sock' })),
+        url: Type.Optional(
+          Type.String({ minLength: 1, description: 'redis driver: redis://host:port/db, rediss://… or unix:///path/to/redis.sock' }),
+        ),
         prefix: Type.Optional(Type.String({ minLength: 1, description: 'redis driver: prepended to every key (default "hook-intake:")' })),
         instanceTimeoutSeconds: Type.Optional(
           Type.Number({
             minimum: 0.5,
             maximum: 3600,
-            description: 'redis driver: how long after an instance stops the others take over its runs, heartbeat and deliveries (default 10)',
+            description:
+              'redis driver: how long after an instance stops the others take over its runs, heartbeat and deliveries (default 10)',
           }),
         ),
         synchronous: Type.Union([Type.Literal('normal'), Type.Literal('full')], { default: 'normal' }),
@@ -278,17 +296,28 @@ export const ConfigSchema = Type.Object(
           exclusiveMinimum: 0,
           description: 'finished runs, delivered outbox rows and transcripts of sessions idle this long are pruned (fractions allowed)',
         }),
-        eventsDays: Type.Number({ default: 30, exclusiveMinimum: 0, description: 'consumed events are pruned this long after they were consumed' }),
-        requestsDays: Type.Number({ default: 7, minimum: 0, description: 'accepted hook requests are kept this long for the request log; 0 keeps none' }),
+        eventsDays: Type.Number({
+          default: 30,
+          exclusiveMinimum: 0,
+          description: 'consumed events are pruned this long after they were consumed',
+        }),
+        requestsDays: Type.Number({
+          default: 7,
+          minimum: 0,
+          description: 'accepted hook requests are kept this long for the request log; 0 keeps none',
+        }),
         pruneEverySeconds: Type.Integer({ default: 60, minimum: 1, maximum: 86_400, description: 'how often the background pruning runs' }),
       },
       { ...strict, default: {} },
     ),
     logging: Type.Object(
       {
-        level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), {
-          default: 'info',
-        }),
+        level: Type.Union(
+          ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+          {
+            default: 'info',
+          },
+        ),
       },
       { ...strict, default: {} },
     ),

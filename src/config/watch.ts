@@ -69,10 +69,18 @@ function watchSet(set: WatchSet, note: (path: string) => void): Closable[] {
 
 /** Which paths `set` watches; which directories exist is part of it: one that appears must be watched as a directory. */
 function watchKey(set: WatchSet): string {
-  return JSON.stringify([[...new Set(set.files.map((f) => resolve(f)))].sort(), [...new Set(set.dirs.map((d) => resolve(d)))].sort().map((d) => [d, existsSync(d)])]);
+  return JSON.stringify([
+    [...new Set(set.files.map((f) => resolve(f)))].sort(),
+    [...new Set(set.dirs.map((d) => resolve(d)))].sort().map((d) => [d, existsSync(d)]),
+  ]);
 }
 
-export function watchSources(initial: WatchSet, onChange: (paths: string[]) => void, debounceMs: number, onBurst?: () => void): SourceWatcher {
+export function watchSources(
+  initial: WatchSet,
+  onChange: (paths: string[]) => void,
+  debounceMs: number,
+  onBurst?: () => void,
+): SourceWatcher {
   let watchers: Closable[] = [];
   let timer: NodeJS.Timeout | undefined;
   let changed = new Set<string>();

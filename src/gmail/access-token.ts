@@ -54,11 +54,7 @@ export class AccessTokens {
   private readonly tokenUrl: string;
   private readonly creds: Credentials;
 
-  constructor(
-    deps: Deps,
-    tokenUrl: string,
-    creds: Credentials,
-  ) {
+  constructor(deps: Deps, tokenUrl: string, creds: Credentials) {
     this.deps = deps;
     this.tokenUrl = tokenUrl;
     this.creds = creds;

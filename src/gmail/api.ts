@@ -11,11 +11,7 @@ export class GmailApiError extends Error {
   readonly status: number;
   readonly method: string;
 
-  constructor(
-    status: number,
-    method: string,
-    reason: string,
-  ) {
+  constructor(status: number, method: string, reason: string) {
     super(`Gmail ${method} failed: ${status ? `HTTP ${status}` : 'unreachable'}${reason ? ` (${reason})` : ''}`);
     this.status = status;
     this.method = method;
@@ -44,11 +40,7 @@ export class GmailApi {
   private readonly baseUrl: string;
   private readonly tokens: AccessTokens;
 
-  constructor(
-    deps: Deps,
-    baseUrl: string,
-    tokens: AccessTokens,
-  ) {
+  constructor(deps: Deps, baseUrl: string, tokens: AccessTokens) {
     this.deps = deps;
     this.baseUrl = baseUrl;
     this.tokens = tokens;
@@ -58,7 +50,13 @@ export class GmailApi {
   }
 
   history(startHistoryId: string, labelId: string, pageToken?: string): Promise<HistoryPage> {
-    return this.call('users.history.list', 'GET', 'gmail/v1/users/me/history', { startHistoryId, historyTypes: 'messageAdded', labelId, maxResults: 100, pageToken });
+    return this.call('users.history.list', 'GET', 'gmail/v1/users/me/history', {
+      startHistoryId,
+      historyTypes: 'messageAdded',
+      labelId,
+      maxResults: 100,
+      pageToken,
+    });
   }
 
   message(id: string, full: boolean): Promise<GmailMessage> {

@@ -34,7 +34,8 @@ export async function runAuth(o: AuthOptions): Promise<{ refreshTokenFile: strin
   const client = o.clientSecretFile ? readClientFile(readFileSync(o.clientSecretFile, 'utf8')) : undefined;
   const clientId = client?.clientId ?? gmail.oauth?.clientId;
   const clientSecret = client?.clientSecret ?? gmail.oauth?.clientSecret;
-  if (!clientId || !clientSecret) throw new GmailConfigError('--client-secret FILE is required (hooks.gmail.oauth.clientId and clientSecret are not set)');
+  if (!clientId || !clientSecret)
+    throw new GmailConfigError('--client-secret FILE is required (hooks.gmail.oauth.clientId and clientSecret are not set)');
 
   const raw = editConfigText(o.file, readFileSync(o.file, 'utf8'));
   const rawToken = raw.get([...OAUTH, 'refreshToken']);
@@ -43,7 +44,14 @@ export async function runAuth(o: AuthOptions): Promise<{ refreshTokenFile: strin
     throw new GmailConfigError('hooks.gmail.oauth.refreshToken is a string; make it { file: "path" } so auth can store the token there');
   }
 
-  const refreshToken = await installedAppFlow({ authUrl: gmail.authUrl, tokenUrl: gmail.tokenUrl, clientId, clientSecret, show: o.show, deps: o.deps });
+  const refreshToken = await installedAppFlow({
+    authUrl: gmail.authUrl,
+    tokenUrl: gmail.tokenUrl,
+    clientId,
+    clientSecret,
+    show: o.show,
+    deps: o.deps,
+  });
   writeSecretFile(tokenFile, refreshToken);
   const notes = [`refresh token stored in ${tokenFile} (mode 0600)`];
 
@@ -52,7 +60,8 @@ export async function runAuth(o: AuthOptions): Promise<{ refreshTokenFile: strin
     if (!client) return;
     if (edit.get([...OAUTH, 'clientId']) !== client.clientId) edit.set([...OAUTH, 'clientId'], client.clientId);
     const rawSecret = edit.get([...OAUTH, 'clientSecret']);
-    const secretFile = secretFileOf(rawSecret, dir) ?? (rawSecret === undefined ? join(dir, SECRETS_DIR, 'gmail-client-secret') : undefined);
+    const secretFile =
+      secretFileOf(rawSecret, dir) ?? (rawSecret === undefined ? join(dir, SECRETS_DIR, 'gmail-client-secret') : undefined);
     if (secretFile) {
       writeSecretFile(secretFile, client.clientSecret);
       if (rawSecret === undefined) edit.set([...OAUTH, 'clientSecret'], fileRef(secretFile, dir));

@@ -42,12 +42,7 @@ export class Bridge {
   private readonly opts: BridgeOptions;
   private readonly log: Logger;
 
-  constructor(
-    deps: Deps,
-    api: GmailApi,
-    opts: BridgeOptions,
-    log: Logger,
-  ) {
+  constructor(deps: Deps, api: GmailApi, opts: BridgeOptions, log: Logger) {
     this.deps = deps;
     this.api = api;
     this.opts = opts;
@@ -76,7 +71,10 @@ export class Bridge {
     const state = readState(this.opts.stateFile);
     if (!state.historyId) {
       writeState(this.opts.stateFile, { ...state, historyId: notice.historyId });
-      this.log.warn({ historyId: notice.historyId }, 'gmail: no stored historyId (users.watch has not answered yet); starting from this push');
+      this.log.warn(
+        { historyId: notice.historyId },
+        'gmail: no stored historyId (users.watch has not answered yet); starting from this push',
+      );
       return 'done';
     }
     if (!newer(notice.historyId, state.historyId)) {
@@ -97,7 +95,10 @@ export class Bridge {
       found = await this.since(state.historyId!);
     } catch (err) {
       if (!(err instanceof GmailApiError && err.status === 404)) throw err;
-      this.log.warn({ historyId: state.historyId }, `gmail: stored historyId is too old for history.list; posting the ${RESYNC_MESSAGES} latest messages not posted yet`);
+      this.log.warn(
+        { historyId: state.historyId },
+        `gmail: stored historyId is too old for history.list; posting the ${RESYNC_MESSAGES} latest messages not posted yet`,
+      );
       const list = await this.api.recent(this.opts.label, RESYNC_MESSAGES);
       found = { ids: (list.messages ?? []).map((m) => m.id).reverse(), latest: pushed };
     }
@@ -161,7 +162,11 @@ export class Bridge {
     try {
       const res = await this.deps.fetch(this.opts.hookUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.opts.hookToken}`, 'idempotency-key': `gmail:${item.id}` },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${this.opts.hookToken}`,
+          'idempotency-key': `gmail:${item.id}`,
+        },
         body,
         signal: AbortSignal.timeout(HOOK_TIMEOUT_MS),
       });

@@ -6,7 +6,11 @@
 export const GMAIL_PUSH_ACCOUNT = 'gmail-api-push@system.gserviceaccount.com';
 
 /** `projects/p/topics/t` → `{project: p, name: t}`; a bare name takes `project`. */
-export function resourcePath(value: string, kind: 'topics' | 'subscriptions', project: string | undefined): { project: string; name: string; path: string } | undefined {
+export function resourcePath(
+  value: string,
+  kind: 'topics' | 'subscriptions',
+  project: string | undefined,
+): { project: string; name: string; path: string } | undefined {
   const m = new RegExp(`^projects/([^/]+)/${kind}/([^/]+)$`).exec(value);
   if (m) return { project: m[1]!, name: m[2]!, path: value };
   if (!project || value.includes('/')) return undefined;

@@ -10,10 +10,7 @@ interface Span {
   start: number;
   end: number;
 }
-type Node =
-  | (Span & { kind: 'object'; members: Member[] })
-  | (Span & { kind: 'array'; items: Node[] })
-  | (Span & { kind: 'scalar' });
+type Node = (Span & { kind: 'object'; members: Member[] }) | (Span & { kind: 'array'; items: Node[] }) | (Span & { kind: 'scalar' });
 interface Member {
   key: string;
   keyStart: number;
@@ -147,10 +144,7 @@ export class Json5Edit {
   text: string;
   private readonly style: TextStyle;
 
-  constructor(
-    text: string,
-    style: TextStyle,
-  ) {
+  constructor(text: string, style: TextStyle) {
     this.text = text;
     this.style = style;
     this.root();

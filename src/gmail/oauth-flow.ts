@@ -28,7 +28,9 @@ export function readClientFile(text: string): { clientId: string; clientSecret: 
   try {
     data = JSON.parse(text) as typeof data;
   } catch {
-    throw new Error('the client secret file is not JSON (download it from Google Cloud: APIs & Services, Credentials, OAuth client, Desktop app)');
+    throw new Error(
+      'the client secret file is not JSON (download it from Google Cloud: APIs & Services, Credentials, OAuth client, Desktop app)',
+    );
   }
   const c = data.installed ?? data.web;
   if (typeof c?.client_id !== 'string' || typeof c.client_secret !== 'string') {
@@ -47,9 +49,11 @@ export async function installedAppFlow(opts: FlowOptions): Promise<string> {
   const codeArrived = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const done = (status: number, text: string) => res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' }).end(text);
+    const done = (status: number, text: string) =>
+      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' }).end(text);
     if (url.pathname !== '/' || !url.searchParams.has('state')) return done(404, 'not found');
-    if (url.searchParams.get('state') !== state) return done(400, 'This answer is not for this sign-in; run hook-intake webhooks gmail auth again.');
+    if (url.searchParams.get('state') !== state)
+      return done(400, 'This answer is not for this sign-in; run hook-intake webhooks gmail auth again.');
     const error = url.searchParams.get('error');
     const code = url.searchParams.get('code');
     if (error || !code) {
@@ -90,7 +94,11 @@ export async function installedAppFlow(opts: FlowOptions): Promise<string> {
       redirect_uri: redirectUri,
       code_verifier: verifier,
     });
-    if (typeof body.refresh_token !== 'string') throw new OAuthError('Google answered without a refresh token (remove the app from the account\'s third-party access and run auth again)', true);
+    if (typeof body.refresh_token !== 'string')
+      throw new OAuthError(
+        "Google answered without a refresh token (remove the app from the account's third-party access and run auth again)",
+        true,
+      );
     return body.refresh_token;
   } finally {
     cancel();

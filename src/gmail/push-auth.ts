@@ -33,10 +33,7 @@ export class KeyCache {
   private readonly deps: Deps;
   private readonly url: string;
 
-  constructor(
-    deps: Deps,
-    url: string,
-  ) {
+  constructor(deps: Deps, url: string) {
     this.deps = deps;
     this.url = url;
   }
@@ -64,10 +61,7 @@ export class PushAuth {
   private readonly deps: Deps;
   private readonly opts: PushAuthOptions;
 
-  constructor(
-    deps: Deps,
-    opts: PushAuthOptions,
-  ) {
+  constructor(deps: Deps, opts: PushAuthOptions) {
     this.deps = deps;
     this.opts = opts;
     this.token = opts.pushToken ? createTokenMatcher(opts.pushToken) : undefined;

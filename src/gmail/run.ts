@@ -45,22 +45,38 @@ export async function startGmailRun(opts: RunOptions): Promise<RunningBridge> {
   const g = gmailSection(config);
   const account = required(g, 'account', 'to know which mailbox to watch');
   const topic = required(g, 'topic', 'for users.watch (projects/<project>/topics/<name>)');
-  if (!config.hooks.token) throw new GmailConfigError('hooks.token is required to post to the gmail hook (or start serve once to generate it)');
+  if (!config.hooks.token)
+    throw new GmailConfigError('hooks.token is required to post to the gmail hook (or start serve once to generate it)');
   if (!g.pushToken && !(g.push?.audience && g.push.serviceAccountEmail)) {
-    throw new GmailConfigError('hooks.gmail.pushToken, or both hooks.gmail.push.audience and hooks.gmail.push.serviceAccountEmail, are required to authenticate pushes');
+    throw new GmailConfigError(
+      'hooks.gmail.pushToken, or both hooks.gmail.push.audience and hooks.gmail.push.serviceAccountEmail, are required to authenticate pushes',
+    );
   }
   const tokens = new AccessTokens(deps, g.tokenUrl, oauthCredentials(g));
   const api = new GmailApi(deps, g.apiBaseUrl, tokens);
   const bridge = new Bridge(
     deps,
     api,
-    { account, label: g.label, includeBody: g.includeBody, maxBytes: g.maxBytes, hookUrl: hookUrlOf(config), hookToken: config.hooks.token, stateFile: stateFile(opts.dataDir, account) },
+    {
+      account,
+      label: g.label,
+      includeBody: g.includeBody,
+      maxBytes: g.maxBytes,
+      hookUrl: hookUrlOf(config),
+      hookToken: config.hooks.token,
+      stateFile: stateFile(opts.dataDir, account),
+    },
     log,
   );
   const renewal = new WatchRenewal(deps, api, topic, g.label, g.renewEveryMinutes * 60_000, log, (h) => bridge.baseline(h));
   await renewal.start();
 
-  const auth = new PushAuth(deps, { pushToken: g.pushToken, audience: g.push?.audience, serviceAccountEmail: g.push?.serviceAccountEmail, jwksUrl: g.jwksUrl });
+  const auth = new PushAuth(deps, {
+    pushToken: g.pushToken,
+    audience: g.push?.audience,
+    serviceAccountEmail: g.push?.serviceAccountEmail,
+    jwksUrl: g.jwksUrl,
+  });
   const server = pushServer(g.serve.path, auth, bridge, log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

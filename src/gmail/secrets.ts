@@ -32,7 +32,8 @@ export function writeSecretFile(file: string, value: string): void {
  * config's folder), or undefined when the value is a string (written inline or `${ENV}`).
  */
 export function secretFileOf(raw: unknown, configDir: string): string | undefined {
-  if (raw && typeof raw === 'object' && typeof (raw as { file?: unknown }).file === 'string') return resolve(configDir, (raw as { file: string }).file);
+  if (raw && typeof raw === 'object' && typeof (raw as { file?: unknown }).file === 'string')
+    return resolve(configDir, (raw as { file: string }).file);
   return undefined;
 }
 

@@ -46,7 +46,10 @@ export function required<K extends keyof Gmail>(g: Gmail, key: K, why: string): 
 export function oauthCredentials(g: Gmail): { clientId: string; clientSecret: string; refreshToken: string } {
   const o = g.oauth ?? {};
   for (const k of ['clientId', 'clientSecret', 'refreshToken'] as const) {
-    if (!o[k]) throw new GmailConfigError(`hooks.gmail.oauth.${k} is required to call the Gmail API (hook-intake webhooks gmail auth stores the refresh token)`);
+    if (!o[k])
+      throw new GmailConfigError(
+        `hooks.gmail.oauth.${k} is required to call the Gmail API (hook-intake webhooks gmail auth stores the refresh token)`,
+      );
   }
   return o as { clientId: string; clientSecret: string; refreshToken: string };
 }

@@ -87,17 +87,29 @@ export async function runSetup(o: SetupOptions): Promise<SetupResult> {
       const file = stateFile(o.dataDir, o.account);
       const state = readState(file);
       if (!state.historyId && w.historyId) writeState(file, { ...state, historyId: w.historyId });
-      notes.push(`users.watch: Gmail publishes changes of ${gmail.label} to ${topic.path}${w.expiration ? ` until ${new Date(Number(w.expiration)).toISOString()}` : ''}`);
+      notes.push(
+        `users.watch: Gmail publishes changes of ${gmail.label} to ${topic.path}${w.expiration ? ` until ${new Date(Number(w.expiration)).toISOString()}` : ''}`,
+      );
     } catch (err) {
-      notes.push(`users.watch failed: ${(err as Error).message}; run the gcloud commands below, then "hook-intake webhooks gmail run" calls it again`);
+      notes.push(
+        `users.watch failed: ${(err as Error).message}; run the gcloud commands below, then "hook-intake webhooks gmail run" calls it again`,
+      );
     }
   } else {
-    notes.push('no OAuth credentials yet: run "hook-intake webhooks gmail auth --client-secret FILE"; "gmail run" calls users.watch when it starts');
+    notes.push(
+      'no OAuth credentials yet: run "hook-intake webhooks gmail auth --client-secret FILE"; "gmail run" calls users.watch when it starts',
+    );
   }
   notes.push(`the gmail hook is posted to ${hookUrlOf(loaded.config)}`);
   const endpoint = o.pushEndpoint ?? `https://YOUR-PUBLIC-HOST${gmail.serve.path}`;
-  if (!o.pushEndpoint) notes.push(`no --push-endpoint: replace https://YOUR-PUBLIC-HOST with the public address that reaches ${gmail.serve.bind}:${gmail.serve.port}${gmail.serve.path}`);
-  return { notes, commands: gcloudCommands({ project: topic.project, topic: topic.name, subscription: subscription.name, endpoint, tokenShell }) };
+  if (!o.pushEndpoint)
+    notes.push(
+      `no --push-endpoint: replace https://YOUR-PUBLIC-HOST with the public address that reaches ${gmail.serve.bind}:${gmail.serve.port}${gmail.serve.path}`,
+    );
+  return {
+    notes,
+    commands: gcloudCommands({ project: topic.project, topic: topic.name, subscription: subscription.name, endpoint, tokenShell }),
+  };
 }
 
 /** Writes a new secret file under the secrets folder and points `path` at it; returns the file. */

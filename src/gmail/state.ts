@@ -28,7 +28,10 @@ export function readState(file: string): BridgeState {
     throw err;
   }
   const data = JSON.parse(text) as Partial<BridgeState>;
-  return { historyId: typeof data.historyId === 'string' ? data.historyId : undefined, posted: Array.isArray(data.posted) ? data.posted.filter((x) => typeof x === 'string') : [] };
+  return {
+    historyId: typeof data.historyId === 'string' ? data.historyId : undefined,
+    posted: Array.isArray(data.posted) ? data.posted.filter((x) => typeof x === 'string') : [],
+  };
 }
 
 export function writeState(file: string, state: BridgeState): void {

@@ -82,7 +82,14 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
   const auth = async (ctx: Context, next: () => Promise<unknown>) => {
     const gen = deps.generations.current;
     const trust = gen.config.gateway.trustProxy;
-    ctx.state.caller = await bearer.authenticateApi(ctx.headers, ctx.method, gen.gatewayToken, clientAddress(ctx, trust), deps.clock(), requestHost(ctx.req, trust));
+    ctx.state.caller = await bearer.authenticateApi(
+      ctx.headers,
+      ctx.method,
+      gen.gatewayToken,
+      clientAddress(ctx, trust),
+      deps.clock(),
+      requestHost(ctx.req, trust),
+    );
     return next();
   };
 
@@ -118,7 +125,11 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
     const status = oneOf(ctx.query.status, RUN_STATUSES, 'status');
     const hook = textFilter(ctx.query.hook, 'hook');
     const session = textFilter(ctx.query.session, 'session');
-    const filters = { ...(status ? { status } : {}), ...(hook !== undefined ? { hook } : {}), ...(session !== undefined ? { session } : {}) };
+    const filters = {
+      ...(status ? { status } : {}),
+      ...(hook !== undefined ? { hook } : {}),
+      ...(session !== undefined ? { session } : {}),
+    };
     answerList(ctx, { ok: true }, 'runs', await deps.store.listRuns({ limit, ...filters }));
   });
   // session keys may contain "/", so the key is everything between the prefix and "/messages"

@@ -20,7 +20,9 @@ export type AdminDeps = Pick<ConsoleDeps, 'runsAccepted' | 'queuedRuns' | 'notif
 
 export type AppDeps = HooksDeps & ApiDeps & { logger: Logger; admin?: AdminDeps };
 
-export function createApp(deps: ApiDeps & { logger: Logger; admin?: AdminDeps; dispatcher?: HooksDeps['dispatcher']; named?: HooksDeps['named'] }): Koa<RequestState> {
+export function createApp(
+  deps: ApiDeps & { logger: Logger; admin?: AdminDeps; dispatcher?: HooksDeps['dispatcher']; named?: HooksDeps['named'] },
+): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.silent = true; // errors are logged once, by errorsAndLog
   // one token check (and one failure throttle) for the read API and the console's sign-in

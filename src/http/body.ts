@@ -50,7 +50,8 @@ export function readBody(req: IncomingMessage, limits: BodyLimits, res?: ServerR
       else chunks.push(chunk);
     };
     const onEnd = () => done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    const onError = () => done(new HookError(400, 'BAD_REQUEST', 'the request body could not be read', { headers: { Connection: 'close' } }));
+    const onError = () =>
+      done(new HookError(400, 'BAD_REQUEST', 'the request body could not be read', { headers: { Connection: 'close' } }));
     const onAborted = () => done(new HookError(400, 'BAD_REQUEST', 'the client aborted the request', { headers: { Connection: 'close' } }));
     const watch = reading.add(() => done(errors.requestTimeout(limits.timeoutMs)), performance.now() + limits.timeoutMs);
     req.on('data', onData);

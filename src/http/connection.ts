@@ -79,7 +79,11 @@ function refuse(req: IncomingMessage, res: ServerResponse, e: HookError, logger:
   const body = jsonBody(e);
   logger.info({ method: req.method, status: e.status, code: e.code }, what);
   lingerAfterAnswer(req);
-  res.writeHead(e.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  res.writeHead(e.status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
   res.end(body);
 }
 
@@ -119,7 +123,9 @@ export function handleClientErrors(server: Server, logger: Logger): void {
       socket.end(answer, () => socket.destroy());
     } else socket.destroy();
   });
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => refuse(req, res, errors.expectationFailed(), logger, 'request refused by the HTTP server'));
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+    refuse(req, res, errors.expectationFailed(), logger, 'request refused by the HTTP server'),
+  );
 }
 
 /**
@@ -163,7 +169,11 @@ export class Drain {
  * HTTP/1.1 request without `Host` is refused here, with the JSON error shape
  * (the server is created with `requireHostHeader: false` so it gets here).
  */
-export function guardRequests(handler: (req: IncomingMessage, res: ServerResponse) => void, logger: Logger, drain?: Drain): (req: IncomingMessage, res: ServerResponse) => void {
+export function guardRequests(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  logger: Logger,
+  drain?: Drain,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     if (closing.has(req.socket)) {
       req.socket.destroy();

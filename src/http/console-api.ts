@@ -80,16 +80,25 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
   const auth = async (ctx: Context, next: () => Promise<unknown>) => {
     const gen = deps.generations.current;
     const trust = gen.config.gateway.trustProxy;
-    ctx.state.caller = await bearer.authenticateApi(ctx.headers, ctx.method, gen.gatewayToken, clientAddress(ctx, trust), deps.clock(), requestHost(ctx.req, trust));
+    ctx.state.caller = await bearer.authenticateApi(
+      ctx.headers,
+      ctx.method,
+      gen.gatewayToken,
+      clientAddress(ctx, trust),
+      deps.clock(),
+      requestHost(ctx.req, trust),
+    );
     return next();
   };
   /** Logs an admin action: who (the token's fingerprint, or the one a console session signed in with; the address) and what. */
   const audit = (ctx: Context, action: string, what: Record<string, unknown>) => {
     const caller = ctx.state.caller;
-    const fingerprint =
-      caller?.kind === 'session' ? caller.session.fingerprint : tokenFingerprint(bearerToken(ctx.headers.authorization));
+    const fingerprint = caller?.kind === 'session' ? caller.session.fingerprint : tokenFingerprint(bearerToken(ctx.headers.authorization));
     const address = clientAddress(ctx, deps.generations.current.config.gateway.trustProxy);
-    deps.logger.info({ admin: action, by: { fingerprint, address, ...(caller?.kind === 'session' ? { via: 'console' } : {}) }, ...what }, 'admin action');
+    deps.logger.info(
+      { admin: action, by: { fingerprint, address, ...(caller?.kind === 'session' ? { via: 'console' } : {}) }, ...what },
+      'admin action',
+    );
   };
 
   router.get('/api/requests', auth, async (ctx) => {
@@ -97,9 +106,15 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
     const hook = first(ctx.query.hook);
     const rawStatus = first(ctx.query.status);
     const status = rawStatus === undefined ? undefined : Number(rawStatus);
-    if (status !== undefined && !(Number.isInteger(status) && status >= 100 && status <= 599)) throw errors.invalidPayload('status', 'must be an HTTP status code');
+    if (status !== undefined && !(Number.isInteger(status) && status >= 100 && status <= 599))
+      throw errors.invalidPayload('status', 'must be an HTTP status code');
     const before = first(ctx.query.before);
-    const list = await deps.store.listRequests({ limit, ...(hook ? { hook } : {}), ...(status !== undefined ? { status } : {}), ...(before ? { before } : {}) });
+    const list = await deps.store.listRequests({
+      limit,
+      ...(hook ? { hook } : {}),
+      ...(status !== undefined ? { status } : {}),
+      ...(before ? { before } : {}),
+    });
     ctx.type = 'application/json';
     ctx.body = jsonList({ ok: true }, 'requests', list.map(requestSummaryView));
   });
@@ -113,19 +128,29 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
   router.post('/api/requests/:id/replay', auth, async (ctx) => {
     const kept = await deps.store.getRequest(ctx.params.id!);
     if (!kept) throw errors.notFound();
-    const answer = await replayRequest(kept, { generations: deps.generations, dispatcher: deps.dispatcher, named: deps.named, clock: deps.clock });
+    const answer = await replayRequest(kept, {
+      generations: deps.generations,
+      dispatcher: deps.dispatcher,
+      named: deps.named,
+      clock: deps.clock,
+    });
     audit(ctx, 'replay', { requestId: kept.id, hook: kept.hook, status: answer.status, newRequestId: answer.requestId ?? null });
     // a skip (204 to a sender) is 200 here, so the answer can say what happened and of what it is a replay
     const skipped = answer.status === 204;
     ctx.status = skipped ? 200 : answer.status;
-    ctx.body = { ...(skipped ? { ok: true, skipped: true } : answer.body), replayOf: kept.id, ...(answer.requestId ? { requestId: answer.requestId } : {}) };
+    ctx.body = {
+      ...(skipped ? { ok: true, skipped: true } : answer.body),
+      replayOf: kept.id,
+      ...(answer.requestId ? { requestId: answer.requestId } : {}),
+    };
   });
 
   router.post('/api/runs/:id/retry', auth, async (ctx) => {
     const run = await deps.store.getRun(ctx.params.id!);
     if (!run) throw errors.notFound();
     if (run.kind !== 'hook') throw errors.conflict('only a hook run can be retried; a heartbeat runs again on its own');
-    if (run.status === 'queued' || run.status === 'running') throw errors.conflict(`the run is ${run.status}; retry it once it has finished`);
+    if (run.status === 'queued' || run.status === 'running')
+      throw errors.conflict(`the run is ${run.status}; retry it once it has finished`);
     const gen = deps.generations.current;
     if (deps.queuedRuns() + 1 > gen.config.hooks.maxQueuedRuns) throw errors.unavailable('too many queued agent runs; try again later', 30);
     const now = deps.clock();

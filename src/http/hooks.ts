@@ -83,7 +83,7 @@ const header = (req: IncomingMessage, name: string): string | undefined => {
 /** True when `path` is under the hook prefix of the current generation. */
 export function isHookPath(gen: Generation, path: string): boolean {
   const hc = gen.config.hooks;
-  return hc.enabled && path.startsWith(hc.path) && (path.length === hc.path.length || path.charCodeAt(hc.path.length) === 47 /* / */);
+  return hc.enabled && path.startsWith(hc.path) && (path.length === hc.path.length || path.charCodeAt(hc.path.length) === 47) /* / */;
 }
 
 /**
@@ -135,7 +135,14 @@ class HookListener {
   };
 
   /** Authenticates and reads a request, then stores what it asks for (`accept`). */
-  private async handle(req: IncomingMessage, res: ServerResponse, t: Target, state: RequestState, out: Record<string, string>, gen: Generation): Promise<Answer> {
+  private async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    t: Target,
+    state: RequestState,
+    out: Record<string, string>,
+    gen: Generation,
+  ): Promise<Answer> {
     const hc = gen.config.hooks;
     const path = t.path;
     const now = this.deps.clock();
@@ -196,7 +203,8 @@ class HookListener {
     try {
       owner = authorizeRequest(gen, hookReq, this.deps.named);
     } catch (err) {
-      if (err instanceof HookError && (err.code === 'UNAUTHORIZED' || err.code === 'INVALID_SIGNATURE')) throw this.auth.fail(client, now, err);
+      if (err instanceof HookError && (err.code === 'UNAUTHORIZED' || err.code === 'INVALID_SIGNATURE'))
+        throw this.auth.fail(client, now, err);
       throw err;
     }
     if (!hookReq.authenticated) this.auth.succeed(client);
@@ -215,7 +223,15 @@ class HookListener {
       // kept in the same commit as what it stores (the request log)
       const keep: KeepRequest | undefined =
         gen.config.retention.requestsDays > 0
-          ? { hook: name, mappingId: owner?.id ?? null, url: keptUrl(path, t.query), headers: keptHeaders(hookReq.headers, credentialHeaders(gen)), body: keptBody(owner, hookReq), receivedAt: now, replayOf: null }
+          ? {
+              hook: name,
+              mappingId: owner?.id ?? null,
+              url: keptUrl(path, t.query),
+              headers: keptHeaders(hookReq.headers, credentialHeaders(gen)),
+              body: keptBody(owner, hookReq),
+              receivedAt: now,
+              replayOf: null,
+            }
           : undefined;
       if (resolution.kind === 'skip') {
         if (keep) await deps.dispatcher.keepSkipped(keep);
@@ -272,7 +288,11 @@ function handshakeOwner(gen: Generation, name: string): Pipeline | undefined {
 /** Sends a verifier's direct answer; a JSON one is left to the caller like any answer. */
 function sendDirect(res: ServerResponse, a: DirectAnswer): Answer {
   if (!('text' in a)) return a;
-  res.writeHead(a.status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(a.text), 'x-content-type-options': 'nosniff' });
+  res.writeHead(a.status, {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': Buffer.byteLength(a.text),
+    'x-content-type-options': 'nosniff',
+  });
   res.end(a.text);
   return { status: a.status, body: {} };
 }

@@ -11,7 +11,8 @@ import type { Generation } from '../runtime/generation.ts';
  * `x-slack-signature`, `webhook-signature`, `x-telegram-bot-api-secret-token`, `x-goog-iap-jwt-assertion`,
  * `x-api-key`).
  */
-const CREDENTIAL = /^(authorization|proxy-authorization|cookie|set-cookie)$|token|signature|secret|password|passwd|api-?key|jwt|assertion|credential|^x-auth/;
+const CREDENTIAL =
+  /^(authorization|proxy-authorization|cookie|set-cookie)$|token|signature|secret|password|passwd|api-?key|jwt|assertion|credential|^x-auth/;
 
 /** Header names the generation's mappings take a signature from (`verify.header`), beyond the pattern. */
 const configured = new WeakMap<Generation, ReadonlySet<string>>();

@@ -85,7 +85,8 @@ export function parseJsonText(text: string): unknown {
   } catch (err) {
     if (err instanceof RangeError) throw errors.invalidJson('nested too deeply');
     const msg = (err as Error).message;
-    if (msg.startsWith('Object contains forbidden prototype property')) throw errors.invalidJson('forbidden key (__proto__ or constructor.prototype)');
+    if (msg.startsWith('Object contains forbidden prototype property'))
+      throw errors.invalidJson('forbidden key (__proto__ or constructor.prototype)');
     throw errors.invalidJson(syntaxDetail(msg));
   }
 }

@@ -55,13 +55,25 @@ export async function replayRequest(kept: KeptRequest, deps: ReplayDeps): Promis
     const resolution = await resolveRequest(gen, req, deps.named, owner);
     const keep =
       gen.config.retention.requestsDays > 0
-        ? { hook: kept.hook, mappingId: owner?.id ?? null, url: kept.url, headers: keptHeaders(kept.headers, credentialHeaders(gen)), body, receivedAt: now, replayOf: kept.id }
+        ? {
+            hook: kept.hook,
+            mappingId: owner?.id ?? null,
+            url: kept.url,
+            headers: keptHeaders(kept.headers, credentialHeaders(gen)),
+            body,
+            receivedAt: now,
+            replayOf: kept.id,
+          }
         : undefined;
     if (resolution.kind === 'skip') {
       const requestId = keep ? await deps.dispatcher.keepSkipped(keep) : undefined;
       return { status: 204, body: {}, ...(requestId ? { requestId } : {}) };
     }
-    return await deps.dispatcher.dispatch(resolution.actions, { agentStatus: hc.agentStatus, maxQueuedRuns: hc.maxQueuedRuns, ...(keep ? { keep } : {}) });
+    return await deps.dispatcher.dispatch(resolution.actions, {
+      agentStatus: hc.agentStatus,
+      maxQueuedRuns: hc.maxQueuedRuns,
+      ...(keep ? { keep } : {}),
+    });
   } finally {
     deps.generations.release(gen);
   }

@@ -95,5 +95,6 @@ export function logFailure(logger: Logger, e: HookError, path: string, s: Reques
     logger.error({ err: e.cause, code: e.code, path }, 'storage unavailable: requests are answered 503 until it can write again');
     return;
   }
-  if (e.status >= 500 && !e.expose) logger.error({ err: e.cause ?? e, code: e.code, path, hook: s.hook, mapping: s.mapping }, 'request failed');
+  if (e.status >= 500 && !e.expose)
+    logger.error({ err: e.cause ?? e, code: e.code, path, hook: s.hook, mapping: s.mapping }, 'request failed');
 }

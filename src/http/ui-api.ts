@@ -5,7 +5,7 @@
  * try`: nothing is dispatched, stored or logged) and `GET /api/stream`
  * (server-sent events: the figures whenever they change).
  */
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import { basename } from 'node:path';
 import type { Context } from 'koa';
 import { createLogger } from '../log.ts';
@@ -61,7 +61,8 @@ function tryInput(raw: Buffer): { hook: string; body: string; headers: Record<st
     const e = checkTry.errors?.[0];
     const p = (e?.params ?? {}) as Record<string, unknown>;
     const at = (e?.instancePath ?? '').slice(1).split('/').join('.');
-    if (e?.keyword === 'additionalProperties') throw errors.invalidPayload(String(p.additionalProperty), 'is not a field of a try request (hook, body, headers)');
+    if (e?.keyword === 'additionalProperties')
+      throw errors.invalidPayload(String(p.additionalProperty), 'is not a field of a try request (hook, body, headers)');
     if (e?.keyword === 'required') throw errors.invalidPayload(String(p.missingProperty), 'is required');
     if (!at) throw errors.invalidPayload('', 'the body must be a JSON object {hook, body, headers}');
     throw errors.invalidPayload(at, e?.keyword === 'minLength' ? 'must not be empty' : (e?.message ?? 'is invalid'));

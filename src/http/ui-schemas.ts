@@ -8,13 +8,20 @@ export const TryRequest = Type.Object(
   {
     hook: Type.String({ minLength: 1, maxLength: 1000, description: 'the hook name after the hooks path: wake, agent, or a mapping path' }),
     body: Type.Optional(Type.String({ description: 'the request body as text (default {})' })),
-    headers: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'request headers by name; content-type is application/json unless given' })),
+    headers: Type.Optional(
+      Type.Record(Type.String(), Type.String(), { description: 'request headers by name; content-type is application/json unless given' }),
+    ),
   },
   { additionalProperties: false },
 );
 export type TryRequestInput = Static<typeof TryRequest>;
 
-const MatchExplanation = Type.Object({ id: Type.String(), origin: Type.String(), matched: Type.Boolean(), reason: Type.Optional(Type.String()) });
+const MatchExplanation = Type.Object({
+  id: Type.String(),
+  origin: Type.String(),
+  matched: Type.Boolean(),
+  reason: Type.Optional(Type.String()),
+});
 
 /** What a dry run shows (src/runtime/dry-run.ts `DryRun`); `hook-intake try --json` prints the same. */
 export const DryRunResult = Type.Object({
@@ -24,16 +31,30 @@ export const DryRunResult = Type.Object({
   direct: Type.Optional(Type.Literal(true)),
   text: Type.Optional(Type.String()),
   body: Type.Optional(Type.Unknown()),
-  actions: Type.Optional(Type.Array(Type.Object({ kind: Type.Union([Type.Literal('wake'), Type.Literal('agent')]) }, { additionalProperties: true }))),
+  actions: Type.Optional(
+    Type.Array(Type.Object({ kind: Type.Union([Type.Literal('wake'), Type.Literal('agent')]) }, { additionalProperties: true })),
+  ),
   code: Type.Optional(Type.String()),
   error: Type.Optional(Type.String()),
   transformError: Type.Optional(Type.Object({ message: Type.String(), stack: Type.Array(Type.String()) })),
 });
 
-export const TryAnswer = Type.Object({ ok: Type.Literal(true), result: DryRunResult, text: Type.String({ description: 'the dry run as hook-intake try prints it' }) });
+export const TryAnswer = Type.Object({
+  ok: Type.Literal(true),
+  result: DryRunResult,
+  text: Type.String({ description: 'the dry run as hook-intake try prints it' }),
+});
 
 const Count = Type.Integer({ minimum: 0 });
-const ReloadError = Type.Union([Type.Null(), Type.Object({ at: Type.String(), issues: Type.Array(Type.Object({ file: Type.String(), path: Type.String(), message: Type.String(), line: Type.Optional(Type.Integer()) })) })]);
+const ReloadError = Type.Union([
+  Type.Null(),
+  Type.Object({
+    at: Type.String(),
+    issues: Type.Array(
+      Type.Object({ file: Type.String(), path: Type.String(), message: Type.String(), line: Type.Optional(Type.Integer()) }),
+    ),
+  }),
+]);
 
 export const StatsAnswer = Type.Object({
   ok: Type.Literal(true),

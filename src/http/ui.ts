@@ -34,7 +34,8 @@ const TYPES: Record<string, string> = {
  * framing, no referrer, no sniffing.
  */
 export const UI_HEADERS: Record<string, string> = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
@@ -53,7 +54,8 @@ export function loadAssets(dir = UI_DIR): Map<string, Asset> {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.isFile() && TYPES[extname(e.name)]) out.set(relative(dir, p).split(sep).join('/'), { type: TYPES[extname(e.name)]!, body: readFileSync(p) });
+      else if (e.isFile() && TYPES[extname(e.name)])
+        out.set(relative(dir, p).split(sep).join('/'), { type: TYPES[extname(e.name)]!, body: readFileSync(p) });
     }
   };
   walk(dir);
@@ -132,7 +134,14 @@ export function uiRouter(deps: UiDeps, assets = loadAssets()): Router<RequestSta
 
   function authenticate(ctx: Context) {
     const gen = deps.generations.current;
-    return deps.bearer.authenticateApi(ctx.headers, ctx.method, gen.gatewayToken, clientAddress(ctx.req, trust()), deps.clock(), requestHost(ctx.req, trust()));
+    return deps.bearer.authenticateApi(
+      ctx.headers,
+      ctx.method,
+      gen.gatewayToken,
+      clientAddress(ctx.req, trust()),
+      deps.clock(),
+      requestHost(ctx.req, trust()),
+    );
   }
   return router;
 }

@@ -10,7 +10,7 @@ import { splitModel } from '../config/rules.ts';
 import type { ConfigIssue } from '../errors.ts';
 import { compileMatch, MatchError, trimSlashes } from './match.ts';
 import { compileTemplate, TemplateError, type Template } from './template.ts';
-import { parsePath, PathError } from './path.ts';
+import { parsePath, type PathError } from './path.ts';
 import { TEMPLATED_FIELDS, type Pipeline, type TemplatedField } from './pipeline.ts';
 import { resolveTransformModule } from '../transforms/resolve.ts';
 import type { TransformSpec } from '../transforms/pool.ts';
@@ -42,7 +42,11 @@ export interface CompileInput {
   verifier: MakeVerifier;
 }
 
-export type MakeVerifier = (key: string, mappingId: string, spec: { type: string }) => { verifier?: Verifier; issues: { path: string; message: string }[] };
+export type MakeVerifier = (
+  key: string,
+  mappingId: string,
+  spec: { type: string },
+) => { verifier?: Verifier; issues: { path: string; message: string }[] };
 
 export interface CompileResult {
   pipelines: Pipeline[];
@@ -68,12 +72,18 @@ export function compilePipelines(input: CompileInput): CompileResult {
   const transforms = new Map<string, TransformSpec>();
   const sources: { mapping: MappingConfig; base: string; file: string; dir: string; origin: string; fallbackId: string }[] = [];
 
-  config.hooks.mappings.forEach((m, i) =>
-    sources.push({ mapping: m, base: `hooks.mappings[${i}]`, file: input.file, dir: config.hooks.transformsDir!, origin: `hooks.mappings[${i}]`, fallbackId: `mapping-${i + 1}` }),
-  );
+  for (const [i, m] of config.hooks.mappings.entries())
+    sources.push({
+      mapping: m,
+      base: `hooks.mappings[${i}]`,
+      file: input.file,
+      dir: config.hooks.transformsDir!,
+      origin: `hooks.mappings[${i}]`,
+      fallbackId: `mapping-${i + 1}`,
+    });
   for (const preset of input.presets) {
     const overrides = presetOverrides(config, preset.name);
-    preset.mappings.forEach((m, i) =>
+    for (const [i, m] of preset.mappings.entries())
       sources.push({
         mapping: { ...m, ...overrides },
         base: `mappings[${i}]`,
@@ -81,14 +91,15 @@ export function compilePipelines(input: CompileInput): CompileResult {
         dir: preset.transformsDir ?? config.hooks.transformsDir!,
         origin: `preset ${preset.name} (mappings[${i}])`,
         fallbackId: `${preset.name}-${i + 1}`,
-      }),
-    );
+      });
   }
 
   const channels = new Set(['last', ...Object.keys(config.channels)]);
   for (const src of sources) {
     const before = issues.length;
-    const p = compileOne(src, config, channels, transforms, input.verifier, (path, message) => issues.push({ file: src.file, path: `${src.base}.${path}`.replace(/\.$/, ''), message }));
+    const p = compileOne(src, config, channels, transforms, input.verifier, (path, message) =>
+      issues.push({ file: src.file, path: `${src.base}.${path}`.replace(/\.$/, ''), message }),
+    );
     if (p && issues.length === before) pipelines.push(p);
   }
   return { pipelines, transforms: [...transforms.values()], issues };
@@ -114,7 +125,8 @@ function compileOne(
     return undefined;
   }
   const path = m.match?.path !== undefined ? trimSlashes(m.match.path) : undefined;
-  if (path !== undefined && RESERVED_NAMES.has(path)) issue('match.path', `"${path}" is reserved for the built-in endpoint (mapping "${id}")`);
+  if (path !== undefined && RESERVED_NAMES.has(path))
+    issue('match.path', `"${path}" is reserved for the built-in endpoint (mapping "${id}")`);
 
   let forEach: Pipeline['forEach'];
   if (m.forEach !== undefined) {
@@ -159,7 +171,8 @@ function compileOne(
     if ('error' in r) issue('transform.module', `${r.error} (mapping "${id}")`);
     else {
       const key = `${r.file}#${m.transform.export ?? ''}`;
-      if (!transforms.has(key)) transforms.set(key, { key, file: r.file, ...(m.transform.export ? { exportName: m.transform.export } : {}) });
+      if (!transforms.has(key))
+        transforms.set(key, { key, file: r.file, ...(m.transform.export ? { exportName: m.transform.export } : {}) });
       transform = { key, file: r.file, timeoutMs: m.transform.timeoutMs ?? DEFAULT_TRANSFORM_TIMEOUT_MS };
     }
   }

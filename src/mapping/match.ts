@@ -39,7 +39,7 @@ interface RuleFn {
   describe(): string;
 }
 
-const show = (v: unknown) => (v === undefined ? 'missing' : JSON.stringify(v)?.slice(0, 80) ?? String(v));
+const show = (v: unknown) => (v === undefined ? 'missing' : (JSON.stringify(v)?.slice(0, 80) ?? String(v)));
 
 /** Strips surrounding slashes, as hook names are compared (SPEC §5.2). */
 export const trimSlashes = (s: string) => s.replace(/^\/+|\/+$/g, '');
@@ -108,7 +108,10 @@ function compileChecks(spec: MatchConfig, where: string): Check[] {
     const get = (i: MatchInput) => getPath(i.payload, ['source']);
     checks.push({ test: (i) => get(i) === want, why: (i) => `${where}.source: wants payload.source "${want}", got ${show(get(i))}` });
   }
-  for (const [field, isHeader] of [['headers', true], ['payload', false]] as const) {
+  for (const [field, isHeader] of [
+    ['headers', true],
+    ['payload', false],
+  ] as const) {
     const rules = spec[field];
     if (!rules) continue;
     for (const [key, rule] of Object.entries(rules)) {

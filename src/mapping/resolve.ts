@@ -53,7 +53,8 @@ export function createNamedResolver(deps: RunDeps & { counter?: SharedCounter })
     async run(gen, req, p, boundary) {
       if (p.rateLimit) {
         const wait = await limiter.take(p.id, p.rateLimit, req.receivedAt);
-        if (wait !== undefined) throw errors.rateLimited(wait, `hook "${p.id}" takes at most ${p.rateLimit.max} requests per ${p.rateLimit.perSeconds}s`);
+        if (wait !== undefined)
+          throw errors.rateLimited(wait, `hook "${p.id}" takes at most ${p.rateLimit.max} requests per ${p.rateLimit.perSeconds}s`);
       }
       return runPipeline(p, req, gen, boundary, deps);
     },

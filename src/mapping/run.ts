@@ -12,7 +12,7 @@ import { errors, HookError } from '../errors.ts';
 import { getPath } from './path.ts';
 import type { TemplateScope } from './template.ts';
 import { MAX_FAN_OUT, type Pipeline } from './pipeline.ts';
-import { TransformCallError } from '../transforms/pool.ts';
+import type { TransformCallError } from '../transforms/pool.ts';
 
 /** Headers a template or transform never sees: credentials. */
 const HIDDEN_HEADERS = new Set(['authorization', 'x-gateway-token', 'cookie', 'proxy-authorization']);
@@ -71,7 +71,7 @@ export function renderTemplates(p: Pipeline, scope: TemplateScope, deferBody = f
 }
 
 /** The fields `renderTemplates(…, true)` left out of `rendered` (their value is the JSON of the body). */
-export function deferredFields(p: Pipeline, rendered: Partial): string[] {
+export function deferredFields(rendered: Partial): string[] {
   const out: string[] = [];
   if (!Object.hasOwn(rendered, 'message')) out.push('message');
   if (!Object.hasOwn(rendered, 'text')) out.push('text');
@@ -111,10 +111,17 @@ export interface RunDeps {
 
 /** One template scope per item of `forEach`, else the request's own. */
 function templateScopes(p: Pipeline, req: HookRequest, headers: Record<string, string>): TemplateScope[] {
-  const base: TemplateScope = { name: req.name, now: new Date(req.receivedAt).toISOString(), headers, query: req.query, payload: req.payload };
+  const base: TemplateScope = {
+    name: req.name,
+    now: new Date(req.receivedAt).toISOString(),
+    headers,
+    query: req.query,
+    payload: req.payload,
+  };
   if (!p.forEach) return [base];
   const list = getPath(req.payload, p.forEach.segs);
-  if (!Array.isArray(list)) throw errors.invalidPayload(p.forEach.field, `must be an array (mapping "${p.id}" has forEach: "${p.forEach.field}")`);
+  if (!Array.isArray(list))
+    throw errors.invalidPayload(p.forEach.field, `must be an array (mapping "${p.id}" has forEach: "${p.forEach.field}")`);
   if (list.length > MAX_FAN_OUT) throw errors.invalidPayload(p.forEach.field, `must have at most ${MAX_FAN_OUT} items`);
   return list.map((item, index) => ({ ...base, item, index }));
 }
@@ -128,7 +135,9 @@ export async function runPipeline(p: Pipeline, req: HookRequest, gen: Generation
   // a single context with the body's JSON text: the worker parses its own payload and computes body-JSON defaults on demand
   const sendText = p.transform !== undefined && !p.forEach && req.json !== undefined;
   const rendered = scopes.map((s) => renderTemplates(p, s, sendText));
-  const merged = p.transform ? await transformed(p, req, gen, { scopes, rendered, headers, sendText }, deps) : rendered.map((partial) => ({ partial }));
+  const merged = p.transform
+    ? await transformed(p, req, gen, { scopes, rendered, headers, sendText }, deps)
+    : rendered.map((partial) => ({ partial }));
   if (!merged.length) return { kind: 'skip', mappingId: p.id };
   return { kind: 'actions', mappingId: p.id, actions: merged.map((m) => prepared(p, m, req, gen, boundary, deps)) };
 }
@@ -153,13 +162,21 @@ async function transformed(
     ...(p.forEach ? { item: s.item, index: s.index } : {}),
     action: rendered[i],
   }));
-  const deferred = sendText ? deferredFields(p, rendered[0]!) : [];
+  const deferred = sendText ? deferredFields(rendered[0]!) : [];
   let results: unknown[];
   try {
-    results = await gen.transforms.call(p.transform.key, contexts, p.transform.timeoutMs, sendText ? { json: req.json!, deferred } : undefined);
+    results = await gen.transforms.call(
+      p.transform.key,
+      contexts,
+      p.transform.timeoutMs,
+      sendText ? { json: req.json!, deferred } : undefined,
+    );
   } catch (err) {
     const e = err as TransformCallError;
-    deps.logger.error({ mapping: p.id, transform: p.transform.file, timedOut: e.timedOut ?? false, reason: e.detail ?? String(err), stack: e.stack }, 'transform failed');
+    deps.logger.error(
+      { mapping: p.id, transform: p.transform.file, timedOut: e.timedOut ?? false, reason: e.detail ?? String(err), stack: e.stack },
+      'transform failed',
+    );
     throw errors.transformFailed(err);
   }
   const merged = mergeResults(p, results, rendered, deps);

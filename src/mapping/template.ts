@@ -13,7 +13,7 @@
  * Missing values render as "", strings as they are, other values as JSON.
  * `\{{` writes a literal `{{`. Parsed once at load into a list of parts.
  */
-import { FORBIDDEN_SEGMENTS, getPath, parsePath, PathError, type Segment } from './path.ts';
+import { FORBIDDEN_SEGMENTS, getPath, parsePath, type PathError, type Segment } from './path.ts';
 
 export interface TemplateScope {
   name: string;

@@ -89,11 +89,16 @@ export async function request(fetchFn: typeof fetch, url: string | URL, init: Re
     const reason = redact(networkReason(err), opts.hidden);
     if (neverSent(err)) throw new ChannelError(`${method} ${shown} failed: could not connect (${reason})`, { retryable: true });
     if (!ambiguous) throw new ChannelError(`${method} ${shown} failed: ${reason}`, { retryable: true });
-    throw new ChannelError(`${method} ${shown} failed after sending: ${reason}; the message may have been posted`, { retryable: true, ambiguous: true });
+    throw new ChannelError(`${method} ${shown} failed after sending: ${reason}; the message may have been posted`, {
+      retryable: true,
+      ambiguous: true,
+    });
   }
   if (res.status >= 300 && res.status < 400) {
     await discard(res);
-    throw new ChannelError(`${shown} answered HTTP ${res.status} (a redirect, not followed): check the configured base URL`, { retryable: false });
+    throw new ChannelError(`${shown} answered HTTP ${res.status} (a redirect, not followed): check the configured base URL`, {
+      retryable: false,
+    });
   }
   return res;
 }
@@ -107,7 +112,11 @@ export function post(fetchFn: typeof fetch, url: string | URL, init: RequestInit
  * An answer's body, read up to `maxBytes` (an error answer's cap unless given),
  * with secrets removed: its text and, when it is JSON, the parsed value.
  */
-export async function readAnswer(res: Response, hidden: readonly (string | undefined)[], maxBytes = ERROR_BODY_BYTES): Promise<{ text: string; json: unknown }> {
+export async function readAnswer(
+  res: Response,
+  hidden: readonly (string | undefined)[],
+  maxBytes = ERROR_BODY_BYTES,
+): Promise<{ text: string; json: unknown }> {
   let text = '';
   try {
     text = redact((await readCapped(res, maxBytes)).text, hidden);
@@ -146,7 +155,8 @@ export function baseUrl(raw: string, key: string): string {
     throw new PluginConfigError(key, `"${raw}" is not a URL`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new PluginConfigError(key, 'must be an http:// or https:// URL');
-  if (u.username || u.password || u.search || u.hash) throw new PluginConfigError(key, 'must be a plain base URL, without credentials, query or fragment');
+  if (u.username || u.password || u.search || u.hash)
+    throw new PluginConfigError(key, 'must be a plain base URL, without credentials, query or fragment');
   return raw.replace(/\/+$/, '');
 }
 

@@ -37,6 +37,9 @@ export function compileInChild(opts: TransformOptions, timeoutMs = COMPILE_TIMEO
 }
 
 function lastLine(text: string | undefined): string {
-  const lines = (text ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = (text ?? '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return (lines.find((l) => /Error/.test(l)) ?? lines.at(-1) ?? '').slice(0, 500);
 }

@@ -267,7 +267,11 @@ export type HandshakeOutcome = { readonly ok: true; readonly answer: DirectAnswe
  * logged: a fixed phrase, never a secret, a signature or header content.
  */
 export type VerifyOutcome =
-  | { readonly ok: true; /** Which configured secret matched (0-based), when there are several. */ readonly secretIndex?: number; readonly answer?: DirectAnswer }
+  | {
+      readonly ok: true /** Which configured secret matched (0-based), when there are several. */;
+      readonly secretIndex?: number;
+      readonly answer?: DirectAnswer;
+    }
   | { readonly ok: false; readonly reason: string };
 
 /**
@@ -320,9 +324,13 @@ export interface PresetDefinition {
 
 export interface Plugin {
   name: string;
+  // biome-ignore lint/suspicious/noExplicitAny: each factory has its own config type
   agents?: Record<string, AgentProviderFactory<any>>;
+  // biome-ignore lint/suspicious/noExplicitAny: each factory has its own config type
   channels?: Record<string, ChannelFactory<any>>;
+  // biome-ignore lint/suspicious/noExplicitAny: each factory has its own config type
   verifiers?: Record<string, VerifierFactory<any>>;
+  // biome-ignore lint/suspicious/noExplicitAny: each factory has its own config type
   services?: Record<string, ServiceFactory<any>>;
   presets?: Record<string, PresetDefinition>;
 }

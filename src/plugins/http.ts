@@ -54,7 +54,8 @@ export function errorDetail(body: string): string {
     const j = JSON.parse(body) as Record<string, unknown>;
     if (j && typeof j === 'object') {
       const e = j.error;
-      if (e && typeof e === 'object' && typeof (e as Record<string, unknown>).message === 'string') return (e as { message: string }).message;
+      if (e && typeof e === 'object' && typeof (e as Record<string, unknown>).message === 'string')
+        return (e as { message: string }).message;
       for (const k of ['error', 'message', 'detail', 'description'] as const) if (typeof j[k] === 'string') return j[k] as string;
     }
   } catch {

@@ -25,7 +25,13 @@ export async function loadPluginModule(file: string): Promise<Plugin> {
   // What jiti's file cache lacks is compiled in a child process, so jiti's
   // compiler (~20 MB) does not stay in this one (compiler.ts).
   const { createJiti } = await import('jiti');
-  const jiti = createJiti(import.meta.url, { moduleCache: false, requireCache: false, tryNative: false, alias: PLUGIN_ALIASES, transform: (opts) => compileInChild(opts) });
+  const jiti = createJiti(import.meta.url, {
+    moduleCache: false,
+    requireCache: false,
+    tryNative: false,
+    alias: PLUGIN_ALIASES,
+    transform: (opts) => compileInChild(opts),
+  });
   const mod = (await jiti.import(file)) as { default?: unknown; plugin?: unknown };
   const p = (mod.default ?? mod.plugin ?? mod) as Partial<Plugin>;
   if (!p || typeof p !== 'object' || typeof p.name !== 'string' || !p.name)

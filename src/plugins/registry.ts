@@ -61,7 +61,9 @@ export class DuplicateRegistrationError extends Error {
 
 export function createRegistry(): Registry {
   const plugins = new Map<string, string>();
-  const maps = Object.fromEntries(KINDS.map((k) => [k, new Map<string, Entry<unknown>>()])) as { [K in Kind]: Map<string, Entry<Contributions[K]>> };
+  const maps = Object.fromEntries(KINDS.map((k) => [k, new Map<string, Entry<unknown>>()])) as {
+    [K in Kind]: Map<string, Entry<Contributions[K]>>;
+  };
   const get = <K extends Kind>(kind: K, name: string) => maps[kind].get(name)?.value as Contributions[K] | undefined;
   const names = (kind: Kind) => [...maps[kind].keys()];
 
@@ -78,11 +80,13 @@ export function createRegistry(): Registry {
       }
       // all checks passed: register everything or nothing
       plugins.set(plugin.name, origin);
-      for (const { kind, entries } of contributed) for (const [n, value] of entries) maps[kind].set(n, { owner: plugin.name, moduleKey, value } as never);
+      for (const { kind, entries } of contributed)
+        for (const [n, value] of entries) maps[kind].set(n, { owner: plugin.name, moduleKey, value } as never);
       return () => {
         if (plugins.get(plugin.name) !== origin) return;
         plugins.delete(plugin.name);
-        for (const { kind, entries } of contributed) for (const [n] of entries) if (maps[kind].get(n)?.owner === plugin.name) maps[kind].delete(n);
+        for (const { kind, entries } of contributed)
+          for (const [n] of entries) if (maps[kind].get(n)?.owner === plugin.name) maps[kind].delete(n);
       };
     },
     agent: (t) => get('provider', t),

@@ -17,7 +17,10 @@ import type { PresetDefinition } from '../plugins/define.ts';
 export const BUILTIN_PRESETS_DIR = resolve(import.meta.dirname, '../../presets');
 const PRESET_FILES = ['preset.json5', 'preset.json', 'preset.yaml', 'preset.yml'];
 
-const PresetFile = Type.Object({ description: Type.Optional(Type.String()), mappings: Type.Array(Mapping, { minItems: 1 }) }, { additionalProperties: false });
+const PresetFile = Type.Object(
+  { description: Type.Optional(Type.String()), mappings: Type.Array(Mapping, { minItems: 1 }) },
+  { additionalProperties: false },
+);
 let validate: ValidateFunction | undefined;
 
 export interface LoadedPresets {

@@ -76,7 +76,6 @@ export interface AgentAction {
 
 export type Action = WakeAction | AgentAction;
 
-
 /** Where an action's session key came from: policy applies to keys a caller chose. */
 export type KeyOrigin = 'request' | 'mapping';
 
@@ -147,8 +146,7 @@ export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOri
   if (input.sessionKey === undefined) sessionKey = `hook:${uuidv7()}`;
   else {
     sessionKey = input.sessionKey;
-    if (!SESSION_KEY_RE.test(sessionKey))
-      throw errors.invalidPayload('sessionKey', 'must be 1-200 characters of A-Z a-z 0-9 : . _ / -');
+    if (!SESSION_KEY_RE.test(sessionKey)) throw errors.invalidPayload('sessionKey', 'must be 1-200 characters of A-Z a-z 0-9 : . _ / -');
     if (sessionKey.toLowerCase() === MAIN_SESSION) throw errors.invalidPayload('sessionKey', 'must not name the main session');
     if (keyOrigin === 'request') {
       if (!cfg.hooks.allowRequestSessionKey)

@@ -71,7 +71,15 @@ export async function callAgent(gen: Generation, o: CallOptions): Promise<CallRe
       ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true });
     });
     const reply = await Promise.race([
-      provider.run({ runId: o.runId, sessionKey: o.sessionKey, model: parts.model, thinking: o.thinking, messages: o.messages, signal: ac.signal, timeoutMs: o.timeoutMs }),
+      provider.run({
+        runId: o.runId,
+        sessionKey: o.sessionKey,
+        model: parts.model,
+        thinking: o.thinking,
+        messages: o.messages,
+        signal: ac.signal,
+        timeoutMs: o.timeoutMs,
+      }),
       aborted,
     ]);
     if (typeof reply?.text !== 'string') return { status: 'error', error: 'provider returned no text' };

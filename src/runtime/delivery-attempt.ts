@@ -102,7 +102,13 @@ export async function attemptDelivery(gen: Generation, d: Delivery, log: Logger,
   if (parts.length === 0) {
     // nothing to send is not a send: the delivery says so instead of claiming the reply arrived
     log.info('delivery skipped: the reply renders to nothing');
-    return { retry: undefined, recorded: ctx.record({ id: d.id, runId: d.runId, attempts: d.attempts, at: ctx.clock(), status: 'skipped', error: 'empty reply' }, log) };
+    return {
+      retry: undefined,
+      recorded: ctx.record(
+        { id: d.id, runId: d.runId, attempts: d.attempts, at: ctx.clock(), status: 'skipped', error: 'empty reply' },
+        log,
+      ),
+    };
   }
   return new PartSender(gen, d, log, ctx, entry.channel, parts).run();
 }
@@ -138,7 +144,18 @@ class PartSender {
     try {
       await this.sendAll();
       const route = d.mainSession ? { channel: d.channel, to: d.to } : undefined;
-      const recorded = ctx.record({ id: d.id, runId: d.runId, attempts: this.attempts, at: ctx.clock(), status: 'sent', sentParts: this.sent, ...(route ? { route } : {}) }, this.log);
+      const recorded = ctx.record(
+        {
+          id: d.id,
+          runId: d.runId,
+          attempts: this.attempts,
+          at: ctx.clock(),
+          status: 'sent',
+          sentParts: this.sent,
+          ...(route ? { route } : {}),
+        },
+        this.log,
+      );
       this.log.info({ parts: parts.length }, 'delivered');
       return { retry: undefined, recorded };
     } catch (err) {
@@ -147,7 +164,10 @@ class PartSender {
         // not the channel's fault: the attempt is not counted, the parts sent are stored already; the rest goes next start,
         // with the part it was sending kept (it may have been posted: the next start sends the same text)
         this.log.info('delivery interrupted by shutdown; left pending');
-        return { retry: undefined, recorded: this.unstored ? this.progress({ parts: this.unstored }).catch(() => undefined) : Promise.resolve() };
+        return {
+          retry: undefined,
+          recorded: this.unstored ? this.progress({ parts: this.unstored }).catch(() => undefined) : Promise.resolve(),
+        };
       }
       return this.failed(err);
     }
@@ -156,11 +176,23 @@ class PartSender {
   /** Stores progress within this attempt; the attempt is counted by its outcome. */
   private progress(more: Partial<DeliveryAttempt>): Promise<void> {
     const { d, ctx } = this;
-    return ctx.record({ id: d.id, runId: d.runId, attempts: d.attempts, at: ctx.clock(), status: 'pending', nextAttemptAt: ctx.clock(), error: d.lastError, ...more }, this.log).catch(
-      (err: unknown) => {
+    return ctx
+      .record(
+        {
+          id: d.id,
+          runId: d.runId,
+          attempts: d.attempts,
+          at: ctx.clock(),
+          status: 'pending',
+          nextAttemptAt: ctx.clock(),
+          error: d.lastError,
+          ...more,
+        },
+        this.log,
+      )
+      .catch((err: unknown) => {
         throw new Bookkeeping('recording progress failed', { cause: err });
-      },
-    );
+      });
   }
 
   private async sendAll(): Promise<void> {
@@ -192,18 +224,37 @@ class PartSender {
     let reason = oneLine(scrub(err instanceof Error ? err.message : String(err), this.gen.config.channels[d.channel], parts[sent]), 300);
     // an ambiguous failure may have posted the part: one retry of it at most, since each may post it again
     const again = ambiguous && d.ambiguousPart === sent;
-    const kept: Partial<DeliveryAttempt> = { sentParts: sent, ...(this.unstored ? { parts: this.unstored } : {}), ...(ambiguous ? { ambiguousPart: sent } : {}) };
+    const kept: Partial<DeliveryAttempt> = {
+      sentParts: sent,
+      ...(this.unstored ? { parts: this.unstored } : {}),
+      ...(ambiguous ? { ambiguousPart: sent } : {}),
+    };
     if (retryable && !again && attempts < MAX_ATTEMPTS) {
       const hinted = e ? Math.min(e.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS) : 0;
       const delay = Math.max(ctx.backoff(attempts), hinted);
       const next = ctx.clock() + delay;
-      const recorded = ctx.record({ id: d.id, runId: d.runId, attempts, at: ctx.clock(), status: 'pending', nextAttemptAt: next, error: reason, ...kept }, this.log);
+      const recorded = ctx.record(
+        { id: d.id, runId: d.runId, attempts, at: ctx.clock(), status: 'pending', nextAttemptAt: next, error: reason, ...kept },
+        this.log,
+      );
       this.log.warn({ reason, retryInMs: delay, ambiguous }, 'delivery failed; will retry');
-      const retried: Delivery = { ...d, attempts, nextAttemptAt: next, lastError: reason, sentParts: sent, parts, ambiguousPart: ambiguous ? sent : d.ambiguousPart };
+      const retried: Delivery = {
+        ...d,
+        attempts,
+        nextAttemptAt: next,
+        lastError: reason,
+        sentParts: sent,
+        parts,
+        ambiguousPart: ambiguous ? sent : d.ambiguousPart,
+      };
       return { retry: { delivery: retried, at: next }, recorded };
     }
-    if (ambiguous) reason = `${reason}; ${parts.length > 1 ? `part ${sent + 1} of ${parts.length}` : 'the reply'} may or may not have been delivered`;
-    const recorded = ctx.record({ id: d.id, runId: d.runId, attempts, at: ctx.clock(), status: 'failed', error: reason, ...kept }, this.log);
+    if (ambiguous)
+      reason = `${reason}; ${parts.length > 1 ? `part ${sent + 1} of ${parts.length}` : 'the reply'} may or may not have been delivered`;
+    const recorded = ctx.record(
+      { id: d.id, runId: d.runId, attempts, at: ctx.clock(), status: 'failed', error: reason, ...kept },
+      this.log,
+    );
     this.log.error({ reason, retryable, ambiguous }, 'delivery failed');
     return { retry: undefined, recorded };
   }

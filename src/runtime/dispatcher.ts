@@ -132,7 +132,15 @@ function keptActions(actions: readonly PreparedAction[], events: NewEvent[], run
   return actions.map((a): KeptAction => {
     if (a.kind === 'wake') return { kind: 'wake', mode: a.mode, eventId: events[e++]!.id };
     const run = runs[r++]!;
-    return { kind: 'agent', name: run.hookName, sessionKey: run.sessionKey, channel: run.channel, to: run.to, deliver: run.deliver, runId: run.id };
+    return {
+      kind: 'agent',
+      name: run.hookName,
+      sessionKey: run.sessionKey,
+      channel: run.channel,
+      to: run.to,
+      deliver: run.deliver,
+      runId: run.id,
+    };
   });
 }
 

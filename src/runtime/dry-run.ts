@@ -36,13 +36,31 @@ export interface DryRun {
  * Runs `name` on the body `raw` with `headers` (lower-case names) through `gen`, as a caller holding
  * the hook token would (signatures are still checked). Throws only what is not a request's error.
  */
-export async function dryRun(gen: Generation, name: string, raw: Buffer, headers: Record<string, string>, logger: Logger, now: number): Promise<DryRun> {
+export async function dryRun(
+  gen: Generation,
+  name: string,
+  raw: Buffer,
+  headers: Record<string, string>,
+  logger: Logger,
+  now: number,
+): Promise<DryRun> {
   const path = `${gen.config.hooks.path}/${name}`;
   let matching: MatchExplanation[] = [];
   try {
     const json = jsonText(raw);
     const payload = parseJsonText(json);
-    const req: HookRequest = { name, payload, headers, query: {}, path, url: path, rawBody: raw, json, receivedAt: now, authenticated: true };
+    const req: HookRequest = {
+      name,
+      payload,
+      headers,
+      query: {},
+      path,
+      url: path,
+      rawBody: raw,
+      json,
+      receivedAt: now,
+      authenticated: true,
+    };
     if (name !== 'wake' && name !== 'agent') matching = explainMatch(gen, req);
     // its own resolver: a dry run does not use up a mapping's rate limit
     const named = createNamedResolver({ logger });
@@ -58,12 +76,24 @@ export async function dryRun(gen: Generation, name: string, raw: Buffer, headers
   } catch (err) {
     if (!isHookError(err)) throw err;
     const failure = err.code === 'TRANSFORM_FAILED' ? transformFailure(err.cause) : undefined;
-    return { hook: name, matching, status: err.status, code: err.code, error: err.message, ...(failure ? { transformError: failure } : {}) };
+    return {
+      hook: name,
+      matching,
+      status: err.status,
+      code: err.code,
+      error: err.message,
+      ...(failure ? { transformError: failure } : {}),
+    };
   }
 }
 
 /** Frames that are not the transform's: this program's sources (the worker), Node's, built-ins. */
-const NOT_THE_TRANSFORM = [fileURLToPath(new URL('..', import.meta.url)), new URL('..', import.meta.url).href, '(node:internal/', '(<anonymous>)'];
+const NOT_THE_TRANSFORM = [
+  fileURLToPath(new URL('..', import.meta.url)),
+  new URL('..', import.meta.url).href,
+  '(node:internal/',
+  '(<anonymous>)',
+];
 
 /**
  * What the transform's error was, for the person trying it (the HTTP answer stays opaque): its
@@ -73,7 +103,13 @@ function transformFailure(cause: unknown): { message: string; stack: string[] } 
   const e = cause as { message?: unknown; detail?: unknown; stack?: unknown } | undefined;
   const lines = typeof e?.stack === 'string' ? e.stack.split('\n') : [];
   const first = lines.findIndex((l) => /^\s+at /.test(l));
-  const stack = first < 0 ? [] : lines.slice(first).map((l) => l.trim()).filter((l) => l.startsWith('at ') && !NOT_THE_TRANSFORM.some((s) => l.includes(s)));
+  const stack =
+    first < 0
+      ? []
+      : lines
+          .slice(first)
+          .map((l) => l.trim())
+          .filter((l) => l.startsWith('at ') && !NOT_THE_TRANSFORM.some((s) => l.includes(s)));
   // an error thrown by the transform: its stack's first lines name the error's class too
   if (stack.length) return { message: lines.slice(0, first).join('\n'), stack };
   return { message: String(e?.detail ?? e?.message ?? cause), stack };
@@ -97,7 +133,7 @@ export function renderDryRun(r: DryRun, mappings: number): string {
     out.push(`would answer 204: the mapping produced no action (the transform returned null, or forEach found no items)`);
   } else {
     out.push(`would answer ${r.status} and dispatch ${r.actions.length} action(s):`);
-    r.actions.forEach((a, i) => out.push(...describe(a, i + 1)));
+    for (const [i, a] of r.actions.entries()) out.push(...describe(a, i + 1));
   }
   return `${out.join('\n')}\n`;
 }

@@ -21,7 +21,16 @@ import { compilePipelines, type PresetSource } from '../mapping/compile.ts';
 import { BUILTIN_PRESETS_DIR, loadPresetsDir } from '../presets/load.ts';
 import { createTransformPool, TransformLoadError, type TransformPool, type WorkerSource } from '../transforms/pool.ts';
 import { signatureVerifiers } from '../auth/verifiers.ts';
-import { createInstanceMaker, instantiatePlugins, releaseInstances, startInstances, type ChannelEntry, type Held, type InstanceMaker, type Submit } from './instances.ts';
+import {
+  createInstanceMaker,
+  instantiatePlugins,
+  releaseInstances,
+  startInstances,
+  type ChannelEntry,
+  type Held,
+  type InstanceMaker,
+  type Submit,
+} from './instances.ts';
 
 export type { ChannelEntry };
 
@@ -123,16 +132,30 @@ function namedPresets(loaded: LoadedConfig, registry: Registry, issues: ConfigIs
     const def = registry.preset(name);
     if (!def) {
       const hint = didYouMean(name, registry.presetNames());
-      issues.push({ file, path: `hooks.presets[${i}]`, message: `unknown preset "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${registry.presetNames().join(', ') || 'none'}` });
+      issues.push({
+        file,
+        path: `hooks.presets[${i}]`,
+        message: `unknown preset "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${registry.presetNames().join(', ') || 'none'}`,
+      });
       return;
     }
-    presets.push({ name, mappings: def.mappings, ...(def.transformsDir ? { transformsDir: def.transformsDir } : {}), ...(def.file ? { file: def.file } : {}) });
+    presets.push({
+      name,
+      mappings: def.mappings,
+      ...(def.transformsDir ? { transformsDir: def.transformsDir } : {}),
+      ...(def.file ? { file: def.file } : {}),
+    });
   });
   return presets;
 }
 
 /** The transform pool of the compiled pipelines; a transform that does not load is a `ConfigError` naming its mappings. */
-async function startTransforms(loaded: LoadedConfig, compiled: ReturnType<typeof compilePipelines>, instances: InstanceMaker, deps: BuildDeps): Promise<TransformPool> {
+async function startTransforms(
+  loaded: LoadedConfig,
+  compiled: ReturnType<typeof compilePipelines>,
+  instances: InstanceMaker,
+  deps: BuildDeps,
+): Promise<TransformPool> {
   try {
     return await createTransformPool(compiled.transforms, {
       max: loaded.config.hooks.transformWorkers,
@@ -199,7 +222,13 @@ export interface GenerationParts {
 type InstanceBuildDeps = Pick<BuildDeps, 'logger' | 'fetch' | 'env' | 'clock' | 'previous' | 'submit'>;
 
 function instanceDeps(loaded: LoadedConfig, deps: InstanceBuildDeps) {
-  return { logger: deps.logger, fetch: deps.fetch ?? globalThis.fetch, env: deps.env ?? process.env, clock: deps.clock ?? Date.now, configDir: loaded.dir };
+  return {
+    logger: deps.logger,
+    fetch: deps.fetch ?? globalThis.fetch,
+    env: deps.env ?? process.env,
+    clock: deps.clock ?? Date.now,
+    configDir: loaded.dir,
+  };
 }
 
 export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts, deps: InstanceBuildDeps): Generation {

@@ -28,7 +28,8 @@ export function heartbeatPrompt(events: readonly SystemEvent[], instructions: st
 export function olderLine(older: PendingBacklog['older'], shown: number): string {
   const sources = Object.entries(older.bySource).sort(([a, m], [b, n]) => n - m || (a < b ? -1 : 1));
   const when = older.firstAt !== null && older.lastAt !== null ? ` (${iso(older.firstAt)} to ${iso(older.lastAt)})` : '';
-  return `[Backlog] ${older.count} older pending events${when} are not shown, only counted by source: ` +
-    `${sources.map(([s, n]) => `${s} ${n}`).join(', ')}. The newest ${shown} follow.`;
+  return (
+    `[Backlog] ${older.count} older pending events${when} are not shown, only counted by source: ` +
+    `${sources.map(([s, n]) => `${s} ${n}`).join(', ')}. The newest ${shown} follow.`
+  );
 }
-

@@ -16,7 +16,7 @@
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation, GenerationRef } from './generation.ts';
-import type { Claim, NewDelivery, NewRun, Store, SystemEvent, PendingBacklog, Task } from '../store/types.ts';
+import type { Claim, NewDelivery, NewRun, Store, Task } from '../store/types.ts';
 import { callAgent, Shutdown } from './agent-call.ts';
 import { buildOutcome } from './outcome.ts';
 import { MAIN_SESSION } from './actions.ts';
@@ -172,7 +172,10 @@ class HeartbeatLoop implements Heartbeat {
   private run(c: Claim<Task>): void {
     const { queue } = this.store;
     const renew = setInterval(
-      () => void queue.extend(c.id, this.worker, LEASE_MS).catch((err) => this.logger.warn({ err }, 'renewing the lease of a heartbeat failed')),
+      () =>
+        void queue
+          .extend(c.id, this.worker, LEASE_MS)
+          .catch((err) => this.logger.warn({ err }, 'renewing the lease of a heartbeat failed')),
       LEASE_MS / 3,
     );
     renew.unref();
@@ -204,7 +207,9 @@ class HeartbeatLoop implements Heartbeat {
     const prompt = heartbeatPrompt(events, defaults.heartbeat.prompt ?? DEFAULT_HEARTBEAT_PROMPT, older);
     const run = heartbeatRun(gen, prompt, startedAt);
     await this.stored('store the start of a heartbeat', () => store.insertHeartbeat(run, startedAt));
-    const history = await this.stored('read the main transcript', () => store.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
+    const history = await this.stored('read the main transcript', () =>
+      store.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES),
+    );
     const result = await callAgent(gen, {
       runId: run.id,
       sessionKey: MAIN_SESSION,
@@ -217,7 +222,14 @@ class HeartbeatLoop implements Heartbeat {
     const finishedAt = clock();
     const ended = result.status === 'aborted' ? { status: 'error' as const, error: 'interrupted by shutdown' } : result;
     const outcome = await this.stored('choose the route of a reply', () =>
-      buildOutcome(gen, store, { run, result: ended, finishedAt, prompt: { content: prompt, at: startedAt }, failedReason: 'heartbeat did not succeed', mainSession: true }),
+      buildOutcome(gen, store, {
+        run,
+        result: ended,
+        finishedAt,
+        prompt: { content: prompt, at: startedAt },
+        failedReason: 'heartbeat did not succeed',
+        mainSession: true,
+      }),
     );
     if (ended.status === 'ok') {
       // events are consumed only when the agent has actually seen them (the older ones as counts)
@@ -225,7 +237,10 @@ class HeartbeatLoop implements Heartbeat {
       if (older.count) outcome.consumeOlder = true;
     }
     await this.stored('store the outcome of a heartbeat', () => store.finishRun(outcome));
-    this.logger.info({ heartbeatId: run.id, events: events.length, olderEvents: older.count, status: outcome.status, delivery: outcome.delivery.kind }, 'heartbeat');
+    this.logger.info(
+      { heartbeatId: run.id, events: events.length, olderEvents: older.count, status: outcome.status, delivery: outcome.delivery.kind },
+      'heartbeat',
+    );
     if (outcome.delivery.kind === 'outbox') this.deps.notifyOutbox(outcome.delivery.entry);
     return run.id;
   }

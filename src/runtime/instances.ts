@@ -12,7 +12,17 @@ import type { Logger } from 'pino';
 import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config/schema.ts';
 import type { ConfigIssue } from '../errors.ts';
-import { PluginConfigError, type AgentProvider, type Channel, type DispatchAnswer, type Lifecycle, type PluginAction, type PluginContext, type Service, type Verifier } from '../plugins/define.ts';
+import {
+  PluginConfigError,
+  type AgentProvider,
+  type Channel,
+  type DispatchAnswer,
+  type Lifecycle,
+  type PluginAction,
+  type PluginContext,
+  type Service,
+  type Verifier,
+} from '../plugins/define.ts';
 import type { InstanceKind, Registry } from '../plugins/registry.ts';
 import { SignatureConfigError } from '../auth/signatures.ts';
 import { translateAjvErrors } from '../config/validate.ts';
@@ -109,7 +119,13 @@ export interface InstanceMaker {
   readonly held: Held[];
 }
 
-export function createInstanceMaker(registry: Registry, file: string, issues: ConfigIssue[], deps: InstanceDeps, previous: readonly Held[] = []): InstanceMaker {
+export function createInstanceMaker(
+  registry: Registry,
+  file: string,
+  issues: ConfigIssue[],
+  deps: InstanceDeps,
+  previous: readonly Held[] = [],
+): InstanceMaker {
   const before = new Map(previous.map((h) => [h.key, h]));
   const held: Held[] = [];
 
@@ -117,7 +133,11 @@ export function createInstanceMaker(registry: Registry, file: string, issues: Co
     const key = w.key ?? `${w.kind}:${w.path}`;
     if (!w.factory) {
       const hint = didYouMean(w.type, w.known);
-      sink.push({ file, path: w.typePath, message: `unknown ${w.what} type "${w.type}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${w.known.join(', ')}` });
+      sink.push({
+        file,
+        path: w.typePath,
+        message: `unknown ${w.what} type "${w.type}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${w.known.join(', ')}`,
+      });
       return undefined;
     }
     const sliceIssues = validateSlice(w.factory.configSchema, w.slice, file, w.path);
@@ -127,12 +147,26 @@ export function createInstanceMaker(registry: Registry, file: string, issues: Co
     }
     const moduleKey = registry.moduleKey(w.kind, w.type);
     const old = before.get(key);
-    if (old && !old.stopped && old.kind === w.kind && old.type === w.type && old.moduleKey === moduleKey && isDeepStrictEqual(old.slice, w.slice)) {
+    if (
+      old &&
+      !old.stopped &&
+      old.kind === w.kind &&
+      old.type === w.type &&
+      old.moduleKey === moduleKey &&
+      isDeepStrictEqual(old.slice, w.slice)
+    ) {
       old.holders++;
       held.push(old);
       return old.instance as T;
     }
-    const ctx: PluginContext = { id: w.id, logger: deps.logger.child({ [w.kind]: w.id }), fetch: deps.fetch, env: deps.env, clock: deps.clock, configDir: deps.configDir };
+    const ctx: PluginContext = {
+      id: w.id,
+      logger: deps.logger.child({ [w.kind]: w.id }),
+      fetch: deps.fetch,
+      env: deps.env,
+      clock: deps.clock,
+      configDir: deps.configDir,
+    };
     let instance: T;
     try {
       instance = w.factory.create(w.slice as never, ctx);
@@ -140,16 +174,38 @@ export function createInstanceMaker(registry: Registry, file: string, issues: Co
       sink.push(...factoryIssues(file, w.path, err));
       return undefined;
     }
-    held.push({ kind: w.kind, key, id: w.id, type: w.type, moduleKey, slice: w.slice, instance, ctx, holders: 1, started: false, stopped: false });
+    held.push({
+      kind: w.kind,
+      key,
+      id: w.id,
+      type: w.type,
+      moduleKey,
+      slice: w.slice,
+      instance,
+      ctx,
+      holders: 1,
+      started: false,
+      stopped: false,
+    });
     return instance;
   }
 
   function verifier(key: string, mappingId: string, spec: { type: string }) {
     const { type, ...options } = spec;
     const found: ConfigIssue[] = [];
-    const w = { kind: 'verifier', what: 'verifier', key: `verifier:${key}`, path: 'verify', id: mappingId, type, typePath: 'verify.type', slice: options } as const;
+    const w = {
+      kind: 'verifier',
+      what: 'verifier',
+      key: `verifier:${key}`,
+      path: 'verify',
+      id: mappingId,
+      type,
+      typePath: 'verify.type',
+      slice: options,
+    } as const;
     const v = make<Verifier>({ ...w, factory: registry.verifier(type), known: registry.verifierTypes() }, found);
-    if (v && typeof v.verify !== 'function') found.push({ file, path: 'verify.type', message: `verifier "${type}" has no verify function` });
+    if (v && typeof v.verify !== 'function')
+      found.push({ file, path: 'verify.type', message: `verifier "${type}" has no verify function` });
     return { ...(v && !found.length ? { verifier: v } : {}), issues: found.map((i) => ({ path: i.path, message: i.message })) };
   }
 
@@ -161,7 +217,20 @@ export function instantiatePlugins(config: Config, registry: Registry, maker: In
   const providers = new Map<string, AgentProvider>();
   for (const [id, slice] of Object.entries(config.agents.providers)) {
     const path = `agents.providers.${id}`;
-    const p = maker.make<AgentProvider>({ kind: 'provider', what: 'agent provider', path, id, type: slice.type, typePath: `${path}.type`, slice, factory: registry.agent(slice.type), known: registry.agentTypes() }, issues);
+    const p = maker.make<AgentProvider>(
+      {
+        kind: 'provider',
+        what: 'agent provider',
+        path,
+        id,
+        type: slice.type,
+        typePath: `${path}.type`,
+        slice,
+        factory: registry.agent(slice.type),
+        known: registry.agentTypes(),
+      },
+      issues,
+    );
     if (p) providers.set(id, p);
   }
 
@@ -169,7 +238,20 @@ export function instantiatePlugins(config: Config, registry: Registry, maker: In
   for (const [id, slice] of Object.entries(config.channels)) {
     const path = `channels.${id}`;
     const type = slice.type ?? id;
-    const ch = maker.make<Channel>({ kind: 'channel', what: 'channel', path, id, type, typePath: slice.type ? `${path}.type` : path, slice, factory: registry.channel(type), known: registry.channelTypes() }, issues);
+    const ch = maker.make<Channel>(
+      {
+        kind: 'channel',
+        what: 'channel',
+        path,
+        id,
+        type,
+        typePath: slice.type ? `${path}.type` : path,
+        slice,
+        factory: registry.channel(type),
+        known: registry.channelTypes(),
+      },
+      issues,
+    );
     if (ch) channels.set(id, { id, type, channel: ch });
   }
 
@@ -177,7 +259,20 @@ export function instantiatePlugins(config: Config, registry: Registry, maker: In
   for (const [id, slice] of Object.entries(config.services ?? {})) {
     const path = `services.${id}`;
     const type = slice.type ?? id;
-    const s = maker.make<Service>({ kind: 'service', what: 'service', path, id, type, typePath: slice.type ? `${path}.type` : path, slice, factory: registry.service(type), known: registry.serviceTypes() }, issues);
+    const s = maker.make<Service>(
+      {
+        kind: 'service',
+        what: 'service',
+        path,
+        id,
+        type,
+        typePath: slice.type ? `${path}.type` : path,
+        slice,
+        factory: registry.service(type),
+        known: registry.serviceTypes(),
+      },
+      issues,
+    );
     if (s) services.set(id, s);
   }
   return { providers, channels, services };
@@ -189,7 +284,8 @@ export async function startInstances(held: readonly Held[], submit: Submit | und
     held.map(async (h) => {
       if (h.started || h.stopped || !h.instance.start) return;
       h.started = true;
-      const dispatch = (actions: readonly PluginAction[]) => (submit ? submit(h, actions) : Promise.reject(new Error('dispatch is not available here')));
+      const dispatch = (actions: readonly PluginAction[]) =>
+        submit ? submit(h, actions) : Promise.reject(new Error('dispatch is not available here'));
       try {
         await h.instance.start({ ...h.ctx, config: h.slice, dispatch });
       } catch (err) {

@@ -35,9 +35,7 @@ export interface HookRequest {
   answer?: DirectAnswer;
 }
 
-export type Resolution =
-  | { kind: 'actions'; actions: PreparedAction[]; mappingId?: string }
-  | { kind: 'skip'; mappingId?: string };
+export type Resolution = { kind: 'actions'; actions: PreparedAction[]; mappingId?: string } | { kind: 'skip'; mappingId?: string };
 
 /**
  * Named-hook resolution (the mapping engine), in two steps: `authorize` finds
@@ -69,17 +67,28 @@ export function authorizeRequest(gen: Generation, req: HookRequest, named?: Name
 }
 
 /** `owner` is what `authorizeRequest` returned, when the caller checked the credential first. */
-export async function resolveRequest(gen: Generation, req: HookRequest, named?: NamedResolver, owner = authorizeRequest(gen, req, named)): Promise<Resolution> {
+export async function resolveRequest(
+  gen: Generation,
+  req: HookRequest,
+  named?: NamedResolver,
+  owner = authorizeRequest(gen, req, named),
+): Promise<Resolution> {
   const boundary = boundaryId();
   if (req.name === 'wake') {
     const action = toWakeAction(req.payload);
-    return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'wake', trusted: false, nameTrusted: false, boundaryId: boundary })] };
+    return {
+      kind: 'actions',
+      actions: [prepare(action, { label: 'Webhook', origin: 'wake', trusted: false, nameTrusted: false, boundaryId: boundary })],
+    };
   }
   if (req.name === 'agent') {
     const action = toAgentAction(req.payload, gen, 'request');
     // the caller's name is hook-supplied; only the default, a fixed word, may stand outside the boundary
     const nameTrusted = action.name === DEFAULT_AGENT_NAME;
-    return { kind: 'actions', actions: [prepare(action, { label: 'Webhook', origin: 'agent', trusted: false, nameTrusted, boundaryId: boundary })] };
+    return {
+      kind: 'actions',
+      actions: [prepare(action, { label: 'Webhook', origin: 'agent', trusted: false, nameTrusted, boundaryId: boundary })],
+    };
   }
   return named!.run(gen, req, owner!, boundary);
 }

@@ -131,7 +131,9 @@ class RouteOutbox implements Outbox {
     for (const t of this.retries.values()) clearTimeout(t);
     this.retries.clear();
     if (!this.inFlight.size) return;
-    await stopWithin(Promise.allSettled([...this.inFlight.values()]), deadlineMs, () => this.shutdown.abort(new Error('service shutting down')));
+    await stopWithin(Promise.allSettled([...this.inFlight.values()]), deadlineMs, () =>
+      this.shutdown.abort(new Error('service shutting down')),
+    );
   }
 
   idle(): Promise<void> {
@@ -213,12 +215,15 @@ class RouteOutbox implements Outbox {
   private waitToRetry(d: Delivery, at: number): void {
     this.known.add(d.id);
     this.retryDue.set(d.id, at);
-    const t = setTimeout(() => {
-      this.retries.delete(d.id);
-      this.retryDue.delete(d.id);
-      this.known.delete(d.id);
-      this.enqueue(d);
-    }, Math.max(0, at - this.clock()));
+    const t = setTimeout(
+      () => {
+        this.retries.delete(d.id);
+        this.retryDue.delete(d.id);
+        this.known.delete(d.id);
+        this.enqueue(d);
+      },
+      Math.max(0, at - this.clock()),
+    );
     this.retries.set(d.id, t);
   }
 
@@ -240,7 +245,11 @@ class RouteOutbox implements Outbox {
   private async scanUntilCaughtUp(): Promise<void> {
     do {
       this.scanAgain = false;
-      const due = await untilStored(() => this.store.dueDeliveries(SCAN_ALL, SCAN_LIMIT), { signal: this.shutdown.signal, logger: this.logger, what: 'read the outbox' });
+      const due = await untilStored(() => this.store.dueDeliveries(SCAN_ALL, SCAN_LIMIT), {
+        signal: this.shutdown.signal,
+        logger: this.logger,
+        what: 'read the outbox',
+      });
       const now = this.clock();
       for (const d of due) {
         if (this.known.has(d.id)) continue;

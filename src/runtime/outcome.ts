@@ -39,7 +39,9 @@ export async function buildOutcome(gen: Generation, store: Store, o: OutcomeInpu
     reply: ok ? result.text : null,
     summary: null,
     error: ok ? null : result.error,
-    messages: o.prompt ? [{ sessionKey: run.sessionKey, role: 'user', content: o.prompt.content, runId: run.id, createdAt: o.prompt.at }] : [],
+    messages: o.prompt
+      ? [{ sessionKey: run.sessionKey, role: 'user', content: o.prompt.content, runId: run.id, createdAt: o.prompt.at }]
+      : [],
     delivery: { kind: 'skipped', reason: o.failedReason },
   };
   if (!ok) return outcome;
@@ -64,6 +66,8 @@ async function deliveryOf(gen: Generation, store: Store, o: OutcomeInput, text: 
 export function summaryEvent(run: NewRun, o: RunOutcome, at: number): NewEvent {
   const body = o.status === 'ok' ? o.summary! : oneLine(o.error ?? o.status, SUMMARY_MAX);
   const status = o.status === 'ok' ? '' : ` (${o.status})`;
-  const text = run.trusted ? `Hook ${run.hookName}${status}: ${body}` : hookLine(run.hookName, run.nameTrusted === true, status, body, run.label);
+  const text = run.trusted
+    ? `Hook ${run.hookName}${status}: ${body}`
+    : hookLine(run.hookName, run.nameTrusted === true, status, body, run.label);
   return { id: uuidv7(), source: 'run', text, createdAt: at, runId: run.id };
 }

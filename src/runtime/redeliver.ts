@@ -12,7 +12,8 @@ import { resolveRoute } from './routes.ts';
 export async function redeliveryOf(run: Run, gen: Generation, store: Store, now: number): Promise<NewDelivery> {
   const d = run.delivery;
   if (run.status === 'queued' || run.status === 'running') throw errors.conflict(`the run is ${run.status}; it has no reply yet`);
-  if (d.status !== 'failed' && d.status !== 'skipped') throw errors.conflict(`the reply's delivery is ${d.status}; only a failed or skipped one is sent again`);
+  if (d.status !== 'failed' && d.status !== 'skipped')
+    throw errors.conflict(`the reply's delivery is ${d.status}; only a failed or skipped one is sent again`);
   if (run.reply === null || !run.reply.trim()) throw errors.conflict('the run has no reply to deliver');
   let route: { channel: string; to: string | null };
   if (d.status === 'failed' && d.channel !== null && gen.channels.has(d.channel)) route = { channel: d.channel, to: d.to };

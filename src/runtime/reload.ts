@@ -37,10 +37,16 @@ export function createReloader(deps: ReloaderDeps): Reloader {
       next = await deps.build();
     } catch (err) {
       const issues: ConfigIssue[] =
-        err instanceof ConfigError ? err.issues : [{ file: '', path: '', message: `reload failed: ${(err as Error)?.message ?? String(err)}` }];
+        err instanceof ConfigError
+          ? err.issues
+          : [{ file: '', path: '', message: `reload failed: ${(err as Error)?.message ?? String(err)}` }];
       deps.generations.lastReloadError = { at: clock(), issues };
       failures++;
-      for (const i of issues) deps.logger.error({ file: i.file, path: i.path, line: i.line, reason: i.message }, 'reload failed; keeping the current configuration');
+      for (const i of issues)
+        deps.logger.error(
+          { file: i.file, path: i.path, line: i.line, reason: i.message },
+          'reload failed; keeping the current configuration',
+        );
       return false;
     }
     const prev = deps.generations.swap(next);

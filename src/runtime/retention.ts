@@ -28,7 +28,11 @@ export function pruneBefore(retention: Config['retention'], now: number): PruneB
 export const noCounts = (): PruneCounts => ({ runs: 0, events: 0, messages: 0, deliveries: 0, requests: 0 });
 
 /** Prunes in batches until nothing is left to prune (or `stopped()`), `pause` between batches; resolves with the totals. */
-export async function pruneAll(store: Store, before: PruneBefore, opts: { batch?: number; pause?: () => Promise<void>; stopped?: () => boolean } = {}): Promise<PruneCounts> {
+export async function pruneAll(
+  store: Store,
+  before: PruneBefore,
+  opts: { batch?: number; pause?: () => Promise<void>; stopped?: () => boolean } = {},
+): Promise<PruneCounts> {
   const total = noCounts();
   for (;;) {
     const { more, ...c } = await store.prune(before, opts.batch ?? PRUNE_BATCH);
@@ -67,7 +71,8 @@ export function createRetention(deps: RetentionDeps): Retention {
       const before = pruneBefore(cfg.retention, deps.clock());
       const started = performance.now();
       const total = await pruneAll(deps.store, before, { pause, stopped: () => stopped });
-      if (Object.values(total).some((n) => n > 0)) deps.logger.info({ pruned: total, ms: Math.round(performance.now() - started) }, 'retention: pruned');
+      if (Object.values(total).some((n) => n > 0))
+        deps.logger.info({ pruned: total, ms: Math.round(performance.now() - started) }, 'retention: pruned');
       return total;
     })().finally(() => (running = undefined)));
 

@@ -110,7 +110,9 @@ class QueueRunner implements Runner {
     this.clock = deps.clock ?? Date.now;
     this.renew = setInterval(() => {
       for (const id of this.inFlight.keys())
-        void this.queue.extend(id, this.worker, LEASE_MS).catch((err) => this.logger.warn({ err, runId: id }, 'renewing the lease of a run failed'));
+        void this.queue
+          .extend(id, this.worker, LEASE_MS)
+          .catch((err) => this.logger.warn({ err, runId: id }, 'renewing the lease of a run failed'));
     }, LEASE_MS / 3);
     this.renew.unref();
   }
@@ -163,11 +165,14 @@ class QueueRunner implements Runner {
     if (at === undefined || at >= this.dueAt || this.stopping) return;
     clearTimeout(this.dueTimer);
     this.dueAt = at;
-    this.dueTimer = setTimeout(() => {
-      this.dueAt = Infinity;
-      this.dueTimer = undefined;
-      this.pump();
-    }, Math.max(0, at - this.clock()));
+    this.dueTimer = setTimeout(
+      () => {
+        this.dueAt = Infinity;
+        this.dueTimer = undefined;
+        this.pump();
+      },
+      Math.max(0, at - this.clock()),
+    );
     this.dueTimer.unref();
   }
 
@@ -188,7 +193,8 @@ class QueueRunner implements Runner {
       .catch((err) => {
         const run = { runId: c.id };
         // the claim is left to its lease: the run is due again once it runs out (or at the next start)
-        if (isStorageUnavailable(err)) this.logger.warn({ err, ...run }, 'run left for the next start: the store could not write before the stop');
+        if (isStorageUnavailable(err))
+          this.logger.warn({ err, ...run }, 'run left for the next start: the store could not write before the stop');
         else this.logger.error({ err, ...run }, 'run failed unexpectedly');
       })
       .finally(() => {
@@ -237,7 +243,9 @@ class QueueRunner implements Runner {
     // a start the store could not write (a full disk) is kept and written with the run's outcome
     started.catch((err) => isStorageUnavailable(err) || this.logger.error({ err, runId: id }, 'recording the start of a run failed'));
     const log = this.logger.child({ runId: id, hook: run.hookName });
-    const history = run.newSession ? [] : await this.stored(log, 'read a transcript', () => store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
+    const history = run.newSession
+      ? []
+      : await this.stored(log, 'read a transcript', () => store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
     const result = await callAgent(gen, {
       runId: id,
       sessionKey: run.sessionKey,
@@ -256,7 +264,14 @@ class QueueRunner implements Runner {
     const finishedAt = this.clock();
     // the route is chosen by the config serving now, which a reload during the call may have changed
     const outcome = await this.stored(log, 'choose the route of a reply', () =>
-      buildOutcome(this.generations.current, store, { run, result, finishedAt, prompt: { content: run.message, at: startedAt }, failedReason: NOT_OK, summarize: true }),
+      buildOutcome(this.generations.current, store, {
+        run,
+        result,
+        finishedAt,
+        prompt: { content: run.message, at: startedAt },
+        failedReason: NOT_OK,
+        summarize: true,
+      }),
     );
     outcome.event = summaryEvent(run, outcome, finishedAt);
     await this.stored(log, 'store the outcome of a run', () => store.finishRun(outcome));

@@ -165,7 +165,10 @@ export function neutralize(content: string): string {
   return out + content.slice(pos);
 }
 
-const BOUNDARY_LINE = new RegExp(`^(?:SECURITY NOTICE: the content between the markers below .*|<<<(?:END_)?${MARKER} id="[0-9a-f]+"(?: source="[^"]*")?>>>)$`, 'gm');
+const BOUNDARY_LINE = new RegExp(
+  `^(?:SECURITY NOTICE: the content between the markers below .*|<<<(?:END_)?${MARKER} id="[0-9a-f]+"(?: source="[^"]*")?>>>)$`,
+  'gm',
+);
 
 /** Removes the notice and marker lines a reply may quote back (the `echo` agent does), for summaries. */
 export function stripBoundary(text: string): string {

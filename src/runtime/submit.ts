@@ -6,7 +6,7 @@
  * content from outside: chat messages, mail), and stored before the promise
  * resolves.
  */
-import type { DispatchAnswer, PluginAction } from '../plugins/define.ts';
+import type { PluginAction } from '../plugins/define.ts';
 import { errors } from '../errors.ts';
 import { toAgentAction, toWakeAction } from './actions.ts';
 import type { Dispatcher } from './dispatcher.ts';

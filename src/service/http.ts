@@ -5,17 +5,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from 'pino';
-import { GenerationRef, type Generation } from '../runtime/generation.ts';
+import type { GenerationRef, Generation } from '../runtime/generation.ts';
 import type { SharedCounter, Store } from '../store/types.ts';
 import type { Reloader } from '../runtime/reload.ts';
 import { createListener } from '../http/app.ts';
 import { Drain, guardRequests, handleClientErrors } from '../http/connection.ts';
-import { FailureThrottle } from '../auth/throttle.ts';
+import type { FailureThrottle } from '../auth/throttle.ts';
 import { IdempotencyGuard } from '../http/idempotency.ts';
 import { createNamedResolver } from '../mapping/resolve.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';
 import { createMetrics, RequestTally } from '../http/metrics.ts';
-import { ConsoleSessions } from '../auth/sessions.ts';
+import type { ConsoleSessions } from '../auth/sessions.ts';
 import { ConsoleFeed } from '../http/stream.ts';
 import { consoleStats } from '../http/ui-api.ts';
 import type { Runtime } from './runtime.ts';
@@ -24,7 +24,13 @@ import type { Runtime } from './runtime.ts';
 function memoryFigures(): Record<string, number> {
   const m = process.memoryUsage();
   const mb = (n: number) => Math.round((n / 1048576) * 10) / 10;
-  return { rssMb: mb(m.rss), heapUsedMb: mb(m.heapUsed), heapTotalMb: mb(m.heapTotal), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers) };
+  return {
+    rssMb: mb(m.rss),
+    heapUsedMb: mb(m.heapUsed),
+    heapTotalMb: mb(m.heapTotal),
+    externalMb: mb(m.external),
+    arrayBuffersMb: mb(m.arrayBuffers),
+  };
 }
 /** The serving configuration's transform pool for /api/status, with the idle workers kept for the next reload. */
 function transformStatus(gen: Generation, workers: SpareWorkerSource | undefined): Record<string, number> | null {
@@ -88,7 +94,11 @@ export function createApp(p: AppParts) {
   const tally = new RequestTally(clock);
   const runnerFigures = () => ({ queued: runner.queued(), running: runner.running() });
   const metrics = createMetrics({ tally, store, generations, runner: runnerFigures, reloadFailures: () => p.reloader.failures() });
-  const feed = new ConsoleFeed({ snapshot: () => consoleStats({ generations, store, clock, tally, runner: runnerFigures }), sessions: p.sessions, clock });
+  const feed = new ConsoleFeed({
+    snapshot: () => consoleStats({ generations, store, clock, tally, runner: runnerFigures }),
+    sessions: p.sessions,
+    clock,
+  });
   const startedAt = clock();
   const listener = createListener({
     generations,

@@ -3,14 +3,14 @@
  */
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import { GenerationRef, type Generation } from '../runtime/generation.ts';
+import type { GenerationRef, Generation } from '../runtime/generation.ts';
 import type { Store } from '../store/types.ts';
 import type { Reloader } from '../runtime/reload.ts';
-import { Drain } from '../http/connection.ts';
+import type { Drain } from '../http/connection.ts';
 import { watchSources, type SourceWatcher } from '../config/watch.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';
 import { settlesWithin } from '../util/deadline.ts';
-import { ConsoleFeed } from '../http/stream.ts';
+import type { ConsoleFeed } from '../http/stream.ts';
 import { createRetention, type Retention } from '../runtime/retention.ts';
 import { runtimeLogger } from './runtime.ts';
 import type { Runtime } from './runtime.ts';

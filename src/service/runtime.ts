@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load.ts';
 import { builtinPlugins } from '../../plugins/index.ts';
-import { buildGeneration, GenerationRef, type Generation } from '../runtime/generation.ts';
+import { buildGeneration, type GenerationRef, type Generation } from '../runtime/generation.ts';
 import { openStore } from '../store/index.ts';
 import type { Store } from '../store/types.ts';
 import { createRunner } from '../runtime/runner.ts';
@@ -52,7 +52,12 @@ export function generationBuilder(opts: ServiceOptions, clock: () => number, wor
 type Builder = ReturnType<typeof generationBuilder>;
 
 /** The first generation and the store it names; what was made is closed again when either fails. */
-export async function firstGenerationAndStore(opts: ServiceOptions, builder: Builder, clock: () => number, workers: SpareWorkerSource | undefined) {
+export async function firstGenerationAndStore(
+  opts: ServiceOptions,
+  builder: Builder,
+  clock: () => number,
+  workers: SpareWorkerSource | undefined,
+) {
   let first: Generation;
   try {
     first = await builder.build(opts.initial);
@@ -87,7 +92,13 @@ export function createRuntime(store: Store, generations: GenerationRef, logger: 
     notifyOutbox: (entry) => outbox?.notify(entry),
   });
   const out = (outbox = createOutbox({ store, generations, logger: runtimeLogger(logger, 'outbox'), clock }));
-  const beat = (heartbeat = createHeartbeat({ store, generations, logger: runtimeLogger(logger, 'heartbeat'), clock, notifyOutbox: (entry) => out.notify(entry) }));
+  const beat = (heartbeat = createHeartbeat({
+    store,
+    generations,
+    logger: runtimeLogger(logger, 'heartbeat'),
+    clock,
+    notifyOutbox: (entry) => out.notify(entry),
+  }));
   const dispatcher = createDispatcher({
     store,
     clock,

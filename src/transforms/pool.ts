@@ -30,7 +30,14 @@ import { onNextTurn } from '../util/next-turn.ts';
 import { Deadlines } from '../util/deadlines.ts';
 
 export { createWorkerSource, type SpareWorkerSource, type WorkerSource } from './workers.ts';
-export { TransformCallError, TransformLoadError, type CallBody, type PoolOptions, type TransformPool, type TransformSpec } from './calls.ts';
+export {
+  TransformCallError,
+  TransformLoadError,
+  type CallBody,
+  type PoolOptions,
+  type TransformPool,
+  type TransformSpec,
+} from './calls.ts';
 
 type Sizes = Required<Omit<PoolOptions, 'source' | 'onWorkerError'>>;
 

@@ -11,7 +11,8 @@ export const TRANSFORM_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs', '.cjs'] as co
 export type Resolved = { file: string } | { error: string };
 
 export function resolveTransformModule(dir: string, module: string): Resolved {
-  if (isAbsolute(module) || /^[A-Za-z]:[\\/]/.test(module)) return { error: `"${module}" must be a path relative to the transforms directory` };
+  if (isAbsolute(module) || /^[A-Za-z]:[\\/]/.test(module))
+    return { error: `"${module}" must be a path relative to the transforms directory` };
   const parts = module.split(/[\\/]+/);
   if (parts.includes('..')) return { error: `"${module}" must not contain ".." (it must stay inside the transforms directory)` };
   let root: string;

@@ -35,7 +35,13 @@ async function load(file: string): Promise<Record<string, unknown> | Fn> {
     return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch {
     // as jiti's own `tryNative` does: any failure, then jiti (a module that throws, throws again there)
-    jiti ??= (await import('jiti')).createJiti(import.meta.url, { moduleCache: false, requireCache: false, interopDefault: false, tryNative: false, transform: (opts) => compileInChild(opts) });
+    jiti ??= (await import('jiti')).createJiti(import.meta.url, {
+      moduleCache: false,
+      requireCache: false,
+      interopDefault: false,
+      tryNative: false,
+      transform: (opts) => compileInChild(opts),
+    });
     return (await jiti.import(file)) as Record<string, unknown> | Fn;
   }
 }
@@ -50,7 +56,8 @@ function pick(mod: Record<string, unknown> | Fn, exportName: string | undefined)
   const d = mod.default;
   if (typeof d === 'function') return d as Fn;
   // CJS `module.exports = { transform }` arrives as default
-  if (d && typeof d === 'object' && typeof (d as Record<string, unknown>).transform === 'function') return (d as Record<string, Fn>).transform!;
+  if (d && typeof d === 'object' && typeof (d as Record<string, unknown>).transform === 'function')
+    return (d as Record<string, Fn>).transform!;
   if (typeof mod.transform === 'function') return mod.transform as Fn;
   return 'exports neither a default function nor a function named "transform"';
 }
@@ -79,7 +86,10 @@ interface Call {
   /** Fields of each context's `action` that default to the JSON of the body: computed when read. */
   deferred?: string[];
 }
-type Message = { type: 'calls'; jobs: Call[] } | { type: 'init'; specs: Spec[]; takenBack: SharedArrayBuffer; replies: MessagePort } | { type: 'warm' };
+type Message =
+  | { type: 'calls'; jobs: Call[] }
+  | { type: 'init'; specs: Spec[]; takenBack: SharedArrayBuffer; replies: MessagePort }
+  | { type: 'warm' };
 
 /** Shared with the pool: the range of call ids taken back (given to another worker), to skip (see `TakenBack`). */
 let takenBack = new BigInt64Array(new SharedArrayBuffer(TakenBack.length * BigInt64Array.BYTES_PER_ELEMENT));
@@ -117,14 +127,23 @@ async function call(m: Call): Promise<void> {
     try {
       replies.postMessage({ type: 'result', id: m.id, results });
     } catch (err) {
-      replies.postMessage({ type: 'error', id: m.id, message: `the transform returned a value that is not plain data: ${(err as Error).message}` });
+      replies.postMessage({
+        type: 'error',
+        id: m.id,
+        message: `the transform returned a value that is not plain data: ${(err as Error).message}`,
+      });
     }
   } catch (err) {
     const e = err as Error;
     const message = String(e?.message ?? err);
     const shown = withoutJsonInput(message);
     const stack = e?.stack?.split('\n').slice(0, 8).join('\n');
-    replies.postMessage({ type: 'error', id: m.id, message: shown.slice(0, 2000), stack: shown === message ? stack : stack?.replace(message, shown) });
+    replies.postMessage({
+      type: 'error',
+      id: m.id,
+      message: shown.slice(0, 2000),
+      stack: shown === message ? stack : stack?.replace(message, shown),
+    });
   }
 }
 

@@ -24,7 +24,12 @@ export interface InitError {
  */
 export function spawnIdle(spare = false): Promise<Worker> {
   return new Promise((resolve, reject) => {
-    const w = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: MEMORY_LIMIT_MB }, stdout: false, stderr: false, workerData: { spare } });
+    const w = new Worker(WORKER_URL, {
+      resourceLimits: { maxOldGenerationSizeMb: MEMORY_LIMIT_MB },
+      stdout: false,
+      stderr: false,
+      workerData: { spare },
+    });
     const done = (err?: Error) => {
       w.off('message', onMessage);
       w.off('error', done);
@@ -113,7 +118,11 @@ export interface SpareWorkerSource extends WorkerSource {
  * the process alive. `spawn` starts a worker
  * (`compiler`: loading the compiler while it waits); tests pass their own.
  */
-export function createWorkerSource(spares: number, keepMs = SPARE_KEEP_MS, spawn: (compiler: boolean) => Promise<Worker> = spawnIdle): SpareWorkerSource {
+export function createWorkerSource(
+  spares: number,
+  keepMs = SPARE_KEEP_MS,
+  spawn: (compiler: boolean) => Promise<Worker> = spawnIdle,
+): SpareWorkerSource {
   return new Spares(spares, keepMs, spawn);
 }
 

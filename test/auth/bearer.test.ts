@@ -53,7 +53,18 @@ describe('BearerAuth.authenticate: where the token is read', () => {
 
   it('checks only the first token found: a wrong Bearer token fails even with the right one elsewhere', () => {
     const { auth } = setup();
-    const e = thrown(() => auth.authenticate({ authorization: 'Bearer wrong', 'x-gateway-token': TOKEN }, expected, CLIENT, T0, true, query(`token=${TOKEN}`), true, {}));
+    const e = thrown(() =>
+      auth.authenticate(
+        { authorization: 'Bearer wrong', 'x-gateway-token': TOKEN },
+        expected,
+        CLIENT,
+        T0,
+        true,
+        query(`token=${TOKEN}`),
+        true,
+        {},
+      ),
+    );
     expect(e.status).toBe(401);
     expect(e.code).toBe('UNAUTHORIZED');
   });
@@ -65,7 +76,12 @@ describe('BearerAuth.authenticate: where the token is read', () => {
 
   it('refuses a missing token, a wrong one, an empty Bearer value, and any token when none is configured', () => {
     const { auth } = setup({ max: 100 });
-    for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: 'Bearer   ' }, { 'x-gateway-token': '' }] as IncomingHttpHeaders[]) {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer nope' },
+      { authorization: 'Bearer   ' },
+      { 'x-gateway-token': '' },
+    ] as IncomingHttpHeaders[]) {
       const e = thrown(() => auth.authenticate(headers, expected, CLIENT, T0));
       expect([e.status, e.code, e.message]).toEqual([401, 'UNAUTHORIZED', 'missing or invalid token']);
     }
@@ -105,9 +121,13 @@ describe('BearerAuth.authenticate: the deprecated ?token=', () => {
   it('is not looked at when a header carried a token, nor when empty', () => {
     const { auth } = setup();
     const out: Record<string, string> = {};
-    expect(auth.authenticate({ authorization: `Bearer ${TOKEN}` }, expected, CLIENT, T0, true, query('token=whatever'), false, out)).toBe(true);
+    expect(auth.authenticate({ authorization: `Bearer ${TOKEN}` }, expected, CLIENT, T0, true, query('token=whatever'), false, out)).toBe(
+      true,
+    );
     expect(out).toEqual({});
-    expect(thrown(() => auth.authenticate({}, expected, CLIENT, T0, true, query('token='), false, out)).message).toBe('missing or invalid token');
+    expect(thrown(() => auth.authenticate({}, expected, CLIENT, T0, true, query('token='), false, out)).message).toBe(
+      'missing or invalid token',
+    );
   });
 
   it('is warned about only where a logger was given', () => {

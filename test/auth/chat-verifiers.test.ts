@@ -11,7 +11,8 @@ import { PluginConfigError, type PluginContext, type Verifier, type VerifyReques
 import { VECTORS } from '../fixtures/signature-vectors.ts';
 import { HUB_SIGNATURE_EXAMPLE, WYCHEPROOF_ED25519 } from '../fixtures/chat-vectors.ts';
 
-const make = (type: string, options: Record<string, unknown>): Verifier => signatureVerifiers.verifiers![type]!.create(options, {} as PluginContext);
+const make = (type: string, options: Record<string, unknown>): Verifier =>
+  signatureVerifiers.verifiers![type]!.create(options, {} as PluginContext);
 
 function request(over: Partial<VerifyRequest> & { body?: string } = {}): VerifyRequest {
   const body = over.body ?? '{}';
@@ -59,7 +60,11 @@ describe('telegram', () => {
 describe('discord', () => {
   const W = WYCHEPROOF_ED25519;
   const vector = (sig: string) =>
-    request({ body: W.message.slice(4), headers: { 'x-signature-ed25519': sig, 'x-signature-timestamp': W.message.slice(0, 4) }, receivedAt: 1234 * 1000 });
+    request({
+      body: W.message.slice(4),
+      headers: { 'x-signature-ed25519': sig, 'x-signature-timestamp': W.message.slice(0, 4) },
+      receivedAt: 1234 * 1000,
+    });
 
   it(`verifies the published Ed25519 vector laid out as timestamp + body (${W.source})`, () => {
     const v = make('discord', { publicKey: W.publicKey });
@@ -67,16 +72,21 @@ describe('discord', () => {
     expect(v.verify(vector(W.valid.toUpperCase()))).toEqual({ ok: true });
   });
 
-  it('refuses the vector set\'s invalid signatures of the same message', () => {
+  it("refuses the vector set's invalid signatures of the same message", () => {
     const v = make('discord', { publicKey: W.publicKey });
-    for (const [what, sig] of Object.entries(W.invalid)) expect(v.verify(vector(sig)), what).toEqual({ ok: false, reason: 'no signature matches' });
+    for (const [what, sig] of Object.entries(W.invalid))
+      expect(v.verify(vector(sig)), what).toEqual({ ok: false, reason: 'no signature matches' });
   });
 
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const publicHex = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('hex');
   const T = 1_700_000_000;
   const signed = (body: string, ts = String(T), key = privateKey, now = T * 1000) =>
-    request({ body, headers: { 'x-signature-ed25519': sign(null, Buffer.from(ts + body), key).toString('hex'), 'x-signature-timestamp': ts }, receivedAt: now });
+    request({
+      body,
+      headers: { 'x-signature-ed25519': sign(null, Buffer.from(ts + body), key).toString('hex'), 'x-signature-timestamp': ts },
+      receivedAt: now,
+    });
 
   it('answers a signed PING with {"type":1} and lets any other signed interaction run the mapping', () => {
     const v = make('discord', { publicKey: publicHex });
@@ -95,7 +105,10 @@ describe('discord', () => {
     const v = make('discord', { publicKey: publicHex });
     const r = signed('{"type":2}');
     expect(v.verify({ ...r, rawBody: Buffer.from('{"type":2} ') })).toMatchObject({ ok: false });
-    expect(v.verify({ ...r, headers: { ...r.headers, 'x-signature-timestamp': String(T + 1) } })).toEqual({ ok: false, reason: 'no signature matches' });
+    expect(v.verify({ ...r, headers: { ...r.headers, 'x-signature-timestamp': String(T + 1) } })).toEqual({
+      ok: false,
+      reason: 'no signature matches',
+    });
   });
 
   it('refuses a genuine request outside the window (default 300 s, configurable), either side of the injected clock', () => {
@@ -112,11 +125,30 @@ describe('discord', () => {
     const v = make('discord', { publicKey: publicHex });
     const r = signed('{"type":2}');
     const sig = r.headers['x-signature-ed25519'] as string;
-    expect(v.verify({ ...r, headers: { ...r.headers, 'x-signature-ed25519': sig.slice(2) } })).toEqual({ ok: false, reason: 'malformed signature header' });
-    expect(v.verify({ ...r, headers: { ...r.headers, 'x-signature-ed25519': [sig, sig] } })).toEqual({ ok: false, reason: 'malformed signature header' });
+    expect(v.verify({ ...r, headers: { ...r.headers, 'x-signature-ed25519': sig.slice(2) } })).toEqual({
+      ok: false,
+      reason: 'malformed signature header',
+    });
+    expect(v.verify({ ...r, headers: { ...r.headers, 'x-signature-ed25519': [sig, sig] } })).toEqual({
+      ok: false,
+      reason: 'malformed signature header',
+    });
     expect(v.verify({ ...r, headers: { 'x-signature-ed25519': sig } })).toEqual({ ok: false, reason: 'missing timestamp' });
-    expect(v.verify({ ...r, headers: { ...r.headers, 'x-signature-timestamp': '17e8' } })).toEqual({ ok: false, reason: 'malformed timestamp' });
-    const hostile = new Proxy({}, { get: () => { throw new Error('boom'); }, ownKeys: () => { throw new Error('boom'); } });
+    expect(v.verify({ ...r, headers: { ...r.headers, 'x-signature-timestamp': '17e8' } })).toEqual({
+      ok: false,
+      reason: 'malformed timestamp',
+    });
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('boom');
+        },
+        ownKeys: () => {
+          throw new Error('boom');
+        },
+      },
+    );
     expect(v.verify({ ...r, headers: hostile })).toEqual({ ok: false, reason: 'verifier error' });
   });
 
@@ -133,7 +165,10 @@ describe('meta', () => {
 
   it(`verifies X-Hub-Signature-256 over the raw body with the app secret (${E.source})`, () => {
     expect(v.verify(request({ body: E.body, headers: { 'x-hub-signature-256': E.signature } }))).toEqual({ ok: true, secretIndex: 1 });
-    expect(v.verify(request({ body: `${E.body} `, headers: { 'x-hub-signature-256': E.signature } }))).toEqual({ ok: false, reason: 'no signature matches' });
+    expect(v.verify(request({ body: `${E.body} `, headers: { 'x-hub-signature-256': E.signature } }))).toEqual({
+      ok: false,
+      reason: 'no signature matches',
+    });
     expect(v.verify(request({ body: E.body }))).toEqual({ ok: false, reason: 'missing signature header' });
   });
 
@@ -148,16 +183,25 @@ describe('meta', () => {
 
   it('refuses a handshake with a wrong token, another mode, or no challenge', () => {
     const ok = { 'hub.mode': 'subscribe', 'hub.verify_token': 'verify-me-123', 'hub.challenge': '42' };
-    expect(v.handshake!(hub({ ...ok, 'hub.verify_token': 'verify-me-1234' }))).toEqual({ ok: false, reason: 'verify token does not match' });
+    expect(v.handshake!(hub({ ...ok, 'hub.verify_token': 'verify-me-1234' }))).toEqual({
+      ok: false,
+      reason: 'verify token does not match',
+    });
     expect(v.handshake!(hub({ ...ok, 'hub.verify_token': '' }))).toEqual({ ok: false, reason: 'verify token does not match' });
     expect(v.handshake!(hub({ ...ok, 'hub.mode': 'unsubscribe' }))).toEqual({ ok: false, reason: 'not a subscription handshake' });
-    expect(v.handshake!(hub({ 'hub.mode': 'subscribe', 'hub.verify_token': 'verify-me-123' }))).toEqual({ ok: false, reason: 'missing or malformed challenge' });
+    expect(v.handshake!(hub({ 'hub.mode': 'subscribe', 'hub.verify_token': 'verify-me-123' }))).toEqual({
+      ok: false,
+      reason: 'missing or malformed challenge',
+    });
     expect(v.handshake!(hub({ ...ok, 'hub.challenge': '<script>\n' }))).toEqual({ ok: false, reason: 'missing or malformed challenge' });
   });
 
   it('refuses every handshake when no verify token is configured', () => {
     const noToken = make('meta', { secret: E.secret });
-    expect(noToken.handshake!(hub({ 'hub.mode': 'subscribe', 'hub.verify_token': '', 'hub.challenge': '42' }))).toEqual({ ok: false, reason: 'no verifyToken is configured' });
+    expect(noToken.handshake!(hub({ 'hub.mode': 'subscribe', 'hub.verify_token': '', 'hub.challenge': '42' }))).toEqual({
+      ok: false,
+      reason: 'no verifyToken is configured',
+    });
   });
 });
 
@@ -173,16 +217,24 @@ describe('mattermost', () => {
     expect(v.verify(request({ payload: { text: 'hi' } }))).toEqual({ ok: false, reason: 'missing token field' });
     expect(v.verify(request({ payload: [] }))).toEqual({ ok: false, reason: 'missing token field' });
     expect(v.verify(request({ payload: { token: 'ccopeqrdc7fzmxwdbhi9pfy7rX' } }))).toEqual({ ok: false, reason: 'token does not match' });
-    expect(v.verify(request({ payload: { token: ['ccopeqrdc7fzmxwdbhi9pfy7rr', 'x'] } }))).toEqual({ ok: false, reason: 'malformed token field' });
+    expect(v.verify(request({ payload: { token: ['ccopeqrdc7fzmxwdbhi9pfy7rr', 'x'] } }))).toEqual({
+      ok: false,
+      reason: 'malformed token field',
+    });
     expect(v.verify(request({ payload: { token: 7 } }))).toEqual({ ok: false, reason: 'malformed token field' });
     // an inherited `token` is not the body's
-    expect(v.verify(request({ payload: Object.create({ token: 'ccopeqrdc7fzmxwdbhi9pfy7rr' }) }))).toEqual({ ok: false, reason: 'missing token field' });
+    expect(v.verify(request({ payload: Object.create({ token: 'ccopeqrdc7fzmxwdbhi9pfy7rr' }) }))).toEqual({
+      ok: false,
+      reason: 'missing token field',
+    });
   });
 
   it('gives the request log the body without the token, however a form or JSON spelled it', () => {
     const kept = (body: string, token: string) => Buffer.from(v.keptBody!(new Uint8Array(Buffer.from(body)), { token })).toString();
     expect(kept('token=ccopeqrdc7fzmxwdbhi9pfy7rr&text=a+b', 'ccopeqrdc7fzmxwdbhi9pfy7rr')).toBe('token=[redacted]&text=a+b');
-    expect(kept('{"text":"x","token":"ccopeqrdc7fzmxwdbhi9pfy7rr"}', 'ccopeqrdc7fzmxwdbhi9pfy7rr')).toBe('{"text":"x","token":"[redacted]"}');
+    expect(kept('{"text":"x","token":"ccopeqrdc7fzmxwdbhi9pfy7rr"}', 'ccopeqrdc7fzmxwdbhi9pfy7rr')).toBe(
+      '{"text":"x","token":"[redacted]"}',
+    );
     expect(kept('token=a%2Fb+c&text=x', 'a/b c')).toBe('token=[redacted]&text=x');
     expect(kept('{"token":"a\\"b"}', 'a"b')).toBe('{"token":"[redacted]"}');
     // spelled some other way (a JSON \u escape): nothing of the body is kept
@@ -194,10 +246,12 @@ describe('slack', () => {
   it("gives the request log a slash command's or event's body without its legacy verification token", () => {
     const v = make('slack', { secret: 'slack-signing-secret-0123' });
     const kept = (body: string, payload: unknown) => Buffer.from(v.keptBody!(new Uint8Array(Buffer.from(body)), payload)).toString();
-    expect(kept('token=gIkuvaNzQIHg97ATvDxqgjtO&command=%2Fweather&text=94070', { token: 'gIkuvaNzQIHg97ATvDxqgjtO', command: '/weather' })).toBe(
-      'token=[redacted]&command=%2Fweather&text=94070',
+    expect(
+      kept('token=gIkuvaNzQIHg97ATvDxqgjtO&command=%2Fweather&text=94070', { token: 'gIkuvaNzQIHg97ATvDxqgjtO', command: '/weather' }),
+    ).toBe('token=[redacted]&command=%2Fweather&text=94070');
+    expect(kept('{"token":"XXYYZZ","type":"event_callback"}', { token: 'XXYYZZ', type: 'event_callback' })).toBe(
+      '{"token":"[redacted]","type":"event_callback"}',
     );
-    expect(kept('{"token":"XXYYZZ","type":"event_callback"}', { token: 'XXYYZZ', type: 'event_callback' })).toBe('{"token":"[redacted]","type":"event_callback"}');
     expect(kept('{"type":"event_callback"}', { type: 'event_callback' })).toBe('{"type":"event_callback"}');
   });
 
@@ -206,12 +260,16 @@ describe('slack', () => {
   it(`verifies Slack's documented example and runs the mapping for it (${doc.source})`, () => {
     const v = make('slack', { secret: doc.spec.secret });
     const form = Object.fromEntries(new URLSearchParams(doc.body));
-    expect(v.verify(request({ body: doc.body, payload: form, headers: doc.headers, receivedAt: doc.nowMs }))).toEqual({ ok: true, secretIndex: 0 });
+    expect(v.verify(request({ body: doc.body, payload: form, headers: doc.headers, receivedAt: doc.nowMs }))).toEqual({
+      ok: true,
+      secretIndex: 0,
+    });
   });
 
   const spec = { type: 'slack' as const, secret: 'slack-signing-secret-0123' };
   const T = 1_700_000_000_000;
-  const body = '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}';
+  const body =
+    '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}';
 
   it("answers a signed url_verification with its challenge (Slack's documented request)", () => {
     const v = make('slack', { secret: spec.secret });
@@ -225,7 +283,12 @@ describe('slack', () => {
 
   it('never answers an unsigned or wrongly signed url_verification', () => {
     const v = make('slack', { secret: spec.secret });
-    const forged = { 'x-slack-request-timestamp': String(T / 1000), 'x-slack-signature': `v0=${createHmac('sha256', 'wrong').update(`v0:${T / 1000}:${body}`).digest('hex')}` };
+    const forged = {
+      'x-slack-request-timestamp': String(T / 1000),
+      'x-slack-signature': `v0=${createHmac('sha256', 'wrong')
+        .update(`v0:${T / 1000}:${body}`)
+        .digest('hex')}`,
+    };
     expect(v.verify(request({ body, headers: forged, receivedAt: T }))).toEqual({ ok: false, reason: 'no signature matches' });
     expect(v.verify(request({ body, receivedAt: T }))).toEqual({ ok: false, reason: 'missing signature header' });
   });

@@ -39,7 +39,10 @@ const SPECS: Record<VerifySpec['type'], VerifySpec> = {
   github: { type: 'github', secret: 'gh-secret-0123456789' },
   stripe: { type: 'stripe', secret: 'whsec_stripe_test_0123456789' },
   slack: { type: 'slack', secret: 'slack-signing-secret-0123' },
-  'standard-webhooks': { type: 'standard-webhooks', secret: `whsec_${Buffer.from('standard webhooks secret 32 bytes').toString('base64')}` },
+  'standard-webhooks': {
+    type: 'standard-webhooks',
+    secret: `whsec_${Buffer.from('standard webhooks secret 32 bytes').toString('base64')}`,
+  },
   'hmac-sha256': { type: 'hmac-sha256', secret: 'generic-secret-0123456789', header: 'X-Custom-Signature' },
 };
 const TYPES = Object.keys(SPECS) as VerifySpec['type'][];
@@ -122,14 +125,19 @@ describe('compileVerifier(): tampering', () => {
     const verify = compileVerifier(SPECS['standard-webhooks']);
     const { body, headers } = signed(SPECS['standard-webhooks'], '{}', NOW);
     expect(verify({ ...headers, 'webhook-id': 'msg_other' }, body, NOW * 1000)).toEqual({ ok: false, reason: 'no signature matches' });
-    expect(verify({ ...headers, 'webhook-timestamp': String(NOW + 1) }, body, NOW * 1000)).toEqual({ ok: false, reason: 'no signature matches' });
+    expect(verify({ ...headers, 'webhook-timestamp': String(NOW + 1) }, body, NOW * 1000)).toEqual({
+      ok: false,
+      reason: 'no signature matches',
+    });
   });
 
   it('standard-webhooks: a message id sent as UTF-8 bytes is verified over those exact bytes', () => {
     const spec = SPECS['standard-webhooks'];
     const key = Buffer.from((spec.secret as string).slice(6), 'base64');
     const id = 'msg_é✓';
-    const sig = createHmac('sha256', key).update(buf(`${id}.${NOW}.{}`)).digest('base64');
+    const sig = createHmac('sha256', key)
+      .update(buf(`${id}.${NOW}.{}`))
+      .digest('base64');
     // Node decodes header bytes as latin1; the verifier must sign those bytes back, not re-encode the text.
     const headers = { 'webhook-id': buf(id).toString('latin1'), 'webhook-timestamp': String(NOW), 'webhook-signature': `v1,${sig}` };
     expect(compileVerifier(spec)(headers, buf('{}'), NOW * 1000)).toEqual({ ok: true, secretIndex: 0 });
@@ -207,13 +215,15 @@ describe('compileVerifier(): multiple signatures in one header', () => {
     const valid = headers['stripe-signature']!.split(',')[1]!;
     const header = `t=${NOW},v1=${'0'.repeat(64)},v0=${'1'.repeat(64)},v9=zzz,${valid}`;
     expect(compileVerifier(SPECS.stripe)({ 'stripe-signature': header }, body, NOW * 1000).ok).toBe(true);
-    expect(compileVerifier(SPECS.stripe)({ 'stripe-signature': `t=${NOW},v1=${'0'.repeat(64)},v1=${'f'.repeat(64)}` }, body, NOW * 1000)).toEqual({
+    expect(
+      compileVerifier(SPECS.stripe)({ 'stripe-signature': `t=${NOW},v1=${'0'.repeat(64)},v1=${'f'.repeat(64)}` }, body, NOW * 1000),
+    ).toEqual({
       ok: false,
       reason: 'no signature matches',
     });
   });
 
-  it('standard-webhooks: space-separated list with other versions (the reference libraries\' multi-sig case)', () => {
+  it("standard-webhooks: space-separated list with other versions (the reference libraries' multi-sig case)", () => {
     const { body, headers } = signed(SPECS['standard-webhooks'], '{}', NOW);
     const list = [
       'v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=',
@@ -227,7 +237,10 @@ describe('compileVerifier(): multiple signatures in one header', () => {
   it('refuses a header listing more than 16 candidates', () => {
     const { body, headers } = signed(SPECS.stripe, '{}', NOW);
     const many = `${headers['stripe-signature']}${`,v1=${'a'.repeat(64)}`.repeat(16)}`;
-    expect(compileVerifier(SPECS.stripe)({ 'stripe-signature': many }, body, NOW * 1000)).toEqual({ ok: false, reason: 'malformed signature header' });
+    expect(compileVerifier(SPECS.stripe)({ 'stripe-signature': many }, body, NOW * 1000)).toEqual({
+      ok: false,
+      reason: 'malformed signature header',
+    });
   });
 });
 
@@ -238,7 +251,10 @@ describe('compileVerifier(): header names', () => {
     expect(verify({ 'X-Hub-Signature-256': v.headers['x-hub-signature-256'] }, buf(v.body), 0).ok).toBe(true);
     expect(verify({ 'X-HUB-SIGNATURE-256': v.headers['x-hub-signature-256'] }, buf(v.body), 0).ok).toBe(true);
     const slack = VECTORS.find((x) => x.spec.type === 'slack')!;
-    const mixed = { 'X-Slack-Signature': slack.headers['x-slack-signature'], 'X-Slack-Request-Timestamp': slack.headers['x-slack-request-timestamp'] };
+    const mixed = {
+      'X-Slack-Signature': slack.headers['x-slack-signature'],
+      'X-Slack-Request-Timestamp': slack.headers['x-slack-request-timestamp'],
+    };
     expect(compileVerifier(slack.spec)(mixed, buf(slack.body), slack.nowMs).ok).toBe(true);
   });
 
@@ -307,35 +323,105 @@ describe('compileVerifier(): malformed headers fail without throwing', () => {
     ['stripe: v0 only', 'stripe', { 'stripe-signature': `t=${NOW},v0=${hex}` }, 'malformed signature header'],
     ['stripe: v1 not hex', 'stripe', { 'stripe-signature': `t=${NOW},v1=${'z'.repeat(64)}` }, 'malformed signature header'],
     ['stripe: separators only', 'stripe', { 'stripe-signature': ',,,' }, 'malformed signature header'],
-    ['slack: wrong version', 'slack', { 'x-slack-signature': `v1=${hex}`, 'x-slack-request-timestamp': String(NOW) }, 'malformed signature header'],
+    [
+      'slack: wrong version',
+      'slack',
+      { 'x-slack-signature': `v1=${hex}`, 'x-slack-request-timestamp': String(NOW) },
+      'malformed signature header',
+    ],
     ['slack: no timestamp header', 'slack', { 'x-slack-signature': `v0=${hex}` }, 'missing timestamp'],
-    ['slack: timestamp with spaces inside', 'slack', { 'x-slack-signature': `v0=${hex}`, 'x-slack-request-timestamp': '17 00' }, 'malformed timestamp'],
-    ['slack: timestamp too long', 'slack', { 'x-slack-signature': `v0=${hex}`, 'x-slack-request-timestamp': '1'.repeat(13) }, 'malformed timestamp'],
-    ['sw: no v1 entry', 'standard-webhooks', { 'webhook-signature': 'v2,abc', 'webhook-id': 'm', 'webhook-timestamp': String(NOW) }, 'malformed signature header'],
-    ['sw: v1 not base64', 'standard-webhooks', { 'webhook-signature': 'v1,dawfeoifkpqwoekfpqoekf', 'webhook-id': 'm', 'webhook-timestamp': String(NOW) }, 'malformed signature header'],
-    ['sw: v1 empty', 'standard-webhooks', { 'webhook-signature': 'v1,', 'webhook-id': 'm', 'webhook-timestamp': String(NOW) }, 'malformed signature header'],
-    ['sw: no id', 'standard-webhooks', { 'webhook-signature': `v1,${'A'.repeat(43)}=`, 'webhook-timestamp': String(NOW) }, 'missing message id'],
-    ['sw: oversized id', 'standard-webhooks', { 'webhook-signature': `v1,${'A'.repeat(43)}=`, 'webhook-id': 'm'.repeat(300), 'webhook-timestamp': String(NOW) }, 'malformed signature header'],
+    [
+      'slack: timestamp with spaces inside',
+      'slack',
+      { 'x-slack-signature': `v0=${hex}`, 'x-slack-request-timestamp': '17 00' },
+      'malformed timestamp',
+    ],
+    [
+      'slack: timestamp too long',
+      'slack',
+      { 'x-slack-signature': `v0=${hex}`, 'x-slack-request-timestamp': '1'.repeat(13) },
+      'malformed timestamp',
+    ],
+    [
+      'sw: no v1 entry',
+      'standard-webhooks',
+      { 'webhook-signature': 'v2,abc', 'webhook-id': 'm', 'webhook-timestamp': String(NOW) },
+      'malformed signature header',
+    ],
+    [
+      'sw: v1 not base64',
+      'standard-webhooks',
+      { 'webhook-signature': 'v1,dawfeoifkpqwoekfpqoekf', 'webhook-id': 'm', 'webhook-timestamp': String(NOW) },
+      'malformed signature header',
+    ],
+    [
+      'sw: v1 empty',
+      'standard-webhooks',
+      { 'webhook-signature': 'v1,', 'webhook-id': 'm', 'webhook-timestamp': String(NOW) },
+      'malformed signature header',
+    ],
+    [
+      'sw: no id',
+      'standard-webhooks',
+      { 'webhook-signature': `v1,${'A'.repeat(43)}=`, 'webhook-timestamp': String(NOW) },
+      'missing message id',
+    ],
+    [
+      'sw: oversized id',
+      'standard-webhooks',
+      { 'webhook-signature': `v1,${'A'.repeat(43)}=`, 'webhook-id': 'm'.repeat(300), 'webhook-timestamp': String(NOW) },
+      'malformed signature header',
+    ],
     ['sw: no timestamp', 'standard-webhooks', { 'webhook-signature': `v1,${'A'.repeat(43)}=`, 'webhook-id': 'm' }, 'missing timestamp'],
-    ['sw: timestamp "hello"', 'standard-webhooks', { 'webhook-signature': `v1,${'A'.repeat(43)}=`, 'webhook-id': 'm', 'webhook-timestamp': 'hello' }, 'malformed timestamp'],
+    [
+      'sw: timestamp "hello"',
+      'standard-webhooks',
+      { 'webhook-signature': `v1,${'A'.repeat(43)}=`, 'webhook-id': 'm', 'webhook-timestamp': 'hello' },
+      'malformed timestamp',
+    ],
   ];
   it.each(cases)('%s', (_what, type, headers, reason) => {
     expect(compileVerifier(SPECS[type])(headers, buf('{}'), NOW * 1000)).toEqual({ ok: false, reason });
   });
 
   it('a header object that throws on access yields "verifier error"', () => {
-    const hostile = new Proxy({}, { get: () => { throw new Error('boom'); }, ownKeys: () => { throw new Error('boom'); } }) as HeaderBag;
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('boom');
+        },
+        ownKeys: () => {
+          throw new Error('boom');
+        },
+      },
+    ) as HeaderBag;
     expect(compileVerifier(SPECS.github)(hostile, buf('{}'), 0)).toEqual({ ok: false, reason: 'verifier error' });
   });
 
   it.each(TYPES)('%s: arbitrary header values never throw and never verify', (type) => {
     const verify = compileVerifier(SPECS[type]);
-    const names = ['x-hub-signature-256', 'stripe-signature', 'x-slack-signature', 'x-slack-request-timestamp', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-custom-signature'];
+    const names = [
+      'x-hub-signature-256',
+      'stripe-signature',
+      'x-slack-signature',
+      'x-slack-request-timestamp',
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+      'x-custom-signature',
+    ];
     const value = fc.oneof(
       fc.string({ maxLength: 200 }),
       fc.string({ unit: 'binary', maxLength: 80 }),
       fc.array(fc.string({ maxLength: 80 }), { maxLength: 3 }),
-      fc.constantFrom(`sha256=${'0'.repeat(64)}`, `t=${NOW},v1=${'0'.repeat(64)}`, `v0=${'0'.repeat(64)}`, `v1,${'A'.repeat(43)}=`, String(NOW)),
+      fc.constantFrom(
+        `sha256=${'0'.repeat(64)}`,
+        `t=${NOW},v1=${'0'.repeat(64)}`,
+        `v0=${'0'.repeat(64)}`,
+        `v1,${'A'.repeat(43)}=`,
+        String(NOW),
+      ),
     );
     fc.assert(
       fc.property(fc.dictionary(fc.constantFrom(...names), value), fc.uint8Array({ maxLength: 256 }), (headers, body) => {
@@ -427,8 +513,13 @@ describe('compileVerifier() on a real Node request', () => {
   }
 
   it.each(VECTORS.map((v) => [v.name, v] as const))('%s, with headers as Node parses them', async (_name, v) => {
-    const mixedCase = Object.fromEntries(Object.entries(v.headers).map(([k, value]) => [k.replace(/(^|-)([a-z])/g, (m) => m.toUpperCase()), value]));
-    expect(await roundTrip(v.spec, buf(v.body), { ...mixedCase, 'content-type': 'application/json' }, v.nowMs)).toEqual({ ok: true, secretIndex: 0 });
+    const mixedCase = Object.fromEntries(
+      Object.entries(v.headers).map(([k, value]) => [k.replace(/(^|-)([a-z])/g, (m) => m.toUpperCase()), value]),
+    );
+    expect(await roundTrip(v.spec, buf(v.body), { ...mixedCase, 'content-type': 'application/json' }, v.nowMs)).toEqual({
+      ok: true,
+      secretIndex: 0,
+    });
   });
 });
 

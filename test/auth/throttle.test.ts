@@ -21,7 +21,10 @@ describe('FailureThrottle shared by instances', () => {
 
   it('blocks an address whose failures, spread over instances, cross the limit together', async () => {
     const counter = memoryCounter();
-    const [a, b] = [new FailureThrottle({ max: 4, windowMs: WINDOW, shared: counter }), new FailureThrottle({ max: 4, windowMs: WINDOW, shared: counter })];
+    const [a, b] = [
+      new FailureThrottle({ max: 4, windowMs: WINDOW, shared: counter }),
+      new FailureThrottle({ max: 4, windowMs: WINDOW, shared: counter }),
+    ];
     failTimes(a, 'x', 2);
     failTimes(b, 'x', 2);
     await settled();
@@ -47,7 +50,11 @@ describe('FailureThrottle shared by instances', () => {
   });
 
   it('keeps its own count when the shared counter fails', async () => {
-    const a = new FailureThrottle({ max: 2, windowMs: WINDOW, shared: { countInWindow: () => Promise.reject(new Error('down')), resetCount: async () => {} } });
+    const a = new FailureThrottle({
+      max: 2,
+      windowMs: WINDOW,
+      shared: { countInWindow: () => Promise.reject(new Error('down')), resetCount: async () => {} },
+    });
     expect(failTimes(a, 'x', 3)).toBe(60);
     await settled();
     expect(a.blocked('x', T0)).toBe(60);

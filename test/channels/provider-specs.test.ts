@@ -12,7 +12,13 @@ const TG = '/bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
 
 describe('telegram sendMessage', () => {
   const v = telegramSpec();
-  const good = { chat_id: -1001234567890, text: '<b>hi</b>', parse_mode: 'HTML', link_preview_options: { is_disabled: true }, message_thread_id: 7 };
+  const good = {
+    chat_id: -1001234567890,
+    text: '<b>hi</b>',
+    parse_mode: 'HTML',
+    link_preview_options: { is_disabled: true },
+    message_thread_id: 7,
+  };
 
   it('accepts a correct request (chat id as number or @name)', () => {
     expect(v(fakeRequest({ path: `${TG}/sendMessage`, json: good }))).toEqual([]);
@@ -20,11 +26,15 @@ describe('telegram sendMessage', () => {
   });
   it('rejects a misspelt field, also inside a nested object', () => {
     expect(v(fakeRequest({ path: `${TG}/sendMessage`, json: { ...good, parse_mod: 'HTML' } })).join()).toMatch(/parse_mod/);
-    expect(v(fakeRequest({ path: `${TG}/sendMessage`, json: { ...good, link_preview_options: { disabled: true } } })).join()).toMatch(/disabled/);
+    expect(v(fakeRequest({ path: `${TG}/sendMessage`, json: { ...good, link_preview_options: { disabled: true } } })).join()).toMatch(
+      /disabled/,
+    );
   });
   it('rejects a missing required field and a wrong type', () => {
     expect(v(fakeRequest({ path: `${TG}/sendMessage`, json: { chat_id: 1 } })).join()).toMatch(/required property 'text'/);
-    expect(v(fakeRequest({ path: `${TG}/sendMessage`, json: { chat_id: 1, text: 'x', message_thread_id: '7' } })).join()).toMatch(/integer/);
+    expect(v(fakeRequest({ path: `${TG}/sendMessage`, json: { chat_id: 1, text: 'x', message_thread_id: '7' } })).join()).toMatch(
+      /integer/,
+    );
   });
   it('rejects an unknown method and a path without a token, without echoing the token', () => {
     expect(v(fakeRequest({ path: `${TG}/sendMesage`, json: good })).join()).toMatch(/no method sendMesage/);
@@ -50,7 +60,9 @@ describe('discord MessageCreateRequest', () => {
   it('rejects a misspelt field, a nested one, a wrong enum and a missing token', () => {
     expect(v(fakeRequest({ path, json: { ...good, contnet: 'x' }, headers })).join()).toMatch(/contnet/);
     expect(v(fakeRequest({ path, json: { ...good, allowed_mentions: { pars: [] } }, headers })).join()).toMatch(/pars/);
-    expect(v(fakeRequest({ path, json: { ...good, allowed_mentions: { parse: ['everybody'] } }, headers })).join()).toMatch(/allowed_mentions\/parse\/0/);
+    expect(v(fakeRequest({ path, json: { ...good, allowed_mentions: { parse: ['everybody'] } }, headers })).join()).toMatch(
+      /allowed_mentions\/parse\/0/,
+    );
     expect(v(fakeRequest({ path, json: good })).join()).toMatch(/credentials/);
   });
   it('rejects a path or method the spec does not have', () => {
@@ -64,27 +76,47 @@ describe('slack', () => {
   const headers = { authorization: 'Bearer xoxb-1' };
 
   it('accepts chat.postMessage as JSON and as a form', () => {
-    expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'hi', unfurl_links: false, unfurl_media: false }, headers }))).toEqual([]);
-    expect(v(fakeRequest({ path: '/api/chat.postMessage', form: { channel: 'C1', text: 'hi', unfurl_links: 'false' }, headers }))).toEqual([]);
+    expect(
+      v(
+        fakeRequest({
+          path: '/api/chat.postMessage',
+          json: { channel: 'C1', text: 'hi', unfurl_links: false, unfurl_media: false },
+          headers,
+        }),
+      ),
+    ).toEqual([]);
+    expect(v(fakeRequest({ path: '/api/chat.postMessage', form: { channel: 'C1', text: 'hi', unfurl_links: 'false' }, headers }))).toEqual(
+      [],
+    );
   });
   it('rejects a misspelt parameter, a missing channel, a missing token and a wrong type', () => {
-    expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', txt: 'hi' }, headers })).join()).toMatch(/body\/txt is not a field in the spec/);
+    expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', txt: 'hi' }, headers })).join()).toMatch(
+      /body\/txt is not a field in the spec/,
+    );
     expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { text: 'hi' }, headers })).join()).toMatch(/"channel" is required/);
     expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'hi' } })).join()).toMatch(/"token" is required/);
-    expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'hi', unfurl_links: 'no' }, headers })).join()).toMatch(/boolean/);
+    expect(
+      v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'hi', unfurl_links: 'no' }, headers })).join(),
+    ).toMatch(/boolean/);
   });
   it('wants some content in chat.postMessage', () => {
     expect(v(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1' }, headers })).join()).toMatch(/one of text/);
   });
   it('waives a field the caller allows, and only that finding', () => {
     const lenient = slackSpec({ allowFields: ['body/markdown_text'] });
-    expect(lenient(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'x', markdown_text: '**x**' }, headers }))).toEqual([]);
-    expect(lenient(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'x', markdown_txt: '**x**' }, headers })).join()).toMatch(/markdown_txt/);
+    expect(
+      lenient(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'x', markdown_text: '**x**' }, headers })),
+    ).toEqual([]);
+    expect(
+      lenient(fakeRequest({ path: '/api/chat.postMessage', json: { channel: 'C1', text: 'x', markdown_txt: '**x**' }, headers })).join(),
+    ).toMatch(/markdown_txt/);
   });
 
   it('accepts conversations.open with users and rejects a misspelt one', () => {
     expect(v(fakeRequest({ path: '/api/conversations.open', json: { users: 'U123' }, headers }))).toEqual([]);
-    expect(v(fakeRequest({ path: '/api/conversations.open', json: { user: 'U123' }, headers })).join()).toMatch(/body\/user is not a field in the spec/);
+    expect(v(fakeRequest({ path: '/api/conversations.open', json: { user: 'U123' }, headers })).join()).toMatch(
+      /body\/user is not a field in the spec/,
+    );
   });
 });
 
@@ -96,17 +128,25 @@ describe('mattermost CreatePost', () => {
     expect(v(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi', root_id: 'p1' }, headers }))).toEqual([]);
   });
   it('takes pending_post_id, which the server reads though CreatePost leaves it out', () => {
-    expect(v(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi', pending_post_id: 'u1:1' }, headers }))).toEqual([]);
-    expect(mattermostSpec({ allowFields: [] })(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi', pending_post_id: 'u1:1' }, headers })).join()).toMatch(
-      /pending_post_id is not a field/,
+    expect(v(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi', pending_post_id: 'u1:1' }, headers }))).toEqual(
+      [],
     );
+    expect(
+      mattermostSpec({ allowFields: [] })(
+        fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi', pending_post_id: 'u1:1' }, headers }),
+      ).join(),
+    ).toMatch(/pending_post_id is not a field/);
   });
 
   it('rejects a misspelt field, a missing required field, no token and an unknown query parameter', () => {
-    expect(v(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi', rootid: 'p' }, headers })).join()).toMatch(/rootid/);
+    expect(v(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi', rootid: 'p' }, headers })).join()).toMatch(
+      /rootid/,
+    );
     expect(v(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1' }, headers })).join()).toMatch(/required property 'message'/);
     expect(v(fakeRequest({ path: '/api/v4/posts', json: { channel_id: 'c1', message: 'hi' } })).join()).toMatch(/credentials/);
-    expect(v(fakeRequest({ path: '/api/v4/posts?online=1', json: { channel_id: 'c1', message: 'hi' }, headers })).join()).toMatch(/"online"/);
+    expect(v(fakeRequest({ path: '/api/v4/posts?online=1', json: { channel_id: 'c1', message: 'hi' }, headers })).join()).toMatch(
+      /"online"/,
+    );
   });
 });
 
@@ -121,7 +161,9 @@ describe('msteams Activity', () => {
   });
   it('rejects a misspelt field, a wrong type and a missing body', () => {
     expect(v(fakeRequest({ path, json: { ...good, txt: 'hi' }, headers })).join()).toMatch(/txt/);
-    expect(v(fakeRequest({ path, json: { ...good, from: { id: '1', nam: 'x' } }, headers })).join()).toMatch(/body\/from\/nam is not a field/);
+    expect(v(fakeRequest({ path, json: { ...good, from: { id: '1', nam: 'x' } }, headers })).join()).toMatch(
+      /body\/from\/nam is not a field/,
+    );
     expect(v(fakeRequest({ path, json: { ...good, text: 5 }, headers })).join()).toMatch(/string/);
     expect(v(fakeRequest({ path, headers })).join()).toMatch(/body is required/);
   });
@@ -131,7 +173,13 @@ describe('whatsapp Message', () => {
   const v = whatsappSpec();
   const path = '/v23.0/1234567890/messages';
   const headers = { authorization: 'Bearer EAAB123' };
-  const good = { messaging_product: 'whatsapp', recipient_type: 'individual', to: '+15551234567', type: 'text', text: { body: 'hi', preview_url: false } };
+  const good = {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    to: '+15551234567',
+    type: 'text',
+    text: { body: 'hi', preview_url: false },
+  };
 
   it('accepts a correct text message (the allOf fix lets the base fields through)', () => {
     expect(v(fakeRequest({ path, json: good, headers }))).toEqual([]);

@@ -21,7 +21,13 @@ describe('startProviderStub', () => {
     await post(`${stub.url}/a/b?x=1&x=2&y=3`, { hello: 'world' }, { 'x-test': 'yes' });
     await fetch(`${stub.url}/form`, { method: 'POST', body: new URLSearchParams({ channel: 'C1', text: 'a&b' }) });
     const [first, second] = stub.requests;
-    expect(first).toMatchObject({ method: 'POST', path: '/a/b', query: { x: ['1', '2'], y: '3' }, contentType: 'application/json', body: { hello: 'world' } });
+    expect(first).toMatchObject({
+      method: 'POST',
+      path: '/a/b',
+      query: { x: ['1', '2'], y: '3' },
+      contentType: 'application/json',
+      body: { hello: 'world' },
+    });
     expect(first!.headers['x-test']).toBe('yes');
     expect(first!.raw.toString()).toBe('{"hello":"world"}');
     expect(second).toMatchObject({ contentType: 'application/x-www-form-urlencoded', body: { channel: 'C1', text: 'a&b' } });

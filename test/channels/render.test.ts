@@ -4,7 +4,16 @@
  * or a link the agent did not write as one.
  */
 import { describe, expect, it } from 'vitest';
-import { disarmMentions, toDiscord, toMattermost, toPlainText, toSlackMrkdwn, toTeamsMarkdown, toTelegramHtml, toWhatsApp } from '../../src/channels/render.ts';
+import {
+  disarmMentions,
+  toDiscord,
+  toMattermost,
+  toPlainText,
+  toSlackMrkdwn,
+  toTeamsMarkdown,
+  toTelegramHtml,
+  toWhatsApp,
+} from '../../src/channels/render.ts';
 
 const SAMPLE = [
   '# Title',
@@ -74,32 +83,73 @@ describe('toDiscord()', () => {
 
 describe('toMattermost()', () => {
   it('keeps Markdown and disarms @channel, @all and @here outside code', () => {
-    expect(toMattermost('**hi** @channel, @ALL and @here; not @alice or me@hereford')).toBe('**hi** @\u200dchannel, @\u200dALL and @\u200dhere; not @alice or me@hereford');
+    expect(toMattermost('**hi** @channel, @ALL and @here; not @alice or me@hereford')).toBe(
+      '**hi** @\u200dchannel, @\u200dALL and @\u200dhere; not @alice or me@hereford',
+    );
   });
   it('leaves code spans and code blocks as written (no invisible character copied with the code)', () => {
-    const md = ['Run `notify @channel` now, @all.', '', '```sh', 'echo @here @channel', '```', '', '- item', '  ```', '  @all', '  ```', '', '> quoted @here'].join('\n');
+    const md = [
+      'Run `notify @channel` now, @all.',
+      '',
+      '```sh',
+      'echo @here @channel',
+      '```',
+      '',
+      '- item',
+      '  ```',
+      '  @all',
+      '  ```',
+      '',
+      '> quoted @here',
+    ].join('\n');
     expect(toMattermost(md)).toBe(
-      ['Run `notify @channel` now, @\u200dall.', '', '```sh', 'echo @here @channel', '```', '', '- item', '  ```', '  @all', '  ```', '', '> quoted @\u200dhere'].join('\n'),
+      [
+        'Run `notify @channel` now, @\u200dall.',
+        '',
+        '```sh',
+        'echo @here @channel',
+        '```',
+        '',
+        '- item',
+        '  ```',
+        '  @all',
+        '  ```',
+        '',
+        '> quoted @\u200dhere',
+      ].join('\n'),
     );
   });
 });
 
 describe('toTeamsMarkdown()', () => {
   it('writes & and < outside code as entities and keeps code as written', () => {
-    expect(toTeamsMarkdown('a < b & <at>x</at> `a<b&c`\n\n```\n<b>&amp;\n```\n\n> quote')).toBe('a &lt; b &amp; &lt;at>x&lt;/at> `a<b&c`\n\n```\n<b>&amp;\n```\n\n> quote');
+    expect(toTeamsMarkdown('a < b & <at>x</at> `a<b&c`\n\n```\n<b>&amp;\n```\n\n> quote')).toBe(
+      'a &lt; b &amp; &lt;at>x&lt;/at> `a<b&c`\n\n```\n<b>&amp;\n```\n\n> quote',
+    );
   });
 });
 
 describe('toWhatsApp()', () => {
   it('renders WhatsApp markup, links as text with the URL', () => {
-    expect(toWhatsApp('# T\n\n**b** *i* ~~s~~ `c` [site](https://x.y)\n\n```\ncode\n```')).toBe('*T*\n\n*b* _i_ ~s~ ```c``` site (https://x.y)\n\n```code```');
+    expect(toWhatsApp('# T\n\n**b** *i* ~~s~~ `c` [site](https://x.y)\n\n```\ncode\n```')).toBe(
+      '*T*\n\n*b* _i_ ~s~ ```c``` site (https://x.y)\n\n```code```',
+    );
   });
 });
 
 describe('toPlainText()', () => {
   it('removes markup and keeps link targets', () => {
     expect(toPlainText(SAMPLE)).toBe(
-      ['Title', '', 'Some bold, italic, gone and a < b with a link (https://example.com/?a=1&b="2").', '', '• one', '• two', '', 'if (a < b && c) {}'].join('\n'),
+      [
+        'Title',
+        '',
+        'Some bold, italic, gone and a < b with a link (https://example.com/?a=1&b="2").',
+        '',
+        '• one',
+        '• two',
+        '',
+        'if (a < b && c) {}',
+      ].join('\n'),
     );
     expect(toPlainText('<https://x.y> and [https://x.y](https://x.y)')).toBe('https://x.y and https://x.y');
   });

@@ -51,7 +51,13 @@ const word = fc
 const line = fc.array(word, { minLength: 1, maxLength: 30 }).map((ws) => ws.join(' '));
 const paragraph = fc.array(line, { minLength: 1, maxLength: 4 }).map((ls) => ls.join('\n'));
 const codeBlock = fc
-  .tuple(fc.constantFrom('', 'ts', 'py'), fc.array(fc.string({ unit: 'grapheme', maxLength: 60 }).map((s) => s.replace(/`/g, "'")), { minLength: 1, maxLength: 30 }))
+  .tuple(
+    fc.constantFrom('', 'ts', 'py'),
+    fc.array(
+      fc.string({ unit: 'grapheme', maxLength: 60 }).map((s) => s.replace(/`/g, "'")),
+      { minLength: 1, maxLength: 30 },
+    ),
+  )
   .map(([lang, ls]) => `\`\`\`${lang}\n${ls.map((l) => (l.trim() === '' ? 'x' : l)).join('\n')}\n\`\`\``);
 const list = fc.array(line, { minLength: 1, maxLength: 8 }).map((ls) => ls.map((l) => `- ${l}`).join('\n'));
 const heading = line.map((l) => `## ${l}`);
@@ -73,7 +79,16 @@ const richWord = fc.oneof(
 );
 const richLine = fc.array(richWord, { minLength: 1, maxLength: 30 }).map((ws) => ws.join(' '));
 const richDoc = fc
-  .array(fc.oneof(richLine, richLine.map((l) => `> ${l}`), list, codeBlock, fc.string({ unit: 'grapheme', maxLength: 300 })), { minLength: 1, maxLength: 10 })
+  .array(
+    fc.oneof(
+      richLine,
+      richLine.map((l) => `> ${l}`),
+      list,
+      codeBlock,
+      fc.string({ unit: 'grapheme', maxLength: 300 }),
+    ),
+    { minLength: 1, maxLength: 10 },
+  )
   .map((bs) => bs.join('\n\n'));
 
 // ---- properties ---------------------------------------------------------------------------------------
@@ -81,15 +96,21 @@ const richDoc = fc
 describe('renderParts() properties', () => {
   it('every part fits the limit, for every renderer, in UTF-16 units and in UTF-8 bytes', () => {
     fc.assert(
-      fc.property(richDoc, fc.constantFrom(...Object.keys(RENDERERS)), fc.integer({ min: 60, max: 600 }), fc.boolean(), (md, name, limit, bytes) => {
-        const measure = bytes ? utf8Length : utf16Length;
-        const parts = renderParts(md, { render: RENDERERS[name as keyof typeof RENDERERS], limit, measure });
-        for (const p of parts) {
-          expect(measure(p)).toBeLessThanOrEqual(limit);
-          expect(p.trim()).not.toBe('');
-          expect(hasLoneSurrogate(p)).toBe(false);
-        }
-      }),
+      fc.property(
+        richDoc,
+        fc.constantFrom(...Object.keys(RENDERERS)),
+        fc.integer({ min: 60, max: 600 }),
+        fc.boolean(),
+        (md, name, limit, bytes) => {
+          const measure = bytes ? utf8Length : utf16Length;
+          const parts = renderParts(md, { render: RENDERERS[name as keyof typeof RENDERERS], limit, measure });
+          for (const p of parts) {
+            expect(measure(p)).toBeLessThanOrEqual(limit);
+            expect(p.trim()).not.toBe('');
+            expect(hasLoneSurrogate(p)).toBe(false);
+          }
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -130,10 +151,13 @@ describe('renderParts() properties', () => {
   });
 
   it('hostile text yields only the markup the renderer writes', () => {
-    const hostile = fc.array(fc.oneof(richWord, fc.string({ unit: 'grapheme', maxLength: 40 })), { maxLength: 40 }).map((ws) => ws.join(' '));
+    const hostile = fc
+      .array(fc.oneof(richWord, fc.string({ unit: 'grapheme', maxLength: 40 })), { maxLength: 40 })
+      .map((ws) => ws.join(' '));
     fc.assert(
       fc.property(hostile, (md) => {
-        for (const m of toTelegramHtml(md).matchAll(/<\/?([a-z]+)/g)) expect(['b', 'i', 's', 'code', 'pre', 'a', 'blockquote']).toContain(m[1]);
+        for (const m of toTelegramHtml(md).matchAll(/<\/?([a-z]+)/g))
+          expect(['b', 'i', 's', 'code', 'pre', 'a', 'blockquote']).toContain(m[1]);
         // Slack reads <…> as links and mentions: the only ones left are links the Markdown made
         for (const m of toSlackMrkdwn(md).matchAll(/<([^>]*)>/g)) expect(m[1]).toMatch(/^(https?:|mailto:)[^|]*\|/);
         expect(toDiscord(md)).not.toMatch(/@(everyone|here)/i);
@@ -182,7 +206,12 @@ describe('renderParts() boundaries', () => {
     const tg = renderParts(md, { render: toTelegramHtml, limit: 300 });
     expect(tg[0]).toBe('Intro');
     for (const p of tg.slice(1)) expect(p).toMatch(/^<pre><code class="language-py">[^<]*<\/code><\/pre>$/);
-    expect(tg.slice(1).map((p) => p.replace(/<[^>]+>/g, '')).join('\n')).toBe(code.replace(/</g, '&lt;').replace(/>/g, '&gt;'));
+    expect(
+      tg
+        .slice(1)
+        .map((p) => p.replace(/<[^>]+>/g, ''))
+        .join('\n'),
+    ).toBe(code.replace(/</g, '&lt;').replace(/>/g, '&gt;'));
     const discord = renderParts(md, { render: toDiscord, limit: 300 });
     for (const p of discord.slice(1)) expect(p).toMatch(/^```py\n[^`]*\n```$/);
   });
@@ -221,12 +250,15 @@ describe('renderParts() boundaries', () => {
     for (const p of parts) expect(p).toBe('&amp;'.repeat(20));
   });
 
-  it('splits a 9,000-character reply into ordered parts under Telegram\'s limit', () => {
+  it("splits a 9,000-character reply into ordered parts under Telegram's limit", () => {
     const md = Array.from({ length: 90 }, (_, i) => `Paragraph ${i}: ${'lorem ipsum '.repeat(8)}`).join('\n\n');
     expect(md.length).toBeGreaterThan(9000);
     const parts = renderParts(md, { render: toTelegramHtml, limit: 4096 });
     expect(parts).toHaveLength(3);
-    const order = parts.join('\n\n').match(/Paragraph \d+/g)!.map((s) => Number(s.split(' ')[1]));
+    const order = parts
+      .join('\n\n')
+      .match(/Paragraph \d+/g)!
+      .map((s) => Number(s.split(' ')[1]));
     expect(order).toEqual(Array.from({ length: 90 }, (_, i) => i));
   });
 
@@ -246,7 +278,10 @@ describe('renderParts() boundaries', () => {
     ['paragraphs', Array.from({ length: 1500 }, (_, i) => `Paragraph ${i}: ${'lorem **ipsum** '.repeat(4)}`).join('\n\n')],
     ['one long list', Array.from({ length: 2000 }, (_, i) => `- item ${i} with **bold** and \`code\``).join('\n')],
     ['one long quote', Array.from({ length: 3000 }, (_, i) => `> quoted line ${i} with *em*`).join('\n')],
-    ['code blocks', Array.from({ length: 200 }, (_, i) => `Step ${i}:\n\n\`\`\`ts\n${'const x = run(1) && y < 2;\n'.repeat(12)}\`\`\``).join('\n\n')],
+    [
+      'code blocks',
+      Array.from({ length: 200 }, (_, i) => `Step ${i}:\n\n\`\`\`ts\n${'const x = run(1) && y < 2;\n'.repeat(12)}\`\`\``).join('\n\n'),
+    ],
   ])('renders a reply far above the limit (%s) less than twice in all: parts are estimated, not rendered one by one', (_name, md) => {
     expect(md.length).toBeGreaterThan(50_000);
     let rendered = 0;
@@ -277,7 +312,15 @@ describe('renderParts() boundaries', () => {
   });
 
   it('maxLines caps the lines of every part, beside the length limit', () => {
-    const md = ['Intro line.', '', '```py', ...Array.from({ length: 40 }, (_, i) => `x${i} = ${i}`), '```', '', ...Array.from({ length: 30 }, (_, i) => `- item ${i}`)].join('\n');
+    const md = [
+      'Intro line.',
+      '',
+      '```py',
+      ...Array.from({ length: 40 }, (_, i) => `x${i} = ${i}`),
+      '```',
+      '',
+      ...Array.from({ length: 30 }, (_, i) => `- item ${i}`),
+    ].join('\n');
     const parts = renderParts(md, { render: toDiscord, limit: 2000, maxLines: 17 });
     expect(parts.length).toBeGreaterThan(3);
     for (const p of parts) {
@@ -295,7 +338,8 @@ describe('renderParts() boundaries', () => {
   });
 
   it('a reply of only a link definition is no parts for the renderers that read Markdown (Discord shows it as written)', () => {
-    for (const render of [toTelegramHtml, toSlackMrkdwn, toWhatsApp, toPlainText]) expect(renderParts('[ref]: https://example.com', { render, limit: 100 })).toEqual([]);
+    for (const render of [toTelegramHtml, toSlackMrkdwn, toWhatsApp, toPlainText])
+      expect(renderParts('[ref]: https://example.com', { render, limit: 100 })).toEqual([]);
   });
 
   it('rejects a limit below 1', () => {

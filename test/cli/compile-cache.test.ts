@@ -67,7 +67,10 @@ describe('hook-intake serve and the compile cache', () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'transforms'));
     const t: string = 'shape';
-    writeFileSync(join(dir, 'transforms', 'shape.ts'), `export default (ctx: { payload: { title: string } }) => ({ text: \`${t}: \${ctx.payload.title}\` });\n`);
+    writeFileSync(
+      join(dir, 'transforms', 'shape.ts'),
+      `export default (ctx: { payload: { title: string } }) => ({ text: \`${t}: \${ctx.payload.title}\` });\n`,
+    );
     mkdirSync(join(dir, 'tmp'));
     return { dir, tmp: join(dir, 'tmp'), cache: join(dir, 'tmp', 'node-compile-cache') };
   };
@@ -92,8 +95,13 @@ describe('hook-intake serve and the compile cache', () => {
         // a change to the config alone (no module to strip): the reload takes the standby, which
         // loaded the compiler when the change was seen, and starts only the spare for the next one
         const before = new Set(workers.keys());
-        writeFileSync(second.configFile, JSON.stringify({ hooks: { ...config.hooks, mappings: [shape, { id: 'other', match: { path: 'other' }, action: 'wake' }] } }));
-        await until(async () => (await post(`${second.url}/hooks/other`, { text: 'x' }, { authorization: `Bearer ${token}` })).status === 200);
+        writeFileSync(
+          second.configFile,
+          JSON.stringify({ hooks: { ...config.hooks, mappings: [shape, { id: 'other', match: { path: 'other' }, action: 'wake' }] } }),
+        );
+        await until(
+          async () => (await post(`${second.url}/hooks/other`, { text: 'x' }, { authorization: `Bearer ${token}` })).status === 200,
+        );
         const afterConfig = await until(() => {
           const all = [...workersLoaded(second)];
           const warmed = all.filter(([id, list]) => before.has(id) && has(list, COMPILER));
@@ -104,7 +112,10 @@ describe('hook-intake serve and the compile cache', () => {
         // an edit of the transform: the new generation's worker (that spare) strips the edited
         // module with the compiler it loaded while it waited, and the next spare has it ready too
         const known = new Set(workersLoaded(second).keys());
-        writeFileSync(join(dir, 'transforms', 'shape.ts'), `export default (ctx: { payload: { title: string } }) => ({ text: 'edited: ' + ctx.payload.title });\n`);
+        writeFileSync(
+          join(dir, 'transforms', 'shape.ts'),
+          `export default (ctx: { payload: { title: string } }) => ({ text: 'edited: ' + ctx.payload.title });\n`,
+        );
         const next = await until(() => {
           const started = [...workersLoaded(second)].filter(([id]) => !known.has(id));
           return started.length >= 1 && started.every(([, list]) => has(list, COMPILER)) && started;

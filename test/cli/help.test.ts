@@ -22,10 +22,13 @@ const realCli = (args: string[]) => runCli(args, { cwd: dir });
 const cli = runInProcess;
 
 describe('the real CLI', () => {
-  it.each([{ args: ['--version'] }, { args: ['check', '--colour'] }])('$args: prints and exits as the command run in this process does', async ({ args }) => {
-    const real = await realCli(args);
-    expect(real).toEqual(await cli(args));
-  });
+  it.each([{ args: ['--version'] }, { args: ['check', '--colour'] }])(
+    '$args: prints and exits as the command run in this process does',
+    async ({ args }) => {
+      const real = await realCli(args);
+      expect(real).toEqual(await cli(args));
+    },
+  );
 
   it('serve --help starts nothing: no listener, no data directory', async () => {
     const data = join(dir, 'data');
@@ -101,4 +104,3 @@ describe('hook-intake --help', () => {
     expect(r.stderr).toContain('hook-intake check --help');
   });
 });
-

@@ -11,7 +11,11 @@ import { cleanup, post, startCli } from '../helpers/cli.ts';
 
 describe('serveFlags()', () => {
   it('adds its three V8 flags (semi-space size, Maglev off, pretenuring off) for serve only', () => {
-    expect(serveFlags(['serve', '--port', '0'], [], undefined)).toEqual(['--max-semi-space-size=8', '--no-maglev', '--no-allocation-site-pretenuring']);
+    expect(serveFlags(['serve', '--port', '0'], [], undefined)).toEqual([
+      '--max-semi-space-size=8',
+      '--no-maglev',
+      '--no-allocation-site-pretenuring',
+    ]);
     expect(serveFlags(['check'], [], undefined)).toEqual([]);
     expect(serveFlags(['try', 'wake'], [], undefined)).toEqual([]);
     expect(serveFlags([], [], undefined)).toEqual([]);
@@ -20,8 +24,15 @@ describe('serveFlags()', () => {
   it("keeps the operator's semi-space size, on the command line or in NODE_OPTIONS, in either spelling", () => {
     expect(serveFlags(['serve'], ['--max-semi-space-size=64'], undefined)).toEqual(['--no-maglev', '--no-allocation-site-pretenuring']);
     expect(serveFlags(['serve'], ['--max_semi_space_size=64'], undefined)).toEqual(['--no-maglev', '--no-allocation-site-pretenuring']);
-    expect(serveFlags(['serve'], [], '--enable-source-maps --max-semi-space-size=4')).toEqual(['--no-maglev', '--no-allocation-site-pretenuring']);
-    expect(serveFlags(['serve'], [], '--enable-source-maps')).toEqual(['--max-semi-space-size=8', '--no-maglev', '--no-allocation-site-pretenuring']);
+    expect(serveFlags(['serve'], [], '--enable-source-maps --max-semi-space-size=4')).toEqual([
+      '--no-maglev',
+      '--no-allocation-site-pretenuring',
+    ]);
+    expect(serveFlags(['serve'], [], '--enable-source-maps')).toEqual([
+      '--max-semi-space-size=8',
+      '--no-maglev',
+      '--no-allocation-site-pretenuring',
+    ]);
   });
 
   it("keeps the operator's Maglev and pretenuring choices either way, in any spelling V8 reads", () => {
@@ -47,7 +58,9 @@ describe('serveEnv()', () => {
   });
 
   it("adds it to the operator's other tunables", () => {
-    expect(serveEnv(['serve'], { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).toEqual({ GLIBC_TUNABLES: `glibc.malloc.arena_max=2:${MALLOC_TUNABLE}` });
+    expect(serveEnv(['serve'], { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).toEqual({
+      GLIBC_TUNABLES: `glibc.malloc.arena_max=2:${MALLOC_TUNABLE}`,
+    });
     expect(serveEnv(['serve'], { GLIBC_TUNABLES: '' })).toEqual({ GLIBC_TUNABLES: MALLOC_TUNABLE });
   });
 
@@ -60,7 +73,9 @@ describe('serveEnv()', () => {
     ])
       expect(serveEnv(['serve'], env), JSON.stringify(env)).toBeUndefined();
     // a name that only ends like one of them is not the operator's choice
-    expect(serveEnv(['serve'], { GLIBC_TUNABLES: 'glibc.malloc.xmmap_threshold=1' })).toEqual({ GLIBC_TUNABLES: `glibc.malloc.xmmap_threshold=1:${MALLOC_TUNABLE}` });
+    expect(serveEnv(['serve'], { GLIBC_TUNABLES: 'glibc.malloc.xmmap_threshold=1' })).toEqual({
+      GLIBC_TUNABLES: `glibc.malloc.xmmap_threshold=1:${MALLOC_TUNABLE}`,
+    });
   });
 });
 
@@ -72,10 +87,17 @@ describe.skipIf(!procfs)('hook-intake serve', () => {
   const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
 
   /** Starts `serve` with a fresh config, hands `check` its pid and a wake request, then stops it (exit 0) whatever happened. */
-  async function serving(opts: { nodeArgs?: string[]; env?: Record<string, string> }, check: (pid: number, wake: () => Promise<number>) => Promise<void> | void): Promise<void> {
-    const c = { hooks: { enabled: true, token: `hk_${randomBytes(12).toString('hex')}` }, gateway: { auth: { token: `gw_${randomBytes(12).toString('hex')}` } } };
+  async function serving(
+    opts: { nodeArgs?: string[]; env?: Record<string, string> },
+    check: (pid: number, wake: () => Promise<number>) => Promise<void> | void,
+  ): Promise<void> {
+    const c = {
+      hooks: { enabled: true, token: `hk_${randomBytes(12).toString('hex')}` },
+      gateway: { auth: { token: `gw_${randomBytes(12).toString('hex')}` } },
+    };
     const srv = await startCli({ config: c, ...opts });
-    const wake = async () => (await post(`${srv.url}/hooks/wake`, { text: 'x', mode: 'next-heartbeat' }, { authorization: `Bearer ${c.hooks.token}` })).status;
+    const wake = async () =>
+      (await post(`${srv.url}/hooks/wake`, { text: 'x', mode: 'next-heartbeat' }, { authorization: `Bearer ${c.hooks.token}` })).status;
     try {
       await check(srv.proc.pid!, wake);
     } finally {

@@ -14,7 +14,11 @@ afterAll(() => cleanup(dir));
 /** Runs the CLI with `node` reporting `version` (a preload stands in for an older Node). */
 function runAs(version: string, args: string[]) {
   const fake = `Object.defineProperty(process, 'version', { value: 'v${version}' }); Object.defineProperty(process, 'versions', { value: { ...process.versions, node: '${version}' } });`;
-  return spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(fake)}`, BIN, ...args], { cwd: dir, encoding: 'utf8', timeout: 15_000 });
+  return spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(fake)}`, BIN, ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
 }
 
 /** The machine's own `node`, when it is older than 24 (a newcomer's situation). */

@@ -32,7 +32,9 @@ describe('hook-intake prune', () => {
     const dry = await runInProcess([...args, '--dry-run']);
     expect(dry.stderr).toBe('');
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toBe('would remove 3 runs\nwould remove 0 events\nwould remove 0 transcript messages\nwould remove 0 outbox deliveries\nwould remove 3 kept requests\n');
+    expect(dry.stdout).toBe(
+      'would remove 3 runs\nwould remove 0 events\nwould remove 0 transcript messages\nwould remove 0 outbox deliveries\nwould remove 3 kept requests\n',
+    );
     const done = await runInProcess(args);
     expect(done.code).toBe(0);
     expect(done.stdout).toContain('removed 3 runs\n');

@@ -47,8 +47,12 @@ describe('compileBody()', () => {
 });
 
 describe('maxChars', () => {
-  const check = compileBody(Type.Object({ text: Type.String({ maxChars: 3 }), n: Type.Optional(Type.Number()) }, { additionalProperties: false }));
-  const plain = compileBody(Type.Object({ text: Type.String({ maxLength: 3 }), n: Type.Optional(Type.Number()) }, { additionalProperties: false }));
+  const check = compileBody(
+    Type.Object({ text: Type.String({ maxChars: 3 }), n: Type.Optional(Type.Number()) }, { additionalProperties: false }),
+  );
+  const plain = compileBody(
+    Type.Object({ text: Type.String({ maxLength: 3 }), n: Type.Optional(Type.Number()) }, { additionalProperties: false }),
+  );
 
   it('counts characters as maxLength does: a pair of surrogates is one', () => {
     for (const text of ['abc', 'abcd', '😀😀😀', '😀😀😀😀', 'a😀b', '\ud83d\ud83d\ud83d', '\ud83dab', '\ude00\ude00\ude00\ude00']) {
@@ -59,7 +63,11 @@ describe('maxChars', () => {
   it('fails with the error maxLength gives, at the same field', () => {
     expect(check({ text: 'abcd' })).toBe(false);
     expect(plain({ text: 'abcd' })).toBe(false);
-    const pick = (e: { keyword: string; instancePath: string; params: unknown }) => ({ keyword: e.keyword, instancePath: e.instancePath, params: e.params });
+    const pick = (e: { keyword: string; instancePath: string; params: unknown }) => ({
+      keyword: e.keyword,
+      instancePath: e.instancePath,
+      params: e.params,
+    });
     expect(pick(check.errors![0]!)).toEqual(pick(plain.errors![0]!));
   });
 
@@ -71,6 +79,7 @@ describe('maxChars', () => {
   });
 
   it('codePoints() is the length of the string as an array of code points', () => {
-    for (const s of ['', 'a', '😀', '\ud83d', '\ude00\ud83d', 'x😀\ud83d😀', '\ud83d\ude00\ude00']) expect(codePoints(s), JSON.stringify(s)).toBe([...s].length);
+    for (const s of ['', 'a', '😀', '\ud83d', '\ude00\ud83d', 'x😀\ud83d😀', '\ud83d\ude00\ude00'])
+      expect(codePoints(s), JSON.stringify(s)).toBe([...s].length);
   });
 });

@@ -89,7 +89,10 @@ describe('interpolate() {file} secrets', () => {
   });
 
   it('treats {file} under hooks.mappings[].match as data (a rule), not a secret', () => {
-    const mapping = { match: { payload: { file: { file: 'secrets/lf' }, attachment: { in: [{ file: 'x' }] } } }, to: { file: 'secrets/lf' } };
+    const mapping = {
+      match: { payload: { file: { file: 'secrets/lf' }, attachment: { in: [{ file: 'x' }] } } },
+      to: { file: 'secrets/lf' },
+    };
     const { out, issues } = run({ hooks: { mappings: [mapping] } });
     expect(issues).toEqual([]);
     expect(out).toEqual({ hooks: { mappings: [{ ...mapping, to: 'tok-lf' }] } });

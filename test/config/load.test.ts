@@ -96,7 +96,7 @@ describe('loadConfig()', () => {
     expect(loadConfig({ file: ok, cwd: root, env: {} }).config.storage).toMatchObject({ driver: 'redis', url: 'unix:///run/redis.sock' });
     const missing = write('c.json5', "{storage: {driver: 'redis'}}");
     expect(issuesOf(() => loadConfig({ file: missing, cwd: root, env: {} }))).toEqual([
-      expect.objectContaining({ path: 'storage.url', message: expect.stringContaining('the redis driver needs the server\'s url') }),
+      expect.objectContaining({ path: 'storage.url', message: expect.stringContaining("the redis driver needs the server's url") }),
     ]);
     const bad = write('c.json5', "{storage: {driver: 'redis', url: 'http://localhost:6379'}}");
     expect(issuesOf(() => loadConfig({ file: bad, cwd: root, env: {} }))).toEqual([
@@ -109,11 +109,14 @@ describe('loadConfig()', () => {
   });
 
   it('reads JSON5 (comments, unquoted keys, trailing commas)', () => {
-    const file = write('c.json5', `{
+    const file = write(
+      'c.json5',
+      `{
       // a comment
       hooks: { enabled: true, token: '${TOKEN}', },
       gateway: { port: 9000 },
-    }`);
+    }`,
+    );
     const { config } = loadConfig({ file, cwd: root, env: {} });
     expect(config.hooks.enabled).toBe(true);
     expect(config.hooks.token).toBe(TOKEN);
@@ -152,7 +155,9 @@ describe('loadConfig()', () => {
     const missing = join(root, 'nope.json');
     expect(issuesOf(() => loadConfig({ file: missing, cwd: root, env: {} }))[0]!.message).toContain('ENOENT');
     const list = write('c.json', '[1, 2]');
-    expect(issuesOf(() => loadConfig({ file: list, cwd: root, env: {} }))[0]!.message).toBe('the config must be an object at the top level');
+    expect(issuesOf(() => loadConfig({ file: list, cwd: root, env: {} }))[0]!.message).toBe(
+      'the config must be an object at the top level',
+    );
   });
 
   it('reports a missing ${ENV} with its key path before validating', () => {
@@ -183,13 +188,23 @@ describe('loadConfig() tokenFallback', () => {
   it('is not asked for a hook token when hooks are disabled or the file sets one', () => {
     const fallback = vi.fn((kind: 'hooks' | 'gateway') => (kind === 'hooks' ? 'f'.repeat(30) : undefined));
     loadConfig({ file: write('c.json', '{}'), cwd: root, env: {}, tokenFallback: fallback });
-    loadConfig({ file: write('c.json', JSON.stringify({ hooks: { enabled: true, token: TOKEN } })), cwd: root, env: {}, tokenFallback: fallback });
+    loadConfig({
+      file: write('c.json', JSON.stringify({ hooks: { enabled: true, token: TOKEN } })),
+      cwd: root,
+      env: {},
+      tokenFallback: fallback,
+    });
     expect(fallback.mock.calls.filter(([k]) => k === 'hooks')).toEqual([]);
   });
 
   it('is not asked for a gateway token the file sets', () => {
     const fallback = vi.fn(() => undefined);
-    loadConfig({ file: write('c.json', JSON.stringify({ gateway: { auth: { token: TOKEN } } })), cwd: root, env: {}, tokenFallback: fallback });
+    loadConfig({
+      file: write('c.json', JSON.stringify({ gateway: { auth: { token: TOKEN } } })),
+      cwd: root,
+      env: {},
+      tokenFallback: fallback,
+    });
     expect(fallback).not.toHaveBeenCalled();
   });
 

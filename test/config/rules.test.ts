@@ -115,7 +115,10 @@ describe('applyRules()', () => {
     });
 
     it('accepts models of every configured provider', () => {
-      const agents = { defaults: { model: 'spare/x', models: ['echo/echo', 'spare/y'] }, providers: { echo: { type: 'echo' }, spare: { type: 'echo' } } };
+      const agents = {
+        defaults: { model: 'spare/x', models: ['echo/echo', 'spare/y'] },
+        providers: { echo: { type: 'echo' }, spare: { type: 'echo' } },
+      };
       expect(rules({ agents }).problems).toEqual([]);
     });
 
@@ -135,7 +138,9 @@ describe('applyRules()', () => {
     });
 
     it('reserves the channel id "last"', () => {
-      expect(rules({ channels: { last: { type: 'console' } } }).problems).toEqual(['channels.last: "last" is reserved (it means the main route)']);
+      expect(rules({ channels: { last: { type: 'console' } } }).problems).toEqual([
+        'channels.last: "last" is reserved (it means the main route)',
+      ]);
     });
   });
 
@@ -162,7 +167,9 @@ describe('applyRules()', () => {
     });
 
     it('refuses duplicate ids, including a clash with a defaulted one', () => {
-      expect(rules({ hooks: { mappings: [{ id: 'a' }, { id: 'a' }] } }).problems).toEqual(['hooks.mappings[1].id: duplicate mapping id "a"']);
+      expect(rules({ hooks: { mappings: [{ id: 'a' }, { id: 'a' }] } }).problems).toEqual([
+        'hooks.mappings[1].id: duplicate mapping id "a"',
+      ]);
       expect(rules({ hooks: { mappings: [{ id: 'mapping-2' }, {}] } }).problems).toEqual([
         'hooks.mappings[1].id: duplicate mapping id "mapping-2"',
       ]);

@@ -13,7 +13,12 @@ describe('validateConfig()', () => {
     const { config, issues } = validateConfig(data, 'cfg.json');
     expect(issues).toEqual([]);
     expect(config).toBe(data);
-    expect(data.hooks).toMatchObject({ path: '/hooks', maxBodyBytes: 262144, agentStatus: 202, authFailures: { max: 20, windowSeconds: 60 } });
+    expect(data.hooks).toMatchObject({
+      path: '/hooks',
+      maxBodyBytes: 262144,
+      agentStatus: 202,
+      authFailures: { max: 20, windowSeconds: 60 },
+    });
     expect(data.gateway).toMatchObject({ bind: '127.0.0.1', port: 18789, auth: {} });
   });
 
@@ -42,14 +47,20 @@ describe('validateConfig()', () => {
   it.each([
     [{ hooks: { agentStatus: 201 } }, 'hooks.agentStatus: must be one of 200, 202'],
     [{ hooks: { mappings: [{ action: 'wak' }] } }, 'hooks.mappings[0].action: must be one of "wake", "agent"'],
-    [{ agents: { defaults: { thinking: 'max' } } }, 'agents.defaults.thinking: must be one of "off", "minimal", "low", "medium", "high", "xhigh"'],
+    [
+      { agents: { defaults: { thinking: 'max' } } },
+      'agents.defaults.thinking: must be one of "off", "minimal", "low", "medium", "high", "xhigh"',
+    ],
     [{ storage: { driver: 'mysql' } }, 'storage.driver: must be one of "sqlite", "redis"'],
     [{ gateway: { port: 70000 } }, 'gateway.port: must be <= 65535'],
     [{ hooks: { maxBodyBytes: 0 } }, 'hooks.maxBodyBytes: must be >= 1'],
     [{ agents: { defaults: { heartbeat: { every: '5 minutes' } } } }, 'agents.defaults.heartbeat.every: must match ^(0|[0-9]+(ms|s|m|h))$'],
     [{ agents: { providers: { spare: {} } } }, 'agents.providers.spare: missing required key "type"'],
     [{ hooks: { mappings: [{ id: 'a b' }] } }, 'hooks.mappings[0].id: must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$'],
-    [{ hooks: { mappings: [{ match: { payload: { a: { exsts: true } } } }] } }, 'hooks.mappings[0].match.payload.a: does not match any of the allowed forms'],
+    [
+      { hooks: { mappings: [{ match: { payload: { a: { exsts: true } } } }] } },
+      'hooks.mappings[0].match.payload.a: does not match any of the allowed forms',
+    ],
   ])('explains a wrong value in one line: %j', (data, line) => {
     expect(problems(data)).toEqual([line]);
   });
@@ -67,17 +78,27 @@ describe('validateConfig()', () => {
 
   it('reports every problem, not just the first', () => {
     expect(problems({ gateway: { port: -1 }, hooks: { tokn: 'x', allowQueryToken: 'yes' } })).toEqual(
-      expect.arrayContaining(['gateway.port: must be >= 0', 'hooks.tokn: unknown key (did you mean "token"?)', 'hooks.allowQueryToken: must be boolean']),
+      expect.arrayContaining([
+        'gateway.port: must be >= 0',
+        'hooks.tokn: unknown key (did you mean "token"?)',
+        'hooks.allowQueryToken: must be boolean',
+      ]),
     );
   });
 });
 
 describe('hooks.gmail', () => {
   it('refuses an unknown key with the nearest known one', () => {
-    expect(problems({ hooks: { gmail: { renewEveryMinute: 60 } } })).toEqual(['hooks.gmail.renewEveryMinute: unknown key (did you mean "renewEveryMinutes"?)']);
+    expect(problems({ hooks: { gmail: { renewEveryMinute: 60 } } })).toEqual([
+      'hooks.gmail.renewEveryMinute: unknown key (did you mean "renewEveryMinutes"?)',
+    ]);
     expect(problems({ hooks: { gmail: { serve: { prot: 1 } } } })).toEqual(['hooks.gmail.serve.prot: unknown key (did you mean "port"?)']);
-    expect(problems({ hooks: { gmail: { oauth: { refreshTokn: 'x' } } } })).toEqual(['hooks.gmail.oauth.refreshTokn: unknown key (did you mean "refreshToken"?)']);
-    expect(problems({ hooks: { gmail: { push: { audiance: 'x' } } } })).toEqual(['hooks.gmail.push.audiance: unknown key (did you mean "audience"?)']);
+    expect(problems({ hooks: { gmail: { oauth: { refreshTokn: 'x' } } } })).toEqual([
+      'hooks.gmail.oauth.refreshTokn: unknown key (did you mean "refreshToken"?)',
+    ]);
+    expect(problems({ hooks: { gmail: { push: { audiance: 'x' } } } })).toEqual([
+      'hooks.gmail.push.audiance: unknown key (did you mean "audience"?)',
+    ]);
   });
 
   it('fills the defaults', () => {

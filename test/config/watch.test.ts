@@ -40,10 +40,14 @@ async function start(set: WatchSet, probe: string, debounceMs = DEBOUNCE_MS) {
 async function ready(calls: string[][], probe: string, debounceMs = DEBOUNCE_MS): Promise<void> {
   let n = 0;
   // probe less often than the debounce, or every write would postpone the call
-  await until(() => {
-    writeFileSync(probe, `probe ${n++}`);
-    return calls.some((c) => c.includes(probe));
-  }, undefined, debounceMs * 2 + 50);
+  await until(
+    () => {
+      writeFileSync(probe, `probe ${n++}`);
+      return calls.some((c) => c.includes(probe));
+    },
+    undefined,
+    debounceMs * 2 + 50,
+  );
   // let the probe's last burst finish, then start clean
   await until(async () => {
     const before = calls.length;

@@ -30,7 +30,10 @@ const config = {
 
 /** The text with every boundary's markers and content taken out: what stands outside the boundary. */
 const outside = (text: string) =>
-  text.replace(/<<<EXTERNAL_UNTRUSTED_CONTENT id="([0-9a-f]+)" source="[^"\n]*">>>\n[\s\S]*?\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="\1">>>/g, '');
+  text.replace(
+    /<<<EXTERNAL_UNTRUSTED_CONTENT id="([0-9a-f]+)" source="[^"\n]*">>>\n[\s\S]*?\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="\1">>>/g,
+    '',
+  );
 
 describe('hook-supplied names stay inside the safety boundary', () => {
   let srv: Running;
@@ -39,7 +42,10 @@ describe('hook-supplied names stay inside the safety boundary', () => {
   beforeAll(async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'transforms'));
-    writeFileSync(join(dir, 'transforms', 'rename.ts'), `export default (ctx: { payload: { who: string } }) => ({ message: 'renamed message', name: ctx.payload.who });`);
+    writeFileSync(
+      join(dir, 'transforms', 'rename.ts'),
+      `export default (ctx: { payload: { who: string } }) => ({ message: 'renamed message', name: ctx.payload.who });`,
+    );
     srv = await startCli({ config, dir });
   });
   afterAll(async () => {

@@ -50,11 +50,15 @@ describe('all eight chat channels through the running service', () => {
   /** Waits with one poll of the run list for all of `ids`, then reads each run. */
   const whenDelivered = async (ids: Map<string, string>): Promise<Map<string, RunRecord>> => {
     const wanted = new Set(ids.values());
-    await until(async () => {
-      const runs = (await get(`${srv.url}/api/runs?limit=100`, GW)).body.runs as RunRecord[];
-      const done = runs.filter((r) => wanted.has(r.id) && r.delivery.status !== 'pending');
-      return done.length === wanted.size;
-    }, 20_000, 100);
+    await until(
+      async () => {
+        const runs = (await get(`${srv.url}/api/runs?limit=100`, GW)).body.runs as RunRecord[];
+        const done = runs.filter((r) => wanted.has(r.id) && r.delivery.status !== 'pending');
+        return done.length === wanted.size;
+      },
+      20_000,
+      100,
+    );
     const out = new Map<string, RunRecord>();
     for (const [key, id] of ids) out.set(key, (await api(`/api/runs/${id}`)).run);
     return out;
@@ -98,7 +102,11 @@ describe('all eight chat channels through the running service', () => {
     const ids = new Map<string, string>();
     const posts = STAND_INS.flatMap((s) =>
       (Object.keys(s.to) as Case[]).map(async (c) => {
-        const r = await post(`${srv.url}/hooks/agent`, { message: MESSAGE[c], deliver: true, channel: s.name, to: s.to[c] }, { authorization: `Bearer ${HOOK}` });
+        const r = await post(
+          `${srv.url}/hooks/agent`,
+          { message: MESSAGE[c], deliver: true, channel: s.name, to: s.to[c] },
+          { authorization: `Bearer ${HOOK}` },
+        );
         expect(r.status, r.text).toBe(202);
         ids.set(`${s.name}/${c}`, r.body.runId);
       }),
@@ -183,7 +191,11 @@ describe('all eight chat channels through the running service', () => {
     await finished;
     const runs = await api('/api/runs?limit=100');
     await api('/api/status');
-    const secrets = STAND_INS.flatMap((s) => Object.values(s.secrets)).flatMap((v) => [v, encodeURIComponent(v), v.slice(v.indexOf(':') + 1)]);
+    const secrets = STAND_INS.flatMap((s) => Object.values(s.secrets)).flatMap((v) => [
+      v,
+      encodeURIComponent(v),
+      v.slice(v.indexOf(':') + 1),
+    ]);
     secrets.push(TEAMS_ACCESS_TOKEN);
     const output = srv.output();
     expect(output).toContain('delivery failed');

@@ -28,18 +28,36 @@ const TG_CHUNK = 700;
 /** Chat ids, one per scenario, so the stand-in's script can tell them apart. */
 const CHAT = { simple: 1001, long: 1002, inbound: 1003, empty: 1004 };
 
-const sent = (chat: number): Answer => ({ status: 200, json: { ok: true, result: { message_id: 1, date: 0, chat: { id: chat, type: 'private' }, text: 'x' } } });
-const rateLimited: Answer = { status: 429, json: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 0', parameters: { retry_after: 0 } } };
+const sent = (chat: number): Answer => ({
+  status: 200,
+  json: { ok: true, result: { message_id: 1, date: 0, chat: { id: chat, type: 'private' }, text: 'x' } },
+});
+const rateLimited: Answer = {
+  status: 429,
+  json: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 0', parameters: { retry_after: 0 } },
+};
 
-const REPLY = ['# Status', '', 'All **green** at <b>noon</b> & later; see [the board](https://example.com/board?a=1&b=2).', '', '```sh', 'make deploy && echo "<done>"', '```'].join('\n');
-const LONG_REPLY = Array.from({ length: 7 }, (_, i) => `Paragraph ${i + 1}: ${'the deploy went out and the checks passed, '.repeat(4).trim()}`).join('\n\n');
+const REPLY = [
+  '# Status',
+  '',
+  'All **green** at <b>noon</b> & later; see [the board](https://example.com/board?a=1&b=2).',
+  '',
+  '```sh',
+  'make deploy && echo "<done>"',
+  '```',
+].join('\n');
+const LONG_REPLY = Array.from(
+  { length: 7 },
+  (_, i) => `Paragraph ${i + 1}: ${'the deploy went out and the checks passed, '.repeat(4).trim()}`,
+).join('\n\n');
 
 describe('chat channels through the running service', () => {
   let tg: ProviderStub;
   let slack: ProviderStub;
   let srv: Running;
   let longRequests = 0;
-  const hook = (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${HOOK}` }) => post(`${srv.url}/hooks/${path}`, body, headers);
+  const hook = (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${HOOK}` }) =>
+    post(`${srv.url}/hooks/${path}`, body, headers);
   const run = async (id: string) => (await get(`${srv.url}/api/runs/${id}`, GW)).body.run;
   const delivered = (id: string) =>
     until(async () => {
@@ -48,9 +66,9 @@ describe('chat channels through the running service', () => {
     });
   /** The parts the channel itself makes of `text` (the same plugin, outside the service). */
   const telegramParts = (text: string): string[] =>
-    testGeneration({ channels: { telegram: { type: 'telegram', botToken: TG_TOKEN, apiBaseUrl: tg.url, textChunkLimit: TG_CHUNK } } })
-      .channels.get('telegram')!
-      .channel.render!(text);
+    testGeneration({
+      channels: { telegram: { type: 'telegram', botToken: TG_TOKEN, apiBaseUrl: tg.url, textChunkLimit: TG_CHUNK } },
+    }).channels.get('telegram')!.channel.render!(text);
   const toChat = (chat: number) => tg.requests.filter((r: StubRequest) => r.body?.chat_id === chat);
 
   beforeAll(async () => {
@@ -65,7 +83,15 @@ describe('chat channels through the running service', () => {
     });
     slack = await startProviderStub({
       validate: slackSpec(),
-      script: () => ({ status: 200, json: { ok: true, channel: SLACK_CHANNEL, ts: '1893456000.000100', message: { type: 'message', text: 'x', ts: '1893456000.000100' } } }),
+      script: () => ({
+        status: 200,
+        json: {
+          ok: true,
+          channel: SLACK_CHANNEL,
+          ts: '1893456000.000100',
+          message: { type: 'message', text: 'x', ts: '1893456000.000100' },
+        },
+      }),
     });
     srv = await startCli({
       env: { E2E_TG_TOKEN: TG_TOKEN, E2E_TG_SECRET: TG_SECRET, E2E_SLACK_TOKEN: SLACK_TOKEN },
@@ -76,12 +102,27 @@ describe('chat channels through the running service', () => {
           token: HOOK,
           transformsDir: join(ROOT, 'transforms'),
           // as docs/mappings.md gives it
-          mappings: [{ id: 'telegram', match: { path: 'telegram' }, name: 'Telegram', verify: { type: 'telegram', secret: '${E2E_TG_SECRET}' }, transform: { module: 'telegram.ts' } }],
+          mappings: [
+            {
+              id: 'telegram',
+              match: { path: 'telegram' },
+              name: 'Telegram',
+              verify: { type: 'telegram', secret: '${E2E_TG_SECRET}' },
+              transform: { module: 'telegram.ts' },
+            },
+          ],
         },
         agents: {
           defaults: { heartbeat: { every: '0' } },
           // an agent whose reply is only a link reference definition: Telegram shows nothing of it
-          providers: { echo: { type: 'echo' }, definition: { type: 'command', command: [process.execPath, '-e', "process.stdout.write('[ref]: https://example.com/only-a-definition')"], input: 'message' } },
+          providers: {
+            echo: { type: 'echo' },
+            definition: {
+              type: 'command',
+              command: [process.execPath, '-e', "process.stdout.write('[ref]: https://example.com/only-a-definition')"],
+              input: 'message',
+            },
+          },
         },
         channels: {
           telegram: { type: 'telegram', botToken: '${E2E_TG_TOKEN}', apiBaseUrl: tg.url, textChunkLimit: TG_CHUNK },
@@ -169,7 +210,13 @@ describe('chat channels through the running service', () => {
   it('answers a Telegram update through the example transform in the same chat', async () => {
     const update = {
       update_id: 10_000,
-      message: { message_id: 7, from: { id: 42, is_bot: false, first_name: 'Ana', username: 'ana_ops' }, chat: { id: CHAT.inbound, type: 'private' }, date: 1_700_000_000, text: 'is the deploy done?' },
+      message: {
+        message_id: 7,
+        from: { id: 42, is_bot: false, first_name: 'Ana', username: 'ana_ops' },
+        chat: { id: CHAT.inbound, type: 'private' },
+        date: 1_700_000_000,
+        text: 'is the deploy done?',
+      },
     };
     const refused = await hook('telegram', update, { 'x-telegram-bot-api-secret-token': 'wrong' });
     expect(refused.status).toBe(401);

@@ -67,7 +67,9 @@ describe('hook-intake check', () => {
   it('says the boundary is on for every hook when none turns it off', async () => {
     const r = await check(write('safe.json', { hooks: { enabled: true, token: HOOK, mappings: [{ id: 'a', match: { path: 'a' } }] } }));
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('named hooks (in match order): 1\n  - a (hooks.mappings[0]): agent, path "a"\nsafety boundary: on for every hook\n');
+    expect(r.stdout).toContain(
+      'named hooks (in match order): 1\n  - a (hooks.mappings[0]): agent, path "a"\nsafety boundary: on for every hook\n',
+    );
     expect(r.stdout).not.toContain('WARNING');
   });
 
@@ -96,7 +98,9 @@ describe('hook-intake check', () => {
   });
 
   it('refuses a misspelt hooks.gmail key with the nearest known one', async () => {
-    const file = write('gmail-typo.json', { hooks: { enabled: true, token: HOOK, presets: ['gmail'], gmail: { account: 'ops@example.com', renewEveryMinute: 60 } } });
+    const file = write('gmail-typo.json', {
+      hooks: { enabled: true, token: HOOK, presets: ['gmail'], gmail: { account: 'ops@example.com', renewEveryMinute: 60 } },
+    });
     const r = await check(file);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${file}: hooks.gmail.renewEveryMinute: unknown key (did you mean "renewEveryMinutes"?)`);
@@ -105,10 +109,19 @@ describe('hook-intake check', () => {
   it('names the transform file and the mappings that use it when a module fails to load', async () => {
     writeFileSync(join(dir, 'transforms', 'broken.ts'), 'export default (ctx => ');
     const file = write('load.json', {
-      hooks: { enabled: true, token: HOOK, mappings: [{ id: 'x', match: { path: 'x' }, transform: { module: 'broken.ts' } }, { id: 'y', match: { path: 'y' }, transform: { module: 'broken' } }] },
+      hooks: {
+        enabled: true,
+        token: HOOK,
+        mappings: [
+          { id: 'x', match: { path: 'x' }, transform: { module: 'broken.ts' } },
+          { id: 'y', match: { path: 'y' }, transform: { module: 'broken' } },
+        ],
+      },
     });
     const r = await check(file);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`  ${join(dir, 'transforms', 'broken.ts')}: hooks.mappings[0].transform, hooks.mappings[1].transform: cannot load: `);
+    expect(r.stderr).toContain(
+      `  ${join(dir, 'transforms', 'broken.ts')}: hooks.mappings[0].transform, hooks.mappings[1].transform: cannot load: `,
+    );
   });
 });

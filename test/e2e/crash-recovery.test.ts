@@ -33,7 +33,10 @@ describe('crash recovery with the real CLI', () => {
     receiver = await startStub((req, res) => {
       // Standard Webhooks: the key is the base64 after whsec_, the signed bytes are id.timestamp.body
       const signed = `${String(req.headers['webhook-id'])}.${String(req.headers['webhook-timestamp'])}.`;
-      const want = `v1,${createHmac('sha256', Buffer.from(SECRET.slice('whsec_'.length), 'base64')).update(signed).update(req.raw).digest('base64')}`;
+      const want = `v1,${createHmac('sha256', Buffer.from(SECRET.slice('whsec_'.length), 'base64'))
+        .update(signed)
+        .update(req.raw)
+        .digest('base64')}`;
       if (req.headers['webhook-signature'] !== want) return json(res, 401, { error: 'bad signature' });
       delivered.add(req.json.runId);
       json(res, 200, { ok: true });
@@ -77,9 +80,14 @@ describe('crash recovery with the real CLI', () => {
         const isAgent = i % 2 === 0;
         try {
           const r = isAgent
-            ? await post(`${first.url}/hooks/agent`, { message: `job ${i}`, sessionKey: `hook:load:${i % 25}`, wakeMode: i % 4 === 0 ? 'now' : 'next-heartbeat' }, auth)
+            ? await post(
+                `${first.url}/hooks/agent`,
+                { message: `job ${i}`, sessionKey: `hook:load:${i % 25}`, wakeMode: i % 4 === 0 ? 'now' : 'next-heartbeat' },
+                auth,
+              )
             : await post(`${first.url}/hooks/wake`, { text: `event ${i}`, mode: i % 3 === 0 ? 'now' : 'next-heartbeat' }, auth);
-          if (r.status === 200 || r.status === 202) accepted.push(isAgent ? { kind: 'agent', id: r.body.runId } : { kind: 'wake', id: r.body.eventId });
+          if (r.status === 200 || r.status === 202)
+            accepted.push(isAgent ? { kind: 'agent', id: r.body.runId } : { kind: 'wake', id: r.body.eventId });
         } catch {
           // the kill cut the connection before an answer: nothing was promised
         }
@@ -110,19 +118,27 @@ describe('crash recovery with the real CLI', () => {
         const before = await runs(second);
         expect(runIds.filter((id) => !before.has(id))).toEqual([]);
 
-        const final = await until(async () => {
-          const now = await runs(second);
-          return runIds.every((id) => FINAL.includes(now.get(id)!.status)) ? now : undefined;
-        }, 60_000, 100);
+        const final = await until(
+          async () => {
+            const now = await runs(second);
+            return runIds.every((id) => FINAL.includes(now.get(id)!.status)) ? now : undefined;
+          },
+          60_000,
+          100,
+        );
         const drainMs = Date.now() - restartedAt;
         expect(runIds.map((id) => final.get(id)!.status).filter((s) => s !== 'ok')).toEqual([]);
         // a run is started at most twice: once before the kill, once after
         expect(runIds.filter((id) => final.get(id)!.attempts > 2)).toEqual([]);
 
-        await until(async () => {
-          const now = await runs(second);
-          return runIds.every((id) => now.get(id)!.delivery.status === 'sent');
-        }, 30_000, 100);
+        await until(
+          async () => {
+            const now = await runs(second);
+            return runIds.every((id) => now.get(id)!.delivery.status === 'sent');
+          },
+          30_000,
+          100,
+        );
         expect(runIds.filter((id) => !delivered.has(id))).toEqual([]);
         console.info(
           `crash-recovery: ${accepted.length} of ${TOTAL} requests answered 2xx before SIGKILL (${runIds.length} runs, ${wakeIds.length} wakes); ` +
@@ -174,7 +190,9 @@ describe('crash recovery with the real CLI', () => {
         expect(run.finishedAt).toBeGreaterThan(0);
         const events = (await get(`${third.url}/api/main/events?status=pending`, GW)).body.events as { text: string; runId: string }[];
         // the caller's name goes inside the boundary, before the reason
-        expect(events.find((e) => e.runId === r.body.runId)?.text).toMatch(/^Hook \(error\): SECURITY NOTICE: [^\n]*\n<<<[^\n]*>>>\nStuck: interrupted twice by a service restart\n/);
+        expect(events.find((e) => e.runId === r.body.runId)?.text).toMatch(
+          /^Hook \(error\): SECURITY NOTICE: [^\n]*\n<<<[^\n]*>>>\nStuck: interrupted twice by a service restart\n/,
+        );
         expect(llm.requests).toHaveLength(2);
       } finally {
         expect(await third.stop()).toBe(0);

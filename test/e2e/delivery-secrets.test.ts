@@ -98,13 +98,18 @@ describe('a delivery through a channel whose URL and errors hold its token', () 
       return r.body;
     };
     const send = async (to: string) => {
-      const r = await post(`${srv.url}/hooks/agent`, { message: `reply for chat ${to}: ${MARKER} `.repeat(4), channel: 'tg', to, wakeMode: 'next-heartbeat' }, { authorization: `Bearer ${HOOK}` });
+      const r = await post(
+        `${srv.url}/hooks/agent`,
+        { message: `reply for chat ${to}: ${MARKER} `.repeat(4), channel: 'tg', to, wakeMode: 'next-heartbeat' },
+        { authorization: `Bearer ${HOOK}` },
+      );
       expect(r.status).toBe(202);
       return r.body.runId as string;
     };
     const sent = await send('1');
     const refused = await send('2');
-    const done = (id: string, status: string) => until(async () => ((await api(`/api/runs/${id}`)).run.delivery.status === status ? true : undefined));
+    const done = (id: string, status: string) =>
+      until(async () => ((await api(`/api/runs/${id}`)).run.delivery.status === status ? true : undefined));
     await done(sent, 'sent');
     await done(refused, 'failed');
 
@@ -121,7 +126,10 @@ describe('a delivery through a channel whose URL and errors hold its token', () 
     await api('/api/main/events?limit=50');
     const output = srv.output();
     expect(output).toContain('delivery failed');
-    for (const [where, text] of [['the output', output], ['the read API', answers.join('\n')]] as const)
+    for (const [where, text] of [
+      ['the output', output],
+      ['the read API', answers.join('\n')],
+    ] as const)
       expect(leaked(text, BOT_TOKEN), `the token in ${where}`).toBeUndefined();
     // the reply is a run's own record (its message, reply and summary); nowhere else
     expect(output).not.toContain(MARKER);

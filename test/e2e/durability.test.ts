@@ -52,7 +52,8 @@ describe('durability across SIGKILL', () => {
           const r = isAgent
             ? await post(`${first.url}/hooks/agent`, { message: `job ${i}`, sessionKey: `hook:burst:${i % 7}`, deliver: false }, auth)
             : await post(`${first.url}/hooks/wake`, { text: `event ${i}`, mode: 'next-heartbeat' }, auth);
-          if (r.status === 200 || r.status === 202) accepted.push(isAgent ? { kind: 'agent', id: r.body.runId } : { kind: 'wake', id: r.body.eventId });
+          if (r.status === 200 || r.status === 202)
+            accepted.push(isAgent ? { kind: 'agent', id: r.body.runId } : { kind: 'wake', id: r.body.eventId });
         } catch {
           // connection cut by the kill: never answered, so nothing was promised
         }

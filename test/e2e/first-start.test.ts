@@ -35,7 +35,10 @@ describe('first start on the bundled config', () => {
       await second.waitFor('/api/main/events');
       expect(second.output()).not.toContain(token);
       expect(second.output()).toContain(`$(cat ${tokenFile})`);
-      const again = second.output().split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!;
+      const again = second
+        .output()
+        .split('\n')
+        .find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!;
       expect(JSON.parse(execFileSync('bash', ['-c', again.trim()], { encoding: 'utf8' }))).toMatchObject({ ok: true });
       expect(await second.stop('SIGTERM')).toBe(0);
       expect(second.output()).not.toContain(token);
@@ -66,7 +69,10 @@ describe('hook-intake check', () => {
     const dir = tempDir();
     const file = join(dir, 'bad.yaml');
     const { writeFileSync } = await import('node:fs');
-    writeFileSync(file, ['hooks:', '  enabled: true', '  tokn: abc', '  maxBodyBytes: -1', 'agents:', '  defaults:', '    model: nowhere/x', ''].join('\n'));
+    writeFileSync(
+      file,
+      ['hooks:', '  enabled: true', '  tokn: abc', '  maxBodyBytes: -1', 'agents:', '  defaults:', '    model: nowhere/x', ''].join('\n'),
+    );
     try {
       const r = await runInProcess(['check', '--config', file, '--data', join(dir, 'data')]);
       expect(r.code).toBe(1);
@@ -110,7 +116,10 @@ describe('a second serve on the same data directory', () => {
       expect(second.stderr).toBe(
         `hook-intake: cannot open storage: database ${join(first.dataDir, 'hook-intake.db')} is in use by another process (is another hook-intake serving this data directory?)\n`,
       );
-      const curlLine = first.output().split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!;
+      const curlLine = first
+        .output()
+        .split('\n')
+        .find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!;
       expect(JSON.parse(execFileSync('bash', ['-c', curlLine.trim()], { encoding: 'utf8' }))).toMatchObject({ ok: true });
       expect(await first.stop('SIGTERM')).toBe(0);
     } finally {
@@ -132,7 +141,9 @@ describe('serve on a database another build made', () => {
       old.close();
       const r = await runCli(['serve', '--port', '0', '--data', dataDir], { cwd: dir });
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain(`hook-intake: cannot open storage: database ${file} was made by another build of hook-intake (schema version 12`);
+      expect(r.stderr).toContain(
+        `hook-intake: cannot open storage: database ${file} was made by another build of hook-intake (schema version 12`,
+      );
       expect(r.stderr).toContain('Move the file away');
       const after = new DatabaseSync(file, { readOnly: true });
       expect(after.prepare('PRAGMA user_version').get()).toEqual({ user_version: 12 });

@@ -32,7 +32,12 @@ async function send(path: string, body: Uint8Array | string, headers: Record<str
   requests++;
   const res = await fetch(`${srv.url}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...AUTH, 'x-forwarded-for': `10.9.${requests >> 8 & 255}.${requests & 255}`, ...headers },
+    headers: {
+      'content-type': 'application/json',
+      ...AUTH,
+      'x-forwarded-for': `10.9.${(requests >> 8) & 255}.${requests & 255}`,
+      ...headers,
+    },
     body: typeof body === 'string' ? body : Buffer.from(body),
   });
   const text = await res.text();
@@ -49,8 +54,14 @@ async function send(path: string, body: Uint8Array | string, headers: Record<str
 function documented(a: Answer): void {
   expect(CODES.has(a.status), `status ${a.status}: ${a.body.slice(0, 200)}`).toBe(true);
   expect(a.status, a.body.slice(0, 200)).toBeLessThan(500);
-  if (a.status === 204) return expect(a.body).toBe('');
-  if (a.status < 300) return expect(a.json?.ok).toBe(true);
+  if (a.status === 204) {
+    expect(a.body).toBe('');
+    return;
+  }
+  if (a.status < 300) {
+    expect(a.json?.ok).toBe(true);
+    return;
+  }
   expect(a.json, a.body.slice(0, 200)).toMatchObject({ ok: false, error: expect.any(String), code: expect.any(String) });
   expect(Object.keys(a.json).every((k) => ['ok', 'error', 'code', 'field'].includes(k))).toBe(true);
   expect(CODES.get(a.status)).toContain(a.json.code);
@@ -72,8 +83,12 @@ function parses(raw: Buffer): boolean {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let poisoned = false;
   try {
-    JSON.parse(text, function (key, value) {
-      if (key === '__proto__' || (key === 'constructor' && value !== null && typeof value === 'object' && Object.hasOwn(value, 'prototype'))) poisoned = true;
+    JSON.parse(text, (key, value) => {
+      if (
+        key === '__proto__' ||
+        (key === 'constructor' && value !== null && typeof value === 'object' && Object.hasOwn(value, 'prototype'))
+      )
+        poisoned = true;
       return value;
     });
   } catch {
@@ -124,7 +139,11 @@ const text = (max: number) => fc.string({ unit: 'binary', maxLength: max });
  * half of the runs, one to three fields replaced by a nearly valid value or by
  * anything at all, or an unknown field added.
  */
-function bodies(fields: Record<string, { valid: fc.Arbitrary<unknown>; near: fc.Arbitrary<unknown> }>, required: string, unknown: string[]) {
+function bodies(
+  fields: Record<string, { valid: fc.Arbitrary<unknown>; near: fc.Arbitrary<unknown> }>,
+  required: string,
+  unknown: string[],
+) {
   const names = Object.keys(fields);
   const valid = fc.record(Object.fromEntries(names.map((n) => [n, fields[n]!.valid])), { requiredKeys: [required] });
   const spoil = fc.tuple(
@@ -133,7 +152,10 @@ function bodies(fields: Record<string, { valid: fc.Arbitrary<unknown>; near: fc.
     fc.jsonValue({ maxDepth: 2 }),
   );
   const nears = fc.record(Object.fromEntries(names.map((n) => [n, fields[n]!.near])));
-  const spoils = fc.oneof({ arbitrary: fc.constant([]), weight: 1 }, { arbitrary: fc.array(spoil, { minLength: 1, maxLength: 3 }), weight: 1 });
+  const spoils = fc.oneof(
+    { arbitrary: fc.constant([]), weight: 1 },
+    { arbitrary: fc.array(spoil, { minLength: 1, maxLength: 3 }), weight: 1 },
+  );
   return fc.tuple(valid, nears, spoils).map(([body, near, spoilt]) => {
     const out: Record<string, unknown> = { ...body };
     for (const [n, how, anything] of spoilt) {
@@ -149,14 +171,26 @@ const agentBody = bodies(
   {
     message: { valid: text(40).map((s) => `m${s}`), near: fc.constantFrom('', '   ', '\u00a0\n', 5, null, ['m']) },
     name: { valid: text(30).map((s) => `n${s}`), near: fc.constantFrom('', 'x'.repeat(201), 1, ' ') },
-    sessionKey: { valid: fc.stringMatching(/^hook:[a-z0-9:._/-]{1,20}$/), near: fc.constantFrom('main', 'MAIN', 'has space', '', 'k'.repeat(201), 'ü', 'hook:ok') },
+    sessionKey: {
+      valid: fc.stringMatching(/^hook:[a-z0-9:._/-]{1,20}$/),
+      near: fc.constantFrom('main', 'MAIN', 'has space', '', 'k'.repeat(201), 'ü', 'hook:ok'),
+    },
     wakeMode: { valid: fc.constantFrom('now', 'next-heartbeat'), near: fc.constantFrom('NOW', 'later', '', 'now') },
     deliver: { valid: fc.boolean(), near: fc.constantFrom('true', 0, 1, false) },
     channel: { valid: fc.constantFrom('last', 'console'), near: fc.constantFrom('telegram', '', 'Last', 'x'.repeat(101), 'console') },
     to: { valid: text(20).map((s) => `t${s}`), near: fc.constantFrom('', 'x'.repeat(257), 4915, 'x'.repeat(256)) },
-    model: { valid: fc.constantFrom('echo/echo', 'echo/anything'), near: fc.constantFrom('echo', 'echo/', '/echo', 'nope/x', 'constructor/x', '', 'echo/x') },
-    thinking: { valid: fc.constantFrom('off', 'minimal', 'low', 'medium', 'high', 'xhigh'), near: fc.constantFrom('max', 'HIGH', '', 'low') },
-    timeoutSeconds: { valid: fc.double({ min: 0.001, max: 86_400, noNaN: true }), near: fc.constantFrom(0, -1, 86_401, '30', 1e308, 86_400, 1e-9) },
+    model: {
+      valid: fc.constantFrom('echo/echo', 'echo/anything'),
+      near: fc.constantFrom('echo', 'echo/', '/echo', 'nope/x', 'constructor/x', '', 'echo/x'),
+    },
+    thinking: {
+      valid: fc.constantFrom('off', 'minimal', 'low', 'medium', 'high', 'xhigh'),
+      near: fc.constantFrom('max', 'HIGH', '', 'low'),
+    },
+    timeoutSeconds: {
+      valid: fc.double({ min: 0.001, max: 86_400, noNaN: true }),
+      near: fc.constantFrom(0, -1, 86_401, '30', 1e308, 86_400, 1e-9),
+    },
   },
   'message',
   ['sessionkey', 'extra', 'text'],
@@ -177,7 +211,16 @@ describe('fuzzing the running server', () => {
       gateway: { trustProxy: true },
       // the fuzz does not test deadlines: on a loaded machine a short one would turn a valid body into a 408
       hooks: { bodyTimeoutMs: 30_000 },
-      mappings: [{ id: 'signed', match: { path: 'signed' }, action: 'wake', textTemplate: 'signed {{kind}}', wakeMode: 'next-heartbeat', verify: SIGNED }],
+      mappings: [
+        {
+          id: 'signed',
+          match: { path: 'signed' },
+          action: 'wake',
+          textTemplate: 'signed {{kind}}',
+          wakeMode: 'next-heartbeat',
+          verify: SIGNED,
+        },
+      ],
     });
   });
   afterAll(async () => {
@@ -203,7 +246,13 @@ describe('fuzzing the running server', () => {
         if (target === 'tx' || target === 'plain') expect(a.status).toBe(200);
       }),
       // bodies with a `__proto__` key run every time (the generator makes them only now and then)
-      { numRuns: RUNS.json, examples: [['wake', JSON.parse('[{"__proto__":null}]')], ['tx', JSON.parse('{"a":{"__proto__":{}}}')]] },
+      {
+        numRuns: RUNS.json,
+        examples: [
+          ['wake', JSON.parse('[{"__proto__":null}]')],
+          ['tx', JSON.parse('{"a":{"__proto__":{}}}')],
+        ],
+      },
     );
     await alive();
   });
@@ -229,7 +278,32 @@ describe('fuzzing the running server', () => {
 
   it(`any path under the hook prefix, sent verbatim (${RUNS.paths} runs)`, async () => {
     const piece = fc.oneof(
-      fc.constantFrom('.', '..', '/', '//', '%2F', '%2f', '%00', '%77', '%', '%G1', '\\', '?', '#', ';', '~', '@', ' ', '\t', '\0', '\r', 'ä', '€', '😀', ...TARGETS),
+      fc.constantFrom(
+        '.',
+        '..',
+        '/',
+        '//',
+        '%2F',
+        '%2f',
+        '%00',
+        '%77',
+        '%',
+        '%G1',
+        '\\',
+        '?',
+        '#',
+        ';',
+        '~',
+        '@',
+        ' ',
+        '\t',
+        '\0',
+        '\r',
+        'ä',
+        '€',
+        '😀',
+        ...TARGETS,
+      ),
       fc.string({ maxLength: 6 }),
     );
     await fc.assert(
@@ -237,12 +311,18 @@ describe('fuzzing the running server', () => {
         requests++;
         const body = '{"text":"fuzzed path","mode":"next-heartbeat"}';
         const target = `/hooks/${pieces.join('')}`;
-        const e = await exchange(srv.url, [
-          Buffer.concat([
-            Buffer.from(`POST ${target} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${HOSTILE_HOOK}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`),
-            Buffer.from(body),
-          ]),
-        ], { settleMs: 0 });
+        const e = await exchange(
+          srv.url,
+          [
+            Buffer.concat([
+              Buffer.from(
+                `POST ${target} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${HOSTILE_HOOK}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+              ),
+              Buffer.from(body),
+            ]),
+          ],
+          { settleMs: 0 },
+        );
         expect(e.answers.length, `no answer to ${JSON.stringify(target)}`).toBe(1);
         documented(e.answers[0]!);
       }),
@@ -299,7 +379,10 @@ describe('fuzzing the running server', () => {
   });
 
   it(`any Content-Type and Content-Encoding (${RUNS.mediaTypes} runs)`, async () => {
-    const printable = fc.string({ unit: fc.constantFrom(...' !#$%&\'*+-.0123456789;=ABCDEFGHIJKLMNOPQRSTUVWXYZ^_`abcdefghijklmnopqrstuvwxyz|~"/,'.split('')), maxLength: 40 });
+    const printable = fc.string({
+      unit: fc.constantFrom(...' !#$%&\'*+-.0123456789;=ABCDEFGHIJKLMNOPQRSTUVWXYZ^_`abcdefghijklmnopqrstuvwxyz|~"/,'.split('')),
+      maxLength: 40,
+    });
     const structured = fc
       .tuple(
         fc.constantFrom('application', 'application', 'APPLICATION', 'text', 'multipart', 'x'),
@@ -331,11 +414,21 @@ describe('fuzzing the running server', () => {
   });
 
   it(`a signed hook: any body, with a valid or an arbitrary signature (${RUNS.signed} runs)`, async () => {
-    const body = fc.oneof(fc.jsonValue().map((v) => Buffer.from(JSON.stringify(v))), fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)));
-    const signature = fc.option(fc.oneof(fc.string({ maxLength: 80 }), fc.stringMatching(/^sha256=[0-9a-f]{64}$/), fc.base64String({ maxLength: 44 })), { nil: undefined });
+    const body = fc.oneof(
+      fc.jsonValue().map((v) => Buffer.from(JSON.stringify(v))),
+      fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
+    );
+    const signature = fc.option(
+      fc.oneof(fc.string({ maxLength: 80 }), fc.stringMatching(/^sha256=[0-9a-f]{64}$/), fc.base64String({ maxLength: 44 })),
+      { nil: undefined },
+    );
     await fc.assert(
       fc.asyncProperty(body, signature, fc.boolean(), async (raw, arbitrary, signs) => {
-        const headers = signs ? signatureHeaders(SIGNED, raw, Date.now()) : arbitrary === undefined ? {} : { 'x-signature': arbitrary.replace(/[^\t\x20-\x7e]/g, '') };
+        const headers = signs
+          ? signatureHeaders(SIGNED, raw, Date.now())
+          : arbitrary === undefined
+            ? {}
+            : { 'x-signature': arbitrary.replace(/[^\t\x20-\x7e]/g, '') };
         // no hook token: the signature is the credential
         const a = await send('/hooks/signed', raw, { authorization: '', ...headers });
         documented(a);

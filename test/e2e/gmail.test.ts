@@ -38,7 +38,9 @@ async function startRun(configFile: string, dataDir: string) {
   proc.stdout.on('data', (b: Buffer) => (out += b));
   proc.stderr.on('data', (b: Buffer) => (out += b));
   const exited = new Promise<number | null>((r) => proc.on('exit', r));
-  const base = await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1] ?? (proc.exitCode !== null ? Promise.reject(new Error(out)) : undefined));
+  const base = await until(
+    () => /listening on (http:\/\/\S+)/.exec(out)?.[1] ?? (proc.exitCode !== null ? Promise.reject(new Error(out)) : undefined),
+  );
   return {
     url: `${base}/gmail-pubsub?token=${PUSH}`,
     output: () => out,
@@ -60,8 +62,10 @@ describe('webhooks gmail run beside serve', () => {
   let run: Awaited<ReturnType<typeof startRun>>;
   const outputs: (() => string)[] = [];
 
-  const push = async (historyId: string) => (await fetch(run.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: pushBody(ACCOUNT, historyId) })).status;
-  const runs = async () => (await get(`${srv.url}/api/runs`, GW)).body.runs as { id: string; sessionKey: string; message: string; status: string }[];
+  const push = async (historyId: string) =>
+    (await fetch(run.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: pushBody(ACCOUNT, historyId) })).status;
+  const runs = async () =>
+    (await get(`${srv.url}/api/runs`, GW)).body.runs as { id: string; sessionKey: string; message: string; status: string }[];
   const bySession = async () => {
     const all = await runs();
     const mail = all.filter((r) => r.sessionKey.startsWith('hook:gmail:'));
@@ -156,7 +160,8 @@ describe('webhooks gmail run beside serve', () => {
   it('neither process prints a token, a secret or a message body', async () => {
     const text = outputs.map((o) => o()).join('\n');
     expect(text).toMatch(/listening on/);
-    for (const secret of [HOOK, GW, PUSH, google.client.secret, google.client.refreshToken, ...google.issued]) expect(text).not.toContain(secret);
+    for (const secret of [HOOK, GW, PUSH, google.client.secret, google.client.refreshToken, ...google.issued])
+      expect(text).not.toContain(secret);
     for (const body of ['invoice from October', 'Café', 'résumé', '91% &', 'Garçon', 'wrapped here']) expect(text).not.toContain(body);
   });
 });

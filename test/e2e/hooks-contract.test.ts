@@ -14,7 +14,10 @@ const GW = `gw_${randomBytes(18).toString('hex')}`;
 const config = {
   gateway: { auth: { token: GW } },
   hooks: { enabled: true, token: HOOK, maxBodyBytes: 32768, bodyTimeoutMs: 400 },
-  agents: { defaults: { models: ['echo/echo'], heartbeat: { every: '0' } }, providers: { echo: { type: 'echo' }, spare: { type: 'echo' } } },
+  agents: {
+    defaults: { models: ['echo/echo'], heartbeat: { every: '0' } },
+    providers: { echo: { type: 'echo' }, spare: { type: 'echo' } },
+  },
   channels: { console: {} },
   session: { defaultRoute: { channel: 'console' } },
 };
@@ -99,7 +102,9 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
 
     it('treats concurrent repeats of one webhook-id as one request', async () => {
       const key = `msg_${randomBytes(6).toString('hex')}`;
-      const answers = await Promise.all(Array.from({ length: 5 }, () => call('/hooks/wake', { text: 'concurrent' }, { ...auth, 'webhook-id': key })));
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, () => call('/hooks/wake', { text: 'concurrent' }, { ...auth, 'webhook-id': key })),
+      );
       const ids = new Set(answers.map((a) => a.body.eventId));
       expect(ids.size).toBe(1);
       expect(answers.filter((a) => a.body.duplicate).length).toBe(4);
@@ -119,7 +124,12 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
     });
 
     it('401 UNAUTHORIZED without a token, with a wrong one, and with a non-Bearer scheme', async () => {
-      for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: `Basic ${HOOK}` }, { 'x-gateway-token': `${HOOK}x` }] as Record<string, string>[]) {
+      for (const headers of [
+        {},
+        { authorization: 'Bearer nope' },
+        { authorization: `Basic ${HOOK}` },
+        { 'x-gateway-token': `${HOOK}x` },
+      ] as Record<string, string>[]) {
         const r = await call('/hooks/wake', { text: 'x' }, headers);
         expect(r.status).toBe(401);
         expect(r.body).toEqual({ ok: false, error: expect.any(String), code: 'UNAUTHORIZED' });
@@ -144,17 +154,31 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
     });
 
     it('413 PAYLOAD_TOO_LARGE from Content-Length, before reading the body', async () => {
-      const res = await rawRequest(srv.url, [requestHead('POST', '/hooks/wake', { authorization: `Bearer ${HOOK}`, 'content-type': 'application/json', 'content-length': 10_000_000 })]);
+      const res = await rawRequest(srv.url, [
+        requestHead('POST', '/hooks/wake', {
+          authorization: `Bearer ${HOOK}`,
+          'content-type': 'application/json',
+          'content-length': 10_000_000,
+        }),
+      ]);
       expect(res.status).toBe(413);
       expect(JSON.parse(res.body).code).toBe('PAYLOAD_TOO_LARGE');
       expect(res.headers.connection).toBe('close');
     });
 
     it('413 PAYLOAD_TOO_LARGE for a chunked body that grows past the limit', async () => {
-      const head = requestHead('POST', '/hooks/wake', { authorization: `Bearer ${HOOK}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      const head = requestHead('POST', '/hooks/wake', {
+        authorization: `Bearer ${HOOK}`,
+        'content-type': 'application/json',
+        'transfer-encoding': 'chunked',
+      });
       const chunk = (s: string) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
       // parts 20 ms apart: the client stops writing once answered, so the server's close cannot race a write into an RST that loses the answer
-      const res = await rawRequest(srv.url, [head, chunk(`{"text":"${'a'.repeat(20_000)}`), chunk('b'.repeat(20_000)), chunk('"}'), '0\r\n\r\n'], 20);
+      const res = await rawRequest(
+        srv.url,
+        [head, chunk(`{"text":"${'a'.repeat(20_000)}`), chunk('b'.repeat(20_000)), chunk('"}'), '0\r\n\r\n'],
+        20,
+      );
       expect(res.status).toBe(413);
     });
 
@@ -168,7 +192,11 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
     });
 
     it('408 REQUEST_TIMEOUT when the body does not arrive in time', async () => {
-      const head = requestHead('POST', '/hooks/wake', { authorization: `Bearer ${HOOK}`, 'content-type': 'application/json', 'content-length': 20 });
+      const head = requestHead('POST', '/hooks/wake', {
+        authorization: `Bearer ${HOOK}`,
+        'content-type': 'application/json',
+        'content-length': 20,
+      });
       const res = await rawRequest(srv.url, [head, '{"text":'], 0);
       expect(res.status).toBe(408);
       expect(JSON.parse(res.body).code).toBe('REQUEST_TIMEOUT');
@@ -287,13 +315,20 @@ describe('the auth-failure throttle (SPEC §4.1)', () => {
   // tested on an injected clock in test/auth/throttle.test.ts
   let srv: Running;
   beforeAll(async () => {
-    srv = await startCli({ config: { ...config, gateway: { ...config.gateway, trustProxy: true }, hooks: { ...config.hooks, authFailures: { max: 20, windowSeconds: 30 } } } });
+    srv = await startCli({
+      config: {
+        ...config,
+        gateway: { ...config.gateway, trustProxy: true },
+        hooks: { ...config.hooks, authFailures: { max: 20, windowSeconds: 30 } },
+      },
+    });
   });
   afterAll(async () => {
     await srv.stop();
     cleanup(srv.dir);
   });
-  const wake = (from: string, token: string) => post(`${srv.url}/hooks/wake`, { text: 'x' }, { authorization: `Bearer ${token}`, 'x-forwarded-for': from });
+  const wake = (from: string, token: string) =>
+    post(`${srv.url}/hooks/wake`, { text: 'x' }, { authorization: `Bearer ${token}`, 'x-forwarded-for': from });
 
   it('answers 429 RATE_LIMITED with Retry-After within the window after 20 failures, even for the right token', async () => {
     const statuses: number[] = [];

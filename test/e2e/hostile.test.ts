@@ -11,7 +11,6 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, get, type Running } from '../helpers/cli.ts';
 import {
-  BODY_TIMEOUT_MS,
   chunk,
   exchange,
   head,
@@ -56,7 +55,8 @@ interface Ctx {
 }
 
 const outcome = (e: Exchange): Outcome => ({ answers: e.answers, closed: e.closed });
-const bytes = (...parts: (string | number[] | Buffer)[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+const bytes = (...parts: (string | number[] | Buffer)[]) =>
+  Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
 const padTo = (size: number) => {
   const shell = '{"text":"at the limit","mode":"next-heartbeat"';
   return `${shell}${' '.repeat(size - shell.length - 1)}}`;
@@ -72,9 +72,17 @@ const SCALARS = ['[]', '"a string"', '42', 'null', 'true'];
 /** Every case of docs/http.md "Hostile input" → "Cases" run against the main server. */
 const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
   // slow clients
-  'slow-body': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': 20 }), ...'{"text":"slowslow"} '.split('')], { gapMs: 100 }),
+  'slow-body': (c) =>
+    c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': 20 }), ...'{"text":"slowslow"} '.split('')], { gapMs: 100 }),
   'slow-body-chunked': (c) =>
-    c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }), ...'{"text":"slowslow"}'.split('').map((ch) => chunk(ch)), '0\r\n\r\n'], { gapMs: 100 }),
+    c.raw(
+      [
+        head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }),
+        ...'{"text":"slowslow"}'.split('').map((ch) => chunk(ch)),
+        '0\r\n\r\n',
+      ],
+      { gapMs: 100 },
+    ),
   'slow-headers': (c) => c.raw(SLOW_HEAD(), { gapMs: 200, timeoutMs: 20_000 }),
   'slow-headers-many': async (c) => {
     const slow = Array.from({ length: 100 }, () => c.raw(SLOW_HEAD(), { gapMs: 200, timeoutMs: 20_000 }));
@@ -98,25 +106,43 @@ const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
   'body-over-limit': (c) => c.send('POST', '/hooks/wake', JSON_H, padTo(LIMIT + 1)),
   'body-over-limit-chunked': (c) => {
     const body = padTo(LIMIT + 1);
-    return c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }), chunk(body.slice(0, 40_000)), chunk(body.slice(40_000)), '0\r\n\r\n'], { gapMs: 20 });
+    return c.raw(
+      [
+        head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }),
+        chunk(body.slice(0, 40_000)),
+        chunk(body.slice(40_000)),
+        '0\r\n\r\n',
+      ],
+      { gapMs: 20 },
+    );
   },
   'body-declared-huge': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': 1_000_000_000_000 })]),
   'body-flood-chunked': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }), flood(32 << 20, true)]),
   'body-flood-declared': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': 32 << 20 }), flood(32 << 20, false)]),
-  'cl-understated': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': 12 }) + '{"text":"x"}THIS IS NOT HTTP\r\n\r\n'], { answers: 2 }),
+  'cl-understated': (c) =>
+    c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'content-length': 12 })}{"text":"x"}THIS IS NOT HTTP\r\n\r\n`], { answers: 2 }),
   'cl-overstated': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': 100 }) + WAKE]),
-  'cl-and-te': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': 5, 'transfer-encoding': 'chunked' }) + '0\r\n\r\n']),
-  'cl-twice': (c) => c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }).slice(0, -2)}Content-Length: 3\r\n\r\n${WAKE}`]),
+  'cl-and-te': (c) =>
+    c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'content-length': 5, 'transfer-encoding': 'chunked' })}0\r\n\r\n`]),
+  'cl-twice': (c) =>
+    c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }).slice(0, -2)}Content-Length: 3\r\n\r\n${WAKE}`]),
   'cl-negative': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': -1 }) + WAKE]),
   'cl-not-a-number': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': '4x' }) + WAKE]),
 
   // chunked framing
-  'chunk-size-not-hex': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }) + 'zz\r\nabc\r\n0\r\n\r\n']),
-  'chunk-size-negative': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }) + '-5\r\nabcde\r\n0\r\n\r\n']),
-  'chunk-size-overflow': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }) + 'ffffffffffffffffffff\r\nabc\r\n0\r\n\r\n']),
-  'chunk-extension-huge': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }) + `5;ext=${'a'.repeat(20_000)}\r\n{"tex\r\n0\r\n\r\n`]),
-  'chunk-data-too-long': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }) + `3\r\n${WAKE}\r\n0\r\n\r\n`]),
-  'chunk-unterminated': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }) + '5\r\n{"tex\r\n']),
+  'chunk-size-not-hex': (c) =>
+    c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' })}zz\r\nabc\r\n0\r\n\r\n`]),
+  'chunk-size-negative': (c) =>
+    c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' })}-5\r\nabcde\r\n0\r\n\r\n`]),
+  'chunk-size-overflow': (c) =>
+    c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' })}ffffffffffffffffffff\r\nabc\r\n0\r\n\r\n`]),
+  'chunk-extension-huge': (c) =>
+    c.raw([
+      `${head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' })}5;ext=${'a'.repeat(20_000)}\r\n{"tex\r\n0\r\n\r\n`,
+    ]),
+  'chunk-data-too-long': (c) =>
+    c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' })}3\r\n${WAKE}\r\n0\r\n\r\n`]),
+  'chunk-unterminated': (c) => c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' })}5\r\n{"tex\r\n`]),
 
   // nesting and size of structures
   'deep-array-wake': (c) => c.send('POST', '/hooks/wake', JSON_H, nested(10_000, '[', '', ']')),
@@ -129,7 +155,8 @@ const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
   'huge-array-foreach': (c) => c.send('POST', '/hooks/each', JSON_H, `{"items":${arrayOf(20_000, '{}')}}`),
   'huge-array-transform': (c) => c.send('POST', '/hooks/tx', JSON_H, `{"items":${arrayOf(30_000, '0')}}`),
   'many-keys': (c) => c.send('POST', '/hooks/tx', JSON_H, `{${Array.from({ length: 5000 }, (_, i) => `"k${i}":0`).join(',')}}`),
-  'long-string-agent': (c) => c.send('POST', '/hooks/agent', JSON_H, `{"message":"${'a'.repeat(60_000)}","deliver":false,"wakeMode":"next-heartbeat"}`),
+  'long-string-agent': (c) =>
+    c.send('POST', '/hooks/agent', JSON_H, `{"message":"${'a'.repeat(60_000)}","deliver":false,"wakeMode":"next-heartbeat"}`),
 
   // UTF-8
   'utf8-overlong': (c) => c.send('POST', '/hooks/wake', JSON_H, bytes('{"text":"', [0xc0, 0xaf], '"}')),
@@ -142,7 +169,8 @@ const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
   'utf8-form': (c) => c.send('POST', '/hooks/wake', FORM_H, bytes('text=', [0xff])),
   'escaped-lone-surrogate': async (c) => {
     const o = await c.send('POST', '/hooks/wake', JSON_H, '{"text":"lone \\ud800 surrogate","mode":"next-heartbeat"}');
-    if (!(await c.events()).some((e) => e.text.includes('lone \uFFFD surrogate'))) throw new Error('the lone surrogate was not stored as U+FFFD');
+    if (!(await c.events()).some((e) => e.text.includes('lone \uFFFD surrogate')))
+      throw new Error('the lone surrogate was not stored as U+FFFD');
     return o;
   },
   bom: (c) => c.send('POST', '/hooks/wake', JSON_H, bytes([0xef, 0xbb, 0xbf], WAKE)),
@@ -152,14 +180,16 @@ const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
   'duplicate-key': async (c) => {
     const o = await c.send('POST', '/hooks/wake', JSON_H, '{"text":"dup-first","text":"dup-second","mode":"next-heartbeat"}');
     const texts = (await c.events()).map((e) => e.text);
-    if (!texts.some((t) => t.includes('\ndup-second\n')) || texts.some((t) => t.includes('dup-first'))) throw new Error('the last duplicate did not win');
+    if (!texts.some((t) => t.includes('\ndup-second\n')) || texts.some((t) => t.includes('dup-first')))
+      throw new Error('the last duplicate did not win');
     return o;
   },
   'duplicate-key-last-invalid': (c) => c.send('POST', '/hooks/wake', JSON_H, '{"text":"x","mode":"now","mode":"later"}'),
   'duplicate-form-field': (c) => c.send('POST', '/hooks/wake', FORM_H, 'text=a&text=b'),
   'duplicate-form-field-named': async (c) => {
     const o = await c.send('POST', '/hooks/plain', FORM_H, 'title=dup-a&title=dup-b');
-    if (!(await c.events()).some((e) => e.text.includes('\nplain ["dup-a","dup-b"]\n'))) throw new Error('the repeated field did not arrive as an array');
+    if (!(await c.events()).some((e) => e.text.includes('\nplain ["dup-a","dup-b"]\n')))
+      throw new Error('the repeated field did not arrive as an array');
     return o;
   },
 
@@ -169,7 +199,8 @@ const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
   'proto-escaped': (c) => c.send('POST', '/hooks/wake', JSON_H, '{"text":"x","\\u005f_proto__":{"polluted":true}}'),
   'proto-in-array': (c) => c.send('POST', '/hooks/wake', JSON_H, '{"text":"x","items":[1,{"__proto__":{"polluted":true}}]}'),
   'constructor-prototype': (c) => c.send('POST', '/hooks/wake', JSON_H, '{"text":"x","constructor":{"prototype":{"polluted":true}}}'),
-  'constructor-prototype-deep': (c) => c.send('POST', '/hooks/json', JSON_H, '{"a":[{"b":{"constructor":{"prototype":{"polluted":true}}}}]}'),
+  'constructor-prototype-deep': (c) =>
+    c.send('POST', '/hooks/json', JSON_H, '{"a":[{"b":{"constructor":{"prototype":{"polluted":true}}}}]}'),
   'proto-mapped': (c) => c.send('POST', '/hooks/tx', JSON_H, '{"payload":{"__proto__":{"isAdmin":true}}}'),
   'constructor-alone-mapped': async (c) => {
     const o = await c.send('POST', '/hooks/plain', JSON_H, '{"title":"ctor-ok","constructor":{"name":"x"},"prototype":{"y":1}}');
@@ -193,13 +224,20 @@ const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
   // headers
   'header-value-long': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, 'x-long': 'a'.repeat(20_000) }, WAKE),
   'header-value-under': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, 'x-long': 'a'.repeat(12_000) }, WAKE),
-  'headers-many': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, ...Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`x-h-${i}`, 'v'])) }, WAKE),
-  'headers-many-small': (c) => c.send('POST', '/hooks/tx', { ...JSON_H, ...Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`x-h-${i}`, 'v'])) }, '{}'),
+  'headers-many': (c) =>
+    c.send('POST', '/hooks/wake', { ...JSON_H, ...Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`x-h-${i}`, 'v'])) }, WAKE),
+  'headers-many-small': (c) =>
+    c.send('POST', '/hooks/tx', { ...JSON_H, ...Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`x-h-${i}`, 'v'])) }, '{}'),
   'header-nul': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, 'x-nul': 'a\0b' }, WAKE),
-  'header-obs-fold': (c) => c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }).slice(0, -2)}X-Folded: a\r\n b\r\n\r\n${WAKE}`]),
-  'header-space-before-colon': (c) => c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }).slice(0, -2)}X-Space : a\r\n\r\n${WAKE}`]),
+  'header-obs-fold': (c) =>
+    c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }).slice(0, -2)}X-Folded: a\r\n b\r\n\r\n${WAKE}`]),
+  'header-space-before-colon': (c) =>
+    c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }).slice(0, -2)}X-Space : a\r\n\r\n${WAKE}`]),
   'bare-lf': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }).replaceAll('\r\n', '\n') + WAKE]),
-  'no-host': (c) => c.raw([`POST /hooks/wake HTTP/1.1\r\nAuthorization: Bearer ${HOOK}\r\nContent-Type: application/json\r\nContent-Length: ${WAKE.length}\r\n\r\n${WAKE}`]),
+  'no-host': (c) =>
+    c.raw([
+      `POST /hooks/wake HTTP/1.1\r\nAuthorization: Bearer ${HOOK}\r\nContent-Type: application/json\r\nContent-Length: ${WAKE.length}\r\n\r\n${WAKE}`,
+    ]),
   'token-long': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, authorization: `Bearer ${'x'.repeat(8000)}` }, WAKE),
   'idempotency-key-long': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, 'idempotency-key': 'k'.repeat(300) }, WAKE),
 
@@ -214,20 +252,27 @@ const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
   'ct-vendor': (c) => c.send('POST', '/hooks/wake', { ...AUTH, 'content-type': 'application/vnd.github+json' }, WAKE),
   'ct-text-json': (c) => c.send('POST', '/hooks/wake', { ...AUTH, 'content-type': 'text/json' }, WAKE),
   'ct-multipart': (c) =>
-    c.send('POST', '/hooks/wake', { ...AUTH, 'content-type': 'multipart/form-data; boundary=XX' }, '--XX\r\nContent-Disposition: form-data; name="text"\r\n\r\nx\r\n--XX--\r\n'),
+    c.send(
+      'POST',
+      '/hooks/wake',
+      { ...AUTH, 'content-type': 'multipart/form-data; boundary=XX' },
+      '--XX\r\nContent-Disposition: form-data; name="text"\r\n\r\nx\r\n--XX--\r\n',
+    ),
   'ct-text-plain': (c) => c.send('POST', '/hooks/wake', { ...AUTH, 'content-type': 'text/plain' }, WAKE),
   'ct-garbage': (c) => c.send('POST', '/hooks/wake', { ...AUTH, 'content-type': ';;;/=' }, WAKE),
   'ct-form-named': (c) => c.send('POST', '/hooks/plain', FORM_H, 'title=x'),
   'ct-form-transform': async (c) => {
     const o = await c.send('POST', '/hooks/tx', FORM_H, 'a=1&a=2&b=3');
-    if (!(await c.events()).some((e) => e.text.includes('\nshape object 2 '))) throw new Error('the transform did not get the object of the fields');
+    if (!(await c.events()).some((e) => e.text.includes('\nshape object 2 ')))
+      throw new Error('the transform did not get the object of the fields');
     return o;
   },
   'ct-form-wake': (c) => c.send('POST', '/hooks/wake', FORM_H, 'text=from+a+form&mode=next-heartbeat'),
   'ce-gzip': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, 'content-encoding': 'gzip' }, gzipSync(WAKE)),
   'ce-gzip-plain': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, 'content-encoding': 'gzip' }, WAKE),
   'ce-identity': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, 'content-encoding': 'identity' }, WAKE),
-  'te-gzip-chunked': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'gzip, chunked' }), chunk(gzipSync(WAKE)), '0\r\n\r\n']),
+  'te-gzip-chunked': (c) =>
+    c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'gzip, chunked' }), chunk(gzipSync(WAKE)), '0\r\n\r\n']),
 
   // paths (sent verbatim: nothing on the way normalises them)
   'path-double-slash': (c) => c.send('POST', '/hooks//wake', JSON_H, WAKE),
@@ -262,12 +307,30 @@ const cases: Record<string, (c: Ctx) => Promise<Outcome>> = {
 
   // the protocol around the request
   'pipelined-two': (c) =>
-    count(2, c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }) + WAKE + head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }) + WAKE], { answers: 2 })),
-  'pipelined-garbage': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }) + WAKE + 'GARBAGE GARBAGE\r\n\r\n'], { answers: 2 }),
+    count(
+      2,
+      c.raw(
+        [
+          head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }) +
+            WAKE +
+            head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }) +
+            WAKE,
+        ],
+        { answers: 2 },
+      ),
+    ),
+  'pipelined-garbage': (c) =>
+    c.raw([`${head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }) + WAKE}GARBAGE GARBAGE\r\n\r\n`], { answers: 2 }),
   'expect-unknown': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, expect: 'the-unexpected' }, WAKE),
-  'expect-continue': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, expect: '100-continue', 'content-length': WAKE.length }), WAKE], { answers: 2, gapMs: 200 }),
-  'expect-continue-over-limit': (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, expect: '100-continue', 'content-length': LIMIT + 1 })]),
-  'expect-continue-unauthorized': (c) => c.raw([head('POST', '/hooks/wake', { 'content-type': 'application/json', expect: '100-continue', 'content-length': WAKE.length })]),
+  'expect-continue': (c) =>
+    c.raw([head('POST', '/hooks/wake', { ...JSON_H, expect: '100-continue', 'content-length': WAKE.length }), WAKE], {
+      answers: 2,
+      gapMs: 200,
+    }),
+  'expect-continue-over-limit': (c) =>
+    c.raw([head('POST', '/hooks/wake', { ...JSON_H, expect: '100-continue', 'content-length': LIMIT + 1 })]),
+  'expect-continue-unauthorized': (c) =>
+    c.raw([head('POST', '/hooks/wake', { 'content-type': 'application/json', expect: '100-continue', 'content-length': WAKE.length })]),
   http10: (c) => c.raw([head('POST', '/hooks/wake', { ...JSON_H, 'content-length': WAKE.length }, 'HTTP/1.0') + WAKE]),
   'http2-preface': (c) => c.raw(['PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n']),
   'upgrade-websocket': (c) => c.send('POST', '/hooks/wake', { ...JSON_H, connection: 'Upgrade', upgrade: 'websocket' }, WAKE),
@@ -298,9 +361,18 @@ function flood(total: number, chunked: boolean): () => Buffer | undefined {
 /** The tools of one case; a case documented to close the connection gets time to show it. */
 function context(url: string, id: string): Ctx {
   const settleMs = TABLE.get(id)?.connection === 'closed' ? 3000 : 50;
-  const raw = async (parts: Parameters<typeof exchange>[1], opts?: ExchangeOptions) => outcome(await exchange(url, parts, { settleMs, ...opts }));
+  const raw = async (parts: Parameters<typeof exchange>[1], opts?: ExchangeOptions) =>
+    outcome(await exchange(url, parts, { settleMs, ...opts }));
   const send = (method: string, target: string, headers: Headers, body: string | Buffer = '', opts?: ExchangeOptions) =>
-    raw([Buffer.concat([Buffer.from(head(method, target, { ...headers, 'content-length': Buffer.byteLength(body) }), 'latin1'), Buffer.from(body)])], opts);
+    raw(
+      [
+        Buffer.concat([
+          Buffer.from(head(method, target, { ...headers, 'content-length': Buffer.byteLength(body) }), 'latin1'),
+          Buffer.from(body),
+        ]),
+      ],
+      opts,
+    );
   return {
     url,
     send,
@@ -341,7 +413,10 @@ function expectDocumented(id: string, o: Outcome, opts: { bodyless?: boolean } =
     } else if (a.status < 300) {
       expect(a.json?.ok, `success body of ${id}`).toBe(true);
     } else {
-      expect(Object.keys(a.json ?? {}).every((k) => ['ok', 'error', 'code', 'field'].includes(k)), `error shape of ${id}: ${a.body.slice(0, 200)}`).toBe(true);
+      expect(
+        Object.keys(a.json ?? {}).every((k) => ['ok', 'error', 'code', 'field'].includes(k)),
+        `error shape of ${id}: ${a.body.slice(0, 200)}`,
+      ).toBe(true);
       expect(a.json).toMatchObject({ ok: false, error: expect.any(String), code: expect.any(String) });
       expect(a.headers['content-type']).toBe('application/json; charset=utf-8');
       errorCodes.push(a.json.code);
@@ -452,7 +527,10 @@ describe('the failure throttle and the memory of the server under heavy hostile 
   let baseline: Memory;
   let sent = 0;
   const wrong = (i: number, address: string) =>
-    fetchAnswer(`${srv.url}/hooks/wake`, { method: 'POST', headers: { authorization: `Bearer wrong-${i}-${randomBytes(6).toString('hex')}`, 'x-forwarded-for': address } });
+    fetchAnswer(`${srv.url}/hooks/wake`, {
+      method: 'POST',
+      headers: { authorization: `Bearer wrong-${i}-${randomBytes(6).toString('hex')}`, 'x-forwarded-for': address },
+    });
 
   /** The server's memory once the connections of a phase have closed, after a full collection. */
   async function memory(): Promise<Memory> {
@@ -475,10 +553,16 @@ describe('the failure throttle and the memory of the server under heavy hostile 
       bytesSent += e.sent;
       outcomes.push([id, outcome(e)]);
     };
-    const slow = Array.from({ length: Math.ceil(100 * scale) }, () => rawSent('slow-headers', SLOW_HEAD(), { gapMs: 200, timeoutMs: 20_000 }));
+    const slow = Array.from({ length: Math.ceil(100 * scale) }, () =>
+      rawSent('slow-headers', SLOW_HEAD(), { gapMs: 200, timeoutMs: 20_000 }),
+    );
     const floods = Math.ceil(64 * scale);
-    await pool(floods, 4, () => rawSent('body-flood-chunked', [head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }), flood(16 << 20, true)]));
-    await pool(floods, 4, () => rawSent('body-flood-declared', [head('POST', '/hooks/wake', { ...JSON_H, 'content-length': 16 << 20 }), flood(16 << 20, false)]));
+    await pool(floods, 4, () =>
+      rawSent('body-flood-chunked', [head('POST', '/hooks/wake', { ...JSON_H, 'transfer-encoding': 'chunked' }), flood(16 << 20, true)]),
+    );
+    await pool(floods, 4, () =>
+      rawSent('body-flood-declared', [head('POST', '/hooks/wake', { ...JSON_H, 'content-length': 16 << 20 }), flood(16 << 20, false)]),
+    );
     const kinds: [string, string, string][] = [
       ['deep-mapped', '/hooks/json', `{"title":"t","x":${nested(10_000, '[', '', ']')}}`],
       ['deep-object-agent', '/hooks/agent', nested(10_000, '{"a":', '1', '}')],
@@ -516,28 +600,46 @@ describe('the failure throttle and the memory of the server under heavy hostile 
     cleanup(srv.dir);
   });
 
-  it('wrong-tokens: 2,000 distinct wrong tokens from one address are throttled after 20', async () => {
-    const address = '198.51.100.7';
-    const answers: Answer[] = [];
-    // in order first, so the switch from 401 to 429 is seen where it happens; then at full speed
-    for (let i = 0; i < 30; i++) answers.push(await wrong(i, address));
-    answers.push(...(await pool(WRONG_TOKENS - 30, 50, (i) => wrong(30 + i, address))));
-    answers.push(await fetchAnswer(`${srv.url}/hooks/wake`, { method: 'POST', headers: { ...JSON_H, 'x-forwarded-for': address } as Record<string, string>, body: WAKE }));
-    expect(answers.filter((a) => a.status === 401)).toHaveLength(20);
-    expect(Number(answers.at(-1)!.headers['retry-after'])).toBeGreaterThan(0);
-    expectDocumented('wrong-tokens', { answers, closed: false });
-    sent += answers.length * 200;
-  }, HEAVY_TIMEOUT);
+  it(
+    'wrong-tokens: 2,000 distinct wrong tokens from one address are throttled after 20',
+    async () => {
+      const address = '198.51.100.7';
+      const answers: Answer[] = [];
+      // in order first, so the switch from 401 to 429 is seen where it happens; then at full speed
+      for (let i = 0; i < 30; i++) answers.push(await wrong(i, address));
+      answers.push(...(await pool(WRONG_TOKENS - 30, 50, (i) => wrong(30 + i, address))));
+      answers.push(
+        await fetchAnswer(`${srv.url}/hooks/wake`, {
+          method: 'POST',
+          headers: { ...JSON_H, 'x-forwarded-for': address } as Record<string, string>,
+          body: WAKE,
+        }),
+      );
+      expect(answers.filter((a) => a.status === 401)).toHaveLength(20);
+      expect(Number(answers.at(-1)!.headers['retry-after'])).toBeGreaterThan(0);
+      expectDocumented('wrong-tokens', { answers, closed: false });
+      sent += answers.length * 200;
+    },
+    HEAVY_TIMEOUT,
+  );
 
-  it('wrong-token-addresses: one wrong token from each of 2,000 addresses', async () => {
-    const answers = await pool(WRONG_TOKENS, 50, (i) => wrong(i, `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`));
-    expectDocumented('wrong-token-addresses', { answers, closed: false });
-    sent += answers.length * 200;
-  }, HEAVY_TIMEOUT);
+  it(
+    'wrong-token-addresses: one wrong token from each of 2,000 addresses',
+    async () => {
+      const answers = await pool(WRONG_TOKENS, 50, (i) => wrong(i, `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`));
+      expectDocumented('wrong-token-addresses', { answers, closed: false });
+      sent += answers.length * 200;
+    },
+    HEAVY_TIMEOUT,
+  );
 
-  it('answers the heavy bodies as documented', async () => {
-    sent += await heavyBodies(1);
-  }, HEAVY_TIMEOUT);
+  it(
+    'answers the heavy bodies as documented',
+    async () => {
+      sent += await heavyBodies(1);
+    },
+    HEAVY_TIMEOUT,
+  );
 
   it(`keeps memory within bounds of the baseline: resident ${RSS_BOUND / MiB} MiB, heap and external ${HEAP_BOUND / MiB} MiB`, async () => {
     const after = await memory();

@@ -41,7 +41,10 @@ describe('hot reload', () => {
     dir = tempDir();
     mkdirSync(join(dir, 'transforms'));
     writeTransform('shape.ts', `export default (ctx: { payload: { n: number } }) => ({ text: 'version one ' + ctx.payload.n });`);
-    srv = await startCli({ dir, config: baseConfig([{ id: 'shaped', match: { path: 'shaped' }, action: 'wake', transform: { module: 'shape.ts' } }]) });
+    srv = await startCli({
+      dir,
+      config: baseConfig([{ id: 'shaped', match: { path: 'shaped' }, action: 'wake', transform: { module: 'shape.ts' } }]),
+    });
   });
   afterAll(async () => {
     await srv.stop();

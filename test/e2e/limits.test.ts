@@ -29,10 +29,39 @@ describe('per-mapping rateLimit under concurrency', () => {
           authFailures: { max: 1000, windowSeconds: 60 },
           mappings: [
             // a window far longer than the test: what is counted, not when the window ends
-            { id: 'limited', match: { path: 'limited' }, action: 'wake', textTemplate: 'limited {{n}}', wakeMode: 'next-heartbeat', rateLimit: { max: 5, perSeconds: 600 } },
-            { id: 'other', match: { path: 'other' }, action: 'wake', textTemplate: 'other', wakeMode: 'next-heartbeat', rateLimit: { max: 5, perSeconds: 600 } },
-            { id: 'strict', match: { path: 'strict' }, messageTemplate: 'strict {{n}}', model: '{{model}}', deliver: false, rateLimit: { max: 3, perSeconds: 600 } },
-            { id: 'signed', match: { path: 'signed' }, action: 'wake', textTemplate: 'signed', wakeMode: 'next-heartbeat', verify: SIGNED, rateLimit: { max: 2, perSeconds: 600 } },
+            {
+              id: 'limited',
+              match: { path: 'limited' },
+              action: 'wake',
+              textTemplate: 'limited {{n}}',
+              wakeMode: 'next-heartbeat',
+              rateLimit: { max: 5, perSeconds: 600 },
+            },
+            {
+              id: 'other',
+              match: { path: 'other' },
+              action: 'wake',
+              textTemplate: 'other',
+              wakeMode: 'next-heartbeat',
+              rateLimit: { max: 5, perSeconds: 600 },
+            },
+            {
+              id: 'strict',
+              match: { path: 'strict' },
+              messageTemplate: 'strict {{n}}',
+              model: '{{model}}',
+              deliver: false,
+              rateLimit: { max: 3, perSeconds: 600 },
+            },
+            {
+              id: 'signed',
+              match: { path: 'signed' },
+              action: 'wake',
+              textTemplate: 'signed',
+              wakeMode: 'next-heartbeat',
+              verify: SIGNED,
+              rateLimit: { max: 2, perSeconds: 600 },
+            },
           ],
         },
         agents: { defaults: { heartbeat: { every: '0' } } },
@@ -51,7 +80,11 @@ describe('per-mapping rateLimit under concurrency', () => {
     expect(ok).toHaveLength(5);
     expect(limited).toHaveLength(35);
     for (const a of limited) {
-      expect(a.body).toEqual({ ok: false, error: expect.stringContaining('hook "limited" takes at most 5 requests per 600s'), code: 'RATE_LIMITED' });
+      expect(a.body).toEqual({
+        ok: false,
+        error: expect.stringContaining('hook "limited" takes at most 5 requests per 600s'),
+        code: 'RATE_LIMITED',
+      });
       const retry = Number(a.headers.get('retry-after'));
       expect(retry).toBeGreaterThanOrEqual(1);
       expect(retry).toBeLessThanOrEqual(600);
@@ -65,21 +98,27 @@ describe('per-mapping rateLimit under concurrency', () => {
 
   it('counts requests that reach the mapping, also those its action then refuses; not those refused before it', async () => {
     // wrong token and idempotent repeats never reach the mapping
-    for (let i = 0; i < 5; i++) expect((await post(`${srv.url}/hooks/strict`, { n: i }, { authorization: 'Bearer wrong' })).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await post(`${srv.url}/hooks/strict`, { n: i }, { authorization: 'Bearer wrong' })).status).toBe(401);
     const first = await post(`${srv.url}/hooks/strict`, { n: 1, model: 'echo/echo' }, { ...auth, 'idempotency-key': 'same' });
     expect(first.status).toBe(202);
-    for (let i = 0; i < 5; i++) expect((await post(`${srv.url}/hooks/strict`, { n: 1 }, { ...auth, 'idempotency-key': 'same' })).body.duplicate).toBe(true);
+    for (let i = 0; i < 5; i++)
+      expect((await post(`${srv.url}/hooks/strict`, { n: 1 }, { ...auth, 'idempotency-key': 'same' })).body.duplicate).toBe(true);
     // a model the action refuses still spent its turn
     expect((await post(`${srv.url}/hooks/strict`, { n: 2, model: 'nope/x' }, auth)).status).toBe(400);
     expect((await post(`${srv.url}/hooks/strict`, { n: 3, model: 'echo/echo' }, auth)).status).toBe(202);
     expect((await post(`${srv.url}/hooks/strict`, { n: 4, model: 'echo/echo' }, auth)).status).toBe(429);
   });
 
-  it('does not let bad signatures use up a signed mapping\'s limit', async () => {
+  it("does not let bad signatures use up a signed mapping's limit", async () => {
     const body = '{"n":1}';
-    const bad = await Promise.all(Array.from({ length: 10 }, () => post(`${srv.url}/hooks/signed`, body, { 'x-signature': `sha256=${'0'.repeat(64)}` })));
+    const bad = await Promise.all(
+      Array.from({ length: 10 }, () => post(`${srv.url}/hooks/signed`, body, { 'x-signature': `sha256=${'0'.repeat(64)}` })),
+    );
     expect(bad.every((a) => a.body.code === 'INVALID_SIGNATURE')).toBe(true);
-    const good = await Promise.all(Array.from({ length: 4 }, () => post(`${srv.url}/hooks/signed`, body, signatureHeaders(SIGNED, Buffer.from(body), Date.now()))));
+    const good = await Promise.all(
+      Array.from({ length: 4 }, () => post(`${srv.url}/hooks/signed`, body, signatureHeaders(SIGNED, Buffer.from(body), Date.now()))),
+    );
     expect(good.map((a) => a.status).sort()).toEqual([200, 200, 429, 429]);
   });
 });
@@ -117,7 +156,11 @@ describe('hooks.maxQueuedRuns with a slow provider', () => {
     const accepted = new Map<string, string>(); // runId → message
     const agent = async (i: number) => {
       const message = `job ${i}`;
-      const r = await post(`${srv.url}/hooks/agent`, { message, sessionKey: `hook:job:${i}`, deliver: false, wakeMode: 'next-heartbeat' }, auth);
+      const r = await post(
+        `${srv.url}/hooks/agent`,
+        { message, sessionKey: `hook:job:${i}`, deliver: false, wakeMode: 'next-heartbeat' },
+        auth,
+      );
       if (r.status === 202) accepted.set(r.body.runId, message);
       return r;
     };
@@ -162,7 +205,12 @@ describe('hooks.maxQueuedRuns with a slow provider', () => {
         const runs = (await get(`${srv.url}/api/runs?limit=10000`, GW)).body.runs as { status: string }[];
         return runs.every((r) => r.status === 'ok');
       }, 30_000);
-      const runs = (await get(`${srv.url}/api/runs?limit=10000`, GW)).body.runs as { id: string; status: string; message: string; reply: string }[];
+      const runs = (await get(`${srv.url}/api/runs?limit=10000`, GW)).body.runs as {
+        id: string;
+        status: string;
+        message: string;
+        reply: string;
+      }[];
       expect(runs.map((r) => r.id).sort()).toEqual([...accepted.keys()].sort());
       for (const r of runs) {
         expect(r.status).toBe('ok');

@@ -24,7 +24,10 @@ describe('logging to stdout', () => {
       expect(answers.every((a) => a.status === 200)).toBe(true);
       expect(await srv.stop('SIGTERM')).toBe(0);
 
-      const lines = srv.output().split('\n').filter((l) => l.startsWith('{'));
+      const lines = srv
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'));
       const parsed = lines.map((l) => JSON.parse(l) as { msg?: string; eventId?: string });
       const logged = new Set(parsed.filter((l) => l.msg === 'request').map((l) => l.eventId));
       for (const a of answers) expect(logged.has(a.body.eventId)).toBe(true);

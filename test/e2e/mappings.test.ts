@@ -51,9 +51,22 @@ const config = {
     token: HOOK,
     presets: ['gmail'],
     mappings: [
-      { id: 'github', match: { path: 'github', headers: { 'x-github-event': { in: ['issues', 'pull_request'] } } }, transform: { module: 'github.ts' }, name: 'GitHub', sessionKey: 'hook:github:{{repository.full_name}}', deliver: false },
+      {
+        id: 'github',
+        match: { path: 'github', headers: { 'x-github-event': { in: ['issues', 'pull_request'] } } },
+        transform: { module: 'github.ts' },
+        name: 'GitHub',
+        sessionKey: 'hook:github:{{repository.full_name}}',
+        deliver: false,
+      },
       { id: 'skip', match: { path: 'skip' }, transform: { module: 'nullish.ts' } },
-      { id: 'keep', match: { path: 'keep' }, messageTemplate: 'Kept {{payload.x}} via {{path}} from {{query.from}}', transform: { module: 'undef' }, deliver: false },
+      {
+        id: 'keep',
+        match: { path: 'keep' },
+        messageTemplate: 'Kept {{payload.x}} via {{path}} from {{query.from}}',
+        transform: { module: 'undef' },
+        deliver: false,
+      },
       { id: 'fan', match: { path: 'fan' }, transform: { module: 'fan.ts' }, deliver: false },
       { id: 'boom', match: { path: 'boom' }, transform: { module: 'throws.cjs' } },
       { id: 'stuck', match: { path: 'stuck' }, transform: { module: 'stuck.js', timeoutMs: 300 } },
@@ -61,7 +74,12 @@ const config = {
       { id: 'named-export', match: { path: 'named' }, transform: { module: 'named.ts', export: 'shape' } },
       { id: 'leaky', match: { path: 'leaky' }, transform: { module: 'leaky.ts' }, deliver: false },
       { id: 'wrong-field', match: { path: 'wrong-field' }, transform: { module: 'wrong-field.ts' } },
-      { id: 'alert', match: { path: 'alert', payload: { status: 'firing', 'labels.severity': { regex: '^(critical|page)$' } } }, action: 'wake', textTemplate: 'Alert {{labels.alertname}} is {{status}}' },
+      {
+        id: 'alert',
+        match: { path: 'alert', payload: { status: 'firing', 'labels.severity': { regex: '^(critical|page)$' } } },
+        action: 'wake',
+        textTemplate: 'Alert {{labels.alertname}} is {{status}}',
+      },
       { id: 'by-source', match: { source: 'form' }, messageTemplate: 'Form from {{payload.email}}: {{message}}', deliver: false },
     ],
   },
@@ -76,7 +94,8 @@ function writeTransforms(dir: string): void {
 
 describe('named hooks over real HTTP', () => {
   let srv: Running;
-  const call = (path: string, body: unknown, headers: Record<string, string> = {}) => post(`${srv.url}${path}`, body, { ...auth, ...headers });
+  const call = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    post(`${srv.url}${path}`, body, { ...auth, ...headers });
   const run = (id: string) => get(`${srv.url}/api/runs/${id}`, GW).then((r) => r.body.run);
 
   beforeAll(async () => {
@@ -90,7 +109,11 @@ describe('named hooks over real HTTP', () => {
   });
 
   it('runs a TypeScript transform and templates, and answers like /hooks/agent', async () => {
-    const r = await call('/hooks/github', { action: 'opened', issue: { number: 7, title: 'Crash on start' }, repository: { full_name: 'acme/app' } }, { 'x-github-event': 'issues' });
+    const r = await call(
+      '/hooks/github',
+      { action: 'opened', issue: { number: 7, title: 'Crash on start' }, repository: { full_name: 'acme/app' } },
+      { 'x-github-event': 'issues' },
+    );
     expect(r.status).toBe(202);
     expect(r.body.sessionKey).toBe('hook:github:acme/app');
     const stored = await run(r.body.runId);
@@ -172,7 +195,9 @@ describe('named hooks over real HTTP', () => {
   it('routes by payload rules with regex and by payload.source on any path', async () => {
     const firing = await call('/hooks/alert', { status: 'firing', labels: { alertname: 'DiskFull', severity: 'critical' } });
     expect(firing.status).toBe(200);
-    const ev = (await get(`${srv.url}/api/main/events?limit=10000`, GW)).body.events.find((e: { id: string }) => e.id === firing.body.eventId);
+    const ev = (await get(`${srv.url}/api/main/events?limit=10000`, GW)).body.events.find(
+      (e: { id: string }) => e.id === firing.body.eventId,
+    );
     expect(ev.text).toContain('\nAlert DiskFull is firing\n');
     expect((await call('/hooks/alert', { status: 'resolved', labels: { severity: 'critical' } })).status).toBe(404);
     expect((await call('/hooks/alert', { status: 'firing', labels: { severity: 'info' } })).status).toBe(404);
@@ -214,8 +239,13 @@ describe('named hooks over real HTTP', () => {
     });
     expect(done[0].reply).toContain('Invoice 2041 overdue');
     // each session's transcript holds its own email only: the second email's agent never reads the first
-    for (const [x, own, other] of [[runs[0], 'Invoice 2041', 'Disk usage'], [runs[1], 'Disk usage', 'Invoice 2041']] as const) {
-      const transcript = (await get(`${srv.url}/api/sessions/${encodeURIComponent(x.sessionKey)}/messages`, GW)).body.messages.map((m: { content: string }) => m.content).join('\n');
+    for (const [x, own, other] of [
+      [runs[0], 'Invoice 2041', 'Disk usage'],
+      [runs[1], 'Disk usage', 'Invoice 2041'],
+    ] as const) {
+      const transcript = (await get(`${srv.url}/api/sessions/${encodeURIComponent(x.sessionKey)}/messages`, GW)).body.messages
+        .map((m: { content: string }) => m.content)
+        .join('\n');
       expect(transcript).toContain(own);
       expect(transcript).not.toContain(other);
     }
@@ -259,7 +289,11 @@ async function refusalOf(file: string, dataDir: string): Promise<string> {
 
 describe('configs that are refused at load', () => {
   const base = { hooks: { enabled: true, token: HOOK } };
-  const inDir = async <T>(mappings: unknown[], fn: (file: string, dataDir: string) => Promise<T>, setup?: (dir: string) => void): Promise<T> => {
+  const inDir = async <T>(
+    mappings: unknown[],
+    fn: (file: string, dataDir: string) => Promise<T>,
+    setup?: (dir: string) => void,
+  ): Promise<T> => {
     const dir = tempDir();
     try {
       writeTransforms(dir);
@@ -322,9 +356,13 @@ describe('configs that are refused at load', () => {
   });
 
   it('refuses an invalid regex, the reserved names, an unknown preset and a module without a usable export', async () => {
-    expect(await refuse([{ id: 're', match: { path: 'x', payload: { a: { regex: '(' } } } }])).toContain('hooks.mappings[0].match.payload["a"].regex: invalid regular expression');
+    expect(await refuse([{ id: 're', match: { path: 'x', payload: { a: { regex: '(' } } } }])).toContain(
+      'hooks.mappings[0].match.payload["a"].regex: invalid regular expression',
+    );
     expect(await refuse([{ id: 'w', match: { path: 'wake' } }])).toContain('"wake" is reserved');
-    expect(await refuse([{ id: 'noexport', match: { path: 'x' }, transform: { module: 'named.ts' } }])).toContain('exports neither a default function');
+    expect(await refuse([{ id: 'noexport', match: { path: 'x' }, transform: { module: 'named.ts' } }])).toContain(
+      'exports neither a default function',
+    );
     const dir = tempDir();
     try {
       const file = join(dir, 'c.json');

@@ -21,10 +21,14 @@ const serve = (config: Record<string, unknown>, dir: string) =>
 describe('GET /metrics', () => {
   it('answers Prometheus text with the gateway token, and counts hook answers by hook and status', async () => {
     const dir = tempDir();
-    const srv = await serve({ gateway: { auth: { token: GW } }, hooks: { enabled: true, token: HOOK }, agents: { defaults: { heartbeat: { every: '0' } } } }, dir);
+    const srv = await serve(
+      { gateway: { auth: { token: GW } }, hooks: { enabled: true, token: HOOK }, agents: { defaults: { heartbeat: { every: '0' } } } },
+      dir,
+    );
     try {
       const auth = { authorization: `Bearer ${HOOK}` };
-      for (let i = 0; i < 3; i++) expect((await post(`${srv.url}/hooks/wake`, { text: `m${i}`, mode: 'next-heartbeat' }, auth)).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect((await post(`${srv.url}/hooks/wake`, { text: `m${i}`, mode: 'next-heartbeat' }, auth)).status).toBe(200);
       expect((await post(`${srv.url}/hooks/agent`, { message: 'x', deliver: false, wakeMode: 'next-heartbeat' }, auth)).status).toBe(202);
       expect((await post(`${srv.url}/hooks/wake`, { text: 'x' }, { authorization: 'Bearer wrong' })).status).toBe(401);
 
@@ -63,13 +67,23 @@ describe('GET /metrics', () => {
   it("shows the serving configuration's transform pool", async () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'transforms'));
-    writeFileSync(join(dir, 'transforms', 'shape.ts'), `export default (ctx: { payload: { n: number } }) => ({ text: 'n=' + ctx.payload.n });`);
+    writeFileSync(
+      join(dir, 'transforms', 'shape.ts'),
+      `export default (ctx: { payload: { n: number } }) => ({ text: 'n=' + ctx.payload.n });`,
+    );
     writeFileSync(join(dir, 'transforms', 'stuck.mjs'), `export default () => { for (;;) {} };`);
     const mappings = [
       { id: 'shape', match: { path: 'shape' }, action: 'wake', transform: { module: 'shape.ts' } },
       { id: 'stuck', match: { path: 'stuck' }, action: 'wake', transform: { module: 'stuck.mjs', timeoutMs: 200 } },
     ];
-    const srv = await serve({ gateway: { auth: { token: GW } }, hooks: { enabled: true, token: HOOK, mappings }, agents: { defaults: { heartbeat: { every: '0' } } } }, dir);
+    const srv = await serve(
+      {
+        gateway: { auth: { token: GW } },
+        hooks: { enabled: true, token: HOOK, mappings },
+        agents: { defaults: { heartbeat: { every: '0' } } },
+      },
+      dir,
+    );
     try {
       expect((await post(`${srv.url}/hooks/shape`, { n: 1 }, { authorization: `Bearer ${HOOK}` })).status).toBe(200);
       const text = await (await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${GW}` } })).text();
@@ -82,7 +96,9 @@ describe('GET /metrics', () => {
       expect((await post(`${srv.url}/hooks/stuck`, {}, { authorization: `Bearer ${HOOK}` })).status).toBeGreaterThanOrEqual(500);
       await until(async () => {
         const t = await (await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${GW}` } })).text();
-        return t.includes('hook_intake_transform_pool{stat="restarts"} 1') && t.includes('hook_intake_transform_pool{stat="workers"} 1') ? t : undefined;
+        return t.includes('hook_intake_transform_pool{stat="restarts"} 1') && t.includes('hook_intake_transform_pool{stat="workers"} 1')
+          ? t
+          : undefined;
       });
     } finally {
       await srv.stop();

@@ -25,13 +25,18 @@ const ed25519Plugin = definePlugin({
       configSchema: Type.Object({ publicKey: Type.String() }, { additionalProperties: false }),
       create(options: { publicKey: string }) {
         if (!/^[0-9a-f]{64}$/i.test(options.publicKey)) throw new PluginConfigError('publicKey', 'must be 64 hex digits');
-        const key: KeyObject = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(options.publicKey, 'hex').toString('base64url') }, format: 'jwk' });
+        const key: KeyObject = createPublicKey({
+          key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(options.publicKey, 'hex').toString('base64url') },
+          format: 'jwk',
+        });
         return {
           verify(req): VerifyOutcome {
             const sig = req.headers['x-signature-ed25519'];
             const ts = req.headers['x-signature-timestamp'];
-            if (typeof sig !== 'string' || typeof ts !== 'string' || !/^[0-9a-f]{128}$/i.test(sig)) return { ok: false, reason: 'missing signature header' };
-            if (!verify(null, Buffer.concat([Buffer.from(ts), req.rawBody]), key, Buffer.from(sig, 'hex'))) return { ok: false, reason: 'no signature matches' };
+            if (typeof sig !== 'string' || typeof ts !== 'string' || !/^[0-9a-f]{128}$/i.test(sig))
+              return { ok: false, reason: 'missing signature header' };
+            if (!verify(null, Buffer.concat([Buffer.from(ts), req.rawBody]), key, Buffer.from(sig, 'hex')))
+              return { ok: false, reason: 'no signature matches' };
             const isPing = (JSON.parse(Buffer.from(req.rawBody).toString('utf8')) as { type?: number }).type === 1;
             return isPing ? { ok: true, answer: { status: 200, body: { type: 1 } } } : { ok: true };
           },
@@ -70,7 +75,15 @@ function raw(verifyType = 'ed25519') {
     hooks: {
       enabled: true,
       token: HOOK,
-      mappings: [{ id: 'discord', match: { path: 'discord' }, action: 'wake', textTemplate: 'chat {{text}}', verify: { type: verifyType, publicKey: publicHex } }],
+      mappings: [
+        {
+          id: 'discord',
+          match: { path: 'discord' },
+          action: 'wake',
+          textTemplate: 'chat {{text}}',
+          verify: { type: verifyType, publicKey: publicHex },
+        },
+      ],
     },
     agents: { defaults: { heartbeat: { every: '0' } } },
     services: { relay: { greeting: 'hi' } },
@@ -79,13 +92,24 @@ function raw(verifyType = 'ed25519') {
 
 const dir = tempDir('hook-intake-lifecycle-');
 const start = (data: Record<string, unknown>, dataDir = dir) =>
-  startService({ load: () => testConfig(data, dataDir), logger: createLogger('silent'), port: 0, bind: '127.0.0.1', watch: false, builtins: [...builtinPlugins, ed25519Plugin, servicePlugin] });
+  startService({
+    load: () => testConfig(data, dataDir),
+    logger: createLogger('silent'),
+    port: 0,
+    bind: '127.0.0.1',
+    watch: false,
+    builtins: [...builtinPlugins, ed25519Plugin, servicePlugin],
+  });
 
 function signed(body: unknown, key = privateKey) {
   const text = JSON.stringify(body);
   const ts = '1700000000';
   const sig = sign(null, Buffer.from(ts + text), key).toString('hex');
-  return { method: 'POST', body: text, headers: { 'content-type': 'application/json', 'x-signature-ed25519': sig, 'x-signature-timestamp': ts } };
+  return {
+    method: 'POST',
+    body: text,
+    headers: { 'content-type': 'application/json', 'x-signature-ed25519': sig, 'x-signature-timestamp': ts },
+  };
 }
 
 describe('plugin verifiers and services in a running service', () => {

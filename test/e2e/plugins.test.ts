@@ -68,10 +68,11 @@ describe('user plugins', () => {
     cleanup(srv.dir);
   });
 
-  const runOf = (id: string) => until(async () => {
-    const run = (await get(`${srv.url}/api/runs/${id}`, GW)).body.run;
-    return run.delivery.status === 'sent' ? run : undefined;
-  });
+  const runOf = (id: string) =>
+    until(async () => {
+      const run = (await get(`${srv.url}/api/runs/${id}`, GW)).body.run;
+      return run.delivery.status === 'sent' ? run : undefined;
+    });
 
   it('serves a preset, an agent provider and a channel contributed by a plugin', async () => {
     const r = await post(`${srv.url}/hooks/orders`, { id: 'A-17' }, auth);
@@ -112,7 +113,10 @@ describe('plugin errors', () => {
   });
 
   it('validates a provider config slice against the schema the plugin declares', async () => {
-    const r = await check({ 'acme.ts': plugin('v1') }, { ...config(['./acme.ts']), agents: { providers: { echo: { type: 'echo' }, loud: { type: 'shout', prefx: 'x' } } } });
+    const r = await check(
+      { 'acme.ts': plugin('v1') },
+      { ...config(['./acme.ts']), agents: { providers: { echo: { type: 'echo' }, loud: { type: 'shout', prefx: 'x' } } } },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('agents.providers.loud.prefx: unknown key');
     expect(r.stderr).toContain('agents.providers.loud: missing required key "prefix"');

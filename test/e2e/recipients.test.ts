@@ -23,14 +23,24 @@ const dispatched: (DispatchAnswer | string)[] = [];
 const plugin = definePlugin({
   name: 'recipients-test',
   channels: {
-    numbered: { create: () => ({ limits: { requiresTo: true }, checkTo: (to: string) => (/^-?\d+$/.test(to) ? undefined : PHRASE), send: async () => {} }) },
+    numbered: {
+      create: () => ({
+        limits: { requiresTo: true },
+        checkTo: (to: string) => (/^-?\d+$/.test(to) ? undefined : PHRASE),
+        send: async () => {},
+      }),
+    },
   },
   services: {
     relay: {
       create: () => ({
         async start(ctx: StartContext) {
           for (const to of ['@not-a-number', '42'])
-            dispatched.push(await ctx.dispatch([{ kind: 'agent', message: 'from the relay', channel: 'tg', to, deliver: false }]).catch((e: Error) => e.message));
+            dispatched.push(
+              await ctx
+                .dispatch([{ kind: 'agent', message: 'from the relay', channel: 'tg', to, deliver: false }])
+                .catch((e: Error) => e.message),
+            );
         },
       }),
     },
@@ -61,7 +71,14 @@ describe('a recipient checked at intake', () => {
       join(dir, 'transforms', 'route.ts'),
       `export default (ctx: { payload: { chat: string } }) => ({ message: 'transformed', channel: 'tg', to: ctx.payload.chat, deliver: false });`,
     );
-    svc = await startService({ load: () => testConfig(config, dir), logger: createLogger('silent'), port: 0, bind: '127.0.0.1', watch: false, builtins: [...builtinPlugins, plugin] });
+    svc = await startService({
+      load: () => testConfig(config, dir),
+      logger: createLogger('silent'),
+      port: 0,
+      bind: '127.0.0.1',
+      watch: false,
+      builtins: [...builtinPlugins, plugin],
+    });
   });
   afterAll(async () => {
     await svc?.stop();
@@ -74,7 +91,7 @@ describe('a recipient checked at intake', () => {
     ['/hooks/agent', { message: 'hi', channel: 'tg', to: '@not-a-number', deliver: false }],
     ['/hooks/templated', { text: 'hi', chat: '@not-a-number' }],
     ['/hooks/transformed', { chat: '@not-a-number' }],
-  ])('%s: a wrong recipient is a 400 with the field and the channel\'s phrase, and nothing is stored', async (path, body) => {
+  ])("%s: a wrong recipient is a 400 with the field and the channel's phrase, and nothing is stored", async (path, body) => {
     const r = await post(`${svc.url}${path}`, body, auth);
     expect(r.status).toBe(400);
     expect(r.body).toEqual(refusal);
@@ -94,7 +111,7 @@ describe('a recipient checked at intake', () => {
     expect((await get(`${svc.url}/api/runs/${r.body.runId}`, GW)).body.run).toMatchObject({ channel: 'tg', to: '-100123' });
   });
 
-  it('a plugin\'s dispatch is refused the same way, and takes a recipient of the right form', () => {
+  it("a plugin's dispatch is refused the same way, and takes a recipient of the right form", () => {
     expect(dispatched[0]).toBe(refusal.error);
     expect(dispatched[1]).toMatchObject({ status: 202, runIds: [expect.any(String)] });
   });

@@ -20,8 +20,20 @@ redisSuite('console sessions shared by instances on Redis', () => {
   beforeAll(async () => {
     redis = await startRedis();
     for (const dir of dirs) {
-      const raw = { storage: { driver: 'redis', url: redis.url }, gateway: { auth: { token: GW } }, agents: { defaults: { heartbeat: { every: '0' } } } };
-      services.push(await startService({ load: () => testConfig(raw, dir), logger: captureLogger('warn').logger, port: 0, bind: '127.0.0.1', watch: false }));
+      const raw = {
+        storage: { driver: 'redis', url: redis.url },
+        gateway: { auth: { token: GW } },
+        agents: { defaults: { heartbeat: { every: '0' } } },
+      };
+      services.push(
+        await startService({
+          load: () => testConfig(raw, dir),
+          logger: captureLogger('warn').logger,
+          port: 0,
+          bind: '127.0.0.1',
+          watch: false,
+        }),
+      );
     }
   });
   afterAll(async () => {

@@ -98,14 +98,20 @@ redisSuite('admin API and retention on Redis', () => {
   it('lists, shows and replays a kept request, retries its run and redelivers a failed reply; retention then removes them', async () => {
     failing = true;
     // next-heartbeat: the runs' summaries wait for a heartbeat that never comes (none runs meanwhile), so the counts below are exact
-    const r = await call('POST', '/hooks/agent?x=1', { message: 'deliver me', wakeMode: 'next-heartbeat' }, HOOK, { cookie: `sid=${COOKIE}`, 'x-custom-token': CUSTOM });
+    const r = await call('POST', '/hooks/agent?x=1', { message: 'deliver me', wakeMode: 'next-heartbeat' }, HOOK, {
+      cookie: `sid=${COOKIE}`,
+      'x-custom-token': CUSTOM,
+    });
     expect(r.status).toBe(202);
     await until(async () => (await runOf(r.body.runId))?.delivery.status === 'failed');
     failing = false;
 
     const [kept] = (await call('GET', '/api/requests?hook=agent&status=202')).body.requests;
     expect(kept).toMatchObject({ hook: 'agent', status: 202, url: '/hooks/agent?x=1', runIds: [r.body.runId], replayOf: null });
-    expect((await call('GET', `/api/requests/${kept.id}`)).body.request).toMatchObject({ body: '{"message":"deliver me","wakeMode":"next-heartbeat"}', bodyEncoding: 'utf8' });
+    expect((await call('GET', `/api/requests/${kept.id}`)).body.request).toMatchObject({
+      body: '{"message":"deliver me","wakeMode":"next-heartbeat"}',
+      bodyEncoding: 'utf8',
+    });
 
     const replay = await call('POST', `/api/requests/${kept.id}/replay`);
     expect(replay.status).toBe(202);
@@ -133,6 +139,13 @@ redisSuite('admin API and retention on Redis', () => {
     expect(pruned).toEqual({ runs: 3, events: 0, messages: 6, deliveries: 4, requests: 2 });
     expect((await call('GET', '/api/requests')).body.requests).toEqual([]);
     for (const id of [r.body.runId, replay.body.runId, retry.body.runId]) expect(await runOf(id)).toBeUndefined();
-    expect(await svc.store.countPrunable({ runs: Date.now() + shift, events: Date.now() + shift, requests: Date.now() + shift, sessionLines: 50 })).toEqual({ runs: 0, events: 0, messages: 0, deliveries: 0, requests: 0 });
+    expect(
+      await svc.store.countPrunable({
+        runs: Date.now() + shift,
+        events: Date.now() + shift,
+        requests: Date.now() + shift,
+        sessionLines: 50,
+      }),
+    ).toEqual({ runs: 0, events: 0, messages: 0, deliveries: 0, requests: 0 });
   });
 });

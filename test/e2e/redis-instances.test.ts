@@ -65,7 +65,9 @@ redisSuite('several instances on one Redis', () => {
   });
 
   it('keeps every 2xx, in order per session, with one heartbeat at a time, when one of three instances is killed', async () => {
-    const instances: Running[] = await Promise.all([0, 1, 2].map(() => startCli({ config: config(), dir: (dirs[dirs.length] = tempDir()), startTimeoutMs: 60_000 })));
+    const instances: Running[] = await Promise.all(
+      [0, 1, 2].map(() => startCli({ config: config(), dir: (dirs[dirs.length] = tempDir()), startTimeoutMs: 60_000 })),
+    );
     const alive = [true, true, true];
     let next = 0;
     const figures = { requests: 0, answered2xx: 0, refused: 0, retriedElsewhere: 0 };
@@ -95,7 +97,11 @@ redisSuite('several instances on one Redis', () => {
     const agentChain = async (s: number) => {
       for (let n = 0; n < RUNS_PER_SESSION; n++) {
         const key = `run-s${s}-${n}`;
-        const r = await send('/hooks/agent', { message: `job s${s}#${n}`, sessionKey: `hook:s${s}`, wakeMode: n % 3 === 0 ? 'now' : 'next-heartbeat' }, key);
+        const r = await send(
+          '/hooks/agent',
+          { message: `job s${s}#${n}`, sessionKey: `hook:s${s}`, wakeMode: n % 3 === 0 ? 'now' : 'next-heartbeat' },
+          key,
+        );
         if (r && r.status < 300) runs.set(key, r.body.runId);
       }
     };
@@ -106,7 +112,10 @@ redisSuite('several instances on one Redis', () => {
       }
     };
     const total = SESSIONS * RUNS_PER_SESSION + WAKE_CHAINS * WAKES_PER_CHAIN;
-    const load = Promise.all([...Array.from({ length: SESSIONS }, (_, s) => agentChain(s)), ...Array.from({ length: WAKE_CHAINS }, (_, c) => wakeChain(c))]);
+    const load = Promise.all([
+      ...Array.from({ length: SESSIONS }, (_, s) => agentChain(s)),
+      ...Array.from({ length: WAKE_CHAINS }, (_, c) => wakeChain(c)),
+    ]);
     // the kill lands once a third of the load is answered, with runs in flight
     await until(() => figures.answered2xx >= total / 3, 30_000, 5);
     instances[1]!.proc.kill('SIGKILL');
@@ -114,12 +123,16 @@ redisSuite('several instances on one Redis', () => {
     await instances[1]!.stop();
 
     const runIds = new Set(runs.values());
-    const final = await until(async () => {
-      const all = await store.listRuns({ limit: 10_000 });
-      const hooks = all.filter((r) => r.kind === 'hook');
-      const done = hooks.every((r) => ['ok', 'error', 'timeout'].includes(r.status) && r.delivery.status !== 'pending');
-      return done && [...runIds].every((id) => delivered.has(id)) ? all : undefined;
-    }, 30_000, 100);
+    const final = await until(
+      async () => {
+        const all = await store.listRuns({ limit: 10_000 });
+        const hooks = all.filter((r) => r.kind === 'hook');
+        const done = hooks.every((r) => ['ok', 'error', 'timeout'].includes(r.status) && r.delivery.status !== 'pending');
+        return done && [...runIds].every((id) => delivered.has(id)) ? all : undefined;
+      },
+      30_000,
+      100,
+    );
     // the last heartbeat consumes what is still pending
     await until(async () => (await store.counts()).events.pending === 0 && (await store.counts()).runs.running === 0, 15_000, 100);
 

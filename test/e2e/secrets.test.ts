@@ -45,7 +45,13 @@ function config(stubUrl: string) {
       token: HOOK,
       maxBodyBytes: 65_536,
       mappings: [
-        { id: 'github', match: { path: 'github' }, messageTemplate: 'Push to {{repository.name}} by {{sender.login}}', wakeMode: 'next-heartbeat', verify: GITHUB },
+        {
+          id: 'github',
+          match: { path: 'github' },
+          messageTemplate: 'Push to {{repository.name}} by {{sender.login}}',
+          wakeMode: 'next-heartbeat',
+          verify: GITHUB,
+        },
         { id: 'deploy', match: { path: 'deploy' }, transform: { module: 'deploy.ts' } },
         { id: 'ping', match: { path: 'ping' }, action: 'wake', textTemplate: 'ping {{kind}}', wakeMode: 'next-heartbeat' },
         { id: 'refused', match: { path: 'refused' }, messageTemplate: 'PLEASE-FAIL-401 for {{kind}}', wakeMode: 'next-heartbeat' },
@@ -93,7 +99,8 @@ describe('secrets and payload content stay out of everything the service says', 
       const last = String(req.json?.messages?.at(-1)?.content ?? '');
       const key = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
       // a careless endpoint: its errors repeat the key and the whole request
-      if (last.includes('PLEASE-FAIL-401')) return json(res, 401, { error: { message: `Incorrect API key provided: ${key}. Request was ${req.raw.toString('utf8')}` } });
+      if (last.includes('PLEASE-FAIL-401'))
+        return json(res, 401, { error: { message: `Incorrect API key provided: ${key}. Request was ${req.raw.toString('utf8')}` } });
       if (last.includes('PLEASE-FAIL-500')) {
         res.writeHead(500, { 'content-type': 'text/plain' });
         res.end(`upstream exploded while serving ${JSON.stringify(req.headers)}`);
@@ -136,7 +143,13 @@ describe('secrets and payload content stay out of everything the service says', 
     accepted(await hook('/hooks/broken', marked({ kind: 'b' })), 202);
 
     // wrong credentials, including ones that contain the right ones
-    for (const headers of [{ authorization: `Bearer ${HOOK}x` }, { authorization: `Bearer ${GW}` }, { 'x-gateway-token': GW }, { authorization: `Basic ${HOOK}` }, {}] as Record<string, string>[])
+    for (const headers of [
+      { authorization: `Bearer ${HOOK}x` },
+      { authorization: `Bearer ${GW}` },
+      { 'x-gateway-token': GW },
+      { authorization: `Basic ${HOOK}` },
+      {},
+    ] as Record<string, string>[])
       expect((await post('/hooks/wake', JSON.stringify(marked({ text: 'x' })), headers)).status).toBe(401);
     expect((await post(`/hooks/wake?token=${HOOK}x`, JSON.stringify(marked({ text: 'x' })))).status).toBe(401);
     expect((await post(`/hooks/wake?token=${GW}`, JSON.stringify(marked({ text: 'x' })))).status).toBe(401);
@@ -145,7 +158,13 @@ describe('secrets and payload content stay out of everything the service says', 
 
     // bad signatures: wrong secret, the secret itself as the signature, a tampered body, none, and the hook token instead
     const wrongSecret = signatureHeaders({ type: 'github', secret: `${SIGNING}x` }, Buffer.from(push), Date.now());
-    for (const headers of [wrongSecret, { 'x-hub-signature-256': `sha256=${SIGNING}` }, { 'x-hub-signature-256': SIGNING }, {}, { authorization: `Bearer ${HOOK}` }] as Record<string, string>[])
+    for (const headers of [
+      wrongSecret,
+      { 'x-hub-signature-256': `sha256=${SIGNING}` },
+      { 'x-hub-signature-256': SIGNING },
+      {},
+      { authorization: `Bearer ${HOOK}` },
+    ] as Record<string, string>[])
       expect((await post('/hooks/github', push, headers)).body.code).toBe('INVALID_SIGNATURE');
     expect((await post('/hooks/github', push.replace('octo', 'mallory'), signed)).body.code).toBe('INVALID_SIGNATURE');
 
@@ -181,10 +200,15 @@ describe('secrets and payload content stay out of everything the service says', 
     ];
     for (const [path, body] of invalid) expect((await hook(path, body)).status, JSON.stringify(body).slice(0, 80)).toBe(400);
     expect((await hook('/hooks/wake', `text=x&mode=${MARKER}`, { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(400);
-    expect((await hook('/hooks/wake', `text=x&mode=${MARKER}&mode=now`, { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(400);
+    expect(
+      (await hook('/hooks/wake', `text=x&mode=${MARKER}&mode=now`, { 'content-type': 'application/x-www-form-urlencoded' })).status,
+    ).toBe(400);
     expect((await hook('/hooks/nowhere', marked({ kind: 'x' }))).status).toBe(404);
     expect((await hook('/hooks/wake', JSON.stringify(marked({ text: 'x', pad: 'p'.repeat(70_000) })))).status).toBe(413);
-    const chunked = await exchange(srv.url, [head('POST', '/hooks/wake', { authorization: `Bearer ${HOOK}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }), `5\r\n${MARKER.slice(0, 5)}\r\nzz\r\n`]);
+    const chunked = await exchange(srv.url, [
+      head('POST', '/hooks/wake', { authorization: `Bearer ${HOOK}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }),
+      `5\r\n${MARKER.slice(0, 5)}\r\nzz\r\n`,
+    ]);
     said.push(...chunked.answers.map((a) => a.body));
     expect(chunked.answers[0]?.status).toBe(400);
 
@@ -194,18 +218,35 @@ describe('secrets and payload content stay out of everything the service says', 
       return runs.length >= new Set(runIds).size && runs.every((r) => r.status !== 'queued' && r.status !== 'running');
     });
     accepted(await hook('/hooks/wake', { text: 'time for a heartbeat', mode: 'now' }), 200);
-    await until(async () => ((await api('/api/runs?limit=10000')).body.runs as { kind: string; status: string }[]).some((r) => r.kind === 'heartbeat' && r.status !== 'running' && r.status !== 'queued'));
+    await until(async () =>
+      ((await api('/api/runs?limit=10000')).body.runs as { kind: string; status: string }[]).some(
+        (r) => r.kind === 'heartbeat' && r.status !== 'running' && r.status !== 'queued',
+      ),
+    );
     await until(async () => ((await api('/api/status')).body.counts.outbox.pending as number) === 0).catch(async (err: Error) => {
       // what was still pending, for whoever meets this
       const status = (await api('/api/status')).body;
-      const deliveries = ((await api('/api/runs?limit=10000')).body.runs as { id: string; kind: string; delivery: unknown }[]).map((r) => ({ id: r.id, kind: r.kind, delivery: r.delivery }));
-      throw new Error(`${err.message}: the outbox kept pending entries; counts ${JSON.stringify(status.counts)}, deliveries ${JSON.stringify(deliveries)}`);
+      const deliveries = ((await api('/api/runs?limit=10000')).body.runs as { id: string; kind: string; delivery: unknown }[]).map((r) => ({
+        id: r.id,
+        kind: r.kind,
+        delivery: r.delivery,
+      }));
+      throw new Error(
+        `${err.message}: the outbox kept pending entries; counts ${JSON.stringify(status.counts)}, deliveries ${JSON.stringify(deliveries)}`,
+      );
     });
 
     // the provider really got the key, failed, and echoed it: the redaction is what kept it out
     expect(stub.requests.some((r) => r.headers.authorization === `Bearer ${API_KEY}`)).toBe(true);
-    const runs = (await api('/api/runs?limit=10000')).body.runs as { id: string; sessionKey: string; status: string; error: string | null }[];
-    expect(runs.filter((r) => r.status === 'error').map((r) => r.error)).toEqual(expect.arrayContaining([expect.stringContaining('HTTP 401'), expect.stringContaining('HTTP 500')]));
+    const runs = (await api('/api/runs?limit=10000')).body.runs as {
+      id: string;
+      sessionKey: string;
+      status: string;
+      error: string | null;
+    }[];
+    expect(runs.filter((r) => r.status === 'error').map((r) => r.error)).toEqual(
+      expect.arrayContaining([expect.stringContaining('HTTP 401'), expect.stringContaining('HTTP 500')]),
+    );
     expect(runs.some((r) => r.error?.includes('[redacted]'))).toBe(true);
 
     // everything the read API shows
@@ -224,7 +265,14 @@ describe('secrets and payload content stay out of everything the service says', 
     expect(stopped).toBe(0);
     const output = srv.output();
     // the log saw the failures, without their contents
-    for (const expected of ['signature rejected', 'transform failed', 'deprecated', 'chat completion refused', 'request refused by the HTTP parser']) expect(output).toContain(expected);
+    for (const expected of [
+      'signature rejected',
+      'transform failed',
+      'deprecated',
+      'chat completion refused',
+      'request refused by the HTTP parser',
+    ])
+      expect(output).toContain(expected);
     for (const [what, secret] of Object.entries(SECRETS)) {
       expect(leaked(output, secret), `a piece of the ${what} is in the output`).toBeUndefined();
       const leaks = said.filter((s) => leaked(s, secret));

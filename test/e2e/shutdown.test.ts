@@ -21,7 +21,11 @@ const auth = { authorization: `Bearer ${HOOK}` };
 function runsOnDisk(dataDir: string): Map<string, { status: string; attempts: number }> {
   const db = new DatabaseSync(join(dataDir, 'hook-intake.db'), { readOnly: true });
   try {
-    const rows = db.prepare("SELECT id, status, attempts FROM runs WHERE kind = 'hook'").all() as { id: string; status: string; attempts: number }[];
+    const rows = db.prepare("SELECT id, status, attempts FROM runs WHERE kind = 'hook'").all() as {
+      id: string;
+      status: string;
+      attempts: number;
+    }[];
     return new Map(rows.map((r) => [r.id, { status: r.status, attempts: Number(r.attempts) }]));
   } finally {
     db.close();
@@ -52,16 +56,20 @@ function wake(url: string, agent: Agent, text: string): Promise<Seen> {
   const startedAt = performance.now();
   const body = JSON.stringify({ text, mode: 'next-heartbeat' });
   return new Promise((resolve) => {
-    const req = request(`${url}/hooks/wake`, { method: 'POST', agent, headers: { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        const parsed = text ? JSON.parse(text) : {};
-        resolve({ startedAt, status: res.statusCode!, connection: res.headers.connection, code: parsed.code, eventId: parsed.eventId });
-      });
-      res.on('error', (err) => resolve({ startedAt, error: (err as NodeJS.ErrnoException).code ?? err.message }));
-    });
+    const req = request(
+      `${url}/hooks/wake`,
+      { method: 'POST', agent, headers: { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          const parsed = text ? JSON.parse(text) : {};
+          resolve({ startedAt, status: res.statusCode!, connection: res.headers.connection, code: parsed.code, eventId: parsed.eventId });
+        });
+        res.on('error', (err) => resolve({ startedAt, error: (err as NodeJS.ErrnoException).code ?? err.message }));
+      },
+    );
     req.on('error', (err) => resolve({ startedAt, error: (err as NodeJS.ErrnoException).code ?? err.message }));
     req.end(body);
   });
@@ -113,7 +121,10 @@ describe('SIGTERM with the real CLI', () => {
   const config = (shutdownTimeoutSeconds: number) => ({
     gateway: { auth: { token: GW }, shutdownTimeoutSeconds },
     hooks: { enabled: true, token: HOOK },
-    agents: { defaults: { model: 'llm/m', maxConcurrent: 1, heartbeat: { every: '0' } }, providers: { llm: { type: 'openai', baseUrl: llm.url } } },
+    agents: {
+      defaults: { model: 'llm/m', maxConcurrent: 1, heartbeat: { every: '0' } },
+      providers: { llm: { type: 'openai', baseUrl: llm.url } },
+    },
     channels: { console: {} },
     logging: { level: 'warn' },
   });
@@ -129,7 +140,11 @@ describe('SIGTERM with the real CLI', () => {
       const first = await startCli({ config: config(10), dir });
       const ids: string[] = [];
       for (const m of ['running one', 'queued two', 'queued three']) {
-        const r = await post(`${first.url}/hooks/agent`, { message: m, sessionKey: `hook:${m.replace(' ', '-')}`, wakeMode: 'next-heartbeat', deliver: false }, auth);
+        const r = await post(
+          `${first.url}/hooks/agent`,
+          { message: m, sessionKey: `hook:${m.replace(' ', '-')}`, wakeMode: 'next-heartbeat', deliver: false },
+          auth,
+        );
         expect(r.status).toBe(202);
         ids.push(r.body.runId);
       }
@@ -158,7 +173,12 @@ describe('SIGTERM with the real CLI', () => {
       expect(disk.get(ids[1]!)).toEqual({ status: 'queued', attempts: 0 });
       expect(disk.get(ids[2]!)).toEqual({ status: 'queued', attempts: 0 });
       expect(llm.requests).toHaveLength(1);
-      expect(eventsOnDisk(first.dataDir).filter((e) => e.text.includes('too late')).map((e) => e.id).sort()).toEqual(lateIds.sort());
+      expect(
+        eventsOnDisk(first.dataDir)
+          .filter((e) => e.text.includes('too late'))
+          .map((e) => e.id)
+          .sort(),
+      ).toEqual(lateIds.sort());
 
       answerAfter = undefined;
       const second = await startCli({ config: config(10), dir });
@@ -192,7 +212,14 @@ describe('SIGTERM with the real CLI', () => {
       const ended = new Promise<void>((r) => sock.on('close', () => r()));
       const wakeRequest = (text: string) => {
         const body = JSON.stringify({ text, mode: 'next-heartbeat' });
-        return { head: requestHead('POST', '/hooks/wake', { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }), body };
+        return {
+          head: requestHead('POST', '/hooks/wake', {
+            ...auth,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          }),
+          body,
+        };
       };
       // one answer on the connection: it is kept alive
       const first = wakeRequest('before the signal');

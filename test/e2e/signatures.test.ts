@@ -25,8 +25,20 @@ const config = {
     token: HOOK,
     authFailures: { max: 20, windowSeconds: 60 },
     mappings: [
-      ...Object.entries(specs).map(([path, verify]) => ({ id: path, match: { path }, action: 'wake', textTemplate: `${path} {{event}}`, verify })),
-      { id: 'gh-push', match: { path: 'ghpush', headers: { 'x-github-event': 'push' } }, action: 'wake', textTemplate: 'push {{event}}', verify: specs.github },
+      ...Object.entries(specs).map(([path, verify]) => ({
+        id: path,
+        match: { path },
+        action: 'wake',
+        textTemplate: `${path} {{event}}`,
+        verify,
+      })),
+      {
+        id: 'gh-push',
+        match: { path: 'ghpush', headers: { 'x-github-event': 'push' } },
+        action: 'wake',
+        textTemplate: 'push {{event}}',
+        verify: specs.github,
+      },
       {
         id: 'slash',
         match: { path: 'slash', payload: { command: '/deploy' } },
@@ -44,7 +56,12 @@ const config = {
 
 const send = (srv: Running, path: string, body: string, headers: Record<string, string>) => post(`${srv.url}/hooks/${path}`, body, headers);
 const sign = (name: string, body: string, opts: { at?: number; secretIndex?: number } = {}) =>
-  signatureHeaders(specs[name]!, Buffer.from(body), opts.at ?? Date.now(), opts.secretIndex !== undefined ? { secretIndex: opts.secretIndex } : {});
+  signatureHeaders(
+    specs[name]!,
+    Buffer.from(body),
+    opts.at ?? Date.now(),
+    opts.secretIndex !== undefined ? { secretIndex: opts.secretIndex } : {},
+  );
 
 describe('signed hooks', () => {
   let srv: Running;
@@ -68,15 +85,18 @@ describe('signed hooks', () => {
     expect((await send(srv, 'github', body, sign('github', body, { secretIndex: 1 }))).status).toBe(200);
   });
 
-  it.each(Object.keys(specs))('refuses %s with a tampered body, no signature, or only the hook token: 401 INVALID_SIGNATURE', async (name) => {
-    const body = JSON.stringify({ event: 'push', n: 1 });
-    const headers = sign(name, body);
-    const tampered = await send(srv, name, body.replace('1', '2'), headers);
-    expect(tampered.status).toBe(401);
-    expect(tampered.body).toEqual({ ok: false, error: 'missing or invalid signature', code: 'INVALID_SIGNATURE' });
-    expect((await send(srv, name, body, {})).body.code).toBe('INVALID_SIGNATURE');
-    expect((await send(srv, name, body, { authorization: `Bearer ${HOOK}` })).body.code).toBe('INVALID_SIGNATURE');
-  });
+  it.each(Object.keys(specs))(
+    'refuses %s with a tampered body, no signature, or only the hook token: 401 INVALID_SIGNATURE',
+    async (name) => {
+      const body = JSON.stringify({ event: 'push', n: 1 });
+      const headers = sign(name, body);
+      const tampered = await send(srv, name, body.replace('1', '2'), headers);
+      expect(tampered.status).toBe(401);
+      expect(tampered.body).toEqual({ ok: false, error: 'missing or invalid signature', code: 'INVALID_SIGNATURE' });
+      expect((await send(srv, name, body, {})).body.code).toBe('INVALID_SIGNATURE');
+      expect((await send(srv, name, body, { authorization: `Bearer ${HOOK}` })).body.code).toBe('INVALID_SIGNATURE');
+    },
+  );
 
   it.each(['stripe', 'slack', 'standard'])('refuses a %s signature older than the tolerance', async (name) => {
     const body = JSON.stringify({ event: 'old' });
@@ -96,11 +116,13 @@ describe('signed hooks', () => {
     const first = await send(srv, name, body, signed);
     expect(first.status).toBe(200);
     expect(first.body.eventId).toEqual(expect.any(String));
-    const refused = [
-      { [keyHeader]: key },
-      { [keyHeader]: key, authorization: `Bearer ${HOOK}` },
-    ];
-    for (const headers of refused) expect((await send(srv, name, body, headers)).body).toEqual({ ok: false, error: 'missing or invalid signature', code: 'INVALID_SIGNATURE' });
+    const refused = [{ [keyHeader]: key }, { [keyHeader]: key, authorization: `Bearer ${HOOK}` }];
+    for (const headers of refused)
+      expect((await send(srv, name, body, headers)).body).toEqual({
+        ok: false,
+        error: 'missing or invalid signature',
+        code: 'INVALID_SIGNATURE',
+      });
     // signed for another body
     expect((await send(srv, name, body.replace('once', 'twice'), signed)).body.code).toBe('INVALID_SIGNATURE');
     const again = await send(srv, name, body, signed);
@@ -112,7 +134,11 @@ describe('signed hooks', () => {
     const body = JSON.stringify({ zen: 'Design for failure.', hook_id: 1 });
     const ping = await send(srv, 'ghpush', body, { ...sign('github', body), 'x-github-event': 'ping' });
     expect(ping.status).toBe(404);
-    expect(ping.body).toEqual({ ok: false, code: 'HOOK_NOT_FOUND', error: 'the signature is valid for mapping "gh-push", but no mapping\'s match accepts this request to "ghpush"' });
+    expect(ping.body).toEqual({
+      ok: false,
+      code: 'HOOK_NOT_FOUND',
+      error: 'the signature is valid for mapping "gh-push", but no mapping\'s match accepts this request to "ghpush"',
+    });
     expect((await send(srv, 'ghpush', body, { ...sign('github', body), 'x-github-event': 'push' })).status).toBe(200);
     for (const headers of [{}, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }] as Record<string, string>[]) {
       const r = await send(srv, 'ghpush', body, { ...headers, 'x-github-event': 'ping' });
@@ -172,7 +198,8 @@ describe('failed signatures count toward the auth-failure throttle', () => {
     try {
       const body = JSON.stringify({ event: 'x' });
       const statuses: number[] = [];
-      for (let i = 0; i < 21; i++) statuses.push((await send(srv, 'github', body, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` })).status);
+      for (let i = 0; i < 21; i++)
+        statuses.push((await send(srv, 'github', body, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` })).status);
       expect(statuses.slice(0, 20).every((s) => s === 401)).toBe(true);
       expect(statuses[20]).toBe(429);
       // blocked even with a valid signature until the window passes

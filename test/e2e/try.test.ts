@@ -25,14 +25,37 @@ const config = {
     token: HOOK,
     presets: ['gmail'],
     mappings: [
-      { id: 'issues', match: { path: 'github', headers: { 'x-github-event': 'issues' } }, name: 'GitHub', messageTemplate: 'Issue #{{issue.number}}' },
+      {
+        id: 'issues',
+        match: { path: 'github', headers: { 'x-github-event': 'issues' } },
+        name: 'GitHub',
+        messageTemplate: 'Issue #{{issue.number}}',
+      },
       { id: 'skip-sync', match: { path: 'github', payload: { action: 'synchronize' } }, transform: { module: 'skip.ts' } },
-      { id: 'pulls', match: { path: 'github' }, name: 'GitHub PRs', sessionKey: 'hook:gh:{{repository.full_name}}', transform: { module: 'pulls.ts' } },
-      { id: 'trusted', match: { path: 'cron' }, action: 'wake', textTemplate: 'nightly job {{job}} finished', allowUnsafeExternalContent: true },
+      {
+        id: 'pulls',
+        match: { path: 'github' },
+        name: 'GitHub PRs',
+        sessionKey: 'hook:gh:{{repository.full_name}}',
+        transform: { module: 'pulls.ts' },
+      },
+      {
+        id: 'trusted',
+        match: { path: 'cron' },
+        action: 'wake',
+        textTemplate: 'nightly job {{job}} finished',
+        allowUnsafeExternalContent: true,
+      },
       { id: 'typo', match: { path: 'typo' }, transform: { module: 'typo.ts' } },
       { id: 'boom', match: { path: 'boom' }, transform: { module: 'boom.ts' } },
       { id: 'number', match: { path: 'number' }, transform: { module: 'number.ts' } },
-      { id: 'slack', match: { path: 'slack', payload: { type: 'event_callback' } }, action: 'wake', textTemplate: 'slack {{event.text}}', verify: { type: 'slack', secret: SLACK_SECRET } },
+      {
+        id: 'slack',
+        match: { path: 'slack', payload: { type: 'event_callback' } },
+        action: 'wake',
+        textTemplate: 'slack {{event.text}}',
+        verify: { type: 'slack', secret: SLACK_SECRET },
+      },
     ],
   },
 };
@@ -62,12 +85,32 @@ beforeAll(() => {
   configFile = join(dir, 'hook-intake.json');
   writeFileSync(configFile, JSON.stringify(config));
   enumConfigFile = join(dir, 'enum.json');
-  writeFileSync(enumConfigFile, JSON.stringify({ hooks: { enabled: true, token: HOOK, mappings: [{ id: 'boom-enum', match: { path: 'boom-enum' }, transform: { module: 'boom-enum.ts' } }] } }));
+  writeFileSync(
+    enumConfigFile,
+    JSON.stringify({
+      hooks: {
+        enabled: true,
+        token: HOOK,
+        mappings: [{ id: 'boom-enum', match: { path: 'boom-enum' }, transform: { module: 'boom-enum.ts' } }],
+      },
+    }),
+  );
 });
 afterAll(() => cleanup(dir));
 
 const text = (payload: unknown) => (typeof payload === 'string' ? payload : JSON.stringify(payload));
-const tryArgs = (name: string, payload: string, headers: string[], extra: string[]) => ['try', name, '--config', name === 'boom-enum' ? enumConfigFile : configFile, '--data', join(dir, 'data'), '--payload', payload, ...headers.flatMap((h) => ['-H', h]), ...extra];
+const tryArgs = (name: string, payload: string, headers: string[], extra: string[]) => [
+  'try',
+  name,
+  '--config',
+  name === 'boom-enum' ? enumConfigFile : configFile,
+  '--data',
+  join(dir, 'data'),
+  '--payload',
+  payload,
+  ...headers.flatMap((h) => ['-H', h]),
+  ...extra,
+];
 
 let payloads = 0;
 /** Runs `try NAME` in this process on `payload` (from a file) with `-H` headers. */
@@ -119,12 +162,14 @@ describe('hook-intake try', () => {
         notice,
       ].join('\n'),
     );
-    expect(r.stdout).toContain(`<<<EXTERNAL_UNTRUSTED_CONTENT id="${id}" source="GitHub PRs">>>\nPR #12: Fix the default channel\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="${id}">>>`);
-    // a wake has no name: its source is the hook name
     expect(r.stdout).toContain(
-      `--- action 2: wake (mode next-heartbeat) ---\n${notice.replace('(GitHub PRs)', '(github)')}`,
+      `<<<EXTERNAL_UNTRUSTED_CONTENT id="${id}" source="GitHub PRs">>>\nPR #12: Fix the default channel\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="${id}">>>`,
     );
-    expect(r.stdout).toContain(`<<<EXTERNAL_UNTRUSTED_CONTENT id="${id}" source="github">>>\nPR #12 opened\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="${id}">>>`);
+    // a wake has no name: its source is the hook name
+    expect(r.stdout).toContain(`--- action 2: wake (mode next-heartbeat) ---\n${notice.replace('(GitHub PRs)', '(github)')}`);
+    expect(r.stdout).toContain(
+      `<<<EXTERNAL_UNTRUSTED_CONTENT id="${id}" source="github">>>\nPR #12 opened\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="${id}">>>`,
+    );
   });
 
   it('--json prints the same as one JSON document', async () => {
@@ -134,8 +179,18 @@ describe('hook-intake try', () => {
     expect(out.hook).toBe('github');
     expect(out.status).toBe(202);
     expect(out.matching).toEqual([
-      { id: 'issues', origin: 'hooks.mappings[0]', matched: false, reason: 'match.headers["x-github-event"]: wants a value that equals "issues", got "pull_request"' },
-      { id: 'skip-sync', origin: 'hooks.mappings[1]', matched: false, reason: 'match.payload["action"]: wants a value that equals "synchronize", got "opened"' },
+      {
+        id: 'issues',
+        origin: 'hooks.mappings[0]',
+        matched: false,
+        reason: 'match.headers["x-github-event"]: wants a value that equals "issues", got "pull_request"',
+      },
+      {
+        id: 'skip-sync',
+        origin: 'hooks.mappings[1]',
+        matched: false,
+        reason: 'match.payload["action"]: wants a value that equals "synchronize", got "opened"',
+      },
       { id: 'pulls', origin: 'hooks.mappings[2]', matched: true },
     ]);
     expect(out.actions).toHaveLength(2);
@@ -153,7 +208,9 @@ describe('hook-intake try', () => {
       label: 'GitHub PRs',
       trusted: false,
     });
-    expect(out.actions[0].message).toMatch(/<<<EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+" source="GitHub PRs">>>\nPR #12: Fix the default channel\n<<<END_EXTERNAL_UNTRUSTED_CONTENT/);
+    expect(out.actions[0].message).toMatch(
+      /<<<EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+" source="GitHub PRs">>>\nPR #12: Fix the default channel\n<<<END_EXTERNAL_UNTRUSTED_CONTENT/,
+    );
     expect(out.actions[1]).toMatchObject({ kind: 'wake', mode: 'next-heartbeat', origin: 'pulls' });
   });
 
@@ -175,7 +232,9 @@ describe('hook-intake try', () => {
   it('shows the safety boundary off for a mapping that turns it off', async () => {
     const r = await tryHook('cron', { job: 'backup' });
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('would answer 200 and dispatch 1 action(s):\n\n--- action 1: wake (mode now) ---\nnightly job backup finished\n');
+    expect(r.stdout).toContain(
+      'would answer 200 and dispatch 1 action(s):\n\n--- action 1: wake (mode now) ---\nnightly job backup finished\n',
+    );
     expect(r.stdout).not.toContain('UNTRUSTED');
   });
 
@@ -183,10 +242,17 @@ describe('hook-intake try', () => {
     const r = await tryHookCli('gmail', { source: 'gmail', messages: 'not a list' });
     expect(r.code).toBe(2);
     expect(r.stdout).toContain('  match    gmail (preset gmail (mappings[0]))\n');
-    expect(r.stdout.endsWith('would answer 400 INVALID_PAYLOAD: messages: must be an array (mapping "gmail" has forEach: "messages")\n')).toBe(true);
+    expect(
+      r.stdout.endsWith('would answer 400 INVALID_PAYLOAD: messages: must be an array (mapping "gmail" has forEach: "messages")\n'),
+    ).toBe(true);
     const json = await tryHook('gmail', { source: 'gmail', messages: 'not a list' }, [], ['--json']);
     expect(json.code).toBe(2);
-    expect(JSON.parse(json.stdout)).toMatchObject({ hook: 'gmail', status: 400, code: 'INVALID_PAYLOAD', error: 'messages: must be an array (mapping "gmail" has forEach: "messages")' });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      hook: 'gmail',
+      status: 400,
+      code: 'INVALID_PAYLOAD',
+      error: 'messages: must be an array (mapping "gmail" has forEach: "messages")',
+    });
   });
 
   it('shows a 400 for an action the transform got wrong', async () => {
@@ -195,7 +261,7 @@ describe('hook-intake try', () => {
     expect(r.stdout).toContain('would answer 400 INVALID_PAYLOAD: mesage: unknown field in the action a transform returned\n');
   });
 
-  it.each(['boom', 'boom-enum'])("shows the exception of a transform that throws (%s), with its file:line", async (hook) => {
+  it.each(['boom', 'boom-enum'])('shows the exception of a transform that throws (%s), with its file:line', async (hook) => {
     const r = await tryHook(hook, { n: 5 });
     expect(r.code).toBe(2);
     expect(r.stdout).toContain(
@@ -205,7 +271,12 @@ describe('hook-intake try', () => {
     // the worker's own frames are not the transform's
     expect(r.stdout).not.toContain('worker.ts');
     const json = JSON.parse((await tryHook(hook, { n: 5 }, [], ['--json'])).stdout);
-    expect(json).toMatchObject({ status: 500, code: 'TRANSFORM_FAILED', error: 'the hook transform failed', transformError: { message: 'RangeError: n is too large: 5' } });
+    expect(json).toMatchObject({
+      status: 500,
+      code: 'TRANSFORM_FAILED',
+      error: 'the hook transform failed',
+      transformError: { message: 'RangeError: n is too large: 5' },
+    });
     expect(json.transformError.stack[0]).toMatch(new RegExp(`^at .*${hook}\\.ts:3:\\d+\\)$`));
   });
 
@@ -213,7 +284,9 @@ describe('hook-intake try', () => {
     // through the real CLI: in this process the error's stack would hold the test's own frames
     const r = await tryHookCli('number', {});
     expect(r.code).toBe(2);
-    expect(r.stdout.endsWith('would answer 500 TRANSFORM_FAILED: the hook transform failed\ntransform error: the transform returned a number\n')).toBe(true);
+    expect(
+      r.stdout.endsWith('would answer 500 TRANSFORM_FAILED: the hook transform failed\ntransform error: the transform returned a number\n'),
+    ).toBe(true);
   });
 
   it('shows a 400 for a body that is not JSON, before any routing', async () => {
@@ -231,10 +304,15 @@ describe('hook-intake try', () => {
 
   it("shows a verifier's direct answer (Slack's url_verification) instead of running the mapping", async () => {
     const check = { type: 'url_verification', challenge: 'c-123' };
-    const signed = () => Object.entries(signatureHeaders({ type: 'slack', secret: SLACK_SECRET }, Buffer.from(JSON.stringify(check)), Date.now())).map(([k, v]) => `${k}: ${v}`);
+    const signed = () =>
+      Object.entries(signatureHeaders({ type: 'slack', secret: SLACK_SECRET }, Buffer.from(JSON.stringify(check)), Date.now())).map(
+        ([k, v]) => `${k}: ${v}`,
+      );
     const r = await tryHook('slack', check, signed());
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`would answer 200 directly (the verifier's answer to a handshake; nothing would run or be stored):\n{"challenge":"c-123"}\n`);
+    expect(r.stdout).toContain(
+      `would answer 200 directly (the verifier's answer to a handshake; nothing would run or be stored):\n{"challenge":"c-123"}\n`,
+    );
     const j = await tryHook('slack', check, signed(), ['--json']);
     expect(JSON.parse(j.stdout)).toMatchObject({ hook: 'slack', status: 200, direct: true, body: { challenge: 'c-123' } });
   });
@@ -242,7 +320,9 @@ describe('hook-intake try', () => {
   it('runs the built-in endpoints too', async () => {
     const r = await tryHook('wake', { text: 'disk full', mode: 'next-heartbeat' });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^hook: wake\nbuilt-in endpoint \/wake\nwould answer 200 and dispatch 1 action\(s\):\n\n--- action 1: wake \(mode next-heartbeat\) ---\nSECURITY NOTICE: .*\(Webhook\)/);
+    expect(r.stdout).toMatch(
+      /^hook: wake\nbuilt-in endpoint \/wake\nwould answer 200 and dispatch 1 action\(s\):\n\n--- action 1: wake \(mode next-heartbeat\) ---\nSECURITY NOTICE: .*\(Webhook\)/,
+    );
   });
 
   it('dispatches nothing and creates no database', async () => {
@@ -266,6 +346,8 @@ describe('hook-intake try', () => {
     writeFileSync(bad, JSON.stringify({ hooks: { enabled: true, token: HOOK, mappings: [{ id: 'w', match: { path: 'wake' } }] } }));
     const r = await runCli(['try', 'x', '--config', bad, '--data', join(dir, 'data')], { cwd: dir });
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`configuration is invalid:\n  ${bad}: hooks.mappings[0].match.path: "wake" is reserved for the built-in endpoint (mapping "w")\n`);
+    expect(r.stderr).toBe(
+      `configuration is invalid:\n  ${bad}: hooks.mappings[0].match.path: "wake" is reserved for the built-in endpoint (mapping "w")\n`,
+    );
   });
 });

@@ -90,7 +90,11 @@ async function setup(gmail: Record<string, unknown> = {}, prepare: (g: GoogleSta
       const url = new URL(run.url);
       const token = o.token === undefined ? PUSH_TOKEN : o.token;
       if (token !== null) url.searchParams.set('token', token);
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(o.bearer ? { authorization: `Bearer ${o.bearer}` } : {}) }, body: pushBody(ACCOUNT, historyId) });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(o.bearer ? { authorization: `Bearer ${o.bearer}` } : {}) },
+        body: pushBody(ACCOUNT, historyId),
+      });
       await res.arrayBuffer();
       return res.status;
     },
@@ -139,7 +143,8 @@ describe('gmail run: from a push to hook requests', () => {
     expect(s.google.mismatches).toEqual([]);
     const logged = s.log.text();
     expect(logged).toContain('"messages":3');
-    for (const secret of [HOOK_TOKEN, PUSH_TOKEN, s.google.client.secret, s.google.client.refreshToken, ...s.google.issued]) expect(logged).not.toContain(secret);
+    for (const secret of [HOOK_TOKEN, PUSH_TOKEN, s.google.client.secret, s.google.client.refreshToken, ...s.google.issued])
+      expect(logged).not.toContain(secret);
     for (const content of ['Ana Lima', 'Facture', 'invoice', 'Disk usage', 'résumé', 'Garçon']) expect(logged).not.toContain(content);
   });
 
@@ -216,7 +221,10 @@ describe('gmail run: from a push to hook requests', () => {
   it('a push for another mailbox is acknowledged and ignored', async () => {
     const s = await setup();
     s.google.deliver(invoiceMail('m1'));
-    const res = await fetch(`${s.run.url}?token=${PUSH_TOKEN}`, { method: 'POST', body: pushBody('someone@else.com', String(s.google.historyId)) });
+    const res = await fetch(`${s.run.url}?token=${PUSH_TOKEN}`, {
+      method: 'POST',
+      body: pushBody('someone@else.com', String(s.google.historyId)),
+    });
     expect(res.status).toBe(204);
     expect(s.hook.requests).toHaveLength(0);
   });
@@ -254,12 +262,40 @@ describe('gmail run: who may push', () => {
   });
 
   it.each([
-    ['expired', async (g: GoogleStandIn, now: number) => g.oidc({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: SA, email_verified: true }, { iatSeconds: now / 1000 - 7200, expiresInSeconds: 3600 })],
-    ['signed by another key', async (g: GoogleStandIn) => g.oidc({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: SA, email_verified: true }, { key: (await generateKeyPair('RS256')).privateKey })],
-    ['for another audience', async (g: GoogleStandIn) => g.oidc({ iss: 'https://accounts.google.com', aud: 'https://other.example/', email: SA, email_verified: true })],
-    ['from another issuer', async (g: GoogleStandIn) => g.oidc({ iss: 'https://evil.example', aud: AUDIENCE, email: SA, email_verified: true })],
-    ['from another service account', async (g: GoogleStandIn) => g.oidc({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: 'someone@proj.iam.gserviceaccount.com', email_verified: true })],
-    ['with an unverified email', async (g: GoogleStandIn) => g.oidc({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: SA, email_verified: false })],
+    [
+      'expired',
+      async (g: GoogleStandIn, now: number) =>
+        g.oidc(
+          { iss: 'https://accounts.google.com', aud: AUDIENCE, email: SA, email_verified: true },
+          { iatSeconds: now / 1000 - 7200, expiresInSeconds: 3600 },
+        ),
+    ],
+    [
+      'signed by another key',
+      async (g: GoogleStandIn) =>
+        g.oidc(
+          { iss: 'https://accounts.google.com', aud: AUDIENCE, email: SA, email_verified: true },
+          { key: (await generateKeyPair('RS256')).privateKey },
+        ),
+    ],
+    [
+      'for another audience',
+      async (g: GoogleStandIn) =>
+        g.oidc({ iss: 'https://accounts.google.com', aud: 'https://other.example/', email: SA, email_verified: true }),
+    ],
+    [
+      'from another issuer',
+      async (g: GoogleStandIn) => g.oidc({ iss: 'https://evil.example', aud: AUDIENCE, email: SA, email_verified: true }),
+    ],
+    [
+      'from another service account',
+      async (g: GoogleStandIn) =>
+        g.oidc({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: 'someone@proj.iam.gserviceaccount.com', email_verified: true }),
+    ],
+    [
+      'with an unverified email',
+      async (g: GoogleStandIn) => g.oidc({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: SA, email_verified: false }),
+    ],
   ])('refuses an OIDC token %s with 401 and calls no Gmail endpoint', async (_name, make) => {
     const s = await setup({ push: { audience: AUDIENCE, serviceAccountEmail: SA } });
     s.google.deliver(invoiceMail('m1'));

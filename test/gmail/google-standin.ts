@@ -50,7 +50,8 @@ export function shapeProblems(value: unknown, schema: Record<string, any>, where
       return prop ? shapeProblems(v, prop, `${where}.${k}`) : [`${where}.${k}: not in the discovery document`];
     });
   }
-  if (type === 'array') return Array.isArray(value) ? value.flatMap((v, i) => shapeProblems(v, schema.items, `${where}[${i}]`)) : [`${where}: not an array`];
+  if (type === 'array')
+    return Array.isArray(value) ? value.flatMap((v, i) => shapeProblems(v, schema.items, `${where}[${i}]`)) : [`${where}: not an array`];
   if (type === 'string') {
     if (typeof value !== 'string') return [`${where}: not a string (int64 values are strings)`];
     if (schema.enum && !schema.enum.includes(value)) return [`${where}: ${value} not in ${schema.enum.join('|')}`];
@@ -70,7 +71,7 @@ export function checkRequest(verb: string, url: URL, body: unknown): { id?: stri
   const params = m.parameters ?? {};
   for (const key of new Set(url.searchParams.keys())) {
     const p: Param | undefined = params[key] ?? DISCOVERY.parameters[key];
-    if (!p || p.location !== 'query') {
+    if (p?.location !== 'query') {
       problems.push(`${m.id}: unknown query parameter ${key}`);
       continue;
     }
@@ -82,7 +83,8 @@ export function checkRequest(verb: string, url: URL, body: unknown): { id?: stri
       if (p.enum && !p.enum.includes(v)) problems.push(`${m.id}: ${key}=${v} not in ${p.enum.join('|')}`);
     }
   }
-  for (const [key, p] of Object.entries(params)) if (p.required && p.location === 'query' && !url.searchParams.has(key)) problems.push(`${m.id}: ${key} is required`);
+  for (const [key, p] of Object.entries(params))
+    if (p.required && p.location === 'query' && !url.searchParams.has(key)) problems.push(`${m.id}: ${key} is required`);
   if (m.request) problems.push(...shapeProblems(body, { $ref: m.request.$ref }, `${m.id} body`));
   else if (body !== undefined) problems.push(`${m.id}: takes no body`);
   return { id: m.id, problems };
@@ -148,7 +150,11 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
     grants: [],
     issued: [],
     failures: [],
-    client: { id: 'client-1.apps.googleusercontent.com', secret: `GOCSPX-${randomBytes(12).toString('hex')}`, refreshToken: `1//rt-${randomBytes(16).toString('hex')}` },
+    client: {
+      id: 'client-1.apps.googleusercontent.com',
+      secret: `GOCSPX-${randomBytes(12).toString('hex')}`,
+      refreshToken: `1//rt-${randomBytes(16).toString('hex')}`,
+    },
     messages: new Map(),
     historyId: 1000n,
     historyFloor: 0n,
@@ -196,30 +202,47 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
         // the consent page: the user allows at once; the browser goes back to the loopback address
         const code = `4/code-${randomBytes(8).toString('hex')}`;
         const redirect = url.searchParams.get('redirect_uri') ?? '';
-        const ok = url.searchParams.get('client_id') === g.client.id && url.searchParams.get('code_challenge_method') === 'S256' && /^http:\/\/127\.0\.0\.1:\d+$/.test(redirect) && url.searchParams.get('access_type') === 'offline';
+        const ok =
+          url.searchParams.get('client_id') === g.client.id &&
+          url.searchParams.get('code_challenge_method') === 'S256' &&
+          /^http:\/\/127\.0\.0\.1:\d+$/.test(redirect) &&
+          url.searchParams.get('access_type') === 'offline';
         if (!ok) g.mismatches.push(`auth: unexpected consent URL parameters`);
         codes.set(code, { challenge: url.searchParams.get('code_challenge') ?? '', redirect });
-        res.writeHead(302, { location: `${redirect}/?code=${encodeURIComponent(code)}&state=${encodeURIComponent(url.searchParams.get('state') ?? '')}&scope=x` }).end();
+        res
+          .writeHead(302, {
+            location: `${redirect}/?code=${encodeURIComponent(code)}&state=${encodeURIComponent(url.searchParams.get('state') ?? '')}&scope=x`,
+          })
+          .end();
         return;
       }
       if (url.pathname === '/token') {
         const form = new URLSearchParams(raw);
         if (req.headers['content-type'] !== 'application/x-www-form-urlencoded') g.mismatches.push('token: not a form');
-        if (form.get('client_id') !== g.client.id || form.get('client_secret') !== g.client.secret) return send(401, { error: 'invalid_client' });
+        if (form.get('client_id') !== g.client.id || form.get('client_secret') !== g.client.secret)
+          return send(401, { error: 'invalid_client' });
         const grant = form.get('grant_type') ?? '';
         g.grants.push(grant);
         if (grant === 'refresh_token') {
           if (form.get('refresh_token') !== g.client.refreshToken) return send(400, { error: 'invalid_grant' });
         } else if (grant === 'authorization_code') {
           const c = codes.get(form.get('code') ?? '');
-          const challenge = createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url');
+          const challenge = createHash('sha256')
+            .update(form.get('code_verifier') ?? '')
+            .digest('base64url');
           if (!c || c.challenge !== challenge || c.redirect !== form.get('redirect_uri')) return send(400, { error: 'invalid_grant' });
           codes.delete(form.get('code')!);
         } else return send(400, { error: 'unsupported_grant_type' });
         const access = `ya29.${randomBytes(16).toString('hex')}`;
         validTokens.add(access);
         g.issued.push(access);
-        return send(200, { access_token: access, expires_in: 3599, token_type: 'Bearer', scope: 'https://www.googleapis.com/auth/gmail.readonly', ...(grant === 'authorization_code' ? { refresh_token: g.client.refreshToken } : {}) });
+        return send(200, {
+          access_token: access,
+          expires_in: 3599,
+          token_type: 'Bearer',
+          scope: 'https://www.googleapis.com/auth/gmail.readonly',
+          ...(grant === 'authorization_code' ? { refresh_token: g.client.refreshToken } : {}),
+        });
       }
       let body: unknown;
       try {
@@ -234,7 +257,8 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
         return send(400, { error: { code: 400, message: problems.join('; '), status: 'INVALID_ARGUMENT' } });
       }
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-      if (!token || !validTokens.has(token)) return send(401, { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } });
+      if (!token || !validTokens.has(token))
+        return send(401, { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } });
       const failure = g.failures.indexOf(id!);
       if (failure !== -1) {
         g.failures.splice(failure, 1);
@@ -245,10 +269,12 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
         if (p.length) g.mismatches.push(...p);
         send(status, value);
       };
-      if (id === 'gmail.users.watch') return answer(200, { historyId: String(g.historyId), expiration: String(now() + 7 * 86400_000) }, 'WatchResponse');
+      if (id === 'gmail.users.watch')
+        return answer(200, { historyId: String(g.historyId), expiration: String(now() + 7 * 86400_000) }, 'WatchResponse');
       if (id === 'gmail.users.history.list') {
         const start = BigInt(url.searchParams.get('startHistoryId') ?? '0');
-        if (start < g.historyFloor) return send(404, { error: { code: 404, message: 'Requested entity was not found.', status: 'NOT_FOUND' } });
+        if (start < g.historyFloor)
+          return send(404, { error: { code: 404, message: 'Requested entity was not found.', status: 'NOT_FOUND' } });
         const label = url.searchParams.get('labelId');
         const after = history.filter((h) => h.id > start && (!label || g.messages.get(h.messageId)?.labelIds.includes(label)));
         // pages of two records: the bridge must follow nextPageToken
@@ -256,15 +282,34 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
         const page = after.slice(offset, offset + 2);
         const records = page.map((h) => {
           const m = g.messages.get(h.messageId)!;
-          return { id: String(h.id), messages: [{ id: m.id, threadId: m.threadId }], messagesAdded: [{ message: { id: m.id, threadId: m.threadId, labelIds: m.labelIds } }] };
+          return {
+            id: String(h.id),
+            messages: [{ id: m.id, threadId: m.threadId }],
+            messagesAdded: [{ message: { id: m.id, threadId: m.threadId, labelIds: m.labelIds } }],
+          };
         });
-        return answer(200, { ...(records.length ? { history: records } : {}), historyId: String(g.historyId), ...(offset + 2 < after.length ? { nextPageToken: String(offset + 2) } : {}) }, 'ListHistoryResponse');
+        return answer(
+          200,
+          {
+            ...(records.length ? { history: records } : {}),
+            historyId: String(g.historyId),
+            ...(offset + 2 < after.length ? { nextPageToken: String(offset + 2) } : {}),
+          },
+          'ListHistoryResponse',
+        );
       }
       if (id === 'gmail.users.messages.list') {
         const label = url.searchParams.get('labelIds');
         const max = Number(url.searchParams.get('maxResults') ?? '100');
-        const list = [...g.messages.values()].filter((m) => !label || m.labelIds.includes(label)).reverse().slice(0, max);
-        return answer(200, { messages: list.map((m) => ({ id: m.id, threadId: m.threadId })), resultSizeEstimate: list.length }, 'ListMessagesResponse');
+        const list = [...g.messages.values()]
+          .filter((m) => !label || m.labelIds.includes(label))
+          .reverse()
+          .slice(0, max);
+        return answer(
+          200,
+          { messages: list.map((m) => ({ id: m.id, threadId: m.threadId })), resultSizeEstimate: list.length },
+          'ListMessagesResponse',
+        );
       }
       if (id === 'gmail.users.messages.get') {
         const mid = decodeURIComponent(url.pathname.split('/').at(-1)!);
@@ -286,10 +331,18 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
 }
 
 /** `hooks.gmail` keys that point every Google URL at the stand-in. */
-export const googleUrls = (g: GoogleStandIn) => ({ apiBaseUrl: g.url, tokenUrl: `${g.url}/token`, jwksUrl: `${g.url}/certs`, authUrl: `${g.url}/auth` });
+export const googleUrls = (g: GoogleStandIn) => ({
+  apiBaseUrl: g.url,
+  tokenUrl: `${g.url}/token`,
+  jwksUrl: `${g.url}/certs`,
+  authUrl: `${g.url}/auth`,
+});
 
 /** A Pub/Sub push body for `{emailAddress, historyId}`. */
 export function pushBody(emailAddress: string, historyId: string, messageId = randomBytes(6).toString('hex')): string {
   const data = Buffer.from(JSON.stringify({ emailAddress, historyId })).toString('base64');
-  return JSON.stringify({ message: { data, messageId, message_id: messageId, publishTime: '2026-11-20T19:13:55.749Z', attributes: {} }, subscription: 'projects/p/subscriptions/hook-intake-gmail-push' });
+  return JSON.stringify({
+    message: { data, messageId, message_id: messageId, publishTime: '2026-11-20T19:13:55.749Z', attributes: {} },
+    subscription: 'projects/p/subscriptions/hook-intake-gmail-push',
+  });
 }

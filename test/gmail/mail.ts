@@ -6,7 +6,8 @@
  */
 import type { MailboxMessage } from './google-standin.ts';
 
-const b64u = (bytes: Buffer | string, enc: BufferEncoding = 'utf8') => (typeof bytes === 'string' ? Buffer.from(bytes, enc) : bytes).toString('base64url');
+const b64u = (bytes: Buffer | string, enc: BufferEncoding = 'utf8') =>
+  (typeof bytes === 'string' ? Buffer.from(bytes, enc) : bytes).toString('base64url');
 const h = (name: string, value: string) => ({ name, value });
 
 function top(headers: Record<string, string>) {
@@ -70,7 +71,15 @@ export function alertMail(id: string): MailboxMessage {
         Date: 'Fri, 20 Nov 2026 09:15:00 +0000',
         'Content-Type': 'text/html; charset=ISO-8859-1',
       }),
-      body: { size: 80, data: b64u(Buffer.from('<html><head><style>p{}</style></head><body><p>db-2 /var is at 91% &amp; r\xe9sum\xe9</p><br>threshold&nbsp;90%</body></html>', 'latin1')) },
+      body: {
+        size: 80,
+        data: b64u(
+          Buffer.from(
+            '<html><head><style>p{}</style></head><body><p>db-2 /var is at 91% &amp; r\xe9sum\xe9</p><br>threshold&nbsp;90%</body></html>',
+            'latin1',
+          ),
+        ),
+      },
     },
   };
 }

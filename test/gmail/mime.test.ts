@@ -25,7 +25,10 @@ describe('bodyText()', () => {
   it('prefers text/plain in multipart/alternative and decodes its charset', () => {
     const msg: MessagePart = {
       mimeType: 'multipart/alternative',
-      parts: [part('text/html', Buffer.from('<b>html</b>')), part('text/plain', Buffer.from('caf\xe9', 'latin1'), { 'Content-Type': 'text/plain; charset=ISO-8859-1' })],
+      parts: [
+        part('text/html', Buffer.from('<b>html</b>')),
+        part('text/plain', Buffer.from('caf\xe9', 'latin1'), { 'Content-Type': 'text/plain; charset=ISO-8859-1' }),
+      ],
     };
     expect(bodyText(msg)).toBe('café');
   });

@@ -60,7 +60,24 @@ describe('webhooks gmail setup', () => {
     const dir = newDir();
     const file = join(dir, 'hook-intake.json5');
     writeFileSync(file, JSON5_CONFIG);
-    const r = await runCli(['webhooks', 'gmail', 'setup', '--config', file, '--data', join(dir, 'data'), '--account', 'ops@example.com', '--project', 'proj', '--push-endpoint', 'https://mail.example.net/gmail-pubsub'], { cwd: dir });
+    const r = await runCli(
+      [
+        'webhooks',
+        'gmail',
+        'setup',
+        '--config',
+        file,
+        '--data',
+        join(dir, 'data'),
+        '--account',
+        'ops@example.com',
+        '--project',
+        'proj',
+        '--push-endpoint',
+        'https://mail.example.net/gmail-pubsub',
+      ],
+      { cwd: dir },
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const after = readFileSync(file, 'utf8');
@@ -84,16 +101,31 @@ describe('webhooks gmail setup', () => {
     expect(mode(join(dir, 'secrets/hook-token'))).toBe(0o600);
     expect(r.stdout).toContain('gcloud services enable gmail.googleapis.com pubsub.googleapis.com --project=proj');
     expect(r.stdout).toContain('gcloud pubsub topics create hook-intake-gmail --project=proj');
-    expect(r.stdout).toContain('gcloud pubsub topics add-iam-policy-binding hook-intake-gmail --project=proj --member=serviceAccount:gmail-api-push@system.gserviceaccount.com --role=roles/pubsub.publisher');
-    expect(r.stdout).toContain(`gcloud pubsub subscriptions create hook-intake-gmail-push --project=proj --topic=hook-intake-gmail --push-endpoint="https://mail.example.net/gmail-pubsub?token=$(cat '${join(dir, 'secrets/gmail-push-token')}')" --ack-deadline=60`);
+    expect(r.stdout).toContain(
+      'gcloud pubsub topics add-iam-policy-binding hook-intake-gmail --project=proj --member=serviceAccount:gmail-api-push@system.gserviceaccount.com --role=roles/pubsub.publisher',
+    );
+    expect(r.stdout).toContain(
+      `gcloud pubsub subscriptions create hook-intake-gmail-push --project=proj --topic=hook-intake-gmail --push-endpoint="https://mail.example.net/gmail-pubsub?token=$(cat '${join(dir, 'secrets/gmail-push-token')}')" --ack-deadline=60`,
+    );
     expect(r.stdout).not.toContain(pushToken);
     expect(r.stdout).not.toContain(hookToken);
 
     // a second run changes nothing but what it is told (setup loads and validates the result each time)
-    await runSetup({ file, dataDir: join(dir, 'data'), account: 'ops@example.com', label: 'Alerts', deps: noGoogle, log: createLogger('silent') });
+    await runSetup({
+      file,
+      dataDir: join(dir, 'data'),
+      account: 'ops@example.com',
+      label: 'Alerts',
+      deps: noGoogle,
+      log: createLogger('silent'),
+    });
     const twice = JSON5.parse(readFileSync(file, 'utf8'));
     expect(twice.hooks.presets).toEqual(['gmail']);
-    expect(twice.hooks.gmail).toMatchObject({ label: 'Alerts', topic: 'projects/proj/topics/hook-intake-gmail', pushToken: { file: 'secrets/gmail-push-token' } });
+    expect(twice.hooks.gmail).toMatchObject({
+      label: 'Alerts',
+      topic: 'projects/proj/topics/hook-intake-gmail',
+      pushToken: { file: 'secrets/gmail-push-token' },
+    });
     expect(readFileSync(join(dir, 'secrets/gmail-push-token'), 'utf8').trim()).toBe(pushToken);
   });
 
@@ -102,7 +134,9 @@ describe('webhooks gmail setup', () => {
     const file = join(dir, 'hook-intake.yaml');
     writeFileSync(join(dir, 'client-secret.txt'), `${google.client.secret}\n`);
     writeFileSync(join(dir, 'refresh-token.txt'), `${google.client.refreshToken}\n`);
-    const urls = Object.entries(googleUrls(google)).map(([k, v]) => `    ${k}: ${v}\n`).join('');
+    const urls = Object.entries(googleUrls(google))
+      .map(([k, v]) => `    ${k}: ${v}\n`)
+      .join('');
     const yaml = `# hook-intake for the ops mailbox
 gateway:
   port: 18789 # the default port
@@ -124,7 +158,14 @@ ${urls}agents:
     writeFileSync(join(dir, 'hook-token.txt'), 'hk_0123456789abcdef0123456789\n');
     writeFileSync(file, yaml);
     const before = parseYaml(yaml);
-    const res = await runSetup({ file, dataDir: join(dir, 'data'), account: 'ops@example.com', topic: 'projects/proj/topics/mail', deps: { ...noGoogle, fetch }, log: createLogger('silent') });
+    const res = await runSetup({
+      file,
+      dataDir: join(dir, 'data'),
+      account: 'ops@example.com',
+      topic: 'projects/proj/topics/mail',
+      deps: { ...noGoogle, fetch },
+      log: createLogger('silent'),
+    });
     const after = readFileSync(file, 'utf8');
     for (const c of comments(yaml, /#.*$/)) expect(after).toContain(c);
     const data = parseYaml(after);
@@ -132,7 +173,13 @@ ${urls}agents:
     expect(data.agents).toEqual(before.agents);
     expect(data.hooks.token).toEqual({ file: 'hook-token.txt' });
     expect(data.hooks.presets).toEqual(['gmail']);
-    expect(data.hooks.gmail).toEqual({ ...before.hooks.gmail, account: 'ops@example.com', topic: 'projects/proj/topics/mail', subscription: 'projects/proj/subscriptions/hook-intake-gmail-push', pushToken: { file: 'secrets/gmail-push-token' } });
+    expect(data.hooks.gmail).toEqual({
+      ...before.hooks.gmail,
+      account: 'ops@example.com',
+      topic: 'projects/proj/topics/mail',
+      subscription: 'projects/proj/subscriptions/hook-intake-gmail-push',
+      pushToken: { file: 'secrets/gmail-push-token' },
+    });
     expect(google.calls).toContain('gmail.users.watch');
     expect(google.mismatches).toEqual([]);
     expect(readState(stateFile(join(dir, 'data'), 'ops@example.com')).historyId).toBe(String(google.historyId));
@@ -151,7 +198,9 @@ ${urls}agents:
     } finally {
       stderr.mockRestore();
     }
-    await expect(runSetup({ file, dataDir: join(dir, 'data'), account: 'a@b.c', deps: noGoogle, log: createLogger('silent') })).rejects.toThrow('--project is required');
+    await expect(
+      runSetup({ file, dataDir: join(dir, 'data'), account: 'a@b.c', deps: noGoogle, log: createLogger('silent') }),
+    ).rejects.toThrow('--project is required');
     expect(readFileSync(file, 'utf8')).toBe('{}\n');
   });
 });
@@ -165,17 +214,28 @@ describe('webhooks gmail auth', () => {
   hooks: {
     gmail: {
       account: 'ops@example.com', // watched
-${Object.entries(googleUrls(google)).map(([k, v]) => `      ${k}: '${v}',\n`).join('')}    },
+${Object.entries(googleUrls(google))
+  .map(([k, v]) => `      ${k}: '${v}',\n`)
+  .join('')}    },
   },
 }
 `;
     writeFileSync(file, text);
-    writeFileSync(join(dir, 'client.json'), JSON.stringify({ installed: { client_id: google.client.id, client_secret: google.client.secret, redirect_uris: ['http://localhost'] } }));
-    const proc = spawn(process.execPath, [BIN, 'webhooks', 'gmail', 'auth', '--config', file, '--data', join(dir, 'data'), '--client-secret', join(dir, 'client.json')], {
-      cwd: dir,
-      env: { ...process.env, HOOK_INTAKE_CONFIG: '', HOOK_INTAKE_DATA: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    writeFileSync(
+      join(dir, 'client.json'),
+      JSON.stringify({
+        installed: { client_id: google.client.id, client_secret: google.client.secret, redirect_uris: ['http://localhost'] },
+      }),
+    );
+    const proc = spawn(
+      process.execPath,
+      [BIN, 'webhooks', 'gmail', 'auth', '--config', file, '--data', join(dir, 'data'), '--client-secret', join(dir, 'client.json')],
+      {
+        cwd: dir,
+        env: { ...process.env, HOOK_INTAKE_CONFIG: '', HOOK_INTAKE_DATA: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     proc.stdout.on('data', (b: Buffer) => (out += b));
     proc.stderr.on('data', (b: Buffer) => (out += b));
@@ -193,7 +253,11 @@ ${Object.entries(googleUrls(google)).map(([k, v]) => `      ${k}: '${v}',\n`).jo
     const after = readFileSync(file, 'utf8');
     expect(after).toContain("// the mailbox's settings");
     expect(after).toContain('// watched');
-    expect(JSON5.parse(after).hooks.gmail.oauth).toEqual({ refreshToken: { file: 'secrets/gmail-refresh-token' }, clientId: google.client.id, clientSecret: { file: 'secrets/gmail-client-secret' } });
+    expect(JSON5.parse(after).hooks.gmail.oauth).toEqual({
+      refreshToken: { file: 'secrets/gmail-refresh-token' },
+      clientId: google.client.id,
+      clientSecret: { file: 'secrets/gmail-client-secret' },
+    });
     expect(google.grants).toContain('authorization_code');
     expect(out).toContain(`refresh token stored in ${tokenFile} (mode 0600)`);
     for (const secret of [google.client.secret, google.client.refreshToken, ...google.issued]) expect(out).not.toContain(secret);
@@ -202,7 +266,14 @@ ${Object.entries(googleUrls(google)).map(([k, v]) => `      ${k}: '${v}',\n`).jo
 
   it('refuses an answer for another sign-in, and fails when the user does not allow access', async () => {
     const flow = (onUrl: (url: URL) => Promise<void>) =>
-      installedAppFlow({ authUrl: `${google.url}/auth`, tokenUrl: `${google.url}/token`, clientId: google.client.id, clientSecret: google.client.secret, deps: noGoogle, show: (u) => void onUrl(new URL(u)) });
+      installedAppFlow({
+        authUrl: `${google.url}/auth`,
+        tokenUrl: `${google.url}/token`,
+        clientId: google.client.id,
+        clientSecret: google.client.secret,
+        deps: noGoogle,
+        show: (u) => void onUrl(new URL(u)),
+      });
     const loopback = (u: URL) => u.searchParams.get('redirect_uri')!;
     let forged: Response | undefined;
     const denied = flow(async (u) => {

@@ -6,9 +6,24 @@ const url = (path: string) => new URL(`http://g${path}`);
 
 describe('checkRequest() against the Gmail discovery document', () => {
   it('accepts the calls the bridge makes', () => {
-    expect(checkRequest('GET', url('/gmail/v1/users/me/history?startHistoryId=1&historyTypes=messageAdded&labelId=INBOX&maxResults=100'), undefined)).toEqual({ id: 'gmail.users.history.list', problems: [] });
-    expect(checkRequest('GET', url('/gmail/v1/users/me/messages/abc?format=metadata&metadataHeaders=From&metadataHeaders=To'), undefined).problems).toEqual([]);
-    expect(checkRequest('POST', url('/gmail/v1/users/me/watch'), { topicName: 'projects/p/topics/t', labelIds: ['INBOX'], labelFilterBehavior: 'include' }).problems).toEqual([]);
+    expect(
+      checkRequest(
+        'GET',
+        url('/gmail/v1/users/me/history?startHistoryId=1&historyTypes=messageAdded&labelId=INBOX&maxResults=100'),
+        undefined,
+      ),
+    ).toEqual({ id: 'gmail.users.history.list', problems: [] });
+    expect(
+      checkRequest('GET', url('/gmail/v1/users/me/messages/abc?format=metadata&metadataHeaders=From&metadataHeaders=To'), undefined)
+        .problems,
+    ).toEqual([]);
+    expect(
+      checkRequest('POST', url('/gmail/v1/users/me/watch'), {
+        topicName: 'projects/p/topics/t',
+        labelIds: ['INBOX'],
+        labelFilterBehavior: 'include',
+      }).problems,
+    ).toEqual([]);
   });
 
   it.each([
@@ -16,7 +31,12 @@ describe('checkRequest() against the Gmail discovery document', () => {
     ['GET', '/gmail/v1/users/me/history?maxResults=ten', undefined, 'maxResults=ten is not an integer'],
     ['GET', '/gmail/v1/users/me/messages/abc?format=FULL', undefined, 'format=FULL not in'],
     ['GET', '/gmail/v1/users/me/messages/abc?format=full&format=raw', undefined, 'format is not repeated'],
-    ['POST', '/gmail/v1/users/me/watch', { topicName: 't', labelFilterBehavior: 'INCLUDE' }, 'labelFilterBehavior: INCLUDE not in include|exclude'],
+    [
+      'POST',
+      '/gmail/v1/users/me/watch',
+      { topicName: 't', labelFilterBehavior: 'INCLUDE' },
+      'labelFilterBehavior: INCLUDE not in include|exclude',
+    ],
     ['POST', '/gmail/v1/users/me/watch', { topic: 't' }, 'body.topic: not in the discovery document'],
     ['GET', '/gmail/v1/users/me/inbox', undefined, 'no such method'],
   ])('%s %s is flagged', (verb, path, body, problem) => {
@@ -24,7 +44,11 @@ describe('checkRequest() against the Gmail discovery document', () => {
   });
 
   it('flags answers with fields the document does not have, or numbers where it has int64 strings', () => {
-    expect(shapeProblems({ historyId: 5 }, { $ref: 'WatchResponse' }, 'watch')).toEqual(['watch.historyId: not a string (int64 values are strings)']);
-    expect(shapeProblems({ messages: [{ id: 'a', colour: 'red' }] }, { $ref: 'ListMessagesResponse' }, 'list')).toEqual(['list.messages[0].colour: not in the discovery document']);
+    expect(shapeProblems({ historyId: 5 }, { $ref: 'WatchResponse' }, 'watch')).toEqual([
+      'watch.historyId: not a string (int64 values are strings)',
+    ]);
+    expect(shapeProblems({ messages: [{ id: 'a', colour: 'red' }] }, { $ref: 'ListMessagesResponse' }, 'list')).toEqual([
+      'list.messages[0].colour: not in the discovery document',
+    ]);
   });
 });

@@ -11,16 +11,33 @@ import { startProviderStub, type Answer, type ProviderStub, type Script, type St
 
 /** A long reply: paragraphs with bold and links, a list, a mass mention and a tall code block, over 9,000 characters. */
 export function longReply(): string {
-  const paragraph = (i: number) => `Paragraph ${i}: the deploy of **service-${i}** finished; see [the log](https://ci.example.com/${i}) for details. `.repeat(3).trim();
+  const paragraph = (i: number) =>
+    `Paragraph ${i}: the deploy of **service-${i}** finished; see [the log](https://ci.example.com/${i}) for details. `.repeat(3).trim();
   const code = Array.from({ length: 60 }, (_, i) => `step_${i} = run("job-${i}")  # line ${i}`).join('\n');
   const list = Array.from({ length: 30 }, (_, i) => `- item ${i} is done`).join('\n');
-  const text = [paragraph(1), paragraph(2), 'Heads up @everyone and @here.', list, '```python\n' + code + '\n```', ...Array.from({ length: 18 }, (_, i) => paragraph(i + 3))].join('\n\n');
+  const text = [
+    paragraph(1),
+    paragraph(2),
+    'Heads up @everyone and @here.',
+    list,
+    `\`\`\`python\n${code}\n\`\`\``,
+    ...Array.from({ length: 18 }, (_, i) => paragraph(i + 3)),
+  ].join('\n\n');
   expect(text.length).toBeGreaterThan(9000);
   return text;
 }
 
 /** Pieces of longReply() that every channel's rendering keeps as written, in their order. */
-export const LONG_REPLY_PIECES = ['Paragraph 1:', 'Paragraph 2:', 'item 0 is done', 'item 29 is done', 'step_0 = run("job-0")', 'step_59 = run("job-59")', 'Paragraph 3:', 'Paragraph 20:'];
+export const LONG_REPLY_PIECES = [
+  'Paragraph 1:',
+  'Paragraph 2:',
+  'item 0 is done',
+  'item 29 is done',
+  'step_0 = run("job-0")',
+  'step_59 = run("job-59")',
+  'Paragraph 3:',
+  'Paragraph 20:',
+];
 
 /** Each of `pieces` is in `text`, one after the other. */
 export function expectInOrder(text: string, pieces: readonly string[]): void {
@@ -59,7 +76,11 @@ export function expectSplit(parts: readonly string[], rules: SplitRules): void {
 }
 
 /** Renders `markdown` as the outbox does at the first attempt, then sends each part in order; returns the parts. */
-export async function deliverParts(channel: Channel, markdown: string, message: (over: Partial<ChannelMessage>) => ChannelMessage): Promise<string[]> {
+export async function deliverParts(
+  channel: Channel,
+  markdown: string,
+  message: (over: Partial<ChannelMessage>) => ChannelMessage,
+): Promise<string[]> {
   const parts = channel.render!(markdown);
   for (const [i, text] of parts.entries()) await channel.send(message({ text, part: i + 1, parts: parts.length }));
   return parts;
@@ -91,7 +112,11 @@ export function expectNoneOf(text: string, secrets: readonly string[]): void {
  * the failures said; `fail(last)` makes the request (`last` for the final
  * answer, which may need a client with a short deadline).
  */
-export async function failuresSaid(stub: ProviderStub, answers: ReadonlyArray<(req: StubRequest) => Answer>, fail: (last: boolean) => Promise<unknown>): Promise<string> {
+export async function failuresSaid(
+  stub: ProviderStub,
+  answers: ReadonlyArray<(req: StubRequest) => Answer>,
+  fail: (last: boolean) => Promise<unknown>,
+): Promise<string> {
   const said: string[] = [];
   for (const [i, answer] of answers.entries()) {
     stub.setScript(answer);

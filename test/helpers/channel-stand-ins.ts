@@ -61,8 +61,14 @@ const telegram: StandIn = {
   recipientOf: (req) => String(req.body?.chat_id),
   textOf: (req) => req.body.text,
   short: '<b>Done</b>: see <a href="https://example.com/r?a=1&amp;b=2">the report</a> &amp; &lt;b&gt;x&lt;/b&gt;, @everyone @channel',
-  sent: (req) => ({ status: 200, json: { ok: true, result: { message_id: 1, date: 0, chat: { id: req.body.chat_id, type: 'private' }, text: 'x' } } }),
-  rateLimited: () => ({ status: 429, json: { ok: false, error_code: 429, description: `Too Many Requests: retry after ${HINT}`, parameters: { retry_after: Number(HINT) } } }),
+  sent: (req) => ({
+    status: 200,
+    json: { ok: true, result: { message_id: 1, date: 0, chat: { id: req.body.chat_id, type: 'private' }, text: 'x' } },
+  }),
+  rateLimited: () => ({
+    status: 429,
+    json: { ok: false, error_code: 429, description: `Too Many Requests: retry after ${HINT}`, parameters: { retry_after: Number(HINT) } },
+  }),
   refused: () => ({ status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: chat not found' } }),
   reason: 'Telegram 400: Bad Request: chat not found',
   limit: TELEGRAM,
@@ -78,13 +84,36 @@ const whatsapp: StandIn = {
   recipientOf: (req) => req.body?.to,
   textOf: (req) => req.body.text.body,
   short: '*Done*: see the report (https://example.com/r?a=1&b=2) & <b>x</b>, @everyone @channel',
-  sent: (req) => ({ status: 200, json: { messaging_product: 'whatsapp', contacts: [{ input: req.body.to, wa_id: req.body.to.slice(1) }], messages: [{ id: 'wamid.X' }] } }),
-  rateLimited: () => ({ status: 429, json: { error: { message: 'Rate limit hit', type: 'OAuthException', code: 130429, fbtrace_id: 'A1' } }, headers: { 'retry-after': HINT } }),
-  refused: () => ({ status: 400, json: { error: { message: 'Re-engagement message', type: 'OAuthException', code: 131047, error_data: { details: WINDOW_DETAILS }, fbtrace_id: 'A2' } } }),
+  sent: (req) => ({
+    status: 200,
+    json: { messaging_product: 'whatsapp', contacts: [{ input: req.body.to, wa_id: req.body.to.slice(1) }], messages: [{ id: 'wamid.X' }] },
+  }),
+  rateLimited: () => ({
+    status: 429,
+    json: { error: { message: 'Rate limit hit', type: 'OAuthException', code: 130429, fbtrace_id: 'A1' } },
+    headers: { 'retry-after': HINT },
+  }),
+  refused: () => ({
+    status: 400,
+    json: {
+      error: {
+        message: 'Re-engagement message',
+        type: 'OAuthException',
+        code: 131047,
+        error_data: { details: WINDOW_DETAILS },
+        fbtrace_id: 'A2',
+      },
+    },
+  }),
   reason: `WhatsApp 131047: outside the 24-hour customer service window, so only template messages can reach this person (Re-engagement message: ${WINDOW_DETAILS})`,
   limit: WHATSAPP,
   secrets: { E2E_WHATSAPP_TOKEN: `EAAG${random(40)}` },
-  config: (url, s) => ({ type: 'whatsapp', phoneNumberId: '106540352242922', accessToken: s.E2E_WHATSAPP_TOKEN, apiBaseUrl: `${url}/v23.0` }),
+  config: (url, s) => ({
+    type: 'whatsapp',
+    phoneNumberId: '106540352242922',
+    accessToken: s.E2E_WHATSAPP_TOKEN,
+    apiBaseUrl: `${url}/v23.0`,
+  }),
 };
 
 const discord: StandIn = {
@@ -94,8 +123,15 @@ const discord: StandIn = {
   recipientOf: (req) => /^\/api\/v10\/channels\/(\d+)\/messages$/.exec(req.path)?.[1],
   textOf: (req) => req.body.content,
   short: '**Done**: see [the report](https://example.com/r?a=1&b=2) & <b>x</b>, @\u200deveryone @channel',
-  sent: (req) => ({ status: 200, json: { id: '1111111111111111111', channel_id: req.path.split('/')[4], content: req.body.content, nonce: req.body.nonce } }),
-  rateLimited: () => ({ status: 429, json: { message: 'You are being rate limited.', retry_after: Number(HINT), global: false }, headers: { 'retry-after': HINT } }),
+  sent: (req) => ({
+    status: 200,
+    json: { id: '1111111111111111111', channel_id: req.path.split('/')[4], content: req.body.content, nonce: req.body.nonce },
+  }),
+  rateLimited: () => ({
+    status: 429,
+    json: { message: 'You are being rate limited.', retry_after: Number(HINT), global: false },
+    headers: { 'retry-after': HINT },
+  }),
   refused: () => ({ status: 403, json: { message: 'Missing Access', code: 50001 } }),
   reason: 'Discord error 50001 (HTTP 403): Missing Access',
   limit: DISCORD,
@@ -111,7 +147,15 @@ const slack: StandIn = {
   recipientOf: (req) => req.body?.channel,
   textOf: (req) => req.body.text,
   short: '*Done*: see <https://example.com/r?a=1&amp;b=2|the report> &amp; &lt;b&gt;x&lt;/b&gt;, @everyone @channel',
-  sent: (req) => ({ status: 200, json: { ok: true, channel: req.body.channel, ts: '1893456000.000100', message: { type: 'message', text: 'x', ts: '1893456000.000100' } } }),
+  sent: (req) => ({
+    status: 200,
+    json: {
+      ok: true,
+      channel: req.body.channel,
+      ts: '1893456000.000100',
+      message: { type: 'message', text: 'x', ts: '1893456000.000100' },
+    },
+  }),
   rateLimited: () => ({ status: 429, json: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': HINT } }),
   refused: () => ({ status: 200, json: { ok: false, error: 'channel_not_found' } }),
   reason: 'Slack chat.postMessage: channel_not_found',
@@ -127,10 +171,25 @@ const mattermost: StandIn = {
   recipientOf: (req) => req.body?.channel_id,
   textOf: (req) => req.body.message,
   short: '**Done**: see [the report](https://example.com/r?a=1&b=2) & <b>x</b>, @everyone @\u200dchannel',
-  sent: (req) => ({ status: 201, json: { id: 'a1b2c3d4e5f6g7h8i9j0k1l2m3', channel_id: req.body.channel_id, message: req.body.message, pending_post_id: req.body.pending_post_id } }),
+  sent: (req) => ({
+    status: 201,
+    json: {
+      id: 'a1b2c3d4e5f6g7h8i9j0k1l2m3',
+      channel_id: req.body.channel_id,
+      message: req.body.message,
+      pending_post_id: req.body.pending_post_id,
+    },
+  }),
   // Mattermost's rate limiter answers in plain text, with its X-Ratelimit-* headers and Retry-After
-  rateLimited: () => ({ status: 429, text: 'limit exceeded\n', headers: { 'retry-after': HINT, 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': HINT } }),
-  refused: () => ({ status: 403, json: { id: 'api.context.permissions.app_error', message: 'You do not have the appropriate permissions.', status_code: 403 } }),
+  rateLimited: () => ({
+    status: 429,
+    text: 'limit exceeded\n',
+    headers: { 'retry-after': HINT, 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': HINT },
+  }),
+  refused: () => ({
+    status: 403,
+    json: { id: 'api.context.permissions.app_error', message: 'You do not have the appropriate permissions.', status_code: 403 },
+  }),
   reason: 'Mattermost HTTP 403 api.context.permissions.app_error: You do not have the appropriate permissions.',
   limit: MATTERMOST,
   secrets: { E2E_MATTERMOST_TOKEN: alnum(26) },
@@ -156,15 +215,28 @@ const msteams: StandIn = {
   short: '**Done**: see [the report](https://example.com/r?a=1&amp;b=2) &amp; &lt;b>x&lt;/b>, @everyone @channel',
   sent: () => ({ status: 201, json: { id: '1731234567890' } }),
   other: () => ({ status: 200, json: { token_type: 'Bearer', expires_in: 3599, access_token: TEAMS_ACCESS_TOKEN } }),
-  rateLimited: () => ({ status: 429, json: { error: { code: 'Throttled', message: 'The request was throttled.' } }, headers: { 'retry-after': HINT } }),
+  rateLimited: () => ({
+    status: 429,
+    json: { error: { code: 'Throttled', message: 'The request was throttled.' } },
+    headers: { 'retry-after': HINT },
+  }),
   refused: () => ({ status: 404, json: { error: { code: 'ConversationNotFound', message: 'Conversation not found.' } } }),
   reason: 'HTTP 404 ConversationNotFound: Conversation not found.',
   limit: MSTEAMS,
   secrets: { E2E_TEAMS_PASSWORD: teamsPassword },
-  config: (url, s) => ({ type: 'msteams', appId: TEAMS_APP_ID, appPassword: s.E2E_TEAMS_PASSWORD, serviceUrl: `${url}/teams/`, tokenUrl: `${url}${TEAMS_TOKEN_PATH}` }),
+  config: (url, s) => ({
+    type: 'msteams',
+    appId: TEAMS_APP_ID,
+    appPassword: s.E2E_TEAMS_PASSWORD,
+    serviceUrl: `${url}/teams/`,
+    tokenUrl: `${url}${TEAMS_TOKEN_PATH}`,
+  }),
 };
 
-const rpc = (req: StubRequest, body: Record<string, unknown>): Answer => ({ status: 200, json: { jsonrpc: '2.0', ...body, id: req.body?.id } });
+const rpc = (req: StubRequest, body: Record<string, unknown>): Answer => ({
+  status: 200,
+  json: { jsonrpc: '2.0', ...body, id: req.body?.id },
+});
 const signal: StandIn = {
   name: 'signal',
   validate: signalRpcCheck,
@@ -172,13 +244,40 @@ const signal: StandIn = {
   recipientOf: (req) => req.body?.params?.recipient?.[0],
   textOf: (req) => req.body.params.message,
   short: 'Done: see the report (https://example.com/r?a=1&b=2) & <b>x</b>, @everyone @channel',
-  sent: (req) => rpc(req, { result: { timestamp: 1731234567890, results: [{ recipientAddress: { number: req.body.params.recipient[0] }, type: 'SUCCESS' }] } }),
+  sent: (req) =>
+    rpc(req, {
+      result: { timestamp: 1731234567890, results: [{ recipientAddress: { number: req.body.params.recipient[0] }, type: 'SUCCESS' }] },
+    }),
   // signal-cli answers every call with HTTP 200; a failure is a JSON-RPC error object with signal-cli's code and
   // the result for each recipient
   rateLimited: (req) =>
-    rpc(req, { error: { code: -5, message: 'Failed to send message due to rate limiting', data: { response: { timestamp: 1, results: [{ recipientAddress: { number: req.body.params.recipient[0] }, type: 'RATE_LIMIT_FAILURE', retryAfterSeconds: Number(HINT) }] } } } }),
+    rpc(req, {
+      error: {
+        code: -5,
+        message: 'Failed to send message due to rate limiting',
+        data: {
+          response: {
+            timestamp: 1,
+            results: [
+              { recipientAddress: { number: req.body.params.recipient[0] }, type: 'RATE_LIMIT_FAILURE', retryAfterSeconds: Number(HINT) },
+            ],
+          },
+        },
+      },
+    }),
   refused: (req) =>
-    rpc(req, { error: { code: -1, message: 'Failed to send message', data: { response: { timestamp: 1, results: [{ recipientAddress: { number: req.body.params.recipient[0] }, type: 'UNREGISTERED_FAILURE' }] } } } }),
+    rpc(req, {
+      error: {
+        code: -1,
+        message: 'Failed to send message',
+        data: {
+          response: {
+            timestamp: 1,
+            results: [{ recipientAddress: { number: req.body.params.recipient[0] }, type: 'UNREGISTERED_FAILURE' }],
+          },
+        },
+      },
+    }),
   reason: 'signal-cli error -1: Failed to send message (UNREGISTERED_FAILURE)',
   limit: SIGNAL,
   secrets: {},
@@ -187,7 +286,11 @@ const signal: StandIn = {
 
 const badRequest = (error: string): Answer => ({
   status: 400,
-  json: { status: 400, message: "You've made a bad request! Please check your request params & body", error: { type: 'Validation Error', message: error } },
+  json: {
+    status: 400,
+    message: "You've made a bad request! Please check your request params & body",
+    error: { type: 'Validation Error', message: error },
+  },
 });
 const imessagePassword = `bb-${random(16)}&=${random(4)}`;
 const imessage: StandIn = {
@@ -197,7 +300,14 @@ const imessage: StandIn = {
   recipientOf: (req) => String(req.body?.chatGuid).replace(/^iMessage;-;/, ''),
   textOf: (req) => req.body.message,
   short: 'Done: see the report (https://example.com/r?a=1&b=2) & <b>x</b>, @everyone @channel',
-  sent: (req) => ({ status: 200, json: { status: 200, message: 'Message sent!', data: { guid: 'p:0/5E1A', tempGuid: req.body.tempGuid, text: req.body.message, error: 0 } } }),
+  sent: (req) => ({
+    status: 200,
+    json: {
+      status: 200,
+      message: 'Message sent!',
+      data: { guid: 'p:0/5E1A', tempGuid: req.body.tempGuid, text: req.body.message, error: 0 },
+    },
+  }),
   rateLimited: () => ({ status: 429, text: 'Too Many Requests', headers: { 'retry-after': HINT } }),
   refused: () => badRequest('Chat does not exist'),
   reason: "HTTP 400: You've made a bad request! Please check your request params & body: Chat does not exist",

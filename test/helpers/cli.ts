@@ -68,7 +68,17 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
   if (opts.configText !== undefined) writeFileSync(configFile, opts.configText);
   else if (opts.config !== undefined) writeFileSync(configFile, JSON.stringify(opts.config, null, 2));
   const dataDir = join(dir, 'data');
-  const args = [...(opts.nodeArgs ?? []), BIN, 'serve', '--port', '0', '--data', dataDir, ...(opts.config !== undefined || opts.configText !== undefined ? ['--config', configFile] : []), ...(opts.args ?? [])];
+  const args = [
+    ...(opts.nodeArgs ?? []),
+    BIN,
+    'serve',
+    '--port',
+    '0',
+    '--data',
+    dataDir,
+    ...(opts.config !== undefined || opts.configText !== undefined ? ['--config', configFile] : []),
+    ...(opts.args ?? []),
+  ];
   const proc = spawn(process.execPath, args, {
     cwd: opts.cwd ?? dir,
     env: { ...process.env, ...opts.env, HOOK_INTAKE_CONFIG: '', HOOK_INTAKE_DATA: '' },
@@ -139,7 +149,10 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
 }
 
 /** Runs a CLI command to completion. */
-export function runCli(args: string[], opts: { cwd?: string; env?: Record<string, string>; input?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; input?: string } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolveRun) => {
     const proc = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd ?? ROOT,
@@ -189,7 +202,11 @@ export function cleanup(dir: string): void {
 }
 
 /** A POST with JSON, returning status, headers and parsed body. */
-export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -212,7 +229,11 @@ export async function get(url: string, token?: string): Promise<{ status: number
 }
 
 /** Polls `fn` until it returns a truthy value; the deadline is only there to fail a broken test. */
-export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = DEADLINE_MS, everyMs = 25): Promise<T> {
+export async function until<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = DEADLINE_MS,
+  everyMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

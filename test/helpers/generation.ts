@@ -13,7 +13,9 @@ export const testChannels = definePlugin({
   channels: {
     'needs-to': { create: () => ({ limits: { requiresTo: true, maxTextLength: 100 }, send: async () => {} }) },
     recording: { create: () => ({ send: async () => {} }) },
-    numbered: { create: () => ({ checkTo: (to: string) => (/^-?\d+$/.test(to) ? undefined : 'a chat number (123, -100…)'), send: async () => {} }) },
+    numbered: {
+      create: () => ({ checkTo: (to: string) => (/^-?\d+$/.test(to) ? undefined : 'a chat number (123, -100…)'), send: async () => {} }),
+    },
   },
 });
 

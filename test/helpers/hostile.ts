@@ -41,7 +41,14 @@ export function hostileConfig(extra: { hooks?: Record<string, unknown>; gateway?
       mappings: [
         { id: 'plain', match: { path: 'plain' }, action: 'wake', textTemplate: 'plain {{title}}', wakeMode: 'next-heartbeat' },
         { id: 'json', match: { path: 'json' }, action: 'wake', wakeMode: 'next-heartbeat' },
-        { id: 'each', match: { path: 'each' }, action: 'wake', forEach: 'items', textTemplate: 'item {{item.n}}', wakeMode: 'next-heartbeat' },
+        {
+          id: 'each',
+          match: { path: 'each' },
+          action: 'wake',
+          forEach: 'items',
+          textTemplate: 'item {{item.n}}',
+          wakeMode: 'next-heartbeat',
+        },
         // a generous deadline: under a loaded test machine the property is about input, not timing
         { id: 'tx', match: { path: 'tx' }, transform: { module: 'shape.ts', timeoutMs: 30_000 } },
         ...(extra.mappings ?? []),
@@ -151,7 +158,11 @@ export function parseAnswers(buf: Buffer, head = false): Answer[] {
  * piece, until it returns undefined: an endless sender), and collects answers
  * until the connection closes, `answers` arrived, or the time is up.
  */
-export function exchange(url: string, parts: (string | Buffer | (() => string | Buffer | undefined))[], opts: ExchangeOptions = {}): Promise<Exchange> {
+export function exchange(
+  url: string,
+  parts: (string | Buffer | (() => string | Buffer | undefined))[],
+  opts: ExchangeOptions = {},
+): Promise<Exchange> {
   const u = new URL(url);
   const want = opts.answers ?? 1;
   return new Promise((resolve) => {
@@ -287,6 +298,10 @@ export function hostileTable(): Map<string, HostileRow> {
 /** The statuses an answer may have and the stable codes of each (docs/http.md, "Statuses and codes"). */
 export function statusCodes(): Map<number, string[]> {
   const out = new Map<number, string[]>();
-  for (const [status, codes] of rows(section('### Statuses and codes'))) out.set(Number(status), [...(codes ?? '').matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!));
+  for (const [status, codes] of rows(section('### Statuses and codes')))
+    out.set(
+      Number(status),
+      [...(codes ?? '').matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!),
+    );
   return out;
 }

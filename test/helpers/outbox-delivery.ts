@@ -17,7 +17,10 @@ export interface DeliveredReply {
   record: string;
 }
 
-export async function deliverThroughOutbox(config: Record<string, unknown>, d: { channel: string; to: string; text: string }): Promise<DeliveredReply> {
+export async function deliverThroughOutbox(
+  config: Record<string, unknown>,
+  d: { channel: string; to: string; text: string },
+): Promise<DeliveredReply> {
   const store = new SqliteStore({ path: ':memory:' });
   const log = captureLogger('trace');
   const g = testGeneration({ delivery: { initialBackoffMs: 10 }, ...config }, { logger: log.logger });

@@ -22,13 +22,15 @@ export function signalRpcCheck(req: StubRequest): string[] {
   if (b.jsonrpc !== '2.0') out.push('jsonrpc must be "2.0"');
   if (b.method !== 'send') out.push(`method is ${JSON.stringify(b.method)}`);
   if (typeof b.id !== 'string' && typeof b.id !== 'number') out.push('a request without an id is a notification, answered with no result');
-  for (const k of Object.keys(b)) if (!['jsonrpc', 'method', 'params', 'id'].includes(k)) out.push(`"${k}" is not a JSON-RPC request member`);
+  for (const k of Object.keys(b))
+    if (!['jsonrpc', 'method', 'params', 'id'].includes(k)) out.push(`"${k}" is not a JSON-RPC request member`);
   const p = b.params ?? {};
   if (typeof p.account !== 'string') out.push('params.account is required by the multi-account daemon');
   if (typeof p.message !== 'string') out.push('params.message must be a string');
   const recipients = Array.isArray(p.recipient) && p.recipient.every((r: unknown) => typeof r === 'string');
   if (recipients === (typeof p.groupId === 'string')) out.push('exactly one of params.recipient (a list) or params.groupId');
-  for (const k of Object.keys(p)) if (!['account', 'recipient', 'groupId', 'message'].includes(k)) out.push(`params.${k} is not a send option we mean to use`);
+  for (const k of Object.keys(p))
+    if (!['account', 'recipient', 'groupId', 'message'].includes(k)) out.push(`params.${k} is not a send option we mean to use`);
   return out;
 }
 
@@ -47,7 +49,8 @@ export function blueBubblesCheck(password: string): Validate {
   return (req) => {
     const out: string[] = [];
     if (req.method !== 'POST' || req.path !== '/api/v1/message/text') return [`BlueBubbles has no ${req.method} ${req.path}`];
-    if (req.query.password !== password) out.push('the server password must be the "password" query parameter (401 "Missing server password!")');
+    if (req.query.password !== password)
+      out.push('the server password must be the "password" query parameter (401 "Missing server password!")');
     for (const k of Object.keys(req.query)) if (!['password', 'guid', 'token'].includes(k)) out.push(`query parameter "${k}" is unknown`);
     if (req.contentType !== 'application/json') out.push(`content-type "${req.contentType}"`);
     const b = req.body ?? {};
@@ -65,12 +68,18 @@ export function blueBubblesCheck(password: string): Validate {
 
 /** The client-credentials grant as RFC 6749 §4.4 and Entra's v2 endpoint take it, for a Bot Connector token. */
 export function clientCredentialsCheck(appId: string, appPassword: string): Validate {
-  const want = { grant_type: 'client_credentials', client_id: appId, client_secret: appPassword, scope: 'https://api.botframework.com/.default' };
+  const want = {
+    grant_type: 'client_credentials',
+    client_id: appId,
+    client_secret: appPassword,
+    scope: 'https://api.botframework.com/.default',
+  };
   return (req) => {
     const out: string[] = [];
     if (req.method !== 'POST') out.push(`token request must be POST, not ${req.method}`);
     if (req.contentType !== 'application/x-www-form-urlencoded') out.push(`token request must be a form, not "${req.contentType}"`);
-    for (const [k, v] of Object.entries(want)) if (req.body?.[k] !== v) out.push(`token request field "${k}" is ${JSON.stringify(req.body?.[k])}`);
+    for (const [k, v] of Object.entries(want))
+      if (req.body?.[k] !== v) out.push(`token request field "${k}" is ${JSON.stringify(req.body?.[k])}`);
     for (const k of Object.keys(req.body ?? {})) if (!(k in want)) out.push(`token request has an unexpected field "${k}"`);
     return out;
   };

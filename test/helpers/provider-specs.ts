@@ -102,7 +102,7 @@ export function undeclaredFields(doc: any, schema: Schema, value: unknown, at = 
     if (schemas.length === 0 || v === null || typeof v !== 'object') return;
     const shape = shapeOf(doc, schemas);
     if (Array.isArray(v)) {
-      v.forEach((el, i) => walk(shape.items, el, `${path}/${i}`));
+      for (const [i, el] of v.entries()) walk(shape.items, el, `${path}/${i}`);
       return;
     }
     for (const [k, sub] of Object.entries(v)) {
@@ -144,7 +144,11 @@ function header(req: StubRequest, name: string): string | undefined {
 }
 
 /** Security requirements (OAS 3 `components.securitySchemes` or Swagger `securityDefinitions`): one alternative must hold. */
-function checkSecurity(req: StubRequest, requirements: Array<Record<string, unknown>> | undefined, schemes: Record<string, Schema>): string[] {
+function checkSecurity(
+  req: StubRequest,
+  requirements: Array<Record<string, unknown>> | undefined,
+  schemes: Record<string, Schema>,
+): string[] {
   if (!requirements || requirements.length === 0) return [];
   const holds = (name: string): boolean => {
     const s = schemes[name];
@@ -253,7 +257,13 @@ function swagger2(id: string, doc: any, prefix: string): Validate {
     const out: string[] = [];
     out.push(...checkSecurity(req, op.security ?? doc.security, doc.securityDefinitions ?? {}));
     const params = resolveParams(doc, [...(pathItem.parameters ?? []), ...(op.parameters ?? [])]);
-    out.push(...checkParams(ajv, req, params.map((p) => (p.in === 'header' && !p.schema ? { ...p, schema: { type: p.type } } : p))));
+    out.push(
+      ...checkParams(
+        ajv,
+        req,
+        params.map((p) => (p.in === 'header' && !p.schema ? { ...p, schema: { type: p.type } } : p)),
+      ),
+    );
     const index = (op.parameters ?? []).findIndex((p: Param) => p.in === 'body');
     if (index < 0) {
       if (req.raw.length > 0) out.push('the spec describes no body for this operation');
@@ -303,7 +313,8 @@ function slack(doc: any, prefix: string): Validate {
     const out: string[] = [];
     const params = resolveParams(doc, op.parameters) as Array<Param & { description?: string }>;
     const consumes: string[] = op.consumes ?? doc.consumes ?? [];
-    if (req.raw.length > 0 && !consumes.includes(req.contentType)) out.push(`content-type "${req.contentType}" is not one of ${consumes.join(', ')}`);
+    if (req.raw.length > 0 && !consumes.includes(req.contentType))
+      out.push(`content-type "${req.contentType}" is not one of ${consumes.join(', ')}`);
     const form = req.contentType === 'application/x-www-form-urlencoded';
     const fields: Record<string, unknown> = { ...req.query, ...(req.body && typeof req.body === 'object' ? req.body : {}) };
     const byName = new Map(params.filter((p) => p.in === 'formData' || p.in === 'query').map((p) => [p.name, p]));
@@ -320,7 +331,8 @@ function slack(doc: any, prefix: string): Validate {
     for (const p of params) {
       if (p.name === 'token') {
         const bearer = /^Bearer\s+\S+/i.test(header(req, 'authorization') ?? '');
-        if (p.required && !bearer && fields.token === undefined) out.push('"token" is required (as Authorization: Bearer or a token field)');
+        if (p.required && !bearer && fields.token === undefined)
+          out.push('"token" is required (as Authorization: Bearer or a token field)');
       } else if (p.required && fields[p.name] === undefined) out.push(`"${p.name}" is required`);
     }
     const oneOf = SLACK_NEEDS_ONE_OF[route.template];
@@ -390,7 +402,8 @@ function telegram(prefix: string): Validate {
     const out = Object.keys(fields)
       .filter((k) => !names.has(k))
       .map((k) => `body/${k} is not a field in the spec`);
-    for (const f of spec.fields ?? []) if (f.required && fields[f.name] === undefined) out.push(`body must have required property '${f.name}'`);
+    for (const f of spec.fields ?? [])
+      if (f.required && fields[f.name] === undefined) out.push(`body must have required property '${f.name}'`);
     return out;
   };
 }
@@ -415,7 +428,12 @@ export function fixAllOfClosing(node: any): void {
 }
 
 function mattermostDoc(): any {
-  return { openapi: '3.0.0', info: { title: 'Mattermost', version: '4' }, paths: readYaml('mattermost/posts.yaml'), ...readYaml('mattermost/definitions.yaml') };
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Mattermost', version: '4' },
+    paths: readYaml('mattermost/posts.yaml'),
+    ...readYaml('mattermost/definitions.yaml'),
+  };
 }
 
 export interface SpecOptions {
@@ -444,23 +462,32 @@ function allowing(validate: Validate, fields: readonly string[] = []): Validate 
 /** Telegram Bot API (any method): `/bot<token>/<method>`, JSON bodies type-checked, forms by names and required fields. */
 export function telegramSpec(opts: SpecOptions = {}): Validate {
   const prefix = opts.prefix ?? '';
-  return allowing(cached(`telegram ${prefix}`, () => telegram(prefix)), opts.allowFields);
+  return allowing(
+    cached(`telegram ${prefix}`, () => telegram(prefix)),
+    opts.allowFields,
+  );
 }
 
 /** Discord HTTP API v10, e.g. POST /channels/{channel_id}/messages with MessageCreateRequest. */
 export function discordSpec(opts: SpecOptions = {}): Validate {
   const prefix = opts.prefix ?? '/api/v10';
-  return allowing(cached(`discord ${prefix}`, () => openApi3('discord', readJson('discord/openapi.json'), true, prefix)), opts.allowFields);
+  return allowing(
+    cached(`discord ${prefix}`, () => openApi3('discord', readJson('discord/openapi.json'), true, prefix)),
+    opts.allowFields,
+  );
 }
 
 /** WhatsApp Cloud API, e.g. POST /{Version}/{Phone-Number-ID}/messages with Message. */
 export function whatsappSpec(opts: SpecOptions = {}): Validate {
   const prefix = opts.prefix ?? '';
-  return allowing(cached(`whatsapp ${prefix}`, () => {
-    const doc = readYaml('whatsapp/business-messaging-api_v23.0.yaml');
-    fixAllOfClosing(doc);
-    return openApi3('whatsapp', doc, true, prefix);
-  }), opts.allowFields);
+  return allowing(
+    cached(`whatsapp ${prefix}`, () => {
+      const doc = readYaml('whatsapp/business-messaging-api_v23.0.yaml');
+      fixAllOfClosing(doc);
+      return openApi3('whatsapp', doc, true, prefix);
+    }),
+    opts.allowFields,
+  );
 }
 
 /**
@@ -470,23 +497,35 @@ export function whatsappSpec(opts: SpecOptions = {}): Validate {
  */
 export function mattermostSpec(opts: SpecOptions = {}): Validate {
   const prefix = opts.prefix ?? '';
-  return allowing(cached(`mattermost ${prefix}`, () => openApi3('mattermost', mattermostDoc(), false, prefix)), opts.allowFields ?? ['body/pending_post_id']);
+  return allowing(
+    cached(`mattermost ${prefix}`, () => openApi3('mattermost', mattermostDoc(), false, prefix)),
+    opts.allowFields ?? ['body/pending_post_id'],
+  );
 }
 
 /** Bot Framework Connector, e.g. POST /v3/conversations/{conversationId}/activities with Activity. */
 export function msteamsSpec(opts: SpecOptions = {}): Validate {
   const prefix = opts.prefix ?? '';
-  return allowing(cached(`msteams ${prefix}`, () => swagger2('msteams', readJson('msteams/ConnectorAPI.json'), prefix)), opts.allowFields);
+  return allowing(
+    cached(`msteams ${prefix}`, () => swagger2('msteams', readJson('msteams/ConnectorAPI.json'), prefix)),
+    opts.allowFields,
+  );
 }
 
 /** signal-cli-rest-api, e.g. POST /v2/send with api.SendMessageV2. */
 export function signalSpec(opts: SpecOptions = {}): Validate {
   const prefix = opts.prefix ?? '';
-  return allowing(cached(`signal ${prefix}`, () => swagger2('signal', readJson('signal/swagger.json'), prefix)), opts.allowFields);
+  return allowing(
+    cached(`signal ${prefix}`, () => swagger2('signal', readJson('signal/swagger.json'), prefix)),
+    opts.allowFields,
+  );
 }
 
 /** Slack Web API (any method, e.g. /chat.postMessage, /conversations.open): fields against the method's parameter list. */
 export function slackSpec(opts: SpecOptions = {}): Validate {
   const prefix = opts.prefix ?? '/api';
-  return allowing(cached(`slack ${prefix}`, () => slack(readJson('slack/slack_web_openapi_v2_without_examples.json'), prefix)), opts.allowFields);
+  return allowing(
+    cached(`slack ${prefix}`, () => slack(readJson('slack/slack_web_openapi_v2_without_examples.json'), prefix)),
+    opts.allowFields,
+  );
 }

@@ -59,8 +59,19 @@ const OK: Answer = { status: 200, json: { ok: true } };
 /** Parses a request the way the stand-in does; also used by unit tests to feed validators without a server. */
 export function toStubRequest(method: string, url: string, headers: IncomingHttpHeaders, raw: Buffer): StubRequest {
   const parsed = new URL(url, 'http://stand-in');
-  const contentType = String(headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  const req: StubRequest = { method, path: parsed.pathname, query: collect(parsed.searchParams), headers, contentType, raw, body: undefined };
+  const contentType = String(headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
+  const req: StubRequest = {
+    method,
+    path: parsed.pathname,
+    query: collect(parsed.searchParams),
+    headers,
+    contentType,
+    raw,
+    body: undefined,
+  };
   const text = raw.toString('utf8');
   if (text !== '' && (contentType === 'application/json' || contentType.endsWith('+json'))) {
     try {

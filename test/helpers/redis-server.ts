@@ -46,7 +46,14 @@ process.once('exit', () => {
 
 export async function startRedis(opts: RedisServerOptions = {}): Promise<RedisServer> {
   const dir = opts.dir ?? tempDir('hook-intake-redis-');
-  const args = ['--appendonly', opts.aof ? 'yes' : 'no', ...(opts.aof ? ['--appendfsync', 'always'] : []), '--maxmemory-policy', 'noeviction', ...(opts.args ?? [])];
+  const args = [
+    '--appendonly',
+    opts.aof ? 'yes' : 'no',
+    ...(opts.aof ? ['--appendfsync', 'always'] : []),
+    '--maxmemory-policy',
+    'noeviction',
+    ...(opts.args ?? []),
+  ];
   const { proc, socket, exited } = await spawnRedis(dir, args);
   running.add(proc);
   void exited.then(() => running.delete(proc));

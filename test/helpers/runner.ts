@@ -31,7 +31,15 @@ export async function closeAll(): Promise<void> {
   open = [];
 }
 
-export function setup(opts: { maxConcurrent?: number; channels?: Record<string, unknown>; defaultRoute?: unknown; provider?: Scripted; store?: SqliteStore } = {}): Setup {
+export function setup(
+  opts: {
+    maxConcurrent?: number;
+    channels?: Record<string, unknown>;
+    defaultRoute?: unknown;
+    provider?: Scripted;
+    store?: SqliteStore;
+  } = {},
+): Setup {
   const provider = opts.provider ?? scriptedProvider();
   const gen = testGeneration(
     {
@@ -44,7 +52,14 @@ export function setup(opts: { maxConcurrent?: number; channels?: Record<string, 
   const store = opts.store ?? new SqliteStore({ path: ':memory:' });
   const heartbeats = vi.fn();
   const outbox = vi.fn();
-  const runner = createRunner({ store, queue: store.queue, generations: new GenerationRef(gen), logger: captureLogger('silent').logger, requestHeartbeat: heartbeats, notifyOutbox: outbox });
+  const runner = createRunner({
+    store,
+    queue: store.queue,
+    generations: new GenerationRef(gen),
+    logger: captureLogger('silent').logger,
+    requestHeartbeat: heartbeats,
+    notifyOutbox: outbox,
+  });
   const s: Setup = {
     store,
     runner,
@@ -67,4 +82,3 @@ export const finished = async (s: Setup, id: string) =>
     const r = await s.store.getRun(id);
     return r && ['ok', 'error', 'timeout'].includes(r.status) ? r : undefined;
   });
-

@@ -38,12 +38,16 @@ export interface GenerationOptions {
 export function testGeneration(raw: Record<string, unknown>, opts: GenerationOptions = {}): Generation {
   const registry = createRegistry();
   for (const p of [...builtinPlugins, ...(opts.plugins ?? [])]) registry.register(p);
-  return assembleGeneration(testConfig(raw), { registry, pipelines: [], sources: { files: [], dirs: [] } }, {
-    logger: opts.logger ?? createLogger('silent'),
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
-    env: opts.env ?? {},
-    ...(opts.clock ? { clock: opts.clock } : {}),
-  });
+  return assembleGeneration(
+    testConfig(raw),
+    { registry, pipelines: [], sources: { files: [], dirs: [] } },
+    {
+      logger: opts.logger ?? createLogger('silent'),
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+      env: opts.env ?? {},
+      ...(opts.clock ? { clock: opts.clock } : {}),
+    },
+  );
 }
 
 /** A logger at `level` that writes into memory. */
@@ -109,7 +113,18 @@ export async function runAwaitingDelivery(
     summary: d.text,
     error: null,
     messages: [],
-    delivery: { kind: 'outbox', entry: { id: deliveryId, runId: run.id, channel: d.channel, to: d.to ?? null, text: d.text, createdAt: Date.now(), mainSession: d.mainSession ?? false } },
+    delivery: {
+      kind: 'outbox',
+      entry: {
+        id: deliveryId,
+        runId: run.id,
+        channel: d.channel,
+        to: d.to ?? null,
+        text: d.text,
+        createdAt: Date.now(),
+        mainSession: d.mainSession ?? false,
+      },
+    },
   });
   return { runId: run.id, deliveryId };
 }

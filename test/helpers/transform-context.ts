@@ -15,7 +15,10 @@ export function fixture<P = unknown>(name: string): P {
 }
 
 /** A context as the pipeline builds it, for calling a transform directly. */
-export function context<P>(payload: P, opts: { path?: string; headers?: Record<string, string>; query?: Record<string, string> } = {}): TransformContext<P> {
+export function context<P>(
+  payload: P,
+  opts: { path?: string; headers?: Record<string, string>; query?: Record<string, string> } = {},
+): TransformContext<P> {
   const path = opts.path ?? 'hook';
   return {
     payload,

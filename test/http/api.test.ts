@@ -127,11 +127,15 @@ describe('lists', () => {
 
   it('GET /api/runs filters by a part of the hook name and of the session key', async () => {
     for (const q of ['hook=github', 'hook=HUB', 'session=hook%3Agh%3A', 'hook=git&session=gh&status=running']) {
-      expect((await call(`/api/runs?${q}`)).body.runs.map((r: { id: string }) => r.id), q).toEqual([runs[0]!.id]);
+      expect(
+        (await call(`/api/runs?${q}`)).body.runs.map((r: { id: string }) => r.id),
+        q,
+      ).toEqual([runs[0]!.id]);
     }
     expect((await call('/api/runs?hook=nothing')).body.runs).toEqual([]);
     for (const field of ['hook', 'session']) {
-      for (const v of ['', 'x'.repeat(513)]) expect(await call(`/api/runs?${field}=${v}`)).toMatchObject({ status: 400, body: { code: 'INVALID_PAYLOAD', field } });
+      for (const v of ['', 'x'.repeat(513)])
+        expect(await call(`/api/runs?${field}=${v}`)).toMatchObject({ status: 400, body: { code: 'INVALID_PAYLOAD', field } });
     }
   });
 
@@ -178,7 +182,10 @@ describe('GET /api/sessions/<key>/messages', () => {
     await store.accept({ events: [], runs: [run] });
     await store.finishRun(
       okOutcome(run.id, {
-        messages: [newMessage({ sessionKey: key, content: 'question' }), newMessage({ sessionKey: key, role: 'assistant', content: 'answer' })],
+        messages: [
+          newMessage({ sessionKey: key, content: 'question' }),
+          newMessage({ sessionKey: key, role: 'assistant', content: 'answer' }),
+        ],
       }),
     );
   });

@@ -50,9 +50,23 @@ const raw = () => ({
     enabled: true,
     token: HOOK,
     mappings: [
-      { id: 'github', match: { path: 'github' }, action: 'wake', textTemplate: 'push to {{repo}}', wakeMode: 'next-heartbeat', verify: { type: 'github', secret: SIGNING } },
+      {
+        id: 'github',
+        match: { path: 'github' },
+        action: 'wake',
+        textTemplate: 'push to {{repo}}',
+        wakeMode: 'next-heartbeat',
+        verify: { type: 'github', secret: SIGNING },
+      },
       // an empty list is a skip (204)
-      { id: 'quiet', match: { path: 'quiet' }, action: 'wake', forEach: 'items', textTemplate: 'item {{item}}', wakeMode: 'next-heartbeat' },
+      {
+        id: 'quiet',
+        match: { path: 'quiet' },
+        action: 'wake',
+        forEach: 'items',
+        textTemplate: 'item {{item}}',
+        wakeMode: 'next-heartbeat',
+      },
     ],
   },
   agents: { defaults: { heartbeat: { every: '0' } } },
@@ -66,17 +80,31 @@ let svc: Service;
 const said: string[] = [];
 
 async function call(method: string, path: string, opts: { body?: string; headers?: Record<string, string> } = {}) {
-  const res = await fetch(`${svc.url}${path}`, { method, headers: opts.headers ?? { authorization: `Bearer ${GW}` }, ...(opts.body !== undefined ? { body: opts.body } : {}) });
+  const res = await fetch(`${svc.url}${path}`, {
+    method,
+    headers: opts.headers ?? { authorization: `Bearer ${GW}` },
+    ...(opts.body !== undefined ? { body: opts.body } : {}),
+  });
   const text = await res.text();
   said.push(text, JSON.stringify([...res.headers]));
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 const hook = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  call('POST', path, { body: JSON.stringify(body), headers: { 'content-type': 'application/json', authorization: `Bearer ${HOOK}`, ...headers } });
+  call('POST', path, {
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${HOOK}`, ...headers },
+  });
 const finished = (runId: string) => until(async () => ((await svc.store.getRun(runId))?.finishedAt ? svc.store.getRun(runId) : undefined));
 
 beforeAll(async () => {
-  svc = await startService({ load: () => testConfig(raw(), dir), logger: out.logger, port: 0, bind: '127.0.0.1', watch: false, builtins: [...builtinPlugins, flaky] });
+  svc = await startService({
+    load: () => testConfig(raw(), dir),
+    logger: out.logger,
+    port: 0,
+    bind: '127.0.0.1',
+    watch: false,
+    builtins: [...builtinPlugins, flaky],
+  });
 });
 afterAll(async () => {
   await svc?.stop();
@@ -85,20 +113,36 @@ afterAll(async () => {
 
 describe('kept requests', () => {
   it('keeps an accepted request with its body and headers, never its credentials', async () => {
-    const r = await hook('/hooks/agent?x=1', { message: 'hello there' }, {
-      cookie: `sid=${COOKIE}`,
-      'x-custom-token': CUSTOM,
-      'x-telegram-bot-api-secret-token': TG,
-      'x-request-id': 'abc',
-    });
+    const r = await hook(
+      '/hooks/agent?x=1',
+      { message: 'hello there' },
+      {
+        cookie: `sid=${COOKIE}`,
+        'x-custom-token': CUSTOM,
+        'x-telegram-bot-api-secret-token': TG,
+        'x-request-id': 'abc',
+      },
+    );
     expect(r.status).toBe(202);
     const list = await call('GET', '/api/requests?hook=agent');
     expect(list.status).toBe(200);
     const item = list.body.requests[0];
-    expect(item).toMatchObject({ hook: 'agent', mappingId: null, status: 202, url: '/hooks/agent?x=1', runIds: [r.body.runId], eventIds: [], replayOf: null });
+    expect(item).toMatchObject({
+      hook: 'agent',
+      mappingId: null,
+      status: 202,
+      url: '/hooks/agent?x=1',
+      runIds: [r.body.runId],
+      eventIds: [],
+      replayOf: null,
+    });
     expect(item.body).toBeUndefined(); // a list leaves bodies out
     const detail = await call('GET', `/api/requests/${item.id}`);
-    expect(detail.body.request).toMatchObject({ body: '{"message":"hello there"}', bodyEncoding: 'utf8', actions: [{ kind: 'agent', runId: r.body.runId }] });
+    expect(detail.body.request).toMatchObject({
+      body: '{"message":"hello there"}',
+      bodyEncoding: 'utf8',
+      actions: [{ kind: 'agent', runId: r.body.runId }],
+    });
     const headers = detail.body.request.headers;
     expect(headers['x-request-id']).toBe('abc');
     for (const h of ['authorization', 'cookie', 'x-custom-token', 'x-telegram-bot-api-secret-token']) expect(headers).not.toHaveProperty(h);
@@ -108,7 +152,10 @@ describe('kept requests', () => {
     const body = JSON.stringify({ repo: 'api' });
     const sig = signatureHeaders({ type: 'github', secret: SIGNING }, Buffer.from(body), Date.now());
     signatures.push(...Object.values(sig));
-    const r = await call('POST', '/hooks/github', { body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', ...sig } });
+    const r = await call('POST', '/hooks/github', {
+      body,
+      headers: { 'content-type': 'application/json', 'x-github-event': 'push', ...sig },
+    });
     expect(r.status).toBe(200);
     const [kept] = (await call('GET', '/api/requests?hook=github&limit=1')).body.requests;
     expect(kept).toMatchObject({ mappingId: 'github', status: 200, eventIds: [r.body.eventId] });
@@ -128,7 +175,10 @@ describe('kept requests', () => {
     expect((await hook('/hooks/quiet', { items: [] })).status).toBe(204);
     expect((await hook('/hooks/quiet', { items: [1, 2] })).status).toBe(202);
     const quiet = (await call('GET', '/api/requests?hook=quiet')).body.requests;
-    expect(quiet.map((q: { status: number; eventIds: string[] }) => [q.status, q.eventIds.length])).toEqual([[202, 2], [204, 0]]);
+    expect(quiet.map((q: { status: number; eventIds: string[] }) => [q.status, q.eventIds.length])).toEqual([
+      [202, 2],
+      [204, 0],
+    ]);
     const replayed = await call('POST', `/api/requests/${quiet[1].id}/replay`);
     expect(replayed).toMatchObject({ status: 200, body: { ok: true, skipped: true, replayOf: quiet[1].id } });
     const all = (await call('GET', '/api/requests')).body.requests;
@@ -137,7 +187,10 @@ describe('kept requests', () => {
     const ok = (await call('GET', '/api/requests?status=200')).body.requests;
     expect(ok.length).toBeGreaterThan(0);
     expect(ok.every((q: { status: number }) => q.status === 200)).toBe(true);
-    expect((await call('GET', '/api/requests?status=abc')).body).toMatchObject({ code: 'INVALID_PAYLOAD', error: 'status: must be an HTTP status code' });
+    expect((await call('GET', '/api/requests?status=abc')).body).toMatchObject({
+      code: 'INVALID_PAYLOAD',
+      error: 'status: must be an HTTP status code',
+    });
   });
 
   it('answers 404 for an unknown request, and 401 without the gateway token', async () => {
@@ -190,7 +243,11 @@ describe('admin actions', () => {
   });
 
   it('logs each action with the token fingerprint and address, never the token', () => {
-    const lines = out.text().split('\n').filter((l) => l.includes('"admin action"')).map((l) => JSON.parse(l));
+    const lines = out
+      .text()
+      .split('\n')
+      .filter((l) => l.includes('"admin action"'))
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.admin)).toEqual(expect.arrayContaining(['replay', 'retry', 'redeliver']));
     for (const l of lines) expect(l.by).toEqual({ fingerprint: tokenFingerprint(GW), address: '127.0.0.1' });
   });

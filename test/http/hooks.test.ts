@@ -23,7 +23,8 @@ describe('target()', () => {
 });
 
 describe('clientAddress()', () => {
-  const req = (xff: string | string[] | undefined) => ({ headers: { 'x-forwarded-for': xff }, socket: { remoteAddress: '10.0.0.9' } }) as never;
+  const req = (xff: string | string[] | undefined) =>
+    ({ headers: { 'x-forwarded-for': xff }, socket: { remoteAddress: '10.0.0.9' } }) as never;
 
   it('is the socket peer unless the proxy is trusted', () => {
     expect(clientAddress(req('203.0.113.7'), false)).toBe('10.0.0.9');

@@ -73,12 +73,16 @@ describe('IdempotencyGuard.once()', () => {
     expect(answers.every((a) => a.status === 202 && a.body.runId === 'r1')).toBe(true);
   });
 
-  it("answers as a repeat when the store refuses the write because another instance stored the key first", async () => {
+  it('answers as a repeat when the store refuses the write because another instance stored the key first', async () => {
     const { store } = await storeWith();
     const guard = new IdempotencyGuard(store);
     // the other instance's record lands between this one's look-up and its write
     const work = vi.fn(async () => {
-      await store.accept({ events: [], runs: [], idempotency: { key: 'agent\nk', status: 202, body: JSON.stringify(ACCEPTED.body), createdAt: 0, expiresAt: 100 } });
+      await store.accept({
+        events: [],
+        runs: [],
+        idempotency: { key: 'agent\nk', status: 202, body: JSON.stringify(ACCEPTED.body), createdAt: 0, expiresAt: 100 },
+      });
       throw new IdempotencyTakenError('taken');
     });
     expect(await guard.once('agent\nk', 50, work)).toEqual({ status: 202, body: { ...ACCEPTED.body, duplicate: true } });

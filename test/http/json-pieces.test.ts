@@ -24,7 +24,11 @@ describe('jsonList()', () => {
   it.each([
     [{ ok: true }, 'runs', []],
     [{}, 'events', [{ a: 1 }]],
-    [{ ok: true, sessionKey: 'hook:a/b"c' }, 'messages', [{ content: 'é\u2028\ud800', n: null, skipped: undefined }, { x: [1, { y: 'z' }] }]],
+    [
+      { ok: true, sessionKey: 'hook:a/b"c' },
+      'messages',
+      [{ content: 'é\u2028\ud800', n: null, skipped: undefined }, { x: [1, { y: 'z' }] }],
+    ],
   ])('writes %j with its list under %s exactly as JSON.stringify does', async (head, key, items) => {
     expect((await read(jsonList(head, key, items))).text).toBe(JSON.stringify({ ...head, [key]: items }));
   });

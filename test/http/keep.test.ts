@@ -4,19 +4,44 @@ import { isCredentialHeader, keptHeaders, keptUrl } from '../../src/http/keep.ts
 
 describe('isCredentialHeader()', () => {
   it.each([
-    'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-gateway-token', 'x-gitlab-token', 'x-hub-signature', 'x-hub-signature-256',
-    'x-slack-signature', 'stripe-signature', 'webhook-signature', 'x-signature-ed25519', 'x-signature-timestamp-signature', 'x-telegram-bot-api-secret-token',
-    'x-goog-channel-token', 'x-goog-iap-jwt-assertion', 'x-api-key', 'x-apikey', 'x-auth-user', 'x-webhook-secret', 'x-password',
+    'authorization',
+    'proxy-authorization',
+    'cookie',
+    'set-cookie',
+    'x-gateway-token',
+    'x-gitlab-token',
+    'x-hub-signature',
+    'x-hub-signature-256',
+    'x-slack-signature',
+    'stripe-signature',
+    'webhook-signature',
+    'x-signature-ed25519',
+    'x-signature-timestamp-signature',
+    'x-telegram-bot-api-secret-token',
+    'x-goog-channel-token',
+    'x-goog-iap-jwt-assertion',
+    'x-api-key',
+    'x-apikey',
+    'x-auth-user',
+    'x-webhook-secret',
+    'x-password',
   ])('%s is a credential', (name) => {
     expect(isCredentialHeader(name, new Set())).toBe(true);
   });
 
-  it.each(['content-type', 'user-agent', 'x-github-event', 'x-github-delivery', 'x-slack-request-timestamp', 'webhook-id', 'webhook-timestamp', 'x-request-id', 'x-forwarded-for'])(
-    '%s is kept',
-    (name) => {
-      expect(isCredentialHeader(name, new Set())).toBe(false);
-    },
-  );
+  it.each([
+    'content-type',
+    'user-agent',
+    'x-github-event',
+    'x-github-delivery',
+    'x-slack-request-timestamp',
+    'webhook-id',
+    'webhook-timestamp',
+    'x-request-id',
+    'x-forwarded-for',
+  ])('%s is kept', (name) => {
+    expect(isCredentialHeader(name, new Set())).toBe(false);
+  });
 
   it('a header a mapping takes its signature from is a credential too', () => {
     expect(isCredentialHeader('x-my-mac', new Set(['x-my-mac']))).toBe(true);
@@ -25,7 +50,9 @@ describe('isCredentialHeader()', () => {
 
 describe('keptHeaders()', () => {
   it('keeps the rest, a repeated header joined', () => {
-    expect(keptHeaders({ 'x-a': ['1', '2'], authorization: 'Bearer t', 'content-type': 'application/json', 'x-mac': 'abc' }, new Set(['x-mac']))).toEqual({
+    expect(
+      keptHeaders({ 'x-a': ['1', '2'], authorization: 'Bearer t', 'content-type': 'application/json', 'x-mac': 'abc' }, new Set(['x-mac'])),
+    ).toEqual({
       'x-a': '1, 2',
       'content-type': 'application/json',
     });

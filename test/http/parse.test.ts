@@ -66,7 +66,11 @@ describe('parseJson()', () => {
 
   it.each([
     ['an empty body', Buffer.alloc(0), 'invalid JSON body: the body is empty'],
-    ['invalid UTF-8', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]), 'invalid JSON body: the body is not valid UTF-8'],
+    [
+      'invalid UTF-8',
+      Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]),
+      'invalid JSON body: the body is not valid UTF-8',
+    ],
     ['a truncated UTF-8 sequence', Buffer.from([0x22, 0xe2, 0x9c, 0x22]), 'invalid JSON body: the body is not valid UTF-8'],
   ])('refuses %s with 400 INVALID_JSON', (_what, body, message) => {
     expect(thrown(() => parseJson(body))).toMatchObject({ status: 400, code: 'INVALID_JSON', message });
@@ -120,7 +124,11 @@ describe('parseJson()', () => {
   ])('accepts %s nested up to MAX_JSON_DEPTH and refuses one level more', (_what, make) => {
     expect(parseJson(Buffer.from(make(MAX_JSON_DEPTH)))).toBeTypeOf('object');
     const err = thrown(() => parseJson(Buffer.from(make(MAX_JSON_DEPTH + 2))));
-    expect(err).toMatchObject({ status: 400, code: 'INVALID_JSON', message: `invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels` });
+    expect(err).toMatchObject({
+      status: 400,
+      code: 'INVALID_JSON',
+      message: `invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`,
+    });
   });
 
   it('counts depth, not brackets: many brackets in strings or side by side are accepted, one level too deep anywhere is not', () => {
@@ -131,7 +139,11 @@ describe('parseJson()', () => {
     expect((parseJson(Buffer.from(JSON.stringify(Array.from({ length: many }, (_, i) => ({ i }))))) as unknown[]).length).toBe(many);
     // the same, with one value nested a level too deep at the end
     const deep = `[${Array.from({ length: many }, (_, i) => `{"i":${i}}`).join(',')},${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}]`;
-    expect(thrown(() => parseJson(Buffer.from(deep)))).toMatchObject({ status: 400, code: 'INVALID_JSON', message: `invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels` });
+    expect(thrown(() => parseJson(Buffer.from(deep)))).toMatchObject({
+      status: 400,
+      code: 'INVALID_JSON',
+      message: `invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`,
+    });
   });
 
   it.each([
@@ -161,7 +173,10 @@ describe('requireIdentityEncoding()', () => {
   it('accepts chunked transfer coding and refuses a compressing one before it', () => {
     expect(() => requireIdentityEncoding(undefined, 'chunked')).not.toThrow();
     expect(() => requireIdentityEncoding(undefined, 'Chunked')).not.toThrow();
-    expect(thrown(() => requireIdentityEncoding(undefined, 'gzip, chunked'))).toMatchObject({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
+    expect(thrown(() => requireIdentityEncoding(undefined, 'gzip, chunked'))).toMatchObject({
+      status: 415,
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+    });
   });
 });
 
@@ -196,7 +211,12 @@ describe('parseForm()', () => {
   });
 
   it('refuses a repeated field with 400 INVALID_PAYLOAD naming it', () => {
-    expect(thrown(() => form('text=a&text=b'))).toMatchObject({ status: 400, code: 'INVALID_PAYLOAD', field: 'text', message: 'text: appears more than once' });
+    expect(thrown(() => form('text=a&text=b'))).toMatchObject({
+      status: 400,
+      code: 'INVALID_PAYLOAD',
+      field: 'text',
+      message: 'text: appears more than once',
+    });
   });
 
   it('refuses a body that is not UTF-8', () => {
@@ -208,7 +228,12 @@ describe('parseNamedForm()', () => {
   const form = (s: string) => parseNamedForm(Buffer.from(s));
 
   it('gives every field as a string, typed names included', () => {
-    expect(form('command=%2Fdeploy&text=api+v2&deliver=true&timeoutSeconds=30')).toEqual({ command: '/deploy', text: 'api v2', deliver: 'true', timeoutSeconds: '30' });
+    expect(form('command=%2Fdeploy&text=api+v2&deliver=true&timeoutSeconds=30')).toEqual({
+      command: '/deploy',
+      text: 'api v2',
+      deliver: 'true',
+      timeoutSeconds: '30',
+    });
     expect(form('')).toEqual({});
   });
 

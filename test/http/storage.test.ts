@@ -24,7 +24,9 @@ let server: Server;
 let base = '';
 
 beforeAll(async () => {
-  const generations = new GenerationRef(await testGeneration({ hooks: { enabled: true, token: HOOK_TOKEN }, gateway: { auth: { token: GATEWAY_TOKEN } } }));
+  const generations = new GenerationRef(
+    await testGeneration({ hooks: { enabled: true, token: HOOK_TOKEN }, gateway: { auth: { token: GATEWAY_TOKEN } } }),
+  );
   const listener = createListener({
     generations,
     store,
@@ -64,7 +66,11 @@ describe('intake on a full disk', () => {
       const r = await hook(name, body, { 'idempotency-key': `k-${name}` });
       expect(r.status).toBe(503);
       expect(r.headers.get('retry-after')).toBe('30');
-      expect(r.body).toEqual({ ok: false, error: 'storage is unavailable; nothing was stored; try again later', code: 'STORAGE_UNAVAILABLE' });
+      expect(r.body).toEqual({
+        ok: false,
+        error: 'storage is unavailable; nothing was stored; try again later',
+        code: 'STORAGE_UNAVAILABLE',
+      });
     }
     expect(disk.failedCommits()).toBeGreaterThan(0);
     expect([accepted, store.queue.size().waiting]).toEqual([0, 0]);

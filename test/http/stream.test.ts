@@ -28,7 +28,17 @@ const feed = new ConsoleFeed({ snapshot: async () => figures, sessions, clock: (
 let server: Server;
 let base = '';
 beforeAll(async () => {
-  const app = createApp({ generations, store, throttle: new FailureThrottle({ max: 10, windowMs: 60_000 }), sessions, feed, clock: () => 1_000, ready: () => true, status: () => ({}), logger: createLogger('silent') });
+  const app = createApp({
+    generations,
+    store,
+    throttle: new FailureThrottle({ max: 10, windowMs: 60_000 }),
+    sessions,
+    feed,
+    clock: () => 1_000,
+    ready: () => true,
+    status: () => ({}),
+    logger: createLogger('silent'),
+  });
   server = createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -103,11 +103,15 @@ describe('sign-in', () => {
     expect(s.setCookie).not.toContain(GATEWAY_TOKEN);
     conforms(SessionAnswer, (await call('/ui/session', { headers: { cookie: s.cookie } })).body);
     expect((await call('/api/runs', { headers: { cookie: s.cookie } })).status).toBe(200);
-    expect(await call('/ui/session', { headers: { cookie: s.cookie } })).toMatchObject({ status: 200, body: { ok: true, csrfToken: s.csrf } });
+    expect(await call('/ui/session', { headers: { cookie: s.cookie } })).toMatchObject({
+      status: 200,
+      body: { ok: true, csrfToken: s.csrf },
+    });
   });
 
   it('refuses a wrong token with 401, and counts it in the failure throttle shared with the read API', async () => {
-    for (let i = 0; i < 3; i++) expect((await call('/ui/session', { method: 'POST', headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect((await call('/ui/session', { method: 'POST', headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
     const r = await call('/ui/session', { method: 'POST', headers: { authorization: 'Bearer wrong' } });
     expect(r.status).toBe(429);
     expect(r.headers.get('set-cookie')).toBeNull();
@@ -158,8 +162,13 @@ describe('CSRF', () => {
 
   it('refuses a state-changing cookie call without the session CSRF token, or from another origin', async () => {
     const s = await signIn();
-    expect(await call('/api/try', { method: 'POST', headers: { cookie: s.cookie }, body: tryBody })).toMatchObject({ status: 403, body: { code: 'CSRF_REFUSED' } });
-    expect((await call('/api/try', { method: 'POST', headers: { cookie: s.cookie, 'x-csrf-token': 'guess' }, body: tryBody })).status).toBe(403);
+    expect(await call('/api/try', { method: 'POST', headers: { cookie: s.cookie }, body: tryBody })).toMatchObject({
+      status: 403,
+      body: { code: 'CSRF_REFUSED' },
+    });
+    expect((await call('/api/try', { method: 'POST', headers: { cookie: s.cookie, 'x-csrf-token': 'guess' }, body: tryBody })).status).toBe(
+      403,
+    );
     const evil = { cookie: s.cookie, 'x-csrf-token': s.csrf, origin: 'https://evil.example' };
     expect((await call('/api/try', { method: 'POST', headers: evil, body: tryBody })).status).toBe(403);
     const crossSite = { cookie: s.cookie, 'x-csrf-token': s.csrf, 'sec-fetch-site': 'cross-site' };
@@ -205,7 +214,12 @@ describe('the console endpoints', () => {
     expect(r.body.requestsPerMinute).toHaveLength(60);
     expect(r.body.requestsPerMinute.at(-1)).toEqual({ at: new Date(60_000 * 1000).toISOString(), byStatus: { '200': 2, '401': 1 } });
     expect(r.body.requestsPerMinute[0].byStatus).toEqual({});
-    expect(r.body).toMatchObject({ runs: { queued: 0, running: 0 }, runner: { queued: 0, running: 0 }, generation: { id: generations.current.id }, lastReloadError: null });
+    expect(r.body).toMatchObject({
+      runs: { queued: 0, running: 0 },
+      runner: { queued: 0, running: 0 },
+      generation: { id: generations.current.id },
+      lastReloadError: null,
+    });
   });
 
   it('POST /api/try shows what try shows, and names the field at fault', async () => {
@@ -219,9 +233,18 @@ describe('the console endpoints', () => {
     const bad = await call('/api/try', { method: 'POST', headers: auth, body: { hook: 'wake', body: '{"txt":"hi"}' } });
     expect(bad.body).toMatchObject({ ok: true, result: { status: 400, code: 'INVALID_PAYLOAD' } });
     conforms(TryAnswer, bad.body);
-    expect(await call('/api/try', { method: 'POST', headers: auth, body: { hook: '', body: '{}' } })).toMatchObject({ status: 400, body: { field: 'hook' } });
-    expect(await call('/api/try', { method: 'POST', headers: auth, body: { hook: 'wake', body: {} } })).toMatchObject({ status: 400, body: { field: 'body' } });
-    expect(await call('/api/try', { method: 'POST', headers: auth, body: { hook: 'wake', headers: { a: 1 } } })).toMatchObject({ status: 400, body: { field: 'headers.a' } });
+    expect(await call('/api/try', { method: 'POST', headers: auth, body: { hook: '', body: '{}' } })).toMatchObject({
+      status: 400,
+      body: { field: 'hook' },
+    });
+    expect(await call('/api/try', { method: 'POST', headers: auth, body: { hook: 'wake', body: {} } })).toMatchObject({
+      status: 400,
+      body: { field: 'body' },
+    });
+    expect(await call('/api/try', { method: 'POST', headers: auth, body: { hook: 'wake', headers: { a: 1 } } })).toMatchObject({
+      status: 400,
+      body: { field: 'headers.a' },
+    });
     // nothing was stored
     expect((await store.counts()).events.pending).toBe(0);
   });

@@ -178,7 +178,9 @@ describe('compileMatch()', () => {
     });
 
     it('explains with the lower-case name as written and the value', () => {
-      expect(run({ headers: { 'X-GitHub-Event': 'push' } }).why).toBe('match.headers["X-GitHub-Event"]: wants a value that equals "push", got "issues"');
+      expect(run({ headers: { 'X-GitHub-Event': 'push' } }).why).toBe(
+        'match.headers["X-GitHub-Event"]: wants a value that equals "push", got "issues"',
+      );
     });
 
     it('never reads an inherited property as a header', () => {
@@ -215,7 +217,9 @@ describe('compileMatch()', () => {
     });
 
     it('reports the first failing part, in the order path, source, headers, payload', () => {
-      expect(run({ path: 'gitlab', source: 'gmail', headers: { 'x-github-event': 'push' }, payload: { action: 'closed' } }).why).toMatch(/^match\.path:/);
+      expect(run({ path: 'gitlab', source: 'gmail', headers: { 'x-github-event': 'push' }, payload: { action: 'closed' } }).why).toMatch(
+        /^match\.path:/,
+      );
       expect(run({ path: 'github', source: 'gmail', payload: { action: 'closed' } }).why).toMatch(/^match\.source:/);
       expect(run({ path: 'github', headers: { 'x-github-event': 'push' }, payload: { action: 'closed' } }).why).toMatch(/^match\.headers/);
     });
@@ -234,14 +238,39 @@ describe('compileMatch()', () => {
 
     it.each<[string, MatchConfig, string, RegExp]>([
       ['an invalid regex', { payload: { action: { regex: '(' } } }, 'match.payload["action"].regex', /invalid regular expression/],
-      ['invalid regex flags', { payload: { action: { regex: 'x', flags: 'ii' } } }, 'match.payload["action"].regex', /invalid regular expression/],
-      ['an invalid regex inside all', { payload: { action: { all: ['x', { regex: '[' }] } } }, 'match.payload["action"].all[1].regex', /invalid/],
+      [
+        'invalid regex flags',
+        { payload: { action: { regex: 'x', flags: 'ii' } } },
+        'match.payload["action"].regex',
+        /invalid regular expression/,
+      ],
+      [
+        'an invalid regex inside all',
+        { payload: { action: { all: ['x', { regex: '[' }] } } },
+        'match.payload["action"].all[1].regex',
+        /invalid/,
+      ],
       ['an invalid regex inside any', { headers: { 'x-a': { any: [{ regex: '(?<' }] } } }, 'match.headers["x-a"].any[0].regex', /invalid/],
       ['an invalid regex inside not', { payload: { a: { not: { regex: '+' } } } }, 'match.payload["a"].not.regex', /invalid/],
-      ['an invalid regex in a nested spec', { any: [{ path: 'x' }, { all: [{ payload: { a: { regex: ')' } } }] }] }, 'match.any[1].all[0].payload["a"].regex', /invalid/],
+      [
+        'an invalid regex in a nested spec',
+        { any: [{ path: 'x' }, { all: [{ payload: { a: { regex: ')' } } }] }] },
+        'match.any[1].all[0].payload["a"].regex',
+        /invalid/,
+      ],
       ['a bad payload path', { payload: { 'a..b': 'x' } }, 'match.payload["a..b"]', /unexpected/],
-      ['a prototype segment in a payload path', { payload: { 'a.__proto__': { exists: true } } }, 'match.payload["a.__proto__"]', /"__proto__" is not allowed/],
-      ['a quoted prototype segment', { payload: { 'a["constructor"]': 'x' } }, 'match.payload["a[\\"constructor\\"]"]', /"constructor" is not allowed/],
+      [
+        'a prototype segment in a payload path',
+        { payload: { 'a.__proto__': { exists: true } } },
+        'match.payload["a.__proto__"]',
+        /"__proto__" is not allowed/,
+      ],
+      [
+        'a quoted prototype segment',
+        { payload: { 'a["constructor"]': 'x' } },
+        'match.payload["a[\\"constructor\\"]"]',
+        /"constructor" is not allowed/,
+      ],
       ['a prototype header name', { headers: { Constructor: { exists: true } } }, 'match.headers["Constructor"]', /is not allowed/],
       ['prototype as a header name', { headers: { 'x-ok': 'a', prototype: 'b' } }, 'match.headers["prototype"]', /is not allowed/],
       ['an unknown rule', { payload: { a: { like: 'x' } as unknown as RuleConfig } }, 'match.payload["a"]', /unknown rule/],

@@ -1,9 +1,3 @@
-/**
- * Named hooks (SPEC §4.5): the first pipeline whose match passes owns the
- * request, user mappings before presets; `explainMatch` walks the same order
- * for `hook-intake try`, saying why each earlier pipeline did not match.
- */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildGeneration, type Generation } from '../../src/runtime/generation.ts';
 import { createNamedResolver, explainMatch, findPipeline } from '../../src/mapping/resolve.ts';
@@ -23,13 +17,21 @@ const { logger } = captureLogger('silent');
 
 beforeAll(async () => {
   const build = (mappings: unknown[], presets: string[] = []) =>
-    buildGeneration(testConfig({ hooks: { enabled: true, token: 'hook-token-0123456789abcdef0123', transformsDir: dir, presets, mappings } }, dir), {
-      builtins: builtinPlugins,
-      logger,
-    });
+    buildGeneration(
+      testConfig({ hooks: { enabled: true, token: 'hook-token-0123456789abcdef0123', transformsDir: dir, presets, mappings } }, dir),
+      {
+        builtins: builtinPlugins,
+        logger,
+      },
+    );
   gen = await build(
     [
-      { id: 'issues', match: { path: 'github', headers: { 'x-github-event': 'issues' } }, action: 'wake', textTemplate: 'issue {{action}}' },
+      {
+        id: 'issues',
+        match: { path: 'github', headers: { 'x-github-event': 'issues' } },
+        action: 'wake',
+        textTemplate: 'issue {{action}}',
+      },
       { id: 'github-any', match: { path: 'github' }, action: 'wake', textTemplate: 'github {{action}}' },
       { id: 'mail-override', match: { path: 'gmail', payload: { account: 'vip@example.com' } }, action: 'wake', textTemplate: 'vip mail' },
       { id: 'form', match: { source: 'form' }, action: 'wake', textTemplate: 'form {{email}}' },
@@ -39,7 +41,12 @@ beforeAll(async () => {
   );
   strict = await build([{ id: 'only', match: { path: 'only' }, action: 'wake' }], ['gmail']);
   signed = await build([
-    { id: 'gh-push', match: { path: 'gh', headers: { 'x-github-event': 'push' } }, action: 'wake', verify: { type: 'github', secret: SECRET } },
+    {
+      id: 'gh-push',
+      match: { path: 'gh', headers: { 'x-github-event': 'push' } },
+      action: 'wake',
+      verify: { type: 'github', secret: SECRET },
+    },
   ]);
 });
 afterAll(async () => {
@@ -111,7 +118,9 @@ describe('createNamedResolver()', () => {
     it('tells a validly signed request that nothing matches (404), not that its credential is wrong', () => {
       const err = thrown(() => named.authorize(signed, signedReq('ping', valid)));
       expect(err).toMatchObject({ status: 404, code: 'HOOK_NOT_FOUND' });
-      expect((err as Error).message).toBe('the signature is valid for mapping "gh-push", but no mapping\'s match accepts this request to "gh"');
+      expect((err as Error).message).toBe(
+        'the signature is valid for mapping "gh-push", but no mapping\'s match accepts this request to "gh"',
+      );
     });
 
     it('still answers 401 to an unmatched request with no valid credential, and to a signature for another path', () => {
@@ -149,13 +158,23 @@ describe('explainMatch()', () => {
 
   it('gives the reason of a failed header rule', () => {
     expect(explainMatch(gen, req('github', {}, { 'x-github-event': 'push' })).slice(0, 2)).toEqual([
-      { id: 'issues', origin: 'hooks.mappings[0]', matched: false, reason: 'match.headers["x-github-event"]: wants a value that equals "issues", got "push"' },
+      {
+        id: 'issues',
+        origin: 'hooks.mappings[0]',
+        matched: false,
+        reason: 'match.headers["x-github-event"]: wants a value that equals "issues", got "push"',
+      },
       { id: 'github-any', origin: 'hooks.mappings[1]', matched: true },
     ]);
   });
 
   it('agrees with findPipeline()', () => {
-    for (const r of [req('github', {}, { 'x-github-event': 'issues' }), req('gmail', { account: 'a' }), req('x', { source: 'form' }), req('zzz')]) {
+    for (const r of [
+      req('github', {}, { 'x-github-event': 'issues' }),
+      req('gmail', { account: 'a' }),
+      req('x', { source: 'form' }),
+      req('zzz'),
+    ]) {
       const walk = explainMatch(gen, r);
       expect(walk.filter((e) => e.matched).map((e) => e.id)).toEqual([findPipeline(gen, r)!.id]);
       expect(walk.at(-1)!.matched).toBe(true);

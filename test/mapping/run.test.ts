@@ -61,15 +61,41 @@ const mappings = [
     channel: 'console',
     timeoutSeconds: 45,
   },
-  { id: 'empty-fields', match: { path: 'empty-fields' }, name: '{{n}}', sessionKey: '{{k}}', to: '{{t}}', model: '{{m}}', thinking: '{{th}}' },
+  {
+    id: 'empty-fields',
+    match: { path: 'empty-fields' },
+    name: '{{n}}',
+    sessionKey: '{{k}}',
+    to: '{{t}}',
+    model: '{{m}}',
+    thinking: '{{th}}',
+  },
   { id: 'message-as-text', match: { path: 'mat' }, action: 'wake', messageTemplate: 'from message {{x}}', wakeMode: 'next-heartbeat' },
   { id: 'text', match: { path: 'text' }, action: 'wake', textTemplate: 'alert {{x}}' },
   { id: 'bare-text', match: { path: 'bare-text' }, action: 'wake', textTemplate: '{{x}}' },
-  { id: 'secrets', match: { path: 'secrets' }, messageTemplate: '[{{headers.authorization}}][{{headers.x-gateway-token}}][{{headers.cookie}}][{{headers.proxy-authorization}}][{{headers.x-visible}}]', allowUnsafeExternalContent: true },
-  { id: 'each', match: { path: 'each' }, forEach: 'items', messageTemplate: 'item {{index}}: {{id}} of {{batch}}', sessionKey: 'hook:each:{{id}}' },
+  {
+    id: 'secrets',
+    match: { path: 'secrets' },
+    messageTemplate:
+      '[{{headers.authorization}}][{{headers.x-gateway-token}}][{{headers.cookie}}][{{headers.proxy-authorization}}][{{headers.x-visible}}]',
+    allowUnsafeExternalContent: true,
+  },
+  {
+    id: 'each',
+    match: { path: 'each' },
+    forEach: 'items',
+    messageTemplate: 'item {{index}}: {{id}} of {{batch}}',
+    sessionKey: 'hook:each:{{id}}',
+  },
   { id: 'ret', match: { path: 'ret' }, messageTemplate: 'template {{x}}', transform: { module: 'ret.ts' } },
   { id: 'ret-wake', match: { path: 'ret-wake' }, action: 'wake', textTemplate: 'wake template {{x}}', transform: { module: 'ret.ts' } },
-  { id: 'ctx', match: { path: 'ctx' }, messageTemplate: 'rendered {{x}}', transform: { module: 'ctx.ts' }, allowUnsafeExternalContent: true },
+  {
+    id: 'ctx',
+    match: { path: 'ctx' },
+    messageTemplate: 'rendered {{x}}',
+    transform: { module: 'ctx.ts' },
+    allowUnsafeExternalContent: true,
+  },
   { id: 'async', match: { path: 'async' }, transform: { module: 'async.ts' } },
   { id: 'unset', match: { path: 'unset' }, name: 'Named', messageTemplate: 'kept {{x}}', to: 'room-1', transform: { module: 'unset.ts' } },
   { id: 'per-item', match: { path: 'per-item' }, forEach: 'items', sessionKey: 'hook:item:{{id}}', transform: { module: 'per-item.ts' } },
@@ -175,7 +201,10 @@ async function refusal(p: Promise<unknown>): Promise<{ status: number; code: str
 
 /** The content between the boundary markers. */
 const inner = (text: string) => {
-  const m = /\n<<<EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+" source="[^"]*">>>\n([\s\S]*)\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+">>>$/.exec(text);
+  const m =
+    /\n<<<EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+" source="[^"]*">>>\n([\s\S]*)\n<<<END_EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+">>>$/.exec(
+      text,
+    );
   if (!m) throw new Error(`not wrapped: ${text}`);
   return m[1]!;
 };
@@ -184,7 +213,20 @@ describe('runPipeline() without a transform', () => {
   it('sends the payload as JSON when there is no template, named after the hook', async () => {
     const a = await agent('plain', { hello: 'world' });
     expect(inner(a.message)).toBe('{"hello":"world"}');
-    expect(a).toMatchObject({ name: 'plain', wakeMode: 'now', deliver: true, channel: 'last', to: null, model: 'echo/echo', thinking: 'low', timeoutSeconds: 120, origin: 'plain', trusted: false, label: 'plain', nameTrusted: true });
+    expect(a).toMatchObject({
+      name: 'plain',
+      wakeMode: 'now',
+      deliver: true,
+      channel: 'last',
+      to: null,
+      model: 'echo/echo',
+      thinking: 'low',
+      timeoutSeconds: 120,
+      origin: 'plain',
+      trusted: false,
+      label: 'plain',
+      nameTrusted: true,
+    });
     expect(a.sessionKey).toMatch(/^hook:[0-9a-f-]{36}$/);
     const w = await wake('plain-wake', { hello: 'world' });
     expect(inner(w.text)).toBe('{"hello":"world"}');
@@ -194,7 +236,14 @@ describe('runPipeline() without a transform', () => {
   it('renders every templated field and copies the static ones', async () => {
     const a = await agent(
       'templated',
-      { action: 'opened', display: 'GitHub app', issue: { number: 7 }, repository: { full_name: 'acme/app' }, owner: { chat: 'ops-room' }, wanted: { model: 'alt/big', thinking: 'high' } },
+      {
+        action: 'opened',
+        display: 'GitHub app',
+        issue: { number: 7 },
+        repository: { full_name: 'acme/app' },
+        owner: { chat: 'ops-room' },
+        wanted: { model: 'alt/big', thinking: 'high' },
+      },
       { headers: { 'x-sender': 'octocat' } },
     );
     expect(inner(a.message)).toBe('Issue #7 opened by octocat');
@@ -216,15 +265,29 @@ describe('runPipeline() without a transform', () => {
 
   it('falls back to the defaults for templated fields that render empty', async () => {
     const a = await agent('empty-fields', {});
-    expect(a).toMatchObject({ name: 'empty-fields', to: null, model: 'echo/echo', thinking: 'low', message: expect.stringContaining('\n{}\n') });
+    expect(a).toMatchObject({
+      name: 'empty-fields',
+      to: null,
+      model: 'echo/echo',
+      thinking: 'low',
+      message: expect.stringContaining('\n{}\n'),
+    });
     expect(a.sessionKey).toMatch(/^hook:[0-9a-f-]{36}$/);
     const filled = await agent('empty-fields', { n: 'N', k: 'hook:k', t: 'T', m: 'alt/m', th: 'off' });
     expect(filled).toMatchObject({ name: 'N', sessionKey: 'hook:k', to: 'T', model: 'alt/m', thinking: 'off' });
   });
 
   it('validates rendered values exactly like a direct request', async () => {
-    expect(await refusal(run('templated', { wanted: { model: 'nope/x' } }))).toMatchObject({ status: 400, code: 'INVALID_PAYLOAD', field: 'model' });
-    expect(await refusal(run('templated', { wanted: { thinking: 'loud' } }))).toMatchObject({ status: 400, code: 'INVALID_PAYLOAD', field: 'thinking' });
+    expect(await refusal(run('templated', { wanted: { model: 'nope/x' } }))).toMatchObject({
+      status: 400,
+      code: 'INVALID_PAYLOAD',
+      field: 'model',
+    });
+    expect(await refusal(run('templated', { wanted: { thinking: 'loud' } }))).toMatchObject({
+      status: 400,
+      code: 'INVALID_PAYLOAD',
+      field: 'thinking',
+    });
     expect(await refusal(run('templated', { repository: { full_name: 'has space' } }))).toMatchObject({ status: 400, field: 'sessionKey' });
   });
 
@@ -236,13 +299,28 @@ describe('runPipeline() without a transform', () => {
   });
 
   it('refuses a wake whose text renders empty', async () => {
-    expect(await refusal(run('bare-text', {}))).toEqual({ status: 400, code: 'INVALID_PAYLOAD', field: 'text', message: 'text: must not be empty' });
+    expect(await refusal(run('bare-text', {}))).toEqual({
+      status: 400,
+      code: 'INVALID_PAYLOAD',
+      field: 'text',
+      message: 'text: must not be empty',
+    });
   });
 
   it('shows templates no credentials: authorization, x-gateway-token, cookie, proxy-authorization', async () => {
-    const a = await agent('secrets', {}, {
-      headers: { authorization: `Bearer ${TOKEN}`, 'x-gateway-token': TOKEN, cookie: 'session=abc', 'proxy-authorization': 'Basic eDp5', 'x-visible': 'seen' },
-    });
+    const a = await agent(
+      'secrets',
+      {},
+      {
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'x-gateway-token': TOKEN,
+          cookie: 'session=abc',
+          'proxy-authorization': 'Basic eDp5',
+          'x-visible': 'seen',
+        },
+      },
+    );
     expect(a.trusted).toBe(true);
     expect(a.message).toBe('[][][][][seen]');
   });
@@ -330,7 +408,12 @@ describe('runPipeline() with forEach', () => {
   it('takes 200 items and refuses 201', async () => {
     const items = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `i${i}` }));
     expect(await actions('each', { items: items(200) })).toHaveLength(200);
-    expect(await refusal(run('each', { items: items(201) }))).toEqual({ status: 400, code: 'INVALID_PAYLOAD', field: 'items', message: 'items: must have at most 200 items' });
+    expect(await refusal(run('each', { items: items(201) }))).toEqual({
+      status: 400,
+      code: 'INVALID_PAYLOAD',
+      field: 'items',
+      message: 'items: must have at most 200 items',
+    });
   });
 
   it('calls the transform once per item with item, index and the rendered action; null items are skipped', async () => {
@@ -413,7 +496,12 @@ describe('runPipeline() with a transform: every return form', () => {
     ['a field of the wrong type', { ret: { deliver: 'yes' } }, 'deliver', 'deliver: must be a boolean'],
     ['an empty message', { ret: { message: '  ' } }, 'message', 'message: must not be empty'],
     ['the main session', { ret: { sessionKey: 'main' } }, 'sessionKey', 'sessionKey: must not name the main session'],
-    ['an unconfigured channel', { ret: { channel: 'slack' } }, 'channel', 'channel: must be "last" or a configured channel (console, chat)'],
+    [
+      'an unconfigured channel',
+      { ret: { channel: 'slack' } },
+      'channel',
+      'channel: must be "last" or a configured channel (console, chat)',
+    ],
     ['an unknown provider', { ret: { model: 'nope/x' } }, 'model', 'model: names a provider that is not configured'],
     ['a wake without usable text', { ret: { kind: 'wake', text: '' } }, 'text', 'text: must not be empty'],
   ])('%s is 400 INVALID_PAYLOAD', async (_what, payload, field, message) => {
@@ -444,7 +532,14 @@ describe('runPipeline() with a transform: every return form', () => {
     const e = await refusal(run('throws', {}));
     expect(e).toEqual({ status: 500, code: 'TRANSFORM_FAILED', field: undefined, message: 'the hook transform failed' });
     const line = JSON.parse(log.text().slice(before).trim().split('\n').at(-1)!);
-    expect(line).toMatchObject({ level: 'error', msg: 'transform failed', mapping: 'throws', transform: join(dir, 'transforms', 'throws.ts'), timedOut: false, reason: 'the upstream said no' });
+    expect(line).toMatchObject({
+      level: 'error',
+      msg: 'transform failed',
+      mapping: 'throws',
+      transform: join(dir, 'transforms', 'throws.ts'),
+      timedOut: false,
+      reason: 'the upstream said no',
+    });
     expect(line.stack).toContain('throws.ts');
   });
 
@@ -461,7 +556,9 @@ describe('runPipeline() with a transform: every return form', () => {
     // messages without the input stay as they are
     const before = log.text().length;
     await refusal(run('parse-field', { data: '{"a":1} x' }));
-    expect(JSON.parse(log.text().slice(before).trim().split('\n').at(-1)!).reason).toBe('Unexpected non-whitespace character after JSON at position 8 (line 1 column 9)');
+    expect(JSON.parse(log.text().slice(before).trim().split('\n').at(-1)!).reason).toBe(
+      'Unexpected non-whitespace character after JSON at position 8 (line 1 column 9)',
+    );
   });
 
   it('a result that is not plain data is 500 TRANSFORM_FAILED', async () => {
@@ -479,11 +576,22 @@ describe('runPipeline() with a transform: every return form', () => {
   });
 
   it('calls the transform with payload, headers, query, path, url, now and the rendered action', async () => {
-    const a = await agent('ctx', { x: 1 }, {
-      headers: { 'x-github-event': 'issues', authorization: `Bearer ${TOKEN}`, 'x-gateway-token': TOKEN, cookie: 'sid=1', 'proxy-authorization': 'Basic x', 'x-multi': ['a', 'b'] },
-      query: { from: 'cron' },
-      url: '/hooks/ctx?from=cron',
-    });
+    const a = await agent(
+      'ctx',
+      { x: 1 },
+      {
+        headers: {
+          'x-github-event': 'issues',
+          authorization: `Bearer ${TOKEN}`,
+          'x-gateway-token': TOKEN,
+          cookie: 'sid=1',
+          'proxy-authorization': 'Basic x',
+          'x-multi': ['a', 'b'],
+        },
+        query: { from: 'cron' },
+        url: '/hooks/ctx?from=cron',
+      },
+    );
     const ctx = JSON.parse(a.message);
     expect(ctx).toEqual({
       payload: { x: 1 },
@@ -542,7 +650,15 @@ describe('runPipeline() sends a transform the body as text', () => {
 describe('visibleHeaders()', () => {
   it('drops credentials and joins repeated headers', () => {
     expect(
-      visibleHeaders({ authorization: 'Bearer t', 'x-gateway-token': 't', cookie: 'c', 'proxy-authorization': 'p', accept: 'a', 'x-list': ['1', '2'], 'x-none': undefined }),
+      visibleHeaders({
+        authorization: 'Bearer t',
+        'x-gateway-token': 't',
+        cookie: 'c',
+        'proxy-authorization': 'p',
+        accept: 'a',
+        'x-list': ['1', '2'],
+        'x-none': undefined,
+      }),
     ).toEqual({ accept: 'a', 'x-list': '1, 2' });
   });
 });
@@ -550,7 +666,22 @@ describe('visibleHeaders()', () => {
 describe('renderTemplates()', () => {
   const base = { name: 'hook', now: 'now', headers: {}, query: {}, payload: { a: 1 } };
   const p = (over: Partial<Pipeline>): Pipeline =>
-    ({ id: 'p', origin: 'o', path: undefined, matcher: { test: () => true, explain: () => undefined }, action: 'agent', forEach: undefined, templates: {}, statics: {}, transform: undefined, label: undefined, trusted: false, rateLimit: undefined, verify: undefined, ...over }) as Pipeline;
+    ({
+      id: 'p',
+      origin: 'o',
+      path: undefined,
+      matcher: { test: () => true, explain: () => undefined },
+      action: 'agent',
+      forEach: undefined,
+      templates: {},
+      statics: {},
+      transform: undefined,
+      label: undefined,
+      trusted: false,
+      rateLimit: undefined,
+      verify: undefined,
+      ...over,
+    }) as Pipeline;
 
   const transform = { key: 'k', file: '/t.ts', timeoutMs: 1000 } as unknown as Pipeline['transform'];
 
@@ -566,15 +697,29 @@ describe('renderTemplates()', () => {
   it('renders only the field the action uses when no transform reads the rest', () => {
     const text = compileTemplate('text {{a}}');
     const message = compileTemplate('message {{a}}');
-    expect(renderTemplates(p({ action: 'wake', templates: { textTemplate: text, messageTemplate: message } }), base)).toEqual({ kind: 'wake', text: 'text 1' });
-    expect(renderTemplates(p({ action: 'wake', templates: { messageTemplate: message } }), base)).toEqual({ kind: 'wake', message: 'message 1', text: 'message 1' });
+    expect(renderTemplates(p({ action: 'wake', templates: { textTemplate: text, messageTemplate: message } }), base)).toEqual({
+      kind: 'wake',
+      text: 'text 1',
+    });
+    expect(renderTemplates(p({ action: 'wake', templates: { messageTemplate: message } }), base)).toEqual({
+      kind: 'wake',
+      message: 'message 1',
+      text: 'message 1',
+    });
     expect(renderTemplates(p({ action: 'wake' }), base)).toEqual({ kind: 'wake', message: '{"a":1}', text: '{"a":1}' });
-    expect(renderTemplates(p({ templates: { textTemplate: text, messageTemplate: message } }), base)).toEqual({ kind: 'agent', message: 'message 1' });
+    expect(renderTemplates(p({ templates: { textTemplate: text, messageTemplate: message } }), base)).toEqual({
+      kind: 'agent',
+      message: 'message 1',
+    });
   });
 
   it('renders both message and text for a transform, whatever the action', () => {
     const text = compileTemplate('text {{a}}');
-    expect(renderTemplates(p({ action: 'wake', transform, templates: { textTemplate: text } }), base)).toEqual({ kind: 'wake', message: '{"a":1}', text: 'text 1' });
+    expect(renderTemplates(p({ action: 'wake', transform, templates: { textTemplate: text } }), base)).toEqual({
+      kind: 'wake',
+      message: '{"a":1}',
+      text: 'text 1',
+    });
     expect(renderTemplates(p({ transform }), base)).toEqual({ kind: 'agent', message: '{"a":1}', text: '{"a":1}' });
   });
 });
@@ -585,7 +730,15 @@ describe('toAction()', () => {
   });
 
   it('takes wakeMode as the mode of a wake', () => {
-    expect(toAction({ kind: 'wake', text: 't', wakeMode: 'next-heartbeat' }, 'x', gen, undefined)).toEqual({ kind: 'wake', text: 't', mode: 'next-heartbeat' });
-    expect(toAction({ kind: 'wake', text: 't', wakeMode: 'next-heartbeat', mode: 'now' }, 'x', gen, undefined)).toEqual({ kind: 'wake', text: 't', mode: 'now' });
+    expect(toAction({ kind: 'wake', text: 't', wakeMode: 'next-heartbeat' }, 'x', gen, undefined)).toEqual({
+      kind: 'wake',
+      text: 't',
+      mode: 'next-heartbeat',
+    });
+    expect(toAction({ kind: 'wake', text: 't', wakeMode: 'next-heartbeat', mode: 'now' }, 'x', gen, undefined)).toEqual({
+      kind: 'wake',
+      text: 't',
+      mode: 'now',
+    });
   });
 });

@@ -82,7 +82,12 @@ describe('compileTemplate()', () => {
     });
 
     describe('index 0 of the forEach array', () => {
-      const second: TemplateScope = { ...scope, payload: { ...(scope.payload as object), messages: [{ id: 'm1' }, { id: 'm2', subject: 'second' }] }, item: { id: 'm2', subject: 'second' }, index: 1 };
+      const second: TemplateScope = {
+        ...scope,
+        payload: { ...(scope.payload as object), messages: [{ id: 'm1' }, { id: 'm2', subject: 'second' }] },
+        item: { id: 'm2', subject: 'second' },
+        index: 1,
+      };
       const each = (source: string, s: TemplateScope = second) => compileTemplate(source, { forEach: 'messages' })(s);
 
       it.each([
@@ -152,7 +157,9 @@ describe('compileTemplate()', () => {
       query: Object.create(proto),
       item: Object.create(proto),
     };
-    expect(render('[{{inherited}}][{{payload.inherited}}][{{headers.inherited}}][{{query.inherited}}][{{item.inherited}}]', s)).toBe('[][][][][]');
+    expect(render('[{{inherited}}][{{payload.inherited}}][{{headers.inherited}}][{{query.inherited}}][{{item.inherited}}]', s)).toBe(
+      '[][][][][]',
+    );
     // plain objects inherit Object.prototype's members
     expect(render('[{{toString}}][{{headers.hasOwnProperty}}][{{query.valueOf}}]')).toBe('[][][]');
   });

@@ -26,7 +26,10 @@ function fresh(name: string, text: string): string {
 describe('compileInChild', () => {
   it('compiles TypeScript that Node cannot strip (an enum, an extensionless import) into code jiti evaluates', async () => {
     fresh('helper.ts', `export const twice = (n: number): number => n * 2;`);
-    const file = fresh('enum.ts', `import { twice } from './helper';\nenum Kind { Wake = 'wake' }\nexport default { kind: Kind.Wake, n: twice(21) as number };`);
+    const file = fresh(
+      'enum.ts',
+      `import { twice } from './helper';\nenum Kind { Wake = 'wake' }\nexport default { kind: Kind.Wake, n: twice(21) as number };`,
+    );
     const compiled: string[] = [];
     const jiti = createJiti(import.meta.url, {
       fsCache: false,
@@ -42,18 +45,26 @@ describe('compileInChild', () => {
   });
 
   it('names the module when the child cannot finish', () => {
-    expect(() => compileInChild({ source: 'export const a = 1;', filename: '/plugins/slow.ts', ts: true }, 1)).toThrow(/^cannot compile \/plugins\/slow\.ts: /);
+    expect(() => compileInChild({ source: 'export const a = 1;', filename: '/plugins/slow.ts', ts: true }, 1)).toThrow(
+      /^cannot compile \/plugins\/slow\.ts: /,
+    );
   });
 });
 
 describe('loadPluginModule', () => {
   it('reports a syntax error with the file, line and column', async () => {
-    const file = fresh('broken.ts', `import { definePlugin } from 'hook-intake/plugin';\nconst n: number = ;\nexport default definePlugin({ name: 'broken' });`);
+    const file = fresh(
+      'broken.ts',
+      `import { definePlugin } from 'hook-intake/plugin';\nconst n: number = ;\nexport default definePlugin({ name: 'broken' });`,
+    );
     await expect(loadPluginModule(file)).rejects.toThrow(`${file}:2:18`);
   });
 
   it('loads a plugin that needs compiling without loading the compiler into the process', async () => {
-    const file = fresh('plugin.ts', `import { definePlugin } from 'hook-intake/plugin';\nconst suffix: string = 'ed';\nexport default definePlugin({ name: 'compil' + suffix });`);
+    const file = fresh(
+      'plugin.ts',
+      `import { definePlugin } from 'hook-intake/plugin';\nconst suffix: string = 'ed';\nexport default definePlugin({ name: 'compil' + suffix });`,
+    );
     // a process of its own, so that no other test's module loads count
     const script = `
       import { createRequire } from 'node:module';

@@ -3,7 +3,15 @@
  * redaction and the retry rule for statuses.
  */
 import { describe, expect, it } from 'vitest';
-import { channelErrorForStatus, errorDetail, isRetryableStatus, parseRetryAfter, readCapped, redact, shorten } from '../../src/plugins/http.ts';
+import {
+  channelErrorForStatus,
+  errorDetail,
+  isRetryableStatus,
+  parseRetryAfter,
+  readCapped,
+  redact,
+  shorten,
+} from '../../src/plugins/http.ts';
 
 const NOW = Date.parse('2030-06-01T12:00:00Z');
 

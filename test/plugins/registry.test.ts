@@ -14,7 +14,16 @@ const service = { create: () => ({}) };
 describe('createRegistry()', () => {
   it('registers verifiers and services beside providers and channels', () => {
     const r = createRegistry();
-    r.register(definePlugin({ name: 'chat', verifiers: { ed25519: verifier }, services: { relay: service }, channels: { chat: { create: () => ({ send: async () => {} }) } } }), '/p/chat.ts', 'key-1');
+    r.register(
+      definePlugin({
+        name: 'chat',
+        verifiers: { ed25519: verifier },
+        services: { relay: service },
+        channels: { chat: { create: () => ({ send: async () => {} }) } },
+      }),
+      '/p/chat.ts',
+      'key-1',
+    );
     expect(r.verifier('ed25519')).toBe(verifier);
     expect(r.service('relay')).toBe(service);
     expect(r.verifierTypes()).toEqual(['ed25519']);
@@ -27,7 +36,17 @@ describe('createRegistry()', () => {
   it("registers the five HMAC schemes and the chat services' verifiers", () => {
     const r = createRegistry();
     r.register(signatureVerifiers);
-    expect(r.verifierTypes().sort()).toEqual(['discord', 'github', 'hmac-sha256', 'mattermost', 'meta', 'slack', 'standard-webhooks', 'stripe', 'telegram']);
+    expect(r.verifierTypes().sort()).toEqual([
+      'discord',
+      'github',
+      'hmac-sha256',
+      'mattermost',
+      'meta',
+      'slack',
+      'standard-webhooks',
+      'stripe',
+      'telegram',
+    ]);
   });
 
   it('refuses a plugin claiming a taken verifier type, registering nothing of it', () => {
@@ -35,7 +54,9 @@ describe('createRegistry()', () => {
     r.register(signatureVerifiers);
     const clash = definePlugin({ name: 'clash', services: { other: service }, verifiers: { github: verifier } });
     expect(() => r.register(clash, '/p/clash.ts')).toThrow(DuplicateRegistrationError);
-    expect(() => r.register(clash, '/p/clash.ts')).toThrow('plugin "clash" registers verifier "github", already registered by plugin "signatures"');
+    expect(() => r.register(clash, '/p/clash.ts')).toThrow(
+      'plugin "clash" registers verifier "github", already registered by plugin "signatures"',
+    );
     expect(r.service('other')).toBeUndefined();
     expect(r.plugins().map((p) => p.name)).toEqual(['signatures']);
   });

@@ -59,11 +59,17 @@ describe('loadPresetsDir()', () => {
     expect(loaded.get('alpha')!.mappings[0]).toEqual({ match: { path: 'alpha' }, textTemplate: 'a', action: 'agent' });
     expect(loaded.get('beta')!.mappings[0]!.action).toBe('wake');
     expect(loaded.get('gamma')!.transformsDir).toBe(join(dir, 'gamma'));
-    expect(files.sort()).toEqual(['alpha/preset.json5', 'beta/preset.json', 'delta/preset.yml', 'gamma/preset.yaml'].map((f) => join(dir, f)));
+    expect(files.sort()).toEqual(
+      ['alpha/preset.json5', 'beta/preset.json', 'delta/preset.yml', 'gamma/preset.yaml'].map((f) => join(dir, f)),
+    );
   });
 
   it('skips folders without a preset file and files at the top level', () => {
-    const dir = presets({ 'empty/readme.md': '# nothing', 'loose.json5': '{ mappings: [{}] }', 'ok/preset.json5': '{ mappings: [{ id: "ok" }] }' });
+    const dir = presets({
+      'empty/readme.md': '# nothing',
+      'loose.json5': '{ mappings: [{}] }',
+      'ok/preset.json5': '{ mappings: [{ id: "ok" }] }',
+    });
     expect([...loadPresetsDir(dir).presets.keys()]).toEqual(['ok']);
   });
 
@@ -80,7 +86,12 @@ describe('loadPresetsDir()', () => {
   });
 
   it.each([
-    ['an unknown key in a mapping', '{ mappings: [{ id: "x", messageTemplat: "typo" }] }', 'mappings[0].messageTemplat', /did you mean "messageTemplate"/],
+    [
+      'an unknown key in a mapping',
+      '{ mappings: [{ id: "x", messageTemplat: "typo" }] }',
+      'mappings[0].messageTemplat',
+      /did you mean "messageTemplate"/,
+    ],
     ['an unknown top-level key', '{ mappings: [{ id: "x" }], extra: 1 }', 'extra', /unknown key/],
     ['no mappings', '{ mappings: [] }', 'mappings', /^must NOT have fewer than 1 items$/],
     ['an unknown action', '{ mappings: [{ action: "email" }] }', 'mappings[0].action', /^must be one of "wake", "agent"$/],

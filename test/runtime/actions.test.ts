@@ -8,11 +8,11 @@ import { HookError } from '../../src/errors.ts';
 import { testGeneration } from '../helpers/generation.ts';
 
 const gen = await testGeneration({
-agents: { defaults: { thinking: 'low', timeoutSeconds: 120 }, providers: { echo: { type: 'echo' }, spare: { type: 'echo' } } },
-channels: { console: {}, chat: { type: 'needs-to' } },
+  agents: { defaults: { thinking: 'low', timeoutSeconds: 120 }, providers: { echo: { type: 'echo' }, spare: { type: 'echo' } } },
+  channels: { console: {}, chat: { type: 'needs-to' } },
 });
 const limited = await testGeneration({
-agents: { defaults: { model: 'echo/echo', models: ['spare/small'] }, providers: { echo: { type: 'echo' }, spare: { type: 'echo' } } },
+  agents: { defaults: { model: 'echo/echo', models: ['spare/small'] }, providers: { echo: { type: 'echo' }, spare: { type: 'echo' } } },
 });
 const closed = await testGeneration({ hooks: { allowRequestSessionKey: false } });
 const prefixed = await testGeneration({ hooks: { allowedSessionKeyPrefixes: ['hook:', 'ci/'] } });
@@ -32,7 +32,10 @@ describe('toWakeAction()', () => {
   it.each([
     [{ text: 'disk full' }, { kind: 'wake', text: 'disk full', mode: 'now' }],
     [{ text: '  padded \n' }, { kind: 'wake', text: 'padded', mode: 'now' }],
-    [{ text: 'later', mode: 'next-heartbeat' }, { kind: 'wake', text: 'later', mode: 'next-heartbeat' }],
+    [
+      { text: 'later', mode: 'next-heartbeat' },
+      { kind: 'wake', text: 'later', mode: 'next-heartbeat' },
+    ],
     [{ text: 'x'.repeat(MAX_WAKE_TEXT) }, { kind: 'wake', text: 'x'.repeat(MAX_WAKE_TEXT), mode: 'now' }],
   ])('%j → %j', (input, action) => {
     expect(toWakeAction(input)).toEqual(action);
@@ -56,7 +59,6 @@ describe('toWakeAction()', () => {
 });
 
 describe('toAgentAction()', () => {
-
   it('fills the defaults of SPEC §4.4 and the config', () => {
     const action = toAgentAction({ message: '  Summarise the build log  ' }, gen, 'request');
     expect(action).toEqual({
@@ -108,22 +110,52 @@ describe('toAgentAction()', () => {
     ['a blank message', { message: '   ' }, 'message', 'message: must not be empty'],
     ['an empty name', { message: 'm', name: '' }, 'name', 'name: must not be empty'],
     ['a name over 200 characters', { message: 'm', name: 'n'.repeat(201) }, 'name', 'name: must be at most 200 characters'],
-    ['a session key with a space', { message: 'm', sessionKey: 'hook:a b' }, 'sessionKey', 'sessionKey: must be 1-200 characters of A-Z a-z 0-9 : . _ / -'],
-    ['an empty session key', { message: 'm', sessionKey: '' }, 'sessionKey', 'sessionKey: must be 1-200 characters of A-Z a-z 0-9 : . _ / -'],
-    ['a session key over 200 characters', { message: 'm', sessionKey: 'k'.repeat(201) }, 'sessionKey', 'sessionKey: must be 1-200 characters of A-Z a-z 0-9 : . _ / -'],
+    [
+      'a session key with a space',
+      { message: 'm', sessionKey: 'hook:a b' },
+      'sessionKey',
+      'sessionKey: must be 1-200 characters of A-Z a-z 0-9 : . _ / -',
+    ],
+    [
+      'an empty session key',
+      { message: 'm', sessionKey: '' },
+      'sessionKey',
+      'sessionKey: must be 1-200 characters of A-Z a-z 0-9 : . _ / -',
+    ],
+    [
+      'a session key over 200 characters',
+      { message: 'm', sessionKey: 'k'.repeat(201) },
+      'sessionKey',
+      'sessionKey: must be 1-200 characters of A-Z a-z 0-9 : . _ / -',
+    ],
     ['the main session', { message: 'm', sessionKey: 'main' }, 'sessionKey', 'sessionKey: must not name the main session'],
     ['the main session in capitals', { message: 'm', sessionKey: 'MAIN' }, 'sessionKey', 'sessionKey: must not name the main session'],
     ['a non-string session key', { message: 'm', sessionKey: 42 }, 'sessionKey', 'sessionKey: must be a string'],
-    ['an unknown wakeMode', { message: 'm', wakeMode: 'soon' }, 'wakeMode', 'wakeMode: has an invalid value; allowed: "now", "next-heartbeat"'],
+    [
+      'an unknown wakeMode',
+      { message: 'm', wakeMode: 'soon' },
+      'wakeMode',
+      'wakeMode: has an invalid value; allowed: "now", "next-heartbeat"',
+    ],
     ['deliver as a string', { message: 'm', deliver: 'true' }, 'deliver', 'deliver: must be a boolean'],
-    ['an unconfigured channel', { message: 'm', channel: 'telegram' }, 'channel', 'channel: must be "last" or a configured channel (console, chat)'],
+    [
+      'an unconfigured channel',
+      { message: 'm', channel: 'telegram' },
+      'channel',
+      'channel: must be "last" or a configured channel (console, chat)',
+    ],
     ['an empty channel', { message: 'm', channel: '' }, 'channel', 'channel: must not be empty'],
     ['an empty to', { message: 'm', to: '' }, 'to', 'to: must not be empty'],
     ['a numeric to', { message: 'm', to: 4915 }, 'to', 'to: must be a string'],
     ['a model without a provider', { message: 'm', model: 'gpt-4o' }, 'model', 'model: must have the form provider/model'],
     ['a model of an unknown provider', { message: 'm', model: 'openai/gpt-4o' }, 'model', 'model: names a provider that is not configured'],
     ['an inherited name as provider', { message: 'm', model: 'constructor/x' }, 'model', 'model: names a provider that is not configured'],
-    ['an unknown thinking level', { message: 'm', thinking: 'max' }, 'thinking', 'thinking: has an invalid value; allowed: "off", "minimal", "low", "medium", "high", "xhigh"'],
+    [
+      'an unknown thinking level',
+      { message: 'm', thinking: 'max' },
+      'thinking',
+      'thinking: has an invalid value; allowed: "off", "minimal", "low", "medium", "high", "xhigh"',
+    ],
     ['a zero timeout', { message: 'm', timeoutSeconds: 0 }, 'timeoutSeconds', 'timeoutSeconds: must be a positive number'],
     ['a negative timeout', { message: 'm', timeoutSeconds: -5 }, 'timeoutSeconds', 'timeoutSeconds: must be a positive number'],
     ['a timeout over a day', { message: 'm', timeoutSeconds: 86401 }, 'timeoutSeconds', 'timeoutSeconds: must be at most 86400'],
@@ -136,7 +168,7 @@ describe('toAgentAction()', () => {
   describe('a recipient the channel checks', () => {
     const numbered = testGeneration({ channels: { console: {}, tg: { type: 'numbered' } } });
 
-    it('is refused when the channel says it has the wrong form, with the field and the channel\'s phrase, never the value', async () => {
+    it("is refused when the channel says it has the wrong form, with the field and the channel's phrase, never the value", async () => {
       const g = await numbered;
       expect(refusal(() => toAgentAction({ message: 'm', channel: 'tg', to: 'SECRET-LOOKING-@name' }, g, 'mapping'))).toEqual({
         status: 400,
@@ -155,7 +187,6 @@ describe('toAgentAction()', () => {
   });
 
   describe('with agents.defaults.models', () => {
-
     it('accepts a listed model and the default model when none is asked for', () => {
       expect(toAgentAction({ message: 'm', model: 'spare/small' }, limited, 'request').model).toBe('spare/small');
       expect(toAgentAction({ message: 'm' }, limited, 'request').model).toBe('echo/echo');
@@ -172,8 +203,7 @@ describe('toAgentAction()', () => {
   });
 
   describe('session-key policy', () => {
-
-    it('refuses a caller-chosen key when allowRequestSessionKey is false, but not a mapping\'s', () => {
+    it("refuses a caller-chosen key when allowRequestSessionKey is false, but not a mapping's", () => {
       expect(refusal(() => toAgentAction({ message: 'm', sessionKey: 'hook:x' }, closed, 'request'))).toMatchObject({
         status: 400,
         field: 'sessionKey',

@@ -35,7 +35,7 @@ describe('oneLine()', () => {
     const max = 20;
     const cases = [
       // whitespace that fills the first prefixes, then text
-      ' '.repeat(5000) + 'tail text that is long enough to be cut',
+      `${' '.repeat(5000)}tail text that is long enough to be cut`,
       // text, then a whitespace run across the end of the first prefix, then more
       'x'.repeat(4 * (max + 2) - 3) + ' '.repeat(10) + 'y'.repeat(50),
       // exactly max + 1 and max + 2 visible characters followed by whitespace only
@@ -54,7 +54,10 @@ describe('oneLine()', () => {
       let s = '';
       const parts = Math.floor(rand() * 400);
       for (let p = 0; p < parts; p++) {
-        s += rand() < 0.5 ? 'w'.repeat(Math.floor(rand() * 12)) : ws[Math.floor(rand() * ws.length)]!.repeat(Math.floor(rand() * (rand() < 0.1 ? 400 : 4)));
+        s +=
+          rand() < 0.5
+            ? 'w'.repeat(Math.floor(rand() * 12))
+            : ws[Math.floor(rand() * ws.length)]!.repeat(Math.floor(rand() * (rand() < 0.1 ? 400 : 4)));
       }
       const max = 1 + Math.floor(rand() * 60);
       expect(oneLine(s, max)).toBe(whole(s, max));
@@ -147,10 +150,21 @@ describe('Shutdown', () => {
 
   it('ends a call still running as aborted, and leaves a finished call alone', async () => {
     const provider = scriptedProvider();
-    const gen = testGeneration({ agents: { defaults: { model: 'sp/m' }, providers: { sp: { type: 'scripted' } } } }, { plugins: [provider.plugin] });
+    const gen = testGeneration(
+      { agents: { defaults: { model: 'sp/m' }, providers: { sp: { type: 'scripted' } } } },
+      { plugins: [provider.plugin] },
+    );
     const sd = new Shutdown();
     const call = () =>
-      callAgent(gen, { runId: 'r', sessionKey: 'hook:s', model: 'sp/m', thinking: null, messages: [{ role: 'user', content: 'hi' }], timeoutMs: 60_000, shutdown: sd });
+      callAgent(gen, {
+        runId: 'r',
+        sessionKey: 'hook:s',
+        model: 'sp/m',
+        thinking: null,
+        messages: [{ role: 'user', content: 'hi' }],
+        timeoutMs: 60_000,
+        shutdown: sd,
+      });
     const done = call();
     await provider.waitForCalls(1);
     provider.calls[0]!.reply('finished');

@@ -52,17 +52,21 @@ describe('chunkText()', () => {
 
   it('holds its promises for any text and limit', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '😀', 'é'), maxLength: 300 }), fc.integer({ min: 2, max: 40 }), (text, max) => {
-        const chunks = chunkText(text, max);
-        for (const c of chunks) {
-          expect(c.length).toBeLessThanOrEqual(max);
-          expect(isLow(c.charCodeAt(0))).toBe(false);
-          expect(isHigh(c.charCodeAt(c.length - 1))).toBe(false);
-        }
-        // only whitespace at the cuts is dropped
-        expect(chunks.join('').replace(/\s+/g, '')).toBe(text.replace(/\s+/g, ''));
-        if (text.length > max) expect(chunks.every((c) => c.length > 0)).toBe(true);
-      }),
+      fc.property(
+        fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '😀', 'é'), maxLength: 300 }),
+        fc.integer({ min: 2, max: 40 }),
+        (text, max) => {
+          const chunks = chunkText(text, max);
+          for (const c of chunks) {
+            expect(c.length).toBeLessThanOrEqual(max);
+            expect(isLow(c.charCodeAt(0))).toBe(false);
+            expect(isHigh(c.charCodeAt(c.length - 1))).toBe(false);
+          }
+          // only whitespace at the cuts is dropped
+          expect(chunks.join('').replace(/\s+/g, '')).toBe(text.replace(/\s+/g, ''));
+          if (text.length > max) expect(chunks.every((c) => c.length > 0)).toBe(true);
+        },
+      ),
     );
   });
 });

@@ -11,7 +11,13 @@ import { uuidv7 } from '../../src/util/uuid7.ts';
 const NOW = 1_700_000_000_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const wake = (over: Partial<PreparedWake> = {}): PreparedWake => ({ kind: 'wake', text: 'wrapped text', mode: 'now', origin: 'wake', ...over });
+const wake = (over: Partial<PreparedWake> = {}): PreparedWake => ({
+  kind: 'wake',
+  text: 'wrapped text',
+  mode: 'now',
+  origin: 'wake',
+  ...over,
+});
 const agent = (over: Partial<PreparedAgent> = {}): PreparedAgent => ({
   kind: 'agent',
   message: 'wrapped message',
@@ -60,7 +66,16 @@ describe('dispatcher.dispatch()', () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ ok: true, mode: 'next-heartbeat', eventId: expect.stringMatching(UUID) });
     expect(await store.pendingEvents(10)).toEqual([
-      { id: r.body.eventId, source: 'wake', text: 'wrapped text', status: 'pending', createdAt: NOW, consumedAt: null, heartbeatId: null, runId: null },
+      {
+        id: r.body.eventId,
+        source: 'wake',
+        text: 'wrapped text',
+        status: 'pending',
+        createdAt: NOW,
+        consumedAt: null,
+        heartbeatId: null,
+        runId: null,
+      },
     ]);
   });
 
@@ -107,7 +122,10 @@ describe('dispatcher.dispatch()', () => {
   });
 
   it('answers several actions with 202, runIds and eventIds, all stored', async () => {
-    const r = await dispatcher.dispatch([agent({ sessionKey: 'hook:a' }), wake({ mode: 'next-heartbeat' }), agent({ sessionKey: 'hook:b', newSession: true }), wake()], { ...OPTS, agentStatus: 200 });
+    const r = await dispatcher.dispatch(
+      [agent({ sessionKey: 'hook:a' }), wake({ mode: 'next-heartbeat' }), agent({ sessionKey: 'hook:b', newSession: true }), wake()],
+      { ...OPTS, agentStatus: 200 },
+    );
     expect(r.status).toBe(202);
     expect(r.body).toEqual({ ok: true, runIds: r.runIds, eventIds: r.eventIds });
     expect(r.runIds).toHaveLength(2);
@@ -125,7 +143,10 @@ describe('dispatcher.dispatch()', () => {
 
   it('gives every run a new id, whatever its session key says', async () => {
     const made = `hook:${uuidv7()}`;
-    const r = await dispatcher.dispatch([agent({ sessionKey: made, newSession: true }), agent({ sessionKey: 'hook:b', newSession: true })], OPTS);
+    const r = await dispatcher.dispatch(
+      [agent({ sessionKey: made, newSession: true }), agent({ sessionKey: 'hook:b', newSession: true })],
+      OPTS,
+    );
     expect(r.runIds.every((id) => UUID.test(id) && !made.includes(id))).toBe(true);
     expect(new Set(r.runIds).size).toBe(2);
     expect((await store.getRun(r.runIds[0]!))!.sessionKey).toBe(made);
@@ -159,9 +180,13 @@ describe('dispatcher.dispatch()', () => {
         queuedRuns: () => queued,
         requestHeartbeat: () => heartbeats++,
       });
-      const results = await Promise.allSettled(Array.from({ length: 20 }, () => dispatcher.dispatch([agent()], { ...OPTS, maxQueuedRuns: 5 })));
+      const results = await Promise.allSettled(
+        Array.from({ length: 20 }, () => dispatcher.dispatch([agent()], { ...OPTS, maxQueuedRuns: 5 })),
+      );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
-      expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason.code === 'UNAVAILABLE')).toBe(true);
+      expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason.code === 'UNAVAILABLE')).toBe(
+        true,
+      );
       expect((await store.counts()).runs.queued).toBe(5);
       // a failed commit gives its reservation back
       vi.spyOn(store, 'accept').mockRejectedValueOnce(new Error('disk full'));

@@ -41,16 +41,28 @@ async function passFake(ms: number): Promise<void> {
 }
 
 let seq = 0;
-function setup(opts: { every?: string; maxEvents?: number; reply?: string; provider?: ReturnType<typeof scriptedProvider>; clock?: () => number } = {}): Setup {
+function setup(
+  opts: { every?: string; maxEvents?: number; reply?: string; provider?: ReturnType<typeof scriptedProvider>; clock?: () => number } = {},
+): Setup {
   const provider = opts.provider ?? scriptedProvider(() => opts.reply ?? 'HEARTBEAT_OK');
   const beats = { every: opts.every ?? '0', ...(opts.maxEvents ? { maxEvents: opts.maxEvents } : {}) };
   const gen = testGeneration(
-    { agents: { defaults: { model: 'sp/main', heartbeat: beats }, providers: { sp: { type: 'scripted' } } }, session: { defaultRoute: { channel: 'console' } } },
+    {
+      agents: { defaults: { model: 'sp/main', heartbeat: beats }, providers: { sp: { type: 'scripted' } } },
+      session: { defaultRoute: { channel: 'console' } },
+    },
     { plugins: [provider.plugin] },
   );
   const store = new SqliteStore({ path: ':memory:', clock: opts.clock });
   const outbox = vi.fn();
-  const make = () => createHeartbeat({ store, generations: new GenerationRef(gen), logger: captureLogger('silent').logger, notifyOutbox: outbox, clock: opts.clock });
+  const make = () =>
+    createHeartbeat({
+      store,
+      generations: new GenerationRef(gen),
+      logger: captureLogger('silent').logger,
+      notifyOutbox: outbox,
+      clock: opts.clock,
+    });
   const heartbeat = make();
   const others: Heartbeat[] = [];
   const s: Setup = {
@@ -212,7 +224,9 @@ describe('createHeartbeat()', () => {
     const [run] = await s.heartbeatRuns();
     expect(run!.delivery).toMatchObject({ status: 'pending', channel: 'console' });
     // a reply of the main session: once sent, its route is the main route
-    expect(await s.store.dueDeliveries(Date.now() + 1000, 10)).toMatchObject([{ runId: run!.id, channel: 'console', text: 'The disk is nearly full; I opened a ticket.', mainSession: true }]);
+    expect(await s.store.dueDeliveries(Date.now() + 1000, 10)).toMatchObject([
+      { runId: run!.id, channel: 'console', text: 'The disk is nearly full; I opened a ticket.', mainSession: true },
+    ]);
     expect(s.outbox).toHaveBeenCalledTimes(1);
   });
 

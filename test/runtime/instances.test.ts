@@ -58,8 +58,18 @@ function configWith(channels: Record<string, unknown>, extra: Record<string, unk
   return testConfig({ channels: { console: {}, ...channels }, ...extra });
 }
 
-async function build(p: ReturnType<typeof countingPlugin>, channels: Record<string, unknown>, previous?: Generation, extra?: Record<string, unknown>) {
-  return buildGeneration(configWith(channels, extra), { builtins: [...builtinPlugins, p.plugin], logger: silent, previous, clock: () => 1_000 });
+async function build(
+  p: ReturnType<typeof countingPlugin>,
+  channels: Record<string, unknown>,
+  previous?: Generation,
+  extra?: Record<string, unknown>,
+) {
+  return buildGeneration(configWith(channels, extra), {
+    builtins: [...builtinPlugins, p.plugin],
+    logger: silent,
+    previous,
+    clock: () => 1_000,
+  });
 }
 
 describe('plugin instances across reloads', () => {
@@ -68,7 +78,11 @@ describe('plugin instances across reloads', () => {
     const first = await build(p, { team: { type: 'counted', room: 'a' } });
     const ref = new GenerationRef(first);
     await first.start();
-    const reloader = createReloader({ generations: ref, build: () => build(p, { team: { type: 'counted', room: 'a' } }, ref.current), logger: silent });
+    const reloader = createReloader({
+      generations: ref,
+      build: () => build(p, { team: { type: 'counted', room: 'a' } }, ref.current),
+      logger: silent,
+    });
     expect(await reloader.reload('test')).toBe(true);
     expect(ref.current).not.toBe(first);
     expect(ref.current.channels.get('team')!.channel).toBe(first.channels.get('team')!.channel);
@@ -82,7 +96,11 @@ describe('plugin instances across reloads', () => {
     const ref = new GenerationRef(first);
     await first.start();
     const inFlight = ref.acquire(); // a request still running on the first generation
-    const reloader = createReloader({ generations: ref, build: () => build(p, { team: { type: 'counted', room: 'b' } }, ref.current), logger: silent });
+    const reloader = createReloader({
+      generations: ref,
+      build: () => build(p, { team: { type: 'counted', room: 'b' } }, ref.current),
+      logger: silent,
+    });
     expect(await reloader.reload('test')).toBe(true);
     expect(ref.current.channels.get('team')!.channel).not.toBe(first.channels.get('team')!.channel);
     expect(p.log).toEqual(['start a#1', 'start b#2']);
@@ -104,7 +122,9 @@ describe('plugin instances across reloads', () => {
     const p = countingPlugin();
     const first = await build(p, { team: { type: 'counted', room: 'a' } });
     await first.start();
-    await expect(build(p, { team: { type: 'counted', room: 'a' } }, first, { services: { ticker: { every: 0 } } })).rejects.toThrow(ConfigError);
+    await expect(build(p, { team: { type: 'counted', room: 'a' } }, first, { services: { ticker: { every: 0 } } })).rejects.toThrow(
+      ConfigError,
+    );
     await Promise.resolve();
     expect(p.log).toEqual(['start a#1']);
     await first.dispose();
@@ -141,11 +161,18 @@ describe('plugin instances from a plugin file', () => {
   afterAll(() => cleanup(dir));
   const file = join(dir, 'memo.ts');
   const write = (tag: string) =>
-    writeFileSync(file, `import { definePlugin } from 'hook-intake/plugin';
+    writeFileSync(
+      file,
+      `import { definePlugin } from 'hook-intake/plugin';
 export default definePlugin({ name: 'memo', channels: { memo: { create: () => ({ tag: '${tag}', async send() {} }) } } });
-`);
+`,
+    );
   const buildFrom = (previous?: Generation) =>
-    buildGeneration(testConfig({ plugins: [file], channels: { console: {}, memo: {} } }, dir), { builtins: builtinPlugins, logger: silent, previous });
+    buildGeneration(testConfig({ plugins: [file], channels: { console: {}, memo: {} } }, dir), {
+      builtins: builtinPlugins,
+      logger: silent,
+      previous,
+    });
 
   it('keeps the instance while the file is unchanged, and makes a new one from an edited file', async () => {
     write('one');

@@ -56,7 +56,9 @@ afterEach(async () => {
 /** An outbox over `store` with a channel `chat` of type `parts` splitting at `max`. */
 function outboxFor(store: Store, plugin: Plugin, opts: { max?: number; clock?: () => number; backoffMs?: number } = {}) {
   const log = captureLogger('trace');
-  const generations = new GenerationRef(testGeneration({ channels: { chat: { type: 'parts', max: opts.max ?? 10 } } }, { plugins: [plugin] }));
+  const generations = new GenerationRef(
+    testGeneration({ channels: { chat: { type: 'parts', max: opts.max ?? 10 } } }, { plugins: [plugin] }),
+  );
   const outbox: Outbox = createOutbox({
     store,
     generations,
@@ -252,7 +254,7 @@ describe('progress stored per part', () => {
 });
 
 describe('error classes', () => {
-  it('rate limited: waits the channel\'s hint, then resumes at the part that was refused', async () => {
+  it("rate limited: waits the channel's hint, then resumes at the part that was refused", async () => {
     const NOW = Date.now() + 600_000;
     const sent: number[] = [];
     let limited = false;
@@ -272,7 +274,7 @@ describe('error classes', () => {
     expect(sent).toEqual([1]);
   });
 
-  it('permanent: fails after one attempt with the channel\'s message as the reason', async () => {
+  it("permanent: fails after one attempt with the channel's message as the reason", async () => {
     let calls = 0;
     const store = memoryStore();
     const { plugin } = partsChannel(async () => {

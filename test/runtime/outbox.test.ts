@@ -29,7 +29,12 @@ function setup(send: Send, opts: { delivery?: Record<string, number>; channels?:
     { channels: opts.channels ?? { mem: { type: 'memory' } }, delivery: opts.delivery ?? { initialBackoffMs: 5 } },
     { plugins: [memoryChannel(send)] },
   );
-  const outbox: Outbox = createOutbox({ store, generations: new GenerationRef(gen), logger: log.logger, ...(opts.clock ? { clock: opts.clock } : {}) });
+  const outbox: Outbox = createOutbox({
+    store,
+    generations: new GenerationRef(gen),
+    logger: log.logger,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
   cleanups.push(async () => {
     await outbox.stop(0);
     await store.close();
@@ -85,7 +90,11 @@ describe('createOutbox()', () => {
     outbox.start();
     await until(async () => (await store.getRun(runId))!.delivery.status === 'failed');
     await outbox.idle();
-    expect((await store.getRun(runId))!.delivery).toMatchObject({ status: 'failed', reason: `HTTP 503 (try ${MAX_ATTEMPTS})`, attempts: MAX_ATTEMPTS });
+    expect((await store.getRun(runId))!.delivery).toMatchObject({
+      status: 'failed',
+      reason: `HTTP 503 (try ${MAX_ATTEMPTS})`,
+      attempts: MAX_ATTEMPTS,
+    });
     expect(calls).toBe(MAX_ATTEMPTS);
   });
 

@@ -6,7 +6,10 @@ import { testGeneration } from '../helpers/generation.ts';
 
 const store = new SqliteStore({ path: ':memory:' });
 afterAll(() => store.close());
-const gen = await testGeneration({ channels: { console: {}, chat: { type: 'needs-to' } }, session: { defaultRoute: { channel: 'console' } } });
+const gen = await testGeneration({
+  channels: { console: {}, chat: { type: 'needs-to' } },
+  session: { defaultRoute: { channel: 'console' } },
+});
 
 const run = { id: 'r1', sessionKey: 's1', deliver: true, channel: 'last', to: null };
 const input = (more: Partial<OutcomeInput>): OutcomeInput => ({
@@ -26,7 +29,10 @@ describe('buildOutcome()', () => {
       { sessionKey: 's1', role: 'user', content: 'Do it', runId: 'r1', createdAt: 1_000 },
       { sessionKey: 's1', role: 'assistant', content: 'Done.', runId: 'r1', createdAt: 2_000 },
     ]);
-    expect(o.delivery).toEqual({ kind: 'outbox', entry: { id: expect.any(String), runId: 'r1', channel: 'console', to: null, text: 'Done.', createdAt: 2_000 } });
+    expect(o.delivery).toEqual({
+      kind: 'outbox',
+      entry: { id: expect.any(String), runId: 'r1', channel: 'console', to: null, text: 'Done.', createdAt: 2_000 },
+    });
   });
 
   it('has no summary unless asked, and marks the entry of a main-session reply', async () => {
@@ -43,20 +49,38 @@ describe('buildOutcome()', () => {
 
   it.each([
     ['deliver is false', { run: { ...run, deliver: false } }, { kind: 'skipped', reason: 'deliver is false' }],
-    ['an acknowledgement', { result: { status: 'ok' as const, text: ' heartbeat_ok\n' } }, { kind: 'skipped', reason: 'heartbeat acknowledgement only' }],
+    [
+      'an acknowledgement',
+      { result: { status: 'ok' as const, text: ' heartbeat_ok\n' } },
+      { kind: 'skipped', reason: 'heartbeat acknowledgement only' },
+    ],
     [
       'a route that cannot take it, naming the route',
       { run: { ...run, channel: 'chat' } },
       { kind: 'skipped', reason: 'no recipient for channel "chat" (set "to")', channel: 'chat', to: null },
     ],
-    ['an unknown channel', { run: { ...run, channel: 'gone', to: 'x' } }, { kind: 'skipped', reason: 'channel "gone" is not configured', channel: 'gone', to: 'x' }],
+    [
+      'an unknown channel',
+      { run: { ...run, channel: 'gone', to: 'x' } },
+      { kind: 'skipped', reason: 'channel "gone" is not configured', channel: 'gone', to: 'x' },
+    ],
   ])('skips the delivery for %s', async (_what, more, delivery) => {
     expect((await buildOutcome(gen, store, input(more))).delivery).toEqual(delivery);
   });
 
   it('keeps the error of a run that did not succeed, with only its prompt, and skips the delivery with the reason given', async () => {
-    const o = await buildOutcome(gen, store, input({ result: { status: 'timeout', error: 'no answer in 30 s' }, failedReason: 'heartbeat did not succeed', summarize: true }));
-    expect(o).toMatchObject({ status: 'timeout', reply: null, summary: null, error: 'no answer in 30 s', delivery: { kind: 'skipped', reason: 'heartbeat did not succeed' } });
+    const o = await buildOutcome(
+      gen,
+      store,
+      input({ result: { status: 'timeout', error: 'no answer in 30 s' }, failedReason: 'heartbeat did not succeed', summarize: true }),
+    );
+    expect(o).toMatchObject({
+      status: 'timeout',
+      reply: null,
+      summary: null,
+      error: 'no answer in 30 s',
+      delivery: { kind: 'skipped', reason: 'heartbeat did not succeed' },
+    });
     expect(o.messages).toHaveLength(1);
   });
 

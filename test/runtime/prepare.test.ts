@@ -35,7 +35,14 @@ describe('prepare()', () => {
 
   it('wraps an agent message and keeps every other field', () => {
     const p = prepare(agent, { ...untrusted, label: 'Email', origin: 'gmail', nameTrusted: true });
-    expect(p).toEqual({ ...agent, message: wrapExternal(agent.message, 'Email', 'b0da0e1d'), origin: 'gmail', label: 'Email', trusted: false, nameTrusted: true });
+    expect(p).toEqual({
+      ...agent,
+      message: wrapExternal(agent.message, 'Email', 'b0da0e1d'),
+      origin: 'gmail',
+      label: 'Email',
+      trusted: false,
+      nameTrusted: true,
+    });
     expect(p.kind === 'agent' && p.message).toContain(agent.message);
   });
 

@@ -53,7 +53,13 @@ describe('createReloader()', () => {
     // its plugin instances start once it is live
     expect(next.started).toBe(1);
     const line = JSON.parse(log.text().trim());
-    expect(line).toMatchObject({ msg: 'configuration reloaded', generation: next.id, previous: first.id, reason: 'changed: a.json', ms: 5 });
+    expect(line).toMatchObject({
+      msg: 'configuration reloaded',
+      generation: next.id,
+      previous: first.id,
+      reason: 'changed: a.json',
+      ms: 5,
+    });
   });
 
   it('keeps the current generation when the build fails, recording each problem', async () => {
@@ -70,9 +76,19 @@ describe('createReloader()', () => {
     expect(swaps).toEqual([]);
     // the clock advances 5 ms per reading: the build started at 1005 and failed at 1010
     expect(generations.lastReloadError).toEqual({ at: 1_010, issues });
-    const lines = log.text().trim().split('\n').map((l) => JSON.parse(l));
+    const lines = log
+      .text()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatchObject({ level: 'error', msg: 'reload failed; keeping the current configuration', file: '/etc/hi.json5', path: 'hooks.mappings[0].match.path', reason: '"wake" is reserved' });
+    expect(lines[0]).toMatchObject({
+      level: 'error',
+      msg: 'reload failed; keeping the current configuration',
+      file: '/etc/hi.json5',
+      path: 'hooks.mappings[0].match.path',
+      reason: '"wake" is reserved',
+    });
     expect(lines[1]).toMatchObject({ file: '/etc/transforms/a.ts', reason: 'cannot load: Unexpected token' });
   });
 

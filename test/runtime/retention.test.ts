@@ -32,7 +32,12 @@ async function storeWithDays(count: number): Promise<SqliteStore> {
 
 describe('pruneBefore()', () => {
   it('puts each cutoff its days before now; fractions of a day work, and 0 days is now', () => {
-    expect(pruneBefore({ runsDays: 30, eventsDays: 0.5, requestsDays: 0, pruneEverySeconds: 60 }, 100 * DAY)).toEqual({ runs: 70 * DAY, events: 99.5 * DAY, requests: 100 * DAY, sessionLines: 50 });
+    expect(pruneBefore({ runsDays: 30, eventsDays: 0.5, requestsDays: 0, pruneEverySeconds: 60 }, 100 * DAY)).toEqual({
+      runs: 70 * DAY,
+      events: 99.5 * DAY,
+      requests: 100 * DAY,
+      sessionLines: 50,
+    });
   });
 });
 
@@ -40,7 +45,11 @@ describe('pruneAll()', () => {
   it('prunes in batches, pausing between them, until nothing is left', async () => {
     const store = await storeWithDays(10);
     let pauses = 0;
-    const total = await pruneAll(store, { runs: 5 * DAY, events: 0, requests: 7 * DAY, sessionLines: 50 }, { batch: 2, pause: async () => void pauses++ });
+    const total = await pruneAll(
+      store,
+      { runs: 5 * DAY, events: 0, requests: 7 * DAY, sessionLines: 50 },
+      { batch: 2, pause: async () => void pauses++ },
+    );
     expect(total).toEqual({ runs: 5, events: 0, messages: 0, deliveries: 0, requests: 7 });
     expect(pauses).toBeGreaterThanOrEqual(3);
     expect((await store.listRuns({ limit: 100 })).map((r) => r.createdAt / DAY)).toEqual([9, 8, 7, 6, 5]);
@@ -56,7 +65,7 @@ describe('pruneAll()', () => {
 });
 
 describe('createRetention()', () => {
-  it('prunes what is older than retention at the clock\'s time, and logs what it removed', async () => {
+  it("prunes what is older than retention at the clock's time, and logs what it removed", async () => {
     const store = await storeWithDays(10);
     let now = 10 * DAY;
     let lines = '';

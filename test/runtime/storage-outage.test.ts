@@ -58,7 +58,10 @@ afterEach(async () => {
   stops = [];
 });
 
-function world(send: (m: ChannelMessage) => Promise<void>, provider = scriptedProvider((req) => `reply to ${req.messages.at(-1)!.content}`)) {
+function world(
+  send: (m: ChannelMessage) => Promise<void>,
+  provider = scriptedProvider((req) => `reply to ${req.messages.at(-1)!.content}`),
+) {
   const gen = testGeneration(
     {
       agents: { defaults: { model: 'sp/m', maxConcurrent: 1 }, providers: { sp: { type: 'scripted' } } },
@@ -120,7 +123,12 @@ describe('a full disk', () => {
     for (const r of runs) await eventually(async () => (await w.store.getRun(r.id))!.delivery.status === 'sent');
     for (const r of runs) {
       const stored = (await w.store.getRun(r.id))!;
-      expect(stored).toMatchObject({ status: 'ok', attempts: 1, reply: `reply to ${r.message}`, delivery: { status: 'sent', attempts: 1 } });
+      expect(stored).toMatchObject({
+        status: 'ok',
+        attempts: 1,
+        reply: `reply to ${r.message}`,
+        delivery: { status: 'sent', attempts: 1 },
+      });
       expect(stored.startedAt).not.toBeNull();
     }
     expect(sent.map((m) => m.text).sort()).toEqual(['reply to first', 'reply to second', 'reply to third']);
@@ -189,7 +197,14 @@ describe('a full disk', () => {
 
   it('gives up on an outcome the store still cannot take at the stop deadline, leaving the run for the next start', async () => {
     const w = world(async () => {});
-    const runner = createRunner({ store: w.store, queue: w.store.queue, generations: w.generations, logger: w.log.logger, requestHeartbeat: () => {}, notifyOutbox: () => {} });
+    const runner = createRunner({
+      store: w.store,
+      queue: w.store.queue,
+      generations: w.generations,
+      logger: w.log.logger,
+      requestHeartbeat: () => {},
+      notifyOutbox: () => {},
+    });
     const run = newRun({ model: 'sp/m' });
     await w.store.accept({ events: [], runs: [run] });
     w.disk.full = true;

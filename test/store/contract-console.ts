@@ -24,7 +24,7 @@ export function newRequest(over: Partial<NewKeptRequest> = {}): NewKeptRequest {
 
 export function consoleContract(store: () => Store): void {
   describe('kept requests', () => {
-    it('are stored with the request\'s events and runs, and read back whole', async () => {
+    it("are stored with the request's events and runs, and read back whole", async () => {
       const run = newRun();
       const event = newEvent();
       // bytes that are not valid UTF-8 come back as they were
@@ -64,11 +64,11 @@ export function consoleContract(store: () => Store): void {
       expect((await store().getRequest(id))!.receivedAt).toBe(0xabc_def);
     });
 
-    it('are not stored when the request\'s batch fails', async () => {
+    it("are not stored when the request's batch fails", async () => {
       const taken = newRun();
       await store().accept({ events: [], runs: [taken] });
       await expect(store().accept({ events: [], runs: [taken], request: newRequest({ hook: 'failed' }) })).rejects.toThrow();
-      expect((await store().listRequests({ limit: 10, hook: 'failed' }))).toEqual([]);
+      expect(await store().listRequests({ limit: 10, hook: 'failed' })).toEqual([]);
     });
 
     it('list newest first, filtered by hook and status, a page at a time', async () => {
@@ -91,7 +91,7 @@ export function consoleContract(store: () => Store): void {
     });
 
     it('keep long bodies byte for byte, whether they compress or not', async () => {
-      const text = new Uint8Array(Buffer.from('{"message":"' + 'Zürich ✓ the same words again '.repeat(4_000) + '"}'));
+      const text = new Uint8Array(Buffer.from(`{"message":"${'Zürich ✓ the same words again '.repeat(4_000)}"}`));
       const random = new Uint8Array(randomBytes(64 * 1024));
       const edge = new Uint8Array(Buffer.from('y'.repeat(4096)));
       for (const body of [text, random, edge]) {
@@ -102,7 +102,7 @@ export function consoleContract(store: () => Store): void {
       }
     });
 
-    it('list without headers and bodies, with each body\'s size in bytes', async () => {
+    it("list without headers and bodies, with each body's size in bytes", async () => {
       const body = new Uint8Array(Buffer.from('Zürich ✓ '.repeat(10_000)));
       const { requestId } = await store().accept({ events: [], runs: [], request: newRequest({ body, replayOf: 'r1' }) });
       const [listed] = await store().listRequests({ limit: 1 });
@@ -125,7 +125,13 @@ export function consoleContract(store: () => Store): void {
 
       const again = newDelivery(run.id, { channel: 'slack', to: '#b', createdAt: 9_000, text: 'the reply' });
       await store().redeliver(again);
-      expect((await store().getRun(run.id))!.delivery).toEqual({ status: 'pending', reason: null, channel: 'slack', to: '#b', attempts: 0 });
+      expect((await store().getRun(run.id))!.delivery).toEqual({
+        status: 'pending',
+        reason: null,
+        channel: 'slack',
+        to: '#b',
+        attempts: 0,
+      });
       const due = await store().dueDeliveries(9_000, 10);
       expect(due.map((d) => [d.id, d.text, d.status])).toEqual([[again.id, 'the reply', 'pending']]);
       await store().recordDelivery({ id: again.id, runId: run.id, attempts: 1, at: 9_100, status: 'sent' });
@@ -139,7 +145,13 @@ export function consoleContract(store: () => Store): void {
       await store().finishRun(okOutcome(run.id, { delivery: { kind: 'skipped', reason: 'deliver is false' } }));
       const entry = newDelivery(run.id, { channel: 'console', createdAt: 5_000 });
       await store().redeliver(entry);
-      expect((await store().getRun(run.id))!.delivery).toEqual({ status: 'pending', reason: null, channel: 'console', to: null, attempts: 0 });
+      expect((await store().getRun(run.id))!.delivery).toEqual({
+        status: 'pending',
+        reason: null,
+        channel: 'console',
+        to: null,
+        attempts: 0,
+      });
       expect((await store().dueDeliveries(5_000, 10)).map((d) => d.id)).toEqual([entry.id]);
     });
   });
@@ -179,7 +191,13 @@ export function consoleContract(store: () => Store): void {
       await store().accept({ events, runs: [] });
       const hb = newRun({ kind: 'heartbeat', sessionKey: 'main', createdAt: 6_000 });
       await store().insertHeartbeat(hb, 6_000);
-      await store().finishRun(okOutcome(hb.id, { finishedAt: 6_000, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: [events[0]!.id, events[1]!.id] }));
+      await store().finishRun(
+        okOutcome(hb.id, {
+          finishedAt: 6_000,
+          delivery: { kind: 'skipped', reason: 'ack' },
+          consumedEventIds: [events[0]!.id, events[1]!.id],
+        }),
+      );
       // rows come in the order of their times: a pass stops at the first one newer than the cutoff
       const recent = await finishedRun(20_000);
       const late = newEvent({ createdAt: 20_000 });
@@ -205,9 +223,19 @@ export function consoleContract(store: () => Store): void {
     });
 
     it('removes the transcripts of sessions idle since before the cutoff; of a session in use, the old lines beyond its newest ones', async () => {
-      const line = (sessionKey: string, createdAt: number) => ({ sessionKey, role: 'user' as const, content: `at ${createdAt}`, runId: null, createdAt });
+      const line = (sessionKey: string, createdAt: number) => ({
+        sessionKey,
+        role: 'user' as const,
+        content: `at ${createdAt}`,
+        runId: null,
+        createdAt,
+      });
       const idle = await finishedRun(1_000, { sessionKey: 'idle' }, { messages: [line('idle', 1_000), line('idle', 2_000)] });
-      await finishedRun(1_000, { sessionKey: 'busy' }, { messages: [line('busy', 1_000), line('busy', 1_100), line('busy', 1_200), line('busy', 1_300)] });
+      await finishedRun(
+        1_000,
+        { sessionKey: 'busy' },
+        { messages: [line('busy', 1_000), line('busy', 1_100), line('busy', 1_200), line('busy', 1_300)] },
+      );
       await finishedRun(1_000, { sessionKey: 'short' }, { messages: [line('short', 1_000)] });
       await finishedRun(20_000, { sessionKey: 'short' }, { messages: [line('short', 20_000)] });
       await finishedRun(20_000, { sessionKey: 'busy' }, { messages: [line('busy', 20_000)] });
@@ -229,10 +257,16 @@ export function consoleContract(store: () => Store): void {
       const hb = newRun({ kind: 'heartbeat', sessionKey: 'main', createdAt: 2_000 });
       await store().insertHeartbeat(hb, 2_000);
       // not the oldest pending one: marked consumed by its row
-      await store().finishRun(okOutcome(hb.id, { finishedAt: 2_000, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: [events[1]!.id] }));
+      await store().finishRun(
+        okOutcome(hb.id, { finishedAt: 2_000, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: [events[1]!.id] }),
+      );
       expect(await store().countPrunable(cutoff)).toMatchObject({ events: 1 });
       expect((await pruneAll(10)).total.events).toBe(1);
-      expect((await store().listEvents({ limit: 10 })).map((e) => [e.createdAt, e.status])).toEqual([[1_300, 'pending'], [1_200, 'pending'], [1_000, 'pending']]);
+      expect((await store().listEvents({ limit: 10 })).map((e) => [e.createdAt, e.status])).toEqual([
+        [1_300, 'pending'],
+        [1_200, 'pending'],
+        [1_000, 'pending'],
+      ]);
       expect((await store().counts()).events).toEqual({ pending: 3, consumed: 0 });
     });
 
@@ -244,16 +278,22 @@ export function consoleContract(store: () => Store): void {
       await store().accept({ events: [], runs: [run] });
       await store().queuedRun(run.id);
       await store().startRun(run.id, 1_000);
-      await store().finishRun(okOutcome(run.id, {
-        finishedAt: 1_000,
-        reply,
-        delivery: { kind: 'skipped', reason: 'ack' },
-        messages: [
-          { sessionKey: 'busy', role: 'user', content: message, runId: run.id, createdAt: 1_000 },
-          { sessionKey: 'busy', role: 'assistant', content: reply, runId: run.id, createdAt: 1_000 },
-        ],
-      }));
-      await finishedRun(20_000, { sessionKey: 'busy' }, { messages: [{ sessionKey: 'busy', role: 'user', content: 'later', runId: null, createdAt: 20_000 }] });
+      await store().finishRun(
+        okOutcome(run.id, {
+          finishedAt: 1_000,
+          reply,
+          delivery: { kind: 'skipped', reason: 'ack' },
+          messages: [
+            { sessionKey: 'busy', role: 'user', content: message, runId: run.id, createdAt: 1_000 },
+            { sessionKey: 'busy', role: 'assistant', content: reply, runId: run.id, createdAt: 1_000 },
+          ],
+        }),
+      );
+      await finishedRun(
+        20_000,
+        { sessionKey: 'busy' },
+        { messages: [{ sessionKey: 'busy', role: 'user', content: 'later', runId: null, createdAt: 20_000 }] },
+      );
       await finishedRun(30_000);
       await pruneAll(10);
       expect(await store().getRun(run.id)).toBeUndefined();

@@ -41,7 +41,11 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       it('stores the events, runs and idempotency record of a request together', async () => {
         const run = newRun({ to: '42', thinking: 'low', trusted: true, nameTrusted: true, deliver: false });
         const event = newEvent({ text: 'disk full' });
-        await store.accept({ events: [event], runs: [run], idempotency: { key: 'k', status: 202, body: '{"ok":true}', createdAt: 1, expiresAt: 10 } });
+        await store.accept({
+          events: [event],
+          runs: [run],
+          idempotency: { key: 'k', status: 202, body: '{"ok":true}', createdAt: 1, expiresAt: 10 },
+        });
         expect(await store.getRun(run.id)).toEqual({
           ...run,
           status: 'queued',
@@ -61,7 +65,13 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         const taken = newRun();
         await store.accept({ events: [], runs: [taken] });
         const fresh = newRun();
-        await expect(store.accept({ events: [newEvent()], runs: [fresh, taken], idempotency: { key: 'k', status: 200, body: '{}', createdAt: 1, expiresAt: 10 } })).rejects.toThrow();
+        await expect(
+          store.accept({
+            events: [newEvent()],
+            runs: [fresh, taken],
+            idempotency: { key: 'k', status: 200, body: '{}', createdAt: 1, expiresAt: 10 },
+          }),
+        ).rejects.toThrow();
         expect(await store.getRun(fresh.id)).toBeUndefined();
         expect(await store.listEvents({ limit: 10 })).toEqual([]);
         expect(await store.getIdempotency('k', 5)).toBeUndefined();
@@ -112,15 +122,40 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         const run = await started({}, 1_500);
         expect(await store.getRun(run.id)).toMatchObject({ status: 'running', attempts: 1, startedAt: 1_500, finishedAt: null });
         await store.finishRun(okOutcome(run.id, { finishedAt: 2_000, reply: 'done', summary: 'done.', delivery: skipped }));
-        expect(await store.getRun(run.id)).toMatchObject({ status: 'ok', attempts: 1, startedAt: 1_500, finishedAt: 2_000, reply: 'done', summary: 'done.', error: null });
+        expect(await store.getRun(run.id)).toMatchObject({
+          status: 'ok',
+          attempts: 1,
+          startedAt: 1_500,
+          finishedAt: 2_000,
+          reply: 'done',
+          summary: 'done.',
+          error: null,
+        });
       });
 
       it('end as error or timeout with the reason, and no reply', async () => {
         const failed = await started();
         const slow = await started();
-        await store.finishRun({ ...okOutcome(failed.id, { delivery: { kind: 'skipped', reason: 'run did not succeed' } }), status: 'error', reply: null, summary: null, error: 'HTTP 500' });
-        await store.finishRun({ ...okOutcome(slow.id, { delivery: { kind: 'skipped', reason: 'run did not succeed' } }), status: 'timeout', reply: null, summary: null, error: 'timed out' });
-        expect(await store.getRun(failed.id)).toMatchObject({ status: 'error', reply: null, error: 'HTTP 500', delivery: { status: 'skipped', reason: 'run did not succeed' } });
+        await store.finishRun({
+          ...okOutcome(failed.id, { delivery: { kind: 'skipped', reason: 'run did not succeed' } }),
+          status: 'error',
+          reply: null,
+          summary: null,
+          error: 'HTTP 500',
+        });
+        await store.finishRun({
+          ...okOutcome(slow.id, { delivery: { kind: 'skipped', reason: 'run did not succeed' } }),
+          status: 'timeout',
+          reply: null,
+          summary: null,
+          error: 'timed out',
+        });
+        expect(await store.getRun(failed.id)).toMatchObject({
+          status: 'error',
+          reply: null,
+          error: 'HTTP 500',
+          delivery: { status: 'skipped', reason: 'run did not succeed' },
+        });
         expect(await store.getRun(slow.id)).toMatchObject({ status: 'timeout', error: 'timed out' });
       });
 
@@ -210,11 +245,15 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     });
 
     describe('transcripts', () => {
-      it('keep a session\'s lines in order with positive ids: transcript() oldest first, listMessages() newest first, each with a limit', async () => {
+      it("keep a session's lines in order with positive ids: transcript() oldest first, listMessages() newest first, each with a limit", async () => {
         const run = await started({ sessionKey: 'hook:s' });
-        const lines = ['one', 'two', 'three'].map((content, i) => newMessage({ sessionKey: 'hook:s', content, runId: run.id, createdAt: i }));
+        const lines = ['one', 'two', 'three'].map((content, i) =>
+          newMessage({ sessionKey: 'hook:s', content, runId: run.id, createdAt: i }),
+        );
         await store.finishRun(okOutcome(run.id, { messages: lines, delivery: skipped }));
-        await store.finishRun(okOutcome((await started({ sessionKey: 'other' })).id, { messages: [newMessage({ sessionKey: 'other' })], delivery: skipped }));
+        await store.finishRun(
+          okOutcome((await started({ sessionKey: 'other' })).id, { messages: [newMessage({ sessionKey: 'other' })], delivery: skipped }),
+        );
         const all = await store.transcript('hook:s', 10);
         expect(all.map((m) => m.content)).toEqual(['one', 'two', 'three']);
         expect(all.every((m, i) => m.id > 0 && (i === 0 || m.id > all[i - 1]!.id))).toBe(true);
@@ -227,7 +266,9 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       it('transcript() stops at a byte budget, keeping the newest line whatever its size', async () => {
         const run = await started({ sessionKey: 'big' });
         const contents = ['a', 'b', 'c', 'd'].map((c) => c.repeat(250));
-        await store.finishRun(okOutcome(run.id, { messages: contents.map((content) => newMessage({ sessionKey: 'big', content })), delivery: skipped }));
+        await store.finishRun(
+          okOutcome(run.id, { messages: contents.map((content) => newMessage({ sessionKey: 'big', content })), delivery: skipped }),
+        );
         const firsts = async (limit: number, max: number) => (await store.transcript('big', limit, max)).map((m) => m.content[0]);
         expect(await firsts(10, 1000)).toEqual(['a', 'b', 'c', 'd']);
         expect(await firsts(10, 999)).toEqual(['b', 'c', 'd']);
@@ -236,10 +277,15 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         expect(await firsts(2, 1000)).toEqual(['c', 'd']);
       });
 
-      it('count a line\'s bytes in UTF-8, as read back', async () => {
+      it("count a line's bytes in UTF-8, as read back", async () => {
         const run = await started({ sessionKey: 'utf' });
         const [x, y] = ['é'.repeat(100), wrapExternal('ü'.repeat(50), 'Webhook')];
-        await store.finishRun(okOutcome(run.id, { messages: [newMessage({ sessionKey: 'utf', content: x }), newMessage({ sessionKey: 'utf', content: y })], delivery: skipped }));
+        await store.finishRun(
+          okOutcome(run.id, {
+            messages: [newMessage({ sessionKey: 'utf', content: x }), newMessage({ sessionKey: 'utf', content: y })],
+            delivery: skipped,
+          }),
+        );
         expect((await store.transcript('utf', 10, bytes(x) + bytes(y))).map((m) => m.content)).toEqual([x, y]);
         expect((await store.transcript('utf', 10, bytes(x) + bytes(y) - 1)).map((m) => m.content)).toEqual([y]);
       });
@@ -250,7 +296,10 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         const run = await started({ message: long('request') });
         const reply = long('answer', 50_000);
         const entry = newDelivery(run.id, { text: reply });
-        const messages = [newMessage({ sessionKey: run.sessionKey, content: run.message, runId: run.id }), newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: reply, runId: run.id })];
+        const messages = [
+          newMessage({ sessionKey: run.sessionKey, content: run.message, runId: run.id }),
+          newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: reply, runId: run.id }),
+        ];
         await store.finishRun(okOutcome(run.id, { reply, messages, delivery: { kind: 'outbox', entry } }));
         expect(await store.getRun(run.id)).toMatchObject({ message: run.message, reply });
         expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([run.message, reply]);
@@ -259,8 +308,17 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
       it('an echo: a reply equal to the long message reads back whole', async () => {
         const run = await started({ message: long('echo') });
-        const messages = [newMessage({ sessionKey: run.sessionKey, content: run.message }), newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: run.message })];
-        await store.finishRun(okOutcome(run.id, { reply: run.message, messages, delivery: { kind: 'outbox', entry: newDelivery(run.id, { text: run.message }) } }));
+        const messages = [
+          newMessage({ sessionKey: run.sessionKey, content: run.message }),
+          newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: run.message }),
+        ];
+        await store.finishRun(
+          okOutcome(run.id, {
+            reply: run.message,
+            messages,
+            delivery: { kind: 'outbox', entry: newDelivery(run.id, { text: run.message }) },
+          }),
+        );
         expect((await store.getRun(run.id))!.reply).toBe(run.message);
         expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([run.message, run.message]);
         expect((await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]!.text).toBe(run.message);
@@ -275,9 +333,14 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         await store.accept({ events: [wake], runs: [run] });
         expect((await store.queuedRun(run.id))!.message).toBe(message);
         await store.startRun(run.id, 1_500);
-        const messages = [newMessage({ sessionKey: run.sessionKey, content: message }), newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: reply })];
+        const messages = [
+          newMessage({ sessionKey: run.sessionKey, content: message }),
+          newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: reply }),
+        ];
         const event = newEvent({ source: 'run', text: summary, runId: run.id });
-        await store.finishRun(okOutcome(run.id, { reply, messages, event, delivery: { kind: 'outbox', entry: newDelivery(run.id, { text: reply }) } }));
+        await store.finishRun(
+          okOutcome(run.id, { reply, messages, event, delivery: { kind: 'outbox', entry: newDelivery(run.id, { text: reply }) } }),
+        );
         expect(await store.getRun(run.id)).toMatchObject({ message, reply });
         expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([message, reply]);
         expect((await store.pendingEvents(10)).map((e) => e.text)).toEqual([wake.text, summary]);
@@ -321,10 +384,14 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         expect((await store.counts()).events).toEqual({ pending: 2, consumed: 1 });
       });
 
-      it('a finish\'s summary event is pending, with its run', async () => {
+      it("a finish's summary event is pending, with its run", async () => {
         const run = await started();
-        await store.finishRun(okOutcome(run.id, { event: newEvent({ source: 'run', text: 'Hook: done', runId: run.id }), delivery: skipped }));
-        expect(await store.pendingEvents(10)).toEqual([expect.objectContaining({ source: 'run', text: 'Hook: done', runId: run.id, status: 'pending' })]);
+        await store.finishRun(
+          okOutcome(run.id, { event: newEvent({ source: 'run', text: 'Hook: done', runId: run.id }), delivery: skipped }),
+        );
+        expect(await store.pendingEvents(10)).toEqual([
+          expect.objectContaining({ source: 'run', text: 'Hook: done', runId: run.id, status: 'pending' }),
+        ]);
       });
     });
 
@@ -349,7 +416,10 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         expect(b.events.map((e) => e.text)).toEqual(['4', '5']);
         expect(b.older).toEqual({ count: 3, bySource: { wake: 2, github: 1 }, firstAt: 10, lastAt: 30 });
         await store.accept({ events: [newEvent({ text: '6' })], runs: [] });
-        await consume(b.events.map((e) => e.id), true);
+        await consume(
+          b.events.map((e) => e.id),
+          true,
+        );
         expect((await store.pendingEvents(10)).map((e) => e.text)).toEqual(['6']);
         expect((await store.counts()).events).toEqual({ pending: 1, consumed: 5 });
       });
@@ -388,20 +458,51 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         expect(await store.nextDeliveryAt()).toBe(4_000);
         expect(await store.nextDeliveryAt(4_000)).toBe(5_000);
         expect(await store.nextDeliveryAt(5_000)).toBeUndefined();
-        expect((await store.getRun(r1.id))!.delivery).toEqual({ status: 'pending', reason: null, channel: 'console', to: null, attempts: 0 });
+        expect((await store.getRun(r1.id))!.delivery).toEqual({
+          status: 'pending',
+          reason: null,
+          channel: 'console',
+          to: null,
+          attempts: 0,
+        });
       });
 
       it('a retry waits for its time with its error; the parts sent are kept until changed', async () => {
         const run = await started();
         const entry = newDelivery(run.id, { createdAt: 2_000 });
         await store.finishRun(okOutcome(run.id, { delivery: { kind: 'outbox', entry } }));
-        await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 1, at: 2_100, status: 'pending', nextAttemptAt: 4_000, error: 'HTTP 503', sentParts: 2 });
+        await store.recordDelivery({
+          id: entry.id,
+          runId: run.id,
+          attempts: 1,
+          at: 2_100,
+          status: 'pending',
+          nextAttemptAt: 4_000,
+          error: 'HTTP 503',
+          sentParts: 2,
+        });
         expect(await store.dueDeliveries(3_999, 10)).toEqual([]);
         expect(await store.dueDeliveries(4_000, 10)).toEqual([
-          expect.objectContaining({ id: entry.id, attempts: 1, lastError: 'HTTP 503', sentParts: 2, nextAttemptAt: 4_000, updatedAt: 2_100, status: 'pending' }),
+          expect.objectContaining({
+            id: entry.id,
+            attempts: 1,
+            lastError: 'HTTP 503',
+            sentParts: 2,
+            nextAttemptAt: 4_000,
+            updatedAt: 2_100,
+            status: 'pending',
+          }),
         ]);
         expect((await store.getRun(run.id))!.delivery).toMatchObject({ status: 'pending', reason: 'HTTP 503', attempts: 1 });
-        await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 2, at: 4_100, status: 'pending', nextAttemptAt: 5_000, error: 'HTTP 503' });
+        await store.recordDelivery({
+          id: entry.id,
+          runId: run.id,
+          attempts: 2,
+          at: 4_100,
+          status: 'pending',
+          nextAttemptAt: 5_000,
+          error: 'HTTP 503',
+        });
         expect((await store.dueDeliveries(5_000, 10))[0]!.sentParts).toBe(2);
       });
 
@@ -416,7 +517,13 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         expect(await due()).toMatchObject({ parts: ['one', 'two', 'three'], sentParts: 0, ambiguousPart: null, attempts: 0 });
         await store.recordDelivery({ ...base, attempts: 0, at: 2_200, sentParts: 1 });
         await store.recordDelivery({ ...base, attempts: 1, at: 2_300, error: 'timed out', ambiguousPart: 1 });
-        expect(await due()).toMatchObject({ parts: ['one', 'two', 'three'], sentParts: 1, ambiguousPart: 1, attempts: 1, lastError: 'timed out' });
+        expect(await due()).toMatchObject({
+          parts: ['one', 'two', 'three'],
+          sentParts: 1,
+          ambiguousPart: 1,
+          attempts: 1,
+          lastError: 'timed out',
+        });
         await store.recordDelivery({ ...base, attempts: 1, at: 2_400, sentParts: 2, ambiguousPart: null });
         expect(await due()).toMatchObject({ parts: ['one', 'two', 'three'], sentParts: 2, ambiguousPart: null });
       });
@@ -450,7 +557,14 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         const [ea, eb] = [newDelivery(a.id), newDelivery(b.id)];
         await store.finishRun(okOutcome(a.id, { delivery: { kind: 'outbox', entry: ea } }));
         await store.finishRun(okOutcome(b.id, { delivery: { kind: 'outbox', entry: eb } }));
-        await store.recordDelivery({ id: ea.id, runId: a.id, attempts: 1, at: 2_100, status: 'sent', route: { channel: 'telegram', to: '42' } });
+        await store.recordDelivery({
+          id: ea.id,
+          runId: a.id,
+          attempts: 1,
+          at: 2_100,
+          status: 'sent',
+          route: { channel: 'telegram', to: '42' },
+        });
         expect((await store.getRun(a.id))!.delivery).toEqual({ status: 'sent', reason: null, channel: 'console', to: null, attempts: 1 });
         expect(JSON.parse((await store.getMeta('mainRoute'))!)).toEqual({ channel: 'telegram', to: '42' });
         await store.recordDelivery({ id: eb.id, runId: b.id, attempts: 5, at: 2_200, status: 'failed', error: 'HTTP 400' });
@@ -462,8 +576,16 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
       it('a skipped delivery is recorded on the run with its reason, and nothing is queued', async () => {
         const run = await started();
-        await store.finishRun(okOutcome(run.id, { delivery: { kind: 'skipped', reason: 'deliver is false', channel: 'slack', to: '#ops' } }));
-        expect((await store.getRun(run.id))!.delivery).toEqual({ status: 'skipped', reason: 'deliver is false', channel: 'slack', to: '#ops', attempts: 0 });
+        await store.finishRun(
+          okOutcome(run.id, { delivery: { kind: 'skipped', reason: 'deliver is false', channel: 'slack', to: '#ops' } }),
+        );
+        expect((await store.getRun(run.id))!.delivery).toEqual({
+          status: 'skipped',
+          reason: 'deliver is false',
+          channel: 'slack',
+          to: '#ops',
+          attempts: 0,
+        });
         expect(await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
       });
     });

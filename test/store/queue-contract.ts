@@ -33,7 +33,9 @@ export function queueContract(name: string, open: (opts: { clock: () => number }
       const [c] = await accept('k3');
       expect(q.size()).toEqual({ waiting: 3, claimed: 0 });
       const claims = await q.claim('w1', 1_000, 10);
-      expect(claims).toEqual([a, b, c].map((run) => ({ id: run!.id, key: run!.sessionKey, attempts: 0, lastError: null, leaseUntil: START + 1_000, item: run })));
+      expect(claims).toEqual(
+        [a, b, c].map((run) => ({ id: run!.id, key: run!.sessionKey, attempts: 0, lastError: null, leaseUntil: START + 1_000, item: run })),
+      );
       expect(q.size()).toEqual({ waiting: 0, claimed: 3 });
     });
 
@@ -91,7 +93,12 @@ export function queueContract(name: string, open: (opts: { clock: () => number }
       now += 1;
       const [again] = await q.claim('w2', 1_000, 10);
       expect(again).toMatchObject({ id: a!.id, attempts: 1, leaseUntil: now + 1_000 });
-      for (const call of [q.complete(a!.id, 'w1'), q.extend(a!.id, 'w1', 5_000), q.fail(a!.id, 'w1', { error: 'x' }), q.release(a!.id, 'w1')])
+      for (const call of [
+        q.complete(a!.id, 'w1'),
+        q.extend(a!.id, 'w1', 5_000),
+        q.fail(a!.id, 'w1', { error: 'x' }),
+        q.release(a!.id, 'w1'),
+      ])
         expect(await call).toBe(false);
       expect(await q.complete(a!.id, 'w2')).toBe(true);
     });
@@ -219,7 +226,12 @@ export function queueContract(name: string, open: (opts: { clock: () => number }
         expect(await claimBeats('w2')).toEqual([]);
         now += 1;
         expect(await claimBeats('w2')).toMatchObject([{ id: c!.id, attempts: 1 }]);
-        for (const call of [q.complete(c!.id, 'w1'), q.extend(c!.id, 'w1', 5_000), q.fail(c!.id, 'w1', { error: 'x' }), q.release(c!.id, 'w1')])
+        for (const call of [
+          q.complete(c!.id, 'w1'),
+          q.extend(c!.id, 'w1', 5_000),
+          q.fail(c!.id, 'w1', { error: 'x' }),
+          q.release(c!.id, 'w1'),
+        ])
           expect(await call).toBe(false);
         expect(await q.complete(c!.id, 'w2')).toBe(true);
       });

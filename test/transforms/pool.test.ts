@@ -11,7 +11,14 @@ import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { createTransformPool, createWorkerSource, TransformCallError, TransformLoadError, type TransformPool, type TransformSpec } from '../../src/transforms/pool.ts';
+import {
+  createTransformPool,
+  createWorkerSource,
+  TransformCallError,
+  TransformLoadError,
+  type TransformPool,
+  type TransformSpec,
+} from '../../src/transforms/pool.ts';
 import { cleanup, tempDir, until } from '../helpers/cli.ts';
 
 const dir = realpathSync(tempDir('hook-intake-pool-'));
@@ -81,13 +88,38 @@ const MODULES: Record<string, string> = {
 for (const [f, src] of Object.entries(MODULES)) writeFileSync(join(dir, f), src);
 mkdirSync(join(dir, 'sub'));
 
-const spec = (file: string, exportName?: string): TransformSpec => ({ key: exportName ? `${file}#${exportName}` : file, file: join(dir, file), ...(exportName ? { exportName } : {}) });
+const spec = (file: string, exportName?: string): TransformSpec => ({
+  key: exportName ? `${file}#${exportName}` : file,
+  file: join(dir, file),
+  ...(exportName ? { exportName } : {}),
+});
 // modules Node loads itself: a worker for these never loads jiti, which would cost each of them its start
-const ALL_GOOD = ['default.ts', 'named.mjs', 'both.ts', 'fn.cjs', 'obj.cjs', 'exports.cjs', 'async.mjs', 'throws.ts', 'rejects.mjs', 'throws-string.mjs', 'clone.mjs', 'symbol.mjs', 'stuck.mjs', 'never.mjs', 'crash.mjs', 'exits.mjs', 'block.mjs'].map((f) => spec(f));
+const ALL_GOOD = [
+  'default.ts',
+  'named.mjs',
+  'both.ts',
+  'fn.cjs',
+  'obj.cjs',
+  'exports.cjs',
+  'async.mjs',
+  'throws.ts',
+  'rejects.mjs',
+  'throws-string.mjs',
+  'clone.mjs',
+  'symbol.mjs',
+  'stuck.mjs',
+  'never.mjs',
+  'crash.mjs',
+  'exits.mjs',
+  'block.mjs',
+].map((f) => spec(f));
 const NAMED = [spec('both.ts', 'pick'), spec('both.ts', 'transform'), spec('exports.cjs', 'other')];
 
 const pools: TransformPool[] = [];
-async function pool(specs: TransformSpec[] = ALL_GOOD, opts: Partial<Parameters<typeof createTransformPool>[1]> = {}): Promise<TransformPool> {
+async function pool(
+  specs: TransformSpec[] = ALL_GOOD,
+  opts: Partial<Parameters<typeof createTransformPool>[1]> = {},
+): Promise<TransformPool> {
   const p = await createTransformPool(specs, { max: 1, ...opts });
   pools.push(p);
   return p;
@@ -170,7 +202,12 @@ describe('createTransformPool()', () => {
 
   it('runs every context of a call in order and returns the results in order, awaiting async ones', async () => {
     const p = await pool();
-    expect(await p.call('async.mjs', [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }], 5000)).toEqual([null, { message: 'even 2' }, null, { message: 'even 4' }]);
+    expect(await p.call('async.mjs', [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }], 5000)).toEqual([
+      null,
+      { message: 'even 2' },
+      null,
+      { message: 'even 4' },
+    ]);
   });
 
   it('returns a call on a key it does not know as an error', async () => {
@@ -182,7 +219,12 @@ describe('createTransformPool()', () => {
     it.each([
       ['a syntax error', 'syntax.ts', undefined, /^cannot load: /],
       ['a module that throws while loading', 'load-throws.mjs', undefined, /^cannot load: .*refusing to load/],
-      ['a module without a usable export', 'no-export.mjs', undefined, /^exports neither a default function nor a function named "transform"$/],
+      [
+        'a module without a usable export',
+        'no-export.mjs',
+        undefined,
+        /^exports neither a default function nor a function named "transform"$/,
+      ],
       ['a missing named export', 'default.ts', 'shape', /^has no function export "shape"$/],
     ])('fail the pool for %s, naming the module', async (_what, file, exportName, message) => {
       const bad = spec(file, exportName);
@@ -202,7 +244,9 @@ describe('createTransformPool()', () => {
     });
 
     it('reports every broken module at once', async () => {
-      const err = (await createTransformPool([spec('syntax.ts'), spec('default.ts'), spec('no-export.mjs')], { max: 1 }).catch((e: unknown) => e)) as TransformLoadError;
+      const err = (await createTransformPool([spec('syntax.ts'), spec('default.ts'), spec('no-export.mjs')], { max: 1 }).catch(
+        (e: unknown) => e,
+      )) as TransformLoadError;
       expect(err.errors.map((e) => e.key)).toEqual(['syntax.ts', 'no-export.mjs']);
     });
   });
@@ -392,7 +436,9 @@ describe('createTransformPool()', () => {
       expect(await first).toEqual([{ message: 'ran 1' }]);
       expect(Atomics.load(new Int32Array(counter), 0)).toBe(4);
       // both workers take calls again, and nothing taken back runs twice
-      expect(await Promise.all([5, 6, 7, 8].map((n) => p.call('late.mjs', [{ counter, n }], 10_000)))).toEqual([5, 6, 7, 8].map((n) => [{ message: `ran ${n}` }]));
+      expect(await Promise.all([5, 6, 7, 8].map((n) => p.call('late.mjs', [{ counter, n }], 10_000)))).toEqual(
+        [5, 6, 7, 8].map((n) => [{ message: `ran ${n}` }]),
+      );
       expect(Atomics.load(new Int32Array(counter), 0)).toBe(8);
       expect(p.stats()).toMatchObject({ workers: 2, restarts: 0 });
     });
@@ -488,7 +534,13 @@ describe('createTransformPool()', () => {
     const spawn = async (compiler: boolean) => {
       const f: Fake = { compiler, messages: [], ended: false };
       started.push(f);
-      const w = { fake: f, ref: () => w, unref: () => w, postMessage: (m: unknown) => f.messages.push(m), terminate: async () => ((f.ended = true), 0) };
+      const w = {
+        fake: f,
+        ref: () => w,
+        unref: () => w,
+        postMessage: (m: unknown) => f.messages.push(m),
+        terminate: async () => ((f.ended = true), 0),
+      };
       return w as unknown as Worker;
     };
     const fakeOf = (w: Worker) => (w as unknown as { fake: Fake }).fake;

@@ -12,7 +12,8 @@ const root = realpathSync(tempDir('hook-intake-confine-'));
 const dir = join(root, 'transforms');
 mkdirSync(join(dir, 'sub'), { recursive: true });
 mkdirSync(join(dir, 'folder.ts'));
-for (const f of ['a.ts', 'b.mts', 'c.js', 'd.mjs', 'e.cjs', 'sub/nested.ts', 'both.ts', 'both.js', 'notes.txt']) writeFileSync(join(dir, f), 'export default () => null;');
+for (const f of ['a.ts', 'b.mts', 'c.js', 'd.mjs', 'e.cjs', 'sub/nested.ts', 'both.ts', 'both.js', 'notes.txt'])
+  writeFileSync(join(dir, f), 'export default () => null;');
 writeFileSync(join(root, 'outside.js'), 'export default () => null;');
 symlinkSync(join(root, 'outside.js'), join(dir, 'evil.js'));
 symlinkSync(join(dir, 'a.ts'), join(dir, 'alias.ts'));

@@ -20,7 +20,16 @@ import { tokenFingerprint } from '../../src/auth/token.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SHOTS = process.env.UI_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'console') : undefined;
 
 const HOOK = `hk_${randomBytes(18).toString('hex')}`;
@@ -49,13 +58,20 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     pages.push(await page.content());
     if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   };
-  const hook = (name: string, body: unknown, headers: Record<string, string> = {}) => post(`${srv.url}/hooks/${name}`, body, { authorization: `Bearer ${HOOK}`, ...headers });
+  const hook = (name: string, body: unknown, headers: Record<string, string> = {}) =>
+    post(`${srv.url}/hooks/${name}`, body, { authorization: `Bearer ${HOOK}`, ...headers });
 
   beforeAll(async () => {
     dir = tempDir('hook-intake-ui-');
     mkdirSync(join(dir, 'transforms'));
-    writeFileSync(join(dir, 'transforms', 'pulls.ts'), `export default (ctx: { payload: { number: number; title: string } }) => ({ message: 'PR #' + ctx.payload.number + ': ' + ctx.payload.title });`);
-    writeFileSync(join(dir, 'transforms', 'boom.ts'), `export default (ctx: { payload: { n: number } }) => {\n  if (ctx.payload.n > 1) throw new RangeError('n is too large: ' + ctx.payload.n);\n  return { text: 'ok' };\n};\n`);
+    writeFileSync(
+      join(dir, 'transforms', 'pulls.ts'),
+      `export default (ctx: { payload: { number: number; title: string } }) => ({ message: 'PR #' + ctx.payload.number + ': ' + ctx.payload.title });`,
+    );
+    writeFileSync(
+      join(dir, 'transforms', 'boom.ts'),
+      `export default (ctx: { payload: { n: number } }) => {\n  if (ctx.payload.n > 1) throw new RangeError('n is too large: ' + ctx.payload.n);\n  return { text: 'ok' };\n};\n`,
+    );
     receiver = createServer((req, res) => {
       req.resume();
       req.on('end', () => {
@@ -66,17 +82,36 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const channels = { out: { type: 'webhook', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/replies` } };
     const mappings = [
-      { id: 'github', match: { path: 'github' }, name: 'GitHub', sessionKey: 'hook:gh:{{repository}}', deliver: false, wakeMode: 'next-heartbeat', transform: { module: 'pulls.ts' } },
+      {
+        id: 'github',
+        match: { path: 'github' },
+        name: 'GitHub',
+        sessionKey: 'hook:gh:{{repository}}',
+        deliver: false,
+        wakeMode: 'next-heartbeat',
+        transform: { module: 'pulls.ts' },
+      },
       { id: 'boom', match: { path: 'boom' }, action: 'wake', transform: { module: 'boom.ts' } },
     ];
     srv = await startCli({
       dir,
-      config: { gateway: { auth: { token: GW } }, hooks: { enabled: true, token: HOOK, mappings }, channels, agents: { defaults: { heartbeat: { every: '0' } } } },
+      config: {
+        gateway: { auth: { token: GW } },
+        hooks: { enabled: true, token: HOOK, mappings },
+        channels,
+        agents: { defaults: { heartbeat: { every: '0' } } },
+      },
     });
     // some traffic: answers of several statuses, an agent run whose reply the channel refuses (failed), a mapped run
     expect((await hook('wake', { text: 'deploy finished', mode: 'next-heartbeat' })).status).toBe(200);
     expect((await post(`${srv.url}/hooks/wake`, { text: 'x' }, { authorization: 'Bearer wrong' })).status).toBe(401);
-    const agent = await hook('agent', { message: 'Summarise the deploy', name: 'Deploys', sessionKey: 'hook:deploys', wakeMode: 'next-heartbeat', channel: 'out' });
+    const agent = await hook('agent', {
+      message: 'Summarise the deploy',
+      name: 'Deploys',
+      sessionKey: 'hook:deploys',
+      wakeMode: 'next-heartbeat',
+      channel: 'out',
+    });
     expect(agent.status).toBe(202);
     agentRunId = agent.body.runId;
     expect((await hook('github', { number: 7, title: 'Fix the console', repository: 'acme/app' })).status).toBe(202);
@@ -87,7 +122,12 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     });
 
     const profile = join(dir, 'chromium-profile');
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 860 } });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      viewport: { width: 1280, height: 860 },
+    });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(5000);
     page.on('pageerror', (e) => browserErrors.push(String(e)));
@@ -115,7 +155,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     await page.click('#sign-in button[type=submit]');
     await page.waitForSelector('#overview .figures');
     const cookies = await context.cookies();
-    expect(cookies).toEqual([expect.objectContaining({ name: 'hook_intake_session', httpOnly: true, sameSite: 'Strict', path: '/', secure: false })]);
+    expect(cookies).toEqual([
+      expect.objectContaining({ name: 'hook_intake_session', httpOnly: true, sameSite: 'Strict', path: '/', secure: false }),
+    ]);
     expect(cookies[0]!.value).not.toContain(GW);
     sessionId = cookies[0]!.value;
   });
@@ -134,7 +176,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
 
   it('updates the overview live, by server-sent events', async () => {
     expect((await hook('wake', { text: 'one more', mode: 'next-heartbeat' })).status).toBe(200);
-    await expect.poll(() => page.$$eval('#overview .statuses li', (els) => els.map((e) => e.textContent?.trim())), { timeout: 5000 }).toContain('200 2');
+    await expect
+      .poll(() => page.$$eval('#overview .statuses li', (els) => els.map((e) => e.textContent?.trim())), { timeout: 5000 })
+      .toContain('200 2');
   });
 
   it('shows a failed reload on the overview, live, and its end once the file is fixed', async () => {
@@ -157,7 +201,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     await page.waitForSelector('#runs table.runs');
     expect(await page.$$eval('#runs tbody tr', (rows) => rows.length)).toBe(2);
     await page.fill('#filter-session', 'hook:gh:');
-    await expect.poll(() => page.$$eval('#runs tbody tr', (rows) => rows.map((r) => r.textContent))).toEqual([expect.stringContaining('GitHub')]);
+    await expect
+      .poll(() => page.$$eval('#runs tbody tr', (rows) => rows.map((r) => r.textContent)))
+      .toEqual([expect.stringContaining('GitHub')]);
     await page.fill('#filter-session', '');
     await page.selectOption('#filter-status', 'ok');
     await expect.poll(() => page.$$eval('#runs tbody tr', (rows) => rows.length)).toBe(2);
@@ -186,8 +232,14 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     await page.waitForSelector('#run .timeline .badge.good:text("sent")');
     expect(received).toBe(2);
     // logged with who: the fingerprint of the token the console signed in with, the address, and that it came through the console
-    const line = srv.output().split('\n').find((l) => l.includes('"admin":"redeliver"'));
-    expect(JSON.parse(line!)).toMatchObject({ by: { fingerprint: tokenFingerprint(GW), address: '127.0.0.1', via: 'console' }, runId: agentRunId });
+    const line = srv
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"admin":"redeliver"'));
+    expect(JSON.parse(line!)).toMatchObject({
+      by: { fingerprint: tokenFingerprint(GW), address: '127.0.0.1', via: 'console' },
+      runId: agentRunId,
+    });
   });
 
   it('retries a run from its page: a new run with the same input', async () => {
@@ -195,7 +247,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     const before = await page.textContent('#action-result');
     await page.click('#retry');
     // polled from here: the page's policy allows no script to be evaluated from a string
-    const answered = async () => (await page.$('#action-result :is(.good, .problem)')) !== null && (await page.textContent('#action-result')) !== before;
+    const answered = async () =>
+      (await page.$('#action-result :is(.good, .problem)')) !== null && (await page.textContent('#action-result')) !== before;
     await expect.poll(answered, { timeout: 20_000 }).toBe(true);
     expect(await page.textContent('#action-result')).toContain('Retry: done. New run');
     await page.click('#action-result a');
@@ -211,7 +264,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     // the accepted ones: two wakes, the agent request, the mapped one (a 401 or a 500 stored nothing)
     expect(await page.$$eval('#requests tbody tr', (rows) => rows.length)).toBe(4);
     await page.fill('#filter-hook', 'github');
-    await expect.poll(() => page.$$eval('#requests tbody tr', (rows) => rows.map((r) => r.textContent))).toEqual([expect.stringContaining('github')]);
+    await expect
+      .poll(() => page.$$eval('#requests tbody tr', (rows) => rows.map((r) => r.textContent)))
+      .toEqual([expect.stringContaining('github')]);
     await shot('requests');
     await page.fill('#filter-hook', '');
     await expect.poll(() => page.$$eval('#requests tbody tr', (rows) => rows.length)).toBe(4);
@@ -259,7 +314,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
   });
 
   it('refuses a state-changing call from the page without the CSRF token', async () => {
-    const status = await page.evaluate(async () => (await fetch('/api/try', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"hook":"wake"}' })).status);
+    const status = await page.evaluate(
+      async () =>
+        (await fetch('/api/try', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"hook":"wake"}' })).status,
+    );
     expect(status).toBe(403);
   });
 

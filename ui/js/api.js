@@ -32,7 +32,12 @@ export async function api(path, { method = 'GET', body } = {}) {
   const headers = { accept: 'application/json' };
   if (method !== 'GET') headers['x-csrf-token'] = csrf ?? '';
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const data = res.status === 204 ? null : await res.json().catch(() => null);
   if (res.status === 401 && path !== '/ui/session') signedOut();
   if (!res.ok) throw new ApiError(res.status, data?.code, data?.error);
@@ -41,7 +46,11 @@ export async function api(path, { method = 'GET', body } = {}) {
 
 /** Exchanges the gateway token for a session; the token is sent once, in the Authorization header. */
 export async function signIn(token) {
-  const res = await fetch('/ui/session', { method: 'POST', headers: { authorization: `Bearer ${token}`, accept: 'application/json' }, credentials: 'same-origin' });
+  const res = await fetch('/ui/session', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+    credentials: 'same-origin',
+  });
   const data = await res.json().catch(() => null);
   if (!res.ok) throw new ApiError(res.status, data?.code, data?.error);
   csrf = data.csrfToken;

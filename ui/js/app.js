@@ -41,7 +41,14 @@ function signInPage() {
   live.hidden = true;
   stream?.close();
   stream = null;
-  const input = h('input', { id: 'token', type: 'password', name: 'token', autocomplete: 'current-password', required: true, placeholder: 'gateway token' });
+  const input = h('input', {
+    id: 'token',
+    type: 'password',
+    name: 'token',
+    autocomplete: 'current-password',
+    required: true,
+    placeholder: 'gateway token',
+  });
   const message = h('div', { id: 'sign-in-message' });
   const form = h(
     'form',
@@ -61,7 +68,11 @@ function signInPage() {
       },
     },
     h('h1', {}, 'Sign in'),
-    h('p', { class: 'muted' }, 'The console signs in with the gateway token (gateway.auth.token). It is sent once and exchanged for a session cookie.'),
+    h(
+      'p',
+      { class: 'muted' },
+      'The console signs in with the gateway token (gateway.auth.token). It is sent once and exchanged for a session cookie.',
+    ),
     h('label', { for: 'token' }, 'Gateway token'),
     input,
     h('button', { type: 'submit' }, 'Sign in'),

@@ -49,13 +49,46 @@ export function duration(from, to) {
 /** A status as a coloured badge (`ok`, `error`, `401`, …). */
 export function badge(status) {
   const s = String(status ?? '—');
-  const kind = /^(ok|sent|consumed|2\d\d)$/.test(s) ? 'good' : /^(error|failed|timeout|5\d\d)$/.test(s) ? 'bad' : /^(4\d\d|skipped)$/.test(s) ? 'warn' : 'neutral';
+  const kind = /^(ok|sent|consumed|2\d\d)$/.test(s)
+    ? 'good'
+    : /^(error|failed|timeout|5\d\d)$/.test(s)
+      ? 'bad'
+      : /^(4\d\d|skipped)$/.test(s)
+        ? 'warn'
+        : 'neutral';
   return h('span', { class: `badge ${kind}` }, s);
 }
 
 /** A table with a head row; `rows` are arrays of cells. Wrapped so it scrolls on a narrow screen. */
 export function table(head, rows, attrs = {}) {
-  return h('div', { class: 'table-wrap' }, h('table', attrs, h('thead', {}, h('tr', {}, head.map((c) => h('th', {}, c)))), h('tbody', {}, rows.map((r) => h('tr', {}, r.map((c) => h('td', {}, c)))))));
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      attrs,
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          head.map((c) => h('th', {}, c)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        rows.map((r) =>
+          h(
+            'tr',
+            {},
+            r.map((c) => h('td', {}, c)),
+          ),
+        ),
+      ),
+    ),
+  );
 }
 
 /** Text laid out as sent; JSON pretty-printed when it parses. */

@@ -14,7 +14,13 @@ function classOf(status) {
 }
 
 function figure(label, value, note) {
-  return h('div', { class: 'figure' }, h('div', { class: 'label' }, label), h('div', { class: 'value' }, value), note ? h('div', { class: 'muted small' }, note) : null);
+  return h(
+    'div',
+    { class: 'figure' },
+    h('div', { class: 'label' }, label),
+    h('div', { class: 'value' }, value),
+    note ? h('div', { class: 'muted small' }, note) : null,
+  );
 }
 
 /** Stacked bars, one a minute, oldest left; a bar's title tells its counts. */
@@ -24,13 +30,25 @@ function chart(minutes) {
   const bars = minutes.map((m, i) => {
     const byClass = {};
     for (const [status, n] of Object.entries(m.byStatus)) byClass[classOf(status)] = (byClass[classOf(status)] ?? 0) + n;
-    const parts = CLASSES.filter(([c]) => byClass[c]).map(([c, kind]) => h('span', { class: `seg ${kind}`, style: { height: `${(byClass[c] / max) * 100}%` } }));
-    const title = `${time(m.at)}: ${totals[i]} (${Object.entries(m.byStatus).map(([s, n]) => `${s}: ${n}`).join(', ') || 'none'})`;
+    const parts = CLASSES.filter(([c]) => byClass[c]).map(([c, kind]) =>
+      h('span', { class: `seg ${kind}`, style: { height: `${(byClass[c] / max) * 100}%` } }),
+    );
+    const title = `${time(m.at)}: ${totals[i]} (${
+      Object.entries(m.byStatus)
+        .map(([s, n]) => `${s}: ${n}`)
+        .join(', ') || 'none'
+    })`;
     return h('div', { class: 'bar', title }, parts);
   });
   return [
     h('div', { class: 'chart', role: 'img', 'aria-label': 'hook answers per minute, last hour' }, bars),
-    h('div', { class: 'axis muted small' }, h('span', {}, '60 min ago'), h('span', {}, `peak ${Math.max(0, ...totals)}/min`), h('span', {}, 'now')),
+    h(
+      'div',
+      { class: 'axis muted small' },
+      h('span', {}, '60 min ago'),
+      h('span', {}, `peak ${Math.max(0, ...totals)}/min`),
+      h('span', {}, 'now'),
+    ),
   ];
 }
 
@@ -39,7 +57,13 @@ function byStatus(minutes) {
   for (const m of minutes) for (const [s, n] of Object.entries(m.byStatus)) sum[s] = (sum[s] ?? 0) + n;
   const entries = Object.entries(sum).sort(([a], [b]) => a.localeCompare(b));
   if (!entries.length) return h('p', { class: 'muted' }, 'No hook requests in the last hour.');
-  return h('ul', { class: 'statuses' }, entries.map(([s, n]) => h('li', {}, h('span', { class: `badge ${{ '2': 'good', '4': 'warn', '5': 'bad' }[s[0]] ?? 'neutral'}` }, s), ` ${n}`)));
+  return h(
+    'ul',
+    { class: 'statuses' },
+    entries.map(([s, n]) =>
+      h('li', {}, h('span', { class: `badge ${{ 2: 'good', 4: 'warn', 5: 'bad' }[s[0]] ?? 'neutral'}` }, s), ` ${n}`),
+    ),
+  );
 }
 
 function render(el, s) {
@@ -65,7 +89,16 @@ function render(el, s) {
       { class: `card ${reload ? 'alarm' : ''}`, id: 'reload' },
       h('h2', {}, 'Last reload'),
       reload
-        ? [h('p', {}, `The reload at ${time(reload.at)} failed; generation #${s.generation.id} keeps serving.`), h('ul', { class: 'issues' }, reload.issues.map((i) => h('li', {}, h('code', {}, `${i.file}${i.line ? `:${i.line}` : ''}`), i.path ? ` ${i.path}: ` : ' ', i.message)))]
+        ? [
+            h('p', {}, `The reload at ${time(reload.at)} failed; generation #${s.generation.id} keeps serving.`),
+            h(
+              'ul',
+              { class: 'issues' },
+              reload.issues.map((i) =>
+                h('li', {}, h('code', {}, `${i.file}${i.line ? `:${i.line}` : ''}`), i.path ? ` ${i.path}: ` : ' ', i.message),
+              ),
+            ),
+          ]
         : h('p', { class: 'muted' }, 'No reload has failed.'),
     ),
   );

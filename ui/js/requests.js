@@ -11,7 +11,10 @@ function unavailable(el, err) {
 
 function ids(list, page) {
   if (!Array.isArray(list) || !list.length) return '—';
-  return list.map((id, i) => [i ? ', ' : '', page ? h('a', { href: `#/${page}/${encodeURIComponent(id)}`, class: 'mono' }, shortId(id)) : h('span', { class: 'mono' }, shortId(id))]);
+  return list.map((id, i) => [
+    i ? ', ' : '',
+    page ? h('a', { href: `#/${page}/${encodeURIComponent(id)}`, class: 'mono' }, shortId(id)) : h('span', { class: 'mono' }, shortId(id)),
+  ]);
 }
 
 /** The log's filters, kept while the console is open. */
@@ -44,9 +47,19 @@ export function requests() {
       const shown = [];
       const draw = (more) => {
         const older = more
-          ? h('button', { type: 'button', class: 'link', id: 'older', onclick: () => void page(shown[shown.length - 1].id) }, 'Older requests')
+          ? h(
+              'button',
+              { type: 'button', class: 'link', id: 'older', onclick: () => void page(shown[shown.length - 1].id) },
+              'Older requests',
+            )
           : null;
-        show(list, shown.length ? table(['Request', 'Received', 'Hook', 'Mapping', 'Answer', 'Runs', ''], rowsOf(shown), { class: 'requests' }) : h('p', { class: 'muted' }, 'No requests kept match.'), older);
+        show(
+          list,
+          shown.length
+            ? table(['Request', 'Received', 'Hook', 'Mapping', 'Answer', 'Runs', ''], rowsOf(shown), { class: 'requests' })
+            : h('p', { class: 'muted' }, 'No requests kept match.'),
+          older,
+        );
       };
       const page = async (before) => {
         const data = await api(query(before));
@@ -64,13 +77,30 @@ export function requests() {
     timer = setTimeout(load, 250);
   };
   const input = (name, label, attrs = {}) =>
-    h('label', {}, label, h('input', { name, id: `filter-${name}`, value: filters[name], placeholder: label.toLowerCase(), oninput: (e) => ((filters[name] = e.target.value), later()), ...attrs }));
+    h(
+      'label',
+      {},
+      label,
+      h('input', {
+        name,
+        id: `filter-${name}`,
+        value: filters[name],
+        placeholder: label.toLowerCase(),
+        oninput: (e) => ((filters[name] = e.target.value), later()),
+        ...attrs,
+      }),
+    );
   void load();
   const el = h(
     'div',
     { id: 'requests' },
     h('h1', {}, 'Requests'),
-    h('form', { class: 'filters', onsubmit: (e) => e.preventDefault() }, input('hook', 'Hook'), input('status', 'Status', { inputmode: 'numeric', placeholder: 'e.g. 202' })),
+    h(
+      'form',
+      { class: 'filters', onsubmit: (e) => e.preventDefault() },
+      input('hook', 'Hook'),
+      input('status', 'Status', { inputmode: 'numeric', placeholder: 'e.g. 202' }),
+    ),
     list,
   );
   // live updates reload only the newest page, and not while older ones are shown
@@ -80,7 +110,11 @@ export function requests() {
 function headerTable(headers) {
   const entries = Object.entries(headers ?? {});
   if (!entries.length) return h('p', { class: 'muted' }, 'No headers kept.');
-  return table(['Header', 'Value'], entries.map(([k, v]) => [h('span', { class: 'mono' }, k), Array.isArray(v) ? v.join(', ') : String(v)]), { class: 'headers' });
+  return table(
+    ['Header', 'Value'],
+    entries.map(([k, v]) => [h('span', { class: 'mono' }, k), Array.isArray(v) ? v.join(', ') : String(v)]),
+    { class: 'headers' },
+  );
 }
 
 function render(el, r) {
@@ -97,7 +131,13 @@ function render(el, r) {
           const kept = data?.requestId;
           show(
             out,
-            h('p', { class: 'good' }, 'Replayed through the current configuration.', kept ? [' Kept as ', h('a', { href: `#/requests/${encodeURIComponent(kept)}` }, kept), '.'] : null, ' The answer:'),
+            h(
+              'p',
+              { class: 'good' },
+              'Replayed through the current configuration.',
+              kept ? [' Kept as ', h('a', { href: `#/requests/${encodeURIComponent(kept)}` }, kept), '.'] : null,
+              ' The answer:',
+            ),
             pre(data),
           );
         } catch (err) {
@@ -132,12 +172,31 @@ function render(el, r) {
         h('dd', {}, ids(r.runIds, 'runs')),
         h('dt', {}, 'events'),
         h('dd', {}, ids(r.eventIds)),
-        r.replayOf ? [h('dt', {}, 'replay of'), h('dd', {}, h('a', { href: `#/requests/${encodeURIComponent(r.replayOf)}` }, r.replayOf))] : null,
+        r.replayOf
+          ? [h('dt', {}, 'replay of'), h('dd', {}, h('a', { href: `#/requests/${encodeURIComponent(r.replayOf)}` }, r.replayOf))]
+          : null,
       ),
-      h('div', { class: 'actions' }, h('div', { class: 'action' }, replay, h('span', { class: 'muted small' }, 'run it again through the current configuration')), out),
+      h(
+        'div',
+        { class: 'actions' },
+        h('div', { class: 'action' }, replay, h('span', { class: 'muted small' }, 'run it again through the current configuration')),
+        out,
+      ),
     ),
-    h('section', { class: 'card' }, h('h2', {}, 'Payload'), r.bodyEncoding === 'base64' ? h('p', { class: 'muted small' }, 'Not UTF-8 text: shown in base64.') : null, pre(body, { id: 'payload' })),
-    h('section', { class: 'card' }, h('h2', {}, 'Headers'), h('p', { class: 'muted small' }, 'Credentials (authorization, cookies, tokens, signatures) are never kept.'), headerTable(r.headers)),
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Payload'),
+      r.bodyEncoding === 'base64' ? h('p', { class: 'muted small' }, 'Not UTF-8 text: shown in base64.') : null,
+      pre(body, { id: 'payload' }),
+    ),
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Headers'),
+      h('p', { class: 'muted small' }, 'Credentials (authorization, cookies, tokens, signatures) are never kept.'),
+      headerTable(r.headers),
+    ),
     r.actions ? h('details', { class: 'card' }, h('summary', {}, 'Actions'), pre(r.actions)) : null,
   );
 }

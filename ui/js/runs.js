@@ -7,7 +7,11 @@ const STATUSES = ['', 'queued', 'running', 'ok', 'error', 'timeout'];
 const filters = { status: '', hook: '', session: '', limit: '200' };
 
 function select(name, values, value, onchange) {
-  return h('select', { name, id: `filter-${name}`, onchange }, values.map((v) => h('option', { value: v, selected: v === value }, v || 'any')));
+  return h(
+    'select',
+    { name, id: `filter-${name}`, onchange },
+    values.map((v) => h('option', { value: v, selected: v === value }, v || 'any')),
+  );
 }
 
 function runRows(list) {
@@ -34,10 +38,16 @@ export function runs() {
     if (session) q.set('session', session);
     try {
       const data = await api(`/api/runs?${q}`);
-      const what = [filters.status && `status ${filters.status}`, hook && `a hook name holding ${hook}`, session && `a session key holding ${session}`].filter(Boolean);
+      const what = [
+        filters.status && `status ${filters.status}`,
+        hook && `a hook name holding ${hook}`,
+        session && `a session key holding ${session}`,
+      ].filter(Boolean);
       show(
         list,
-        data.runs.length ? table(['Run', 'Status', 'Hook', 'Session', 'Created', 'Delivery'], runRows(data.runs), { class: 'runs' }) : h('p', { class: 'muted' }, 'No runs match.'),
+        data.runs.length
+          ? table(['Run', 'Status', 'Hook', 'Session', 'Created', 'Delivery'], runRows(data.runs), { class: 'runs' })
+          : h('p', { class: 'muted' }, 'No runs match.'),
         h('p', { class: 'muted small' }, `The newest ${data.runs.length} run(s)${what.length ? ` with ${what.join(', ')}` : ''}.`),
       );
     } catch (err) {
@@ -49,7 +59,18 @@ export function runs() {
     timer = setTimeout(load, 250);
   };
   const text = (name, label) =>
-    h('label', {}, label, h('input', { name, id: `filter-${name}`, value: filters[name], placeholder: label.toLowerCase(), oninput: (e) => ((filters[name] = e.target.value), later()) }));
+    h(
+      'label',
+      {},
+      label,
+      h('input', {
+        name,
+        id: `filter-${name}`,
+        value: filters[name],
+        placeholder: label.toLowerCase(),
+        oninput: (e) => ((filters[name] = e.target.value), later()),
+      }),
+    );
   const el = h(
     'div',
     { id: 'runs' },
@@ -57,10 +78,20 @@ export function runs() {
     h(
       'form',
       { class: 'filters', onsubmit: (e) => e.preventDefault() },
-      h('label', {}, 'Status', select('status', STATUSES, filters.status, (e) => ((filters.status = e.target.value), load()))),
+      h(
+        'label',
+        {},
+        'Status',
+        select('status', STATUSES, filters.status, (e) => ((filters.status = e.target.value), load())),
+      ),
       text('hook', 'Hook'),
       text('session', 'Session'),
-      h('label', {}, 'Newest', select('limit', ['100', '200', '1000'], filters.limit, (e) => ((filters.limit = e.target.value), load()))),
+      h(
+        'label',
+        {},
+        'Newest',
+        select('limit', ['100', '200', '1000'], filters.limit, (e) => ((filters.limit = e.target.value), load())),
+      ),
     ),
     list,
   );
@@ -77,38 +108,72 @@ function timeline(r) {
   return h(
     'ol',
     { class: 'timeline' },
-    steps.map(([what, at, note]) => h('li', { class: at ? 'done' : 'todo' }, h('strong', {}, what), ' ', time(at), note ? h('span', { class: 'muted' }, ` — ${note}`) : null)),
+    steps.map(([what, at, note]) =>
+      h(
+        'li',
+        { class: at ? 'done' : 'todo' },
+        h('strong', {}, what),
+        ' ',
+        time(at),
+        note ? h('span', { class: 'muted' }, ` — ${note}`) : null,
+      ),
+    ),
     r.delivery
-      ? h('li', { class: r.delivery.status === 'pending' ? 'todo' : 'done' }, h('strong', {}, 'delivery'), ' ', badge(r.delivery.status), ` after ${r.delivery.attempts} attempt(s)`, r.delivery.reason ? h('span', { class: 'muted' }, ` — ${r.delivery.reason}`) : null)
+      ? h(
+          'li',
+          { class: r.delivery.status === 'pending' ? 'todo' : 'done' },
+          h('strong', {}, 'delivery'),
+          ' ',
+          badge(r.delivery.status),
+          ` after ${r.delivery.attempts} attempt(s)`,
+          r.delivery.reason ? h('span', { class: 'muted' }, ` — ${r.delivery.reason}`) : null,
+        )
       : null,
   );
 }
 
 function fields(pairs) {
-  return h('dl', { class: 'fields' }, pairs.filter(([, v]) => v !== undefined).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '—')]));
+  return h(
+    'dl',
+    { class: 'fields' },
+    pairs.filter(([, v]) => v !== undefined).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '—')]),
+  );
 }
 
 /** A button for an admin action: posts, shows the answer in `out`, then calls `done`. */
 function action(label, id, path, note, enabled, out, done) {
-  const button = h('button', {
-    type: 'button',
-    id,
-    disabled: !enabled,
-    onclick: async () => {
-      button.disabled = true;
-      try {
-        const data = await api(path, { method: 'POST' });
-        // a retry answers the new run (retryOf names this one); a redelivery this run's new delivery
-        const runId = data?.retryOf ? data.runId : undefined;
-        show(out, h('p', { class: 'good' }, `${label}: done.`, runId ? [' New run ', h('a', { href: `#/runs/${encodeURIComponent(runId)}` }, runId)] : null), pre(data));
-        done();
-      } catch (err) {
-        show(out, problem(err));
-      } finally {
-        button.disabled = false;
-      }
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      id,
+      disabled: !enabled,
+      onclick: async () => {
+        button.disabled = true;
+        try {
+          const data = await api(path, { method: 'POST' });
+          // a retry answers the new run (retryOf names this one); a redelivery this run's new delivery
+          const runId = data?.retryOf ? data.runId : undefined;
+          show(
+            out,
+            h(
+              'p',
+              { class: 'good' },
+              `${label}: done.`,
+              runId ? [' New run ', h('a', { href: `#/runs/${encodeURIComponent(runId)}` }, runId)] : null,
+            ),
+            pre(data),
+          );
+          done();
+        } catch (err) {
+          show(out, problem(err));
+        } finally {
+          button.disabled = false;
+        }
+      },
     },
-  }, label);
+    label,
+  );
   return h('div', { class: 'action' }, button, h('span', { class: 'muted small' }, note));
 }
 
@@ -119,7 +184,14 @@ async function transcript(el, r) {
     show(
       el,
       messages.length
-        ? messages.map((m) => h('div', { class: `message ${m.role} ${m.runId === r.id ? 'this-run' : ''}` }, h('div', { class: 'muted small' }, `${m.role} · ${time(m.createdAt)}${m.runId === r.id ? ' · this run' : ''}`), h('div', { class: 'text' }, m.content)))
+        ? messages.map((m) =>
+            h(
+              'div',
+              { class: `message ${m.role} ${m.runId === r.id ? 'this-run' : ''}` },
+              h('div', { class: 'muted small' }, `${m.role} · ${time(m.createdAt)}${m.runId === r.id ? ' · this run' : ''}`),
+              h('div', { class: 'text' }, m.content),
+            ),
+          )
         : h('p', { class: 'muted' }, 'No transcript for this session.'),
     );
   } catch (err) {
@@ -136,7 +208,13 @@ function render(el, r, out, changed) {
     el,
     h('p', {}, h('a', { href: '#/runs' }, '← Runs')),
     h('h1', {}, 'Run ', h('span', { class: 'mono' }, r.id)),
-    h('section', { class: 'card' }, h('h2', {}, 'Timeline'), timeline(r), h('p', { class: 'muted small' }, `took ${duration(r.startedAt, r.finishedAt) || '—'}`)),
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Timeline'),
+      timeline(r),
+      h('p', { class: 'muted small' }, `took ${duration(r.startedAt, r.finishedAt) || '—'}`),
+    ),
     h(
       'section',
       { class: 'card' },
@@ -150,7 +228,11 @@ function render(el, r, out, changed) {
         ['error', r.error],
         ['summary', r.summary],
       ]),
-      h('div', { class: 'actions' }, action('Retry', 'retry', `/api/runs/${encodeURIComponent(r.id)}/retry`, 'a new run with the same input', true, out, changed)),
+      h(
+        'div',
+        { class: 'actions' },
+        action('Retry', 'retry', `/api/runs/${encodeURIComponent(r.id)}/retry`, 'a new run with the same input', true, out, changed),
+      ),
     ),
     h(
       'section',
@@ -163,9 +245,26 @@ function render(el, r, out, changed) {
         ['to', d.to],
         ['reason', d.reason],
       ]),
-      h('div', { class: 'actions' }, action('Redeliver', 'redeliver', `/api/runs/${encodeURIComponent(r.id)}/redeliver`, redeliverable ? 'send the reply again' : 'only a failed or skipped reply is sent again', redeliverable, out, changed)),
+      h(
+        'div',
+        { class: 'actions' },
+        action(
+          'Redeliver',
+          'redeliver',
+          `/api/runs/${encodeURIComponent(r.id)}/redeliver`,
+          redeliverable ? 'send the reply again' : 'only a failed or skipped reply is sent again',
+          redeliverable,
+          out,
+          changed,
+        ),
+      ),
     ),
-    h('section', { class: 'card' }, h('h2', {}, 'Reply'), r.reply ? h('div', { class: 'text' }, r.reply) : h('p', { class: 'muted' }, 'No reply.')),
+    h(
+      'section',
+      { class: 'card' },
+      h('h2', {}, 'Reply'),
+      r.reply ? h('div', { class: 'text' }, r.reply) : h('p', { class: 'muted' }, 'No reply.'),
+    ),
     h('section', { class: 'card' }, h('h2', {}, 'Transcript of the session'), talk),
     h('details', { class: 'card' }, h('summary', {}, 'The prompt as the agent saw it'), pre(r.message)),
   );

@@ -23,7 +23,14 @@ function result(el, data) {
   show(
     el,
     h('p', {}, 'Would answer ', badge(r.status), r.code ? ` ${r.code}` : '', r.actions ? ` with ${r.actions.length} action(s)` : ''),
-    te ? h('div', { class: 'problem', id: 'transform-error' }, h('strong', {}, 'The transform threw: '), h('pre', { class: 'block' }, [te.message, ...te.stack.map((s) => `    ${s}`)].join('\n'))) : null,
+    te
+      ? h(
+          'div',
+          { class: 'problem', id: 'transform-error' },
+          h('strong', {}, 'The transform threw: '),
+          h('pre', { class: 'block' }, [te.message, ...te.stack.map((s) => `    ${s}`)].join('\n')),
+        )
+      : null,
     h('pre', { class: 'block', id: 'try-output' }, data.text),
   );
 }
@@ -31,9 +38,24 @@ function result(el, data) {
 export function tester() {
   const out = h('div', { id: 'try-result' });
   const mapping = h('select', { id: 'try-mapping', name: 'mapping' }, h('option', { value: '' }, 'Loading mappings…'));
-  const hook = h('input', { id: 'try-hook', name: 'hook', value: form.hook, required: true, placeholder: 'github', oninput: (e) => (form.hook = e.target.value) });
-  const headers = h('textarea', { id: 'try-headers', name: 'headers', rows: 4, placeholder: 'x-github-event: push', oninput: (e) => (form.headers = e.target.value) }, form.headers);
-  const body = h('textarea', { id: 'try-body', name: 'body', rows: 12, spellcheck: false, oninput: (e) => (form.body = e.target.value) }, form.body);
+  const hook = h('input', {
+    id: 'try-hook',
+    name: 'hook',
+    value: form.hook,
+    required: true,
+    placeholder: 'github',
+    oninput: (e) => (form.hook = e.target.value),
+  });
+  const headers = h(
+    'textarea',
+    { id: 'try-headers', name: 'headers', rows: 4, placeholder: 'x-github-event: push', oninput: (e) => (form.headers = e.target.value) },
+    form.headers,
+  );
+  const body = h(
+    'textarea',
+    { id: 'try-body', name: 'body', rows: 12, spellcheck: false, oninput: (e) => (form.body = e.target.value) },
+    form.body,
+  );
   let prefix = '/hooks';
   api('/api/mappings').then(
     ({ mappings, hooksPath }) => {
@@ -43,7 +65,9 @@ export function tester() {
         h('option', { value: '' }, 'pick a mapping…'),
         h('option', { value: 'wake' }, 'wake (built in)'),
         h('option', { value: 'agent' }, 'agent (built in)'),
-        mappings.map((m) => h('option', { value: m.path ?? m.id }, `${m.id} — ${prefix}/${m.path ?? '…'}${m.transform ? ` (transform ${m.transform})` : ''}`)),
+        mappings.map((m) =>
+          h('option', { value: m.path ?? m.id }, `${m.id} — ${prefix}/${m.path ?? '…'}${m.transform ? ` (transform ${m.transform})` : ''}`),
+        ),
       );
     },
     (err) => show(out, problem(err)),
@@ -55,7 +79,10 @@ export function tester() {
     e.preventDefault();
     show(out, h('p', { class: 'muted' }, 'Trying…'));
     try {
-      const data = await api('/api/try', { method: 'POST', body: { hook: hook.value, body: body.value, headers: parseHeaders(headers.value) } });
+      const data = await api('/api/try', {
+        method: 'POST',
+        body: { hook: hook.value, body: body.value, headers: parseHeaders(headers.value) },
+      });
       result(out, data);
     } catch (err) {
       show(out, problem(err));
@@ -65,7 +92,11 @@ export function tester() {
     'div',
     { id: 'tester' },
     h('h1', {}, 'Transform tester'),
-    h('p', { class: 'muted' }, 'A dry run, as hook-intake try: which mapping matches, the templates and the transform, the actions that would be dispatched. Nothing is dispatched, stored or logged.'),
+    h(
+      'p',
+      { class: 'muted' },
+      'A dry run, as hook-intake try: which mapping matches, the templates and the transform, the actions that would be dispatched. Nothing is dispatched, stored or logged.',
+    ),
     h(
       'form',
       { id: 'try-form', class: 'card', onsubmit: submit },

@@ -33,7 +33,8 @@ const Options = Type.Object(
 
 /** The KeyObject for a raw 32-byte Ed25519 public key given as hex. Throws PluginConfigError. */
 export function ed25519PublicKey(hex: string): KeyObject {
-  if (!PUBLIC_KEY.test(hex)) throw new PluginConfigError('publicKey', 'must be 64 hex digits (the public key shown in the Discord Developer Portal)');
+  if (!PUBLIC_KEY.test(hex))
+    throw new PluginConfigError('publicKey', 'must be 64 hex digits (the public key shown in the Discord Developer Portal)');
   try {
     return createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(hex, 'hex')]), format: 'der', type: 'spki' });
   } catch {

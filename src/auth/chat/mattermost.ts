@@ -18,7 +18,8 @@ export const mattermostVerifier: VerifierFactory<{ secret: string | string[] }> 
     const digests = tokenDigests(options.secret);
     const verify = (req: VerifyRequest): VerifyOutcome => {
       const p = req.payload;
-      const token = typeof p === 'object' && p !== null && !Array.isArray(p) && Object.hasOwn(p, 'token') ? (p as { token: unknown }).token : undefined;
+      const token =
+        typeof p === 'object' && p !== null && !Array.isArray(p) && Object.hasOwn(p, 'token') ? (p as { token: unknown }).token : undefined;
       if (token === undefined || token === '') return { ok: false, reason: 'missing token field' };
       // a repeated form field arrives as an array: refused, as is any other non-string
       if (typeof token !== 'string' || token.length > MAX_TOKEN_CHARS) return { ok: false, reason: 'malformed token field' };

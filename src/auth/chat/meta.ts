@@ -35,7 +35,8 @@ export const metaVerifier: VerifierFactory<{ secret: string | string[]; verifyTo
       const q = req.query;
       if (q['hub.mode'] !== 'subscribe') return { ok: false, reason: 'not a subscription handshake' };
       const token = q['hub.verify_token'];
-      if (!token || token.length > MAX_TOKEN_CHARS || matchToken(verifyToken, token) < 0) return { ok: false, reason: 'verify token does not match' };
+      if (!token || token.length > MAX_TOKEN_CHARS || matchToken(verifyToken, token) < 0)
+        return { ok: false, reason: 'verify token does not match' };
       const challenge = q['hub.challenge'];
       if (!challenge || !CHALLENGE.test(challenge)) return { ok: false, reason: 'missing or malformed challenge' };
       return { ok: true, answer: { status: 200, text: challenge } };

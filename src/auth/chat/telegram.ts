@@ -21,7 +21,8 @@ export const telegramVerifier: VerifierFactory<{ secret: string | string[] }> = 
   create(options) {
     secretList(options.secret).forEach((s, i) => {
       const key = typeof options.secret === 'string' ? 'secret' : `secret[${i}]`;
-      if (!TELEGRAM_SECRET.test(s)) throw new PluginConfigError(key, 'must be 1 to 256 characters A-Z, a-z, 0-9, _ or - (what Telegram accepts as secret_token)');
+      if (!TELEGRAM_SECRET.test(s))
+        throw new PluginConfigError(key, 'must be 1 to 256 characters A-Z, a-z, 0-9, _ or - (what Telegram accepts as secret_token)');
     });
     const digests = tokenDigests(options.secret);
     return {

@@ -53,7 +53,12 @@ export function bodyWithoutToken(body: Uint8Array, payload: unknown): Uint8Array
   if (typeof token !== 'string' || token === '') return body;
   let text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   let found = false;
-  for (const s of new Set([token, encodeURIComponent(token), encodeURIComponent(token).replace(/%20/g, '+'), JSON.stringify(token).slice(1, -1)])) {
+  for (const s of new Set([
+    token,
+    encodeURIComponent(token),
+    encodeURIComponent(token).replace(/%20/g, '+'),
+    JSON.stringify(token).slice(1, -1),
+  ])) {
     if (!text.includes(s)) continue;
     found = true;
     text = text.split(s).join(REDACTED);

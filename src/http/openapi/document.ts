@@ -39,7 +39,11 @@ function operation(op: Operation): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(op.responses)) {
     if (r === null) responses[status] = { description: 'no content' };
-    else if (r.text) responses[status] = { description: r.description, content: Object.fromEntries([r.text].flat().map((t) => [t, { schema: { type: 'string' } }])) };
+    else if (r.text)
+      responses[status] = {
+        description: r.description,
+        content: Object.fromEntries([r.text].flat().map((t) => [t, { schema: { type: 'string' } }])),
+      };
     else responses[status] = { description: r.description, content: { 'application/json': { schema: toJson(r.schema!, false) } } };
   }
   const out: Record<string, unknown> = {
@@ -78,10 +82,14 @@ export function openApiDocument(opts: DocumentOptions): Record<string, unknown> 
   for (const s of namedSchemas) schemas[s.$id!] = toJson(s, true);
   return {
     openapi: '3.1.0',
-    info: { title: 'hook-intake', version: opts.version, description: 'Webhook intake service for AI-agent gateways: hooks, the read API and the admin API.' },
+    info: {
+      title: 'hook-intake',
+      version: opts.version,
+      description: 'Webhook intake service for AI-agent gateways: hooks, the read API and the admin API.',
+    },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     tags: [
-      { name: 'hooks', description: 'authenticated intake (hook token, or a mapping\'s provider signature)' },
+      { name: 'hooks', description: "authenticated intake (hook token, or a mapping's provider signature)" },
       { name: 'read', description: 'read API (gateway token)' },
       { name: 'admin', description: 'admin actions (gateway token), each logged with who and what' },
       { name: 'console', description: 'the console at /ui: its files, sign-in, and the endpoints its pages use' },
@@ -94,7 +102,12 @@ export function openApiDocument(opts: DocumentOptions): Record<string, unknown> 
         hookToken: { type: 'http', scheme: 'bearer', description: 'hooks.token' },
         hookTokenHeader: { type: 'apiKey', in: 'header', name: 'x-gateway-token', description: 'hooks.token in a header' },
         gatewayToken: { type: 'http', scheme: 'bearer', description: 'gateway.auth.token' },
-        consoleSession: { type: 'apiKey', in: 'cookie', name: 'hook_intake_session', description: 'a console session (POST /ui/session); a call that changes state also needs X-CSRF-Token' },
+        consoleSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'hook_intake_session',
+          description: 'a console session (POST /ui/session); a call that changes state also needs X-CSRF-Token',
+        },
       },
     },
   };

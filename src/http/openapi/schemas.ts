@@ -100,7 +100,15 @@ export const KeptAction = Type.Union(
   [
     Type.Object({ kind: Type.Literal('wake'), mode: WakeMode, eventId: Id }, { additionalProperties: false }),
     Type.Object(
-      { kind: Type.Literal('agent'), name: Type.String(), sessionKey: Type.String(), channel: Type.String(), to: Nullable(Type.String()), deliver: Type.Boolean(), runId: Id },
+      {
+        kind: Type.Literal('agent'),
+        name: Type.String(),
+        sessionKey: Type.String(),
+        channel: Type.String(),
+        to: Nullable(Type.String()),
+        deliver: Type.Boolean(),
+        runId: Id,
+      },
       { additionalProperties: false },
     ),
   ],
@@ -125,7 +133,9 @@ export const KeptRequestSummary = Type.Object(requestFields, { $id: 'KeptRequest
 export const KeptRequest = Type.Object(
   {
     ...requestFields,
-    headers: Type.Record(Type.String(), Type.String(), { description: 'as received, without credentials (authorization, cookies, tokens, signatures)' }),
+    headers: Type.Record(Type.String(), Type.String(), {
+      description: 'as received, without credentials (authorization, cookies, tokens, signatures)',
+    }),
     actions: Type.Array(Type.Ref(KeptAction)),
     body: Type.String({ description: 'the raw body: as text when it is UTF-8, else base64 (bodyEncoding)' }),
     bodyEncoding: Type.Union([Type.Literal('utf8'), Type.Literal('base64')]),
@@ -136,7 +146,12 @@ export const KeptRequest = Type.Object(
 export const Status = Type.Object(
   {
     ok: Ok,
-    generation: Type.Object({ id: Type.Integer(), loadedAt: Type.String({ format: 'date-time' }), file: Nullable(Type.String()), warnings: Type.Array(Type.String()) }),
+    generation: Type.Object({
+      id: Type.Integer(),
+      loadedAt: Type.String({ format: 'date-time' }),
+      file: Nullable(Type.String()),
+      warnings: Type.Array(Type.String()),
+    }),
     lastReloadError: Nullable(Type.Object({ at: Type.String({ format: 'date-time' }), issues: Type.Array(Type.Unknown()) })),
     hooks: Type.Object({ enabled: Type.Boolean(), path: Type.String(), mappings: Type.Integer() }),
     counts: Type.Object({
@@ -158,7 +173,10 @@ export const ReplayAnswer = Type.Object(
   { $id: 'ReplayAnswer', description: 'plus the fields of the hook answer a new request would get' },
 );
 
-export const RetryAnswer = Type.Object({ ok: Ok, runId: Id, sessionKey: Type.String(), retryOf: Id }, { $id: 'RetryAnswer', additionalProperties: false });
+export const RetryAnswer = Type.Object(
+  { ok: Ok, runId: Id, sessionKey: Type.String(), retryOf: Id },
+  { $id: 'RetryAnswer', additionalProperties: false },
+);
 
 export const RedeliverAnswer = Type.Object(
   { ok: Ok, runId: Id, deliveryId: Id, channel: Type.String(), to: Nullable(Type.String()) },
@@ -167,6 +185,19 @@ export const RedeliverAnswer = Type.Object(
 
 /** Every named schema, for `components/schemas`. */
 export const namedSchemas: TSchema[] = [
-  ErrorBody, WakeAnswer, AgentAnswer, ManyAnswer, HookAnswer, Run, SystemEvent, SessionMessage, KeptAction,
-  KeptRequestSummary, KeptRequest, Status, ReplayAnswer, RetryAnswer, RedeliverAnswer,
+  ErrorBody,
+  WakeAnswer,
+  AgentAnswer,
+  ManyAnswer,
+  HookAnswer,
+  Run,
+  SystemEvent,
+  SessionMessage,
+  KeptAction,
+  KeptRequestSummary,
+  KeptRequest,
+  Status,
+  ReplayAnswer,
+  RetryAnswer,
+  RedeliverAnswer,
 ];

@@ -1,5 +1,16 @@
 /** Records ⇄ the driver's hashes and list entries: what each field holds, and the record it makes back. */
-import type { Delivery, DeliveryStatus, NewDelivery, NewEvent, NewMessage, NewRun, Run, RunStatus, SessionMessage, SystemEvent } from '../types.ts';
+import type {
+  Delivery,
+  DeliveryStatus,
+  NewDelivery,
+  NewEvent,
+  NewMessage,
+  NewRun,
+  Run,
+  RunStatus,
+  SessionMessage,
+  SystemEvent,
+} from '../types.ts';
 
 export type Hash = Record<string, string>;
 
@@ -43,7 +54,8 @@ export function toEvent(h: Hash): SystemEvent {
   };
 }
 
-export const eventJson = (e: NewEvent) => JSON.stringify({ id: e.id, source: e.source, text: e.text, createdAt: e.createdAt, runId: e.runId ?? null });
+export const eventJson = (e: NewEvent) =>
+  JSON.stringify({ id: e.id, source: e.source, text: e.text, createdAt: e.createdAt, runId: e.runId ?? null });
 
 /** A transcript line is stored as `<id> <json>`: the id the server gave it, then the message without it. */
 export const messageJson = (m: NewMessage) => JSON.stringify({ role: m.role, content: m.content, runId: m.runId, createdAt: m.createdAt });
@@ -55,7 +67,15 @@ export function toMessage(sessionKey: string, entry: string): SessionMessage {
 }
 
 export const deliveryJson = (d: NewDelivery) =>
-  JSON.stringify({ id: d.id, runId: d.runId, channel: d.channel, to: d.to, text: d.text, createdAt: d.createdAt, mainSession: d.mainSession === true });
+  JSON.stringify({
+    id: d.id,
+    runId: d.runId,
+    channel: d.channel,
+    to: d.to,
+    text: d.text,
+    createdAt: d.createdAt,
+    mainSession: d.mainSession === true,
+  });
 
 /** A delivery's hash: the entry as written (`j`, JSON) and its progress. */
 export function toDelivery(h: Hash): Delivery {

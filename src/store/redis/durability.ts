@@ -19,7 +19,9 @@ export async function redisDurability(get: ConfigGet, shown: string): Promise<Du
   const [aof, fsync, policy] = [await get('appendonly'), await get('appendfsync'), await get('maxmemory-policy')];
   const warnings: string[] = [];
   if (aof === undefined) {
-    warnings.push(`Redis at ${shown} does not show its settings (CONFIG GET is refused): check that it runs with appendonly yes and appendfsync always (docs/redis.md)`);
+    warnings.push(
+      `Redis at ${shown} does not show its settings (CONFIG GET is refused): check that it runs with appendonly yes and appendfsync always (docs/redis.md)`,
+    );
   } else if (aof !== 'yes') {
     warnings.push(
       `Redis at ${shown} has appendonly ${aof}: an answered request is in its memory only and is lost if it stops; ` +
@@ -31,11 +33,18 @@ export async function redisDurability(get: ConfigGet, shown: string): Promise<Du
         'can lose the last second of answered requests; appendfsync always makes a 2xx mean on disk (docs/redis.md)',
     );
   } else if (fsync !== 'always') {
-    warnings.push(`Redis at ${shown} has appendfsync ${fsync}: the kernel writes the file when it likes (up to about 30 s later); set appendfsync always (docs/redis.md)`);
+    warnings.push(
+      `Redis at ${shown} has appendfsync ${fsync}: the kernel writes the file when it likes (up to about 30 s later); set appendfsync always (docs/redis.md)`,
+    );
   }
   if (policy !== undefined && policy !== 'noeviction')
-    warnings.push(`Redis at ${shown} has maxmemory-policy ${policy}: when full it may evict stored runs, events and queue entries; set maxmemory-policy noeviction`);
-  const line = aof === undefined ? `redis persistence: unknown` : `redis persistence: appendonly ${aof}, appendfsync ${fsync}, maxmemory-policy ${policy}`;
+    warnings.push(
+      `Redis at ${shown} has maxmemory-policy ${policy}: when full it may evict stored runs, events and queue entries; set maxmemory-policy noeviction`,
+    );
+  const line =
+    aof === undefined
+      ? `redis persistence: unknown`
+      : `redis persistence: appendonly ${aof}, appendfsync ${fsync}, maxmemory-policy ${policy}`;
   return { line, warnings };
 }
 
@@ -56,7 +65,10 @@ export async function checkRedis(url: string): Promise<Durability> {
     };
     return await redisDurability(get, shown);
   } catch (err) {
-    return { line: 'redis persistence: not checked', warnings: [`cannot reach Redis at ${shown} (${(err as Error).message}): its persistence settings were not checked`] };
+    return {
+      line: 'redis persistence: not checked',
+      warnings: [`cannot reach Redis at ${shown} (${(err as Error).message}): its persistence settings were not checked`],
+    };
   } finally {
     client.disconnect();
   }

@@ -46,7 +46,14 @@ export class RedisQueue implements WorkQueue<NewRun> {
     this.counted(r[0], r[1]);
     const out: Claim<NewRun>[] = [];
     for (let i = 2; i < r.length; i += 6)
-      out.push({ id: r[i]!, key: r[i + 1]!, attempts: Number(r[i + 2]), lastError: r[i + 3] ?? null, leaseUntil: Number(r[i + 4]), item: JSON.parse(r[i + 5]!) as NewRun });
+      out.push({
+        id: r[i]!,
+        key: r[i + 1]!,
+        attempts: Number(r[i + 2]),
+        lastError: r[i + 3] ?? null,
+        leaseUntil: Number(r[i + 4]),
+        item: JSON.parse(r[i + 5]!) as NewRun,
+      });
     return out;
   }
 
@@ -95,7 +102,14 @@ export class RedisQueue implements WorkQueue<NewRun> {
     const r = (await run('hiClaimTasks', [prefix, kind, worker, instance, clock(), leaseMs, limit])) as (string | null)[];
     const out: Claim<Task>[] = [];
     for (let i = 0; i < r.length; i += 5)
-      out.push({ id: r[i]!, key: r[i + 1]!, attempts: Number(r[i + 2]), lastError: r[i + 3] ?? null, leaseUntil: Number(r[i + 4]), item: { kind, key: r[i + 1]! } });
+      out.push({
+        id: r[i]!,
+        key: r[i + 1]!,
+        attempts: Number(r[i + 2]),
+        lastError: r[i + 3] ?? null,
+        leaseUntil: Number(r[i + 4]),
+        item: { kind, key: r[i + 1]! },
+      });
     return out;
   }
 }

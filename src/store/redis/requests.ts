@@ -36,7 +36,8 @@ export async function listRequests(client: Redis, p: string, opts: RequestListOp
     if (seq === null) return [];
     top = `(${seq}`;
   }
-  const index = opts.hook !== undefined ? `${p}reqs:hook:${opts.hook}` : opts.status !== undefined ? `${p}reqs:status:${opts.status}` : `${p}reqs`;
+  const index =
+    opts.hook !== undefined ? `${p}reqs:hook:${opts.hook}` : opts.status !== undefined ? `${p}reqs:status:${opts.status}` : `${p}reqs`;
   const out: KeptRequestSummary[] = [];
   const page = Math.max(opts.limit, 100);
   for (let offset = 0; out.length < opts.limit; offset += page) {

@@ -55,7 +55,6 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number;
 }
 
-
 const STATUSES: RunStatus[] = ['queued', 'running', 'ok', 'error', 'timeout'];
 const pruneCounts = (r: number[]): PruneCounts => ({ runs: r[0]!, events: r[1]!, messages: r[2]!, deliveries: r[3]!, requests: r[4]! });
 const GONE = 'interrupted: the instance running it stopped';
@@ -109,11 +108,14 @@ export class RedisStore implements Store {
    * as `error`, then `onWork` looks for work to take over (claims run out, deliveries left).
    */
   shared(onWork: () => void): () => void {
-    const t = setInterval(() => {
-      void this.script('hiFailHeartbeats', Date.now(), GONE, this.instance, 1)
-        .catch(() => 0)
-        .then(() => this.closing || onWork());
-    }, Math.max(100, this.ttl / 2));
+    const t = setInterval(
+      () => {
+        void this.script('hiFailHeartbeats', Date.now(), GONE, this.instance, 1)
+          .catch(() => 0)
+          .then(() => this.closing || onWork());
+      },
+      Math.max(100, this.ttl / 2),
+    );
     t.unref();
     this.watchers.add(t);
     return () => {
@@ -135,7 +137,8 @@ export class RedisStore implements Store {
     try {
       counts = (await this.script('hiAccept', ...args)) as unknown[];
     } catch (err) {
-      if (/IDEMPOTENCY_TAKEN/.test((err as Error).message)) throw new IdempotencyTakenError('the idempotency key was answered by another request', { cause: err });
+      if (/IDEMPOTENCY_TAKEN/.test((err as Error).message))
+        throw new IdempotencyTakenError('the idempotency key was answered by another request', { cause: err });
       throw err;
     }
     this.queue.counted(counts[0], counts[1]);
@@ -190,7 +193,11 @@ export class RedisStore implements Store {
     for (let offset = 0; out.length < opts.limit; offset += page) {
       const ids = await this.client.zrevrange(index, offset, offset + page - 1);
       for (const run of (await this.hashes('r:', ids)).map(toRun)) {
-        if ((hook !== undefined && !run.hookName.toLowerCase().includes(hook)) || (session !== undefined && !run.sessionKey.includes(session))) continue;
+        if (
+          (hook !== undefined && !run.hookName.toLowerCase().includes(hook)) ||
+          (session !== undefined && !run.sessionKey.includes(session))
+        )
+          continue;
         out.push(run);
         if (out.length >= opts.limit) break;
       }
@@ -273,7 +280,14 @@ export class RedisStore implements Store {
     const seqs: [string, number][] = [];
     for (const l of [q!, r!]) for (let i = 0; i < l.length; i += 2) seqs.push([l[i]!, Number(l[i + 1])]);
     seqs.sort((x, y) => x[1] - y[1]);
-    return (await this.hashes('r:', seqs.map(([id]) => id))).map(toRun).filter((run) => run.kind === 'hook');
+    return (
+      await this.hashes(
+        'r:',
+        seqs.map(([id]) => id),
+      )
+    )
+      .map(toRun)
+      .filter((run) => run.kind === 'hook');
   }
 
   async insertHeartbeat(run: NewRun, startedAt: number): Promise<void> {
@@ -289,12 +303,24 @@ export class RedisStore implements Store {
   }
 
   async finishRun(o: RunOutcome): Promise<void> {
-    const args: Arg[] = [o.id, o.status, o.finishedAt, JSON.stringify({ reply: o.reply, summary: o.summary, error: o.error }), o.messages.length];
+    const args: Arg[] = [
+      o.id,
+      o.status,
+      o.finishedAt,
+      JSON.stringify({ reply: o.reply, summary: o.summary, error: o.error }),
+      o.messages.length,
+    ];
     for (const m of o.messages) args.push(m.sessionKey, Buffer.byteLength(m.content), messageJson(m));
     const e = o.event;
     args.push(...(e ? [1, e.id, e.source, eventJson(e)] : [0, '', '', '']));
     const d = o.delivery;
-    if (d.kind === 'outbox') args.push(JSON.stringify({ kind: 'outbox', id: d.entry.id, channel: d.entry.channel, to: d.entry.to }), deliveryJson(d.entry), d.entry.createdAt, this.instance);
+    if (d.kind === 'outbox')
+      args.push(
+        JSON.stringify({ kind: 'outbox', id: d.entry.id, channel: d.entry.channel, to: d.entry.to }),
+        deliveryJson(d.entry),
+        d.entry.createdAt,
+        this.instance,
+      );
     else args.push(JSON.stringify({ kind: 'skipped', reason: d.reason, channel: d.channel ?? null, to: d.to ?? null }), '', '', '');
     const ids = o.consumedEventIds ?? [];
     args.push(ids.length, o.finishedAt, o.consumeOlder ? 1 : 0, ...ids);
@@ -311,7 +337,15 @@ export class RedisStore implements Store {
   }
 
   async nextDeliveryAt(after?: number): Promise<number | undefined> {
-    const r = await this.client.zrangebyscore(`${this.p}outbox`, after === undefined ? '-inf' : `(${after}`, '+inf', 'WITHSCORES', 'LIMIT', 0, 1);
+    const r = await this.client.zrangebyscore(
+      `${this.p}outbox`,
+      after === undefined ? '-inf' : `(${after}`,
+      '+inf',
+      'WITHSCORES',
+      'LIMIT',
+      0,
+      1,
+    );
     return r.length ? Number(r[1]) : undefined;
   }
 
@@ -325,7 +359,15 @@ export class RedisStore implements Store {
   }
 
   async redeliver(entry: NewDelivery): Promise<void> {
-    await this.script('hiRedeliver', entry.id, entry.runId, deliveryJson(entry), entry.createdAt, JSON.stringify({ channel: entry.channel, to: entry.to }), this.instance);
+    await this.script(
+      'hiRedeliver',
+      entry.id,
+      entry.runId,
+      deliveryJson(entry),
+      entry.createdAt,
+      JSON.stringify({ channel: entry.channel, to: entry.to }),
+      this.instance,
+    );
   }
 
   async prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }> {

@@ -13,7 +13,8 @@ export interface ParsedUrl {
 }
 
 export function parseRedisUrl(url: string): ParsedUrl {
-  const bad = (why: string) => new RedisUrlError(`storage.url: ${why} (expected redis://host:port/db, rediss://… or unix:///path/to/redis.sock)`);
+  const bad = (why: string) =>
+    new RedisUrlError(`storage.url: ${why} (expected redis://host:port/db, rediss://… or unix:///path/to/redis.sock)`);
   let u: URL;
   try {
     u = new URL(url);

@@ -42,7 +42,16 @@ export class PendingEvents {
     return rows.map((a) => {
       const id = String(a[1]);
       this.pendingSeq.set(id, Number(a[0]));
-      return { id, source: String(a[2]), text: unpacked(a[3], a[4]), status: 'pending', createdAt: Number(a[5]), consumedAt: null, heartbeatId: null, runId: str(a[6]) };
+      return {
+        id,
+        source: String(a[2]),
+        text: unpacked(a[3], a[4]),
+        status: 'pending',
+        createdAt: Number(a[5]),
+        consumedAt: null,
+        heartbeatId: null,
+        runId: str(a[6]),
+      };
     });
   }
 
@@ -127,7 +136,8 @@ export class PendingEvents {
     const oldest = this.firstPendingFrom(from);
     if (oldest > last) return; // consumed meanwhile
     const b = this.lastBacklog;
-    const known = b !== undefined && b.consumes === this.consumes && b.shownFrom === seqs[0] && this.pendingIn(seqs[0]!, last) === seqs.length;
+    const known =
+      b !== undefined && b.consumes === this.consumes && b.shownFrom === seqs[0] && this.pendingIn(seqs[0]!, last) === seqs.length;
     const n = known ? b.older + seqs.length : this.pendingIn(oldest, last);
     this.q.consumeRange.run(last, oldest, heartbeatId, at);
     this.tally.consumedRange(last, n);

@@ -27,14 +27,20 @@ function pruneStatements(db: DatabaseSync) {
       WHERE e.seq >= ? AND e.seq < (SELECT max(seq) FROM events) ORDER BY e.seq LIMIT ?`),
     deleteEvent: p('DELETE FROM events WHERE seq = ?'),
     deleteRanges: p('DELETE FROM consumed WHERE to_seq < (SELECT min(seq) FROM events)'),
-    messages: p('SELECT id AS k, session_key, created_at, content_text FROM messages WHERE id >= ? AND id < (SELECT max(id) FROM messages) ORDER BY id LIMIT ?'),
+    messages: p(
+      'SELECT id AS k, session_key, created_at, content_text FROM messages WHERE id >= ? AND id < (SELECT max(id) FROM messages) ORDER BY id LIMIT ?',
+    ),
     lastMessageAt: p('SELECT created_at FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT 1'),
     // the oldest of a session's newest n lines (what an agent is shown): lines below it may go
     keptFrom: p('SELECT id FROM messages WHERE session_key = ? ORDER BY id DESC LIMIT 1 OFFSET ?'),
     deleteMessage: p('DELETE FROM messages WHERE id = ?'),
-    outbox: p('SELECT rowid AS k, status, created_at, updated_at, text_ref, parts_ref FROM outbox WHERE rowid >= ? AND rowid < (SELECT max(rowid) FROM outbox) ORDER BY rowid LIMIT ?'),
+    outbox: p(
+      'SELECT rowid AS k, status, created_at, updated_at, text_ref, parts_ref FROM outbox WHERE rowid >= ? AND rowid < (SELECT max(rowid) FROM outbox) ORDER BY rowid LIMIT ?',
+    ),
     deleteOutbox: p('DELETE FROM outbox WHERE rowid = ?'),
-    requests: p('SELECT seq AS k, received_at AS created_at FROM requests WHERE seq >= ? AND seq < (SELECT max(seq) FROM requests) ORDER BY seq LIMIT ?'),
+    requests: p(
+      'SELECT seq AS k, received_at AS created_at FROM requests WHERE seq >= ? AND seq < (SELECT max(seq) FROM requests) ORDER BY seq LIMIT ?',
+    ),
     deleteRequest: p('DELETE FROM requests WHERE seq = ?'),
     textUsed: p(`SELECT EXISTS (SELECT 1 FROM runs WHERE message_text = ?1) OR EXISTS (SELECT 1 FROM runs WHERE reply_text = ?1)
       OR EXISTS (SELECT 1 FROM messages WHERE content_text = ?1) OR EXISTS (SELECT 1 FROM outbox WHERE text_ref = ?1)
@@ -43,12 +49,15 @@ function pruneStatements(db: DatabaseSync) {
     // dry run: the same rules over whole tables
     countRuns: p(`SELECT count(*) AS n FROM runs r LEFT JOIN outbox o ON o.id = r.delivery_id WHERE r.status IN ('ok', 'error', 'timeout')
       AND r.finished_at < ? AND (o.status IS NULL OR o.status <> 'pending') AND r.seq < (SELECT max(seq) FROM runs)`),
-    countEvents: p(`SELECT count(*) AS n FROM events e LEFT JOIN consumed c ON e.seq < ? AND c.to_seq = (SELECT min(x.to_seq) FROM consumed x WHERE x.to_seq >= e.seq)
+    countEvents:
+      p(`SELECT count(*) AS n FROM events e LEFT JOIN consumed c ON e.seq < ? AND c.to_seq = (SELECT min(x.to_seq) FROM consumed x WHERE x.to_seq >= e.seq)
       AND c.from_seq <= e.seq WHERE coalesce(e.consumed_at, c.consumed_at) < ? AND e.seq < (SELECT max(seq) FROM events)`),
     countMessages: p(`SELECT count(*) AS n FROM (SELECT id, created_at, max(created_at) OVER (PARTITION BY session_key) AS last_at,
       row_number() OVER (PARTITION BY session_key ORDER BY id DESC) AS rn FROM messages)
       WHERE created_at < ?1 AND (last_at < ?1 OR rn > ?2) AND id < (SELECT max(id) FROM messages)`),
-    countOutbox: p("SELECT count(*) AS n FROM outbox WHERE status <> 'pending' AND updated_at < ? AND rowid < (SELECT max(rowid) FROM outbox)"),
+    countOutbox: p(
+      "SELECT count(*) AS n FROM outbox WHERE status <> 'pending' AND updated_at < ? AND rowid < (SELECT max(rowid) FROM outbox)",
+    ),
     countRequests: p('SELECT count(*) AS n FROM requests WHERE received_at < ? AND seq < (SELECT max(seq) FROM requests)'),
   };
 }

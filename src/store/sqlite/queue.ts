@@ -160,7 +160,8 @@ export class RunQueue implements WorkQueue<NewRun> {
     this.parked--;
     this.claimed.set(h.id, h);
     // the finish refers to the stored copy of a long message instead of writing it again
-    if (row[MESSAGE_TEXT] !== null) this.runs.remember(run.id, run.message, Number(row[MESSAGE_TEXT]), row[MESSAGE_WRAP] === null ? null : String(row[MESSAGE_WRAP]));
+    if (row[MESSAGE_TEXT] !== null)
+      this.runs.remember(run.id, run.message, Number(row[MESSAGE_TEXT]), row[MESSAGE_WRAP] === null ? null : String(row[MESSAGE_WRAP]));
     out.push({ id: run.id, key: h.key, attempts: h.attempts, lastError: h.lastError, leaseUntil: until, item: run });
   }
 

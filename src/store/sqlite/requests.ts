@@ -27,7 +27,9 @@ export function requestStatements(db: DatabaseSync) {
     get: p(`${COLUMNS} WHERE seq = ?`),
     end: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM requests'),
     // lists: [from, below, (hook, status filters as given), n], newest first; a filter left out passes everything
-    list: p(`${SUMMARY_COLUMNS} WHERE seq >= ? AND seq < ? AND (? IS NULL OR hook = ?) AND (? IS NULL OR status = ?) ORDER BY seq DESC LIMIT ?`),
+    list: p(
+      `${SUMMARY_COLUMNS} WHERE seq >= ? AND seq < ? AND (? IS NULL OR hook = ?) AND (? IS NULL OR status = ?) ORDER BY seq DESC LIMIT ?`,
+    ),
   };
 }
 
@@ -70,7 +72,17 @@ export class KeptRequests {
   insert(r: NewKeptRequest): string {
     const stored = compressed(r.body);
     const { lastInsertRowid } = this.q.insert.run(
-      r.hook, r.mappingId, r.url, JSON.stringify(r.headers), stored ?? r.body, r.body.byteLength, stored ? 1 : 0, r.receivedAt, r.status, JSON.stringify(r.actions), r.replayOf,
+      r.hook,
+      r.mappingId,
+      r.url,
+      JSON.stringify(r.headers),
+      stored ?? r.body,
+      r.body.byteLength,
+      stored ? 1 : 0,
+      r.receivedAt,
+      r.status,
+      JSON.stringify(r.actions),
+      r.replayOf,
     );
     return requestId(Number(lastInsertRowid), r.receivedAt);
   }
@@ -130,7 +142,11 @@ function toSummary(r: Row): KeptRequestSummary {
 
 function toRequest(r: Row): KeptRequest {
   const body = r.body as Uint8Array;
-  return { ...common(r), headers: JSON.parse(String(r.headers)) as Record<string, string>, body: r.body_brotli ? new Uint8Array(brotliDecompressSync(body)) : body };
+  return {
+    ...common(r),
+    headers: JSON.parse(String(r.headers)) as Record<string, string>,
+    body: r.body_brotli ? new Uint8Array(brotliDecompressSync(body)) : body,
+  };
 }
 
 /** Bodies shorter than this are stored as received: compressing them saves less than a page. */

@@ -27,7 +27,8 @@ export function packed(text: string): [string, string | null] {
 }
 
 /** A stored text read back: rebuilt from its key when it has one (see `packed`). */
-export const unpacked = (text: unknown, key: unknown): string => (key === null || key === undefined ? String(text) : unpackBoundary(String(text), String(key)));
+export const unpacked = (text: unknown, key: unknown): string =>
+  key === null || key === undefined ? String(text) : unpackBoundary(String(text), String(key));
 
 /** An event row, with the range that consumed it when one covers it (`EVENT_COLUMNS`). */
 export function toEvent(r: Row): SystemEvent {
@@ -57,8 +58,26 @@ export const EVENT_COLUMNS = `SELECT e.*, c.consumed_at AS range_at, c.heartbeat
  * the order `toNewRun` takes them: that read returns arrays, which node:sqlite makes in about half the
  * time of objects (docs/performance.md).
  */
-export const QUEUED = ['id', 'kind', 'hook_name', 'label', 'trusted', 'session_key', 'message', 'message_body', 'model', 'thinking',
-  'timeout_seconds', 'wake_mode', 'deliver', 'channel', 'to_', 'created_at', 'message_wrap', 'message_text'] as const;
+export const QUEUED = [
+  'id',
+  'kind',
+  'hook_name',
+  'label',
+  'trusted',
+  'session_key',
+  'message',
+  'message_body',
+  'model',
+  'thinking',
+  'timeout_seconds',
+  'wake_mode',
+  'deliver',
+  'channel',
+  'to_',
+  'created_at',
+  'message_wrap',
+  'message_text',
+] as const;
 
 /**
  * The `trusted` column holds flags: the hook opted out of the safety boundary, its name is config-supplied,
@@ -149,7 +168,12 @@ export function toDelivery(r: Row): Delivery {
     attempts: Number(r.attempts),
     nextAttemptAt: Number(r.next_attempt_at),
     lastError: str(r.last_error),
-    parts: r.parts_ref !== null ? (JSON.parse(String(r.parts_body)) as string[]) : r.parts === null ? null : (JSON.parse(String(r.parts)) as string[]),
+    parts:
+      r.parts_ref !== null
+        ? (JSON.parse(String(r.parts_body)) as string[])
+        : r.parts === null
+          ? null
+          : (JSON.parse(String(r.parts)) as string[]),
     sentParts: Number(r.sent_parts),
     ambiguousPart: num(r.ambiguous_part),
     mainSession: r.main_session === 1,

@@ -73,12 +73,32 @@ export class RunRows {
         : ['skipped', d.reason, d.channel ?? null, d.to ?? null, null];
     // a text equal to the run's long message or to the reply refers to the one stored copy
     const mine = this.started.get(o.id);
-    const [reply, replyKey, replyRef] = o.reply === null ? [null, null, null] : o.reply === mine?.message ? ['', mine.key, mine.ref] : this.storeText(o.reply);
-    this.q.finishRun.run(startedAt ?? null, startedAt === undefined ? 0 : 1, o.status, o.finishedAt, replyRef === null ? reply : null, o.summary, o.error,
-      dStatus, dReason, dChannel, dTo, dId, replyRef, replyKey, o.id);
+    const [reply, replyKey, replyRef] =
+      o.reply === null ? [null, null, null] : o.reply === mine?.message ? ['', mine.key, mine.ref] : this.storeText(o.reply);
+    this.q.finishRun.run(
+      startedAt ?? null,
+      startedAt === undefined ? 0 : 1,
+      o.status,
+      o.finishedAt,
+      replyRef === null ? reply : null,
+      o.summary,
+      o.error,
+      dStatus,
+      dReason,
+      dChannel,
+      dTo,
+      dId,
+      replyRef,
+      replyKey,
+      o.id,
+    );
     for (const m of o.messages) {
       const [content, key, ref] =
-        m.content === mine?.message ? ['', mine.key, mine.ref] : m.content === o.reply ? [reply!, replyKey, replyRef] : this.storeText(m.content);
+        m.content === mine?.message
+          ? ['', mine.key, mine.ref]
+          : m.content === o.reply
+            ? [reply!, replyKey, replyRef]
+            : this.storeText(m.content);
       this.q.insertMessage.run(m.sessionKey, m.role, ref === null ? content : '', m.runId, m.createdAt, ref, key);
     }
     if (o.event) this.insertEvent(o.event);
@@ -86,14 +106,38 @@ export class RunRows {
       const e = d.entry;
       // the reply it delivers is stored already when long
       const [text, key, textRef] = e.text === o.reply ? [reply!, replyKey, replyRef] : this.storeText(e.text);
-      this.q.insertOutbox.run(e.id, e.runId, e.channel, e.to, textRef === null ? text : '', textRef, key, e.createdAt, e.createdAt, e.createdAt, e.mainSession ? 1 : 0);
+      this.q.insertOutbox.run(
+        e.id,
+        e.runId,
+        e.channel,
+        e.to,
+        textRef === null ? text : '',
+        textRef,
+        key,
+        e.createdAt,
+        e.createdAt,
+        e.createdAt,
+        e.mainSession ? 1 : 0,
+      );
     }
   }
 
   /** Inside a write: a new outbox entry for a finished run, made its delivery (`Store.redeliver`). */
   writeRedelivery(e: NewDelivery): void {
     const [text, key, ref] = this.storeText(e.text);
-    this.q.insertOutbox.run(e.id, e.runId, e.channel, e.to, ref === null ? text : '', ref, key, e.createdAt, e.createdAt, e.createdAt, e.mainSession ? 1 : 0);
+    this.q.insertOutbox.run(
+      e.id,
+      e.runId,
+      e.channel,
+      e.to,
+      ref === null ? text : '',
+      ref,
+      key,
+      e.createdAt,
+      e.createdAt,
+      e.createdAt,
+      e.mainSession ? 1 : 0,
+    );
     this.q.redeliverRun.run(e.channel, e.to, e.id, e.runId);
   }
 
@@ -128,8 +172,27 @@ export class RunRows {
     const ref = this.longText(message);
     const flags = (r.trusted ? TRUSTED : 0) | (r.nameTrusted ? NAME_TRUSTED : 0) | (r.newSession ? NEW_SESSION : 0);
     const { lastInsertRowid } = this.q.insertRun.run(
-      r.id, r.kind, r.hookName, r.label, flags, r.sessionKey, ref === null ? message : '', r.model, r.thinking, r.timeoutSeconds,
-      r.wakeMode, r.deliver ? 1 : 0, r.channel, r.to, status, startedAt === null ? 0 : 1, r.createdAt, startedAt, 'pending', ref, key,
+      r.id,
+      r.kind,
+      r.hookName,
+      r.label,
+      flags,
+      r.sessionKey,
+      ref === null ? message : '',
+      r.model,
+      r.thinking,
+      r.timeoutSeconds,
+      r.wakeMode,
+      r.deliver ? 1 : 0,
+      r.channel,
+      r.to,
+      status,
+      startedAt === null ? 0 : 1,
+      r.createdAt,
+      startedAt,
+      'pending',
+      ref,
+      key,
     );
     return [Number(lastInsertRowid), ref];
   }

@@ -10,7 +10,7 @@ export function statements(db: DatabaseSync) {
     return stmt;
   };
   return {
-    insertEvent: p('INSERT INTO events (id, source, text, status, created_at, run_id, text_wrap) VALUES (?, ?, ?, \'pending\', ?, ?, ?)'),
+    insertEvent: p("INSERT INTO events (id, source, text, status, created_at, run_id, text_wrap) VALUES (?, ?, ?, 'pending', ?, ?, ?)"),
     insertRun: p(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
       wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -25,7 +25,8 @@ export function statements(db: DatabaseSync) {
     listRunsByStatus: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? AND r.status = ? ORDER BY r.seq DESC LIMIT ?`),
     // any filter: [from, below, status, status, hook, hook, session, session, n]; a filter left out (null) passes everything;
     // the hook's name holds the text in any case (ASCII), the session key holds it as given
-    listRunsFiltered: p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? AND (? IS NULL OR r.status = ?) AND (? IS NULL OR instr(lower(r.hook_name), lower(?)) > 0)
+    listRunsFiltered:
+      p(`${RUN_COLUMNS} WHERE r.seq >= ? AND r.seq < ? AND (? IS NULL OR r.status = ?) AND (? IS NULL OR instr(lower(r.hook_name), lower(?)) > 0)
       AND (? IS NULL OR instr(r.session_key, ?) > 0) ORDER BY r.seq DESC LIMIT ?`),
     // queued and running runs from the index of unfinished ones, not a walk back through every finished run
     listUnfinishedByStatus: p(`${RUN_COLUMNS.replace('FROM runs r', 'FROM runs r INDEXED BY runs_unfinished')}
@@ -35,15 +36,25 @@ export function statements(db: DatabaseSync) {
     listEvents: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? ORDER BY e.seq DESC LIMIT ?`),
     // below the watermark every event is consumed (by its row or by a range); from it on, those marked pending are pending
     listPendingEvents: p("SELECT * FROM events WHERE seq >= ? AND seq < ? AND status = 'pending' ORDER BY seq DESC LIMIT ?"),
-    listConsumedEvents: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? AND (e.seq < ? OR e.status = 'consumed') ORDER BY e.seq DESC LIMIT ?`),
+    listConsumedEvents: p(
+      `${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? AND (e.seq < ? OR e.status = 'consumed') ORDER BY e.seq DESC LIMIT ?`,
+    ),
     // one past each table's highest key, where a list starts
     endEvents: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM events'),
     endRuns: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM runs'),
     endMessages: p('SELECT coalesce(max(id), 0) + 1 AS n FROM messages'),
     // forward from the watermark (see `pendingFrom`): the events below it are all consumed
-    pendingEvents: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq ASC LIMIT ?")),
+    pendingEvents: arrays(
+      p(
+        "SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq ASC LIMIT ?",
+      ),
+    ),
     // a backlog (see `pendingBacklog`): its newest events, from the top down, then the older ones counted a window at a time
-    newestPending: arrays(p("SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT ?")),
+    newestPending: arrays(
+      p(
+        "SELECT seq, id, source, text, text_wrap, created_at, run_id FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT ?",
+      ),
+    ),
     countPendingBySource: p(`SELECT source, count(*) AS n, min(created_at) AS first_at, max(created_at) AS last_at FROM events
       WHERE seq >= ? AND seq < ? AND status = 'pending' GROUP BY source`),
     // where the watermark moves to: the first pending event from it on, else the seq the next event will get
@@ -54,7 +65,9 @@ export function statements(db: DatabaseSync) {
     consumeRange: p('INSERT INTO consumed (to_seq, from_seq, heartbeat_id, consumed_at) VALUES (?, ?, ?, ?)'),
     unfinished: p(`${RUN_COLUMNS} WHERE r.kind = 'hook' AND r.status IN ('queued', 'running') ORDER BY r.seq ASC`),
     // the queue of runs: what is in it at open, and a run it hands out, by seq
-    unfinishedSeqs: arrays(p("SELECT seq FROM runs INDEXED BY runs_unfinished WHERE status IN ('queued', 'running') AND kind = 'hook' ORDER BY seq")),
+    unfinishedSeqs: arrays(
+      p("SELECT seq FROM runs INDEXED BY runs_unfinished WHERE status IN ('queued', 'running') AND kind = 'hook' ORDER BY seq"),
+    ),
     claimRun: arrays(p(`${CLAIM_COLUMNS} WHERE seq = ?`)),
     startRun: p("UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ?"),
     requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
@@ -62,7 +75,9 @@ export function statements(db: DatabaseSync) {
     finishRun: p(`UPDATE runs SET started_at = coalesce(?, started_at), attempts = attempts + ?, status = ?, finished_at = ?, reply = ?,
       summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ?, reply_wrap = ?
       WHERE id = ?`),
-    insertMessage: p('INSERT INTO messages (session_key, role, content, run_id, created_at, content_text, content_wrap) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    insertMessage: p(
+      'INSERT INTO messages (session_key, role, content, run_id, created_at, content_text, content_wrap) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
     // sizes first (from the record headers: the texts are not read), then only the rows that fit
     transcriptSizes: p(`SELECT id, CASE WHEN content_text IS NULL THEN octet_length(content)
       ELSE (SELECT octet_length(body) FROM texts WHERE id = content_text) END AS bytes, content_wrap AS wrap
@@ -70,8 +85,11 @@ export function statements(db: DatabaseSync) {
     transcriptFrom: p(`${MESSAGE_COLUMNS} WHERE m.session_key = ? AND m.id >= ? ORDER BY m.id ASC`),
     consumeEvent: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE seq = ? AND status = 'pending'"),
     // events have no index on id: only for an id this store did not hand out as pending (a table scan)
-    consumeEventById: p("UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND seq >= ? AND status = 'pending' RETURNING seq"),
-    insertOutbox: p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at, main_session)
+    consumeEventById: p(
+      "UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND seq >= ? AND status = 'pending' RETURNING seq",
+    ),
+    insertOutbox:
+      p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at, main_session)
       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`),
     dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body, ${body('o.parts_ref')} AS parts_body FROM outbox o
       WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
@@ -81,7 +99,9 @@ export function statements(db: DatabaseSync) {
       sent_parts = coalesce(?, sent_parts), parts = CASE WHEN ? THEN ? ELSE parts END, parts_ref = CASE WHEN ? THEN ? ELSE parts_ref END,
       ambiguous_part = CASE WHEN ? THEN ? ELSE ambiguous_part END WHERE id = ?`),
     // a redelivery: the run's delivery is the new outbox entry from now on
-    redeliverRun: p("UPDATE runs SET delivery_status = 'pending', delivery_reason = NULL, delivery_channel = ?, delivery_to = ?, delivery_id = ? WHERE id = ?"),
+    redeliverRun: p(
+      "UPDATE runs SET delivery_status = 'pending', delivery_reason = NULL, delivery_channel = ?, delivery_to = ?, delivery_id = ? WHERE id = ?",
+    ),
     failHeartbeats: p(`UPDATE runs SET status = 'error', finished_at = ?, error = ?, delivery_status = 'skipped',
       delivery_reason = 'heartbeat did not succeed' WHERE kind = 'heartbeat' AND status IN ('queued', 'running')`),
     getMeta: p('SELECT value FROM meta WHERE key = ?'),

@@ -91,14 +91,21 @@ export class SqliteStore implements Store {
     this.db = new DatabaseSync(opts.path);
     // The locking mode comes before the first read: in exclusive mode SQLite then never creates the
     // shared-memory index (`-shm`) and keeps the WAL's index in this process's memory.
-    this.db.exec(`PRAGMA busy_timeout = ${opts.busyTimeoutMs ?? 5000}; PRAGMA locking_mode = ${opts.locking === 'normal' ? 'NORMAL' : 'EXCLUSIVE'};`);
+    this.db.exec(
+      `PRAGMA busy_timeout = ${opts.busyTimeoutMs ?? 5000}; PRAGMA locking_mode = ${opts.locking === 'normal' ? 'NORMAL' : 'EXCLUSIVE'};`,
+    );
     try {
-      this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'}; PRAGMA foreign_keys = OFF;`);
+      this.db.exec(
+        `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'}; PRAGMA foreign_keys = OFF;`,
+      );
       openSchema(this.db, opts.path);
     } catch (err) {
       this.db.close();
       if ((err as { errcode?: number }).errcode === SQLITE_BUSY)
-        throw new StoreInUseError(`database ${opts.path} is in use by another process (is another hook-intake serving this data directory?)`, { cause: err });
+        throw new StoreInUseError(
+          `database ${opts.path} is in use by another process (is another hook-intake serving this data directory?)`,
+          { cause: err },
+        );
       throw err;
     }
     this.tally = new Tally(this.db);
@@ -110,7 +117,8 @@ export class SqliteStore implements Store {
     this.pruner = new Pruner(this.db, this.tally);
     this.queue = new RunQueue({ q: this.q, runs: this.runs, clock: opts.clock ?? Date.now, write: (fn) => this.writes.run(fn) });
     // With `full`, every commit syncs the WAL itself; in memory there is no file to sync.
-    const presync = (this.presync = opts.path === ':memory:' || opts.synchronous === 'full' ? undefined : new WalPresync(`${opts.path}-wal`));
+    const presync = (this.presync =
+      opts.path === ':memory:' || opts.synchronous === 'full' ? undefined : new WalPresync(`${opts.path}-wal`));
     this.writes = new WriteQueue(
       this.db,
       () => {
@@ -143,7 +151,13 @@ export class SqliteStore implements Store {
   async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {
     const r = this.q.getIdem.get(key, now) as Row | undefined;
     return r
-      ? { key: String(r.key), status: Number(r.status), body: String(r.body), createdAt: Number(r.created_at), expiresAt: Number(r.expires_at) }
+      ? {
+          key: String(r.key),
+          status: Number(r.status),
+          body: String(r.body),
+          createdAt: Number(r.created_at),
+          expiresAt: Number(r.expires_at),
+        }
       : undefined;
   }
 
@@ -261,7 +275,16 @@ export class SqliteStore implements Store {
         : opts.status === 'consumed'
           ? [this.q.listConsumedEvents, [from], 0]
           : [this.q.listEvents, [], 0];
-    return this.newestFirst({ stmt, args, key: 'seq', floor, end: this.end('endEvents'), window: LIST_WINDOW, limit: opts.limit, map: toEvent });
+    return this.newestFirst({
+      stmt,
+      args,
+      key: 'seq',
+      floor,
+      end: this.end('endEvents'),
+      window: LIST_WINDOW,
+      limit: opts.limit,
+      map: toEvent,
+    });
   }
 
   async pendingEvents(limit: number): Promise<SystemEvent[]> {
@@ -273,7 +296,10 @@ export class SqliteStore implements Store {
   }
 
   async counts(): Promise<StoreCounts> {
-    await this.tally.catchUp(() => this.meta.pendingFrom(), () => this.closed);
+    await this.tally.catchUp(
+      () => this.meta.pendingFrom(),
+      () => this.closed,
+    );
     return this.tally.read();
   }
 
@@ -303,7 +329,10 @@ export class SqliteStore implements Store {
       this.runs.writeFinish(o);
       if (o.consumedEventIds?.length) this.events.consume(o.consumedEventIds, o.id, o.finishedAt, o.consumeOlder === true);
     });
-    done.then(() => this.runs.forget(o.id), () => {});
+    done.then(
+      () => this.runs.forget(o.id),
+      () => {},
+    );
     const consumed = o.consumedEventIds;
     if (!consumed?.length) return done;
     return done.then(() => this.events.committed(consumed));
@@ -329,8 +358,21 @@ export class SqliteStore implements Store {
       const json = a.parts === undefined ? null : JSON.stringify(a.parts);
       const ref = this.runs.longText(json);
       const setAmbiguous = a.ambiguousPart !== undefined ? 1 : 0;
-      this.q.updateOutbox.run(a.status, a.attempts, a.nextAttemptAt ?? a.at, a.error ?? null, a.at, a.sentParts ?? null,
-        setParts, ref === null ? json : null, setParts, ref, setAmbiguous, a.ambiguousPart ?? null, a.id);
+      this.q.updateOutbox.run(
+        a.status,
+        a.attempts,
+        a.nextAttemptAt ?? a.at,
+        a.error ?? null,
+        a.at,
+        a.sentParts ?? null,
+        setParts,
+        ref === null ? json : null,
+        setParts,
+        ref,
+        setAmbiguous,
+        a.ambiguousPart ?? null,
+        a.id,
+      );
       // the main route changes rarely: write it only when it does
       if (a.status === 'sent' && a.route) this.meta.put('mainRoute', JSON.stringify(a.route));
     });

@@ -85,7 +85,8 @@ class Changing {
   pruned(k: number, status: string): void {
     if (k >= this.below) return; // never counted
     const at = this.live.indexOf(k);
-    if (at !== -1) this.live.splice(at, 1); // counted under way, not final: the next read drops it
+    if (at !== -1)
+      this.live.splice(at, 1); // counted under way, not final: the next read drops it
     else this.final.set(status, (this.final.get(status) ?? 0) - 1);
   }
 }
@@ -113,7 +114,9 @@ export class Tally {
       {
         end: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM runs'),
         slice: p('SELECT status, count(*) AS n FROM runs WHERE seq >= ? AND seq < ? GROUP BY status'),
-        underWay: p("SELECT seq AS k FROM runs INDEXED BY runs_unfinished WHERE seq >= ? AND seq < ? AND status IN ('queued', 'running') ORDER BY seq"),
+        underWay: p(
+          "SELECT seq AS k FROM runs INDEXED BY runs_unfinished WHERE seq >= ? AND seq < ? AND status IN ('queued', 'running') ORDER BY seq",
+        ),
         statusAt: p('SELECT status FROM runs WHERE seq = ?'),
       },
       new Set(['queued', 'running']),
@@ -191,7 +194,13 @@ export class Tally {
     const o = this.outbox;
     return {
       events: { pending: this.events.pending, consumed: this.events.consumed },
-      runs: { queued: r.count('queued'), running: r.count('running'), ok: r.count('ok'), error: r.count('error'), timeout: r.count('timeout') },
+      runs: {
+        queued: r.count('queued'),
+        running: r.count('running'),
+        ok: r.count('ok'),
+        error: r.count('error'),
+        timeout: r.count('timeout'),
+      },
       outbox: { pending: o.count('pending'), failed: o.count('failed') },
     };
   }

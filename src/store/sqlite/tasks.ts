@@ -40,7 +40,14 @@ export class TaskQueue {
       last.until = Math.min(last.until, runAt);
       return last.until;
     }
-    const e: Entry = { id: `task-${++this.seq}`, task: { kind: task.kind, key: task.key }, worker: null, until: runAt, attempts: 0, lastError: null };
+    const e: Entry = {
+      id: `task-${++this.seq}`,
+      task: { kind: task.kind, key: task.key },
+      worker: null,
+      until: runAt,
+      attempts: 0,
+      lastError: null,
+    };
     line.push(e);
     this.byId.set(e.id, e);
     return runAt;

@@ -81,7 +81,9 @@ describe('errorsAndLog()', () => {
   });
 
   it('answers 404 NOT_FOUND when nothing answered', async () => {
-    expect(await get('/nothing')).toEqual(expect.objectContaining({ status: 404, body: { ok: false, error: 'not found', code: 'NOT_FOUND' } }));
+    expect(await get('/nothing')).toEqual(
+      expect.objectContaining({ status: 404, body: { ok: false, error: 'not found', code: 'NOT_FOUND' } }),
+    );
   });
 
   it('keeps the message of a 5xx out of the answer and puts it in the log', async () => {

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtinPlugins } from '../../../plugins/index.ts';
 import { signatureHeaders } from '../../../src/auth/signing.ts';
 import { createLogger } from '../../../src/log.ts';
-import { openApiDocument } from '../../../src/http/openapi/document.ts';
 import { operations } from '../../../src/http/openapi/paths.ts';
 import { ChannelError, definePlugin } from '../../../src/plugins/define.ts';
 import { startService, type Service } from '../../../src/service.ts';
@@ -42,7 +41,14 @@ const config = {
     enabled: true,
     token: HOOK,
     mappings: [
-      { id: 'github', match: { path: 'github' }, action: 'wake', textTemplate: 'push to {{repo}}', wakeMode: 'next-heartbeat', verify: { type: 'github', secret: SIGNING } },
+      {
+        id: 'github',
+        match: { path: 'github' },
+        action: 'wake',
+        textTemplate: 'push to {{repo}}',
+        wakeMode: 'next-heartbeat',
+        verify: { type: 'github', secret: SIGNING },
+      },
       { id: 'list', match: { path: 'list' }, action: 'agent', forEach: 'items', messageTemplate: 'item {{item}}', deliver: false },
     ],
   },
@@ -52,7 +58,7 @@ const config = {
 };
 
 /** A JSON pointer into the document, as a URI fragment. */
-const pointer = (...tokens: string[]) => '#/' + tokens.map((t) => encodeURIComponent(t.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
+const pointer = (...tokens: string[]) => `#/${tokens.map((t) => encodeURIComponent(t.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')}`;
 
 describe('GET /api/openapi.json', () => {
   let svc: Service;
@@ -63,11 +69,20 @@ describe('GET /api/openapi.json', () => {
   const checked = new Map<string, Set<string>>();
 
   /** Calls `url`, then checks the answer against the document's schema for `method template` and the status. */
-  async function check(method: 'get' | 'post' | 'delete', template: string, url: string, init: { token?: string | null; body?: string; headers?: Record<string, string> } = {}) {
+  async function check(
+    method: 'get' | 'post' | 'delete',
+    template: string,
+    url: string,
+    init: { token?: string | null; body?: string; headers?: Record<string, string> } = {},
+  ) {
     const token = init.token === undefined ? GW : init.token;
     const res = await fetch(`${svc.url}${url}`, {
       method: method.toUpperCase(),
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...init.headers,
+      },
       ...(init.body !== undefined ? { body: init.body } : {}),
     });
     const text = await res.text();
@@ -87,13 +102,22 @@ describe('GET /api/openapi.json', () => {
     expect(type, `${method} ${url}: ${res.headers.get('content-type')} is one of ${Object.keys(answer.content)}`).toBeDefined();
     if (type !== 'application/json') return text;
     const body = JSON.parse(text);
-    const validate = ajv.getSchema('openapi.json' + pointer('paths', template, method, 'responses', status, 'content', 'application/json', 'schema'))!;
+    const validate = ajv.getSchema(
+      `openapi.json${pointer('paths', template, method, 'responses', status, 'content', 'application/json', 'schema')}`,
+    )!;
     expect(validate(body), `${method} ${url} ${status}: ${ajv.errorsText(validate.errors)}\n${text.slice(0, 500)}`).toBe(true);
     return body;
   }
 
   beforeAll(async () => {
-    svc = await startService({ load: () => testConfig(config, dir), logger: createLogger('silent'), port: 0, bind: '127.0.0.1', watch: false, builtins: [...builtinPlugins, flaky] });
+    svc = await startService({
+      load: () => testConfig(config, dir),
+      logger: createLogger('silent'),
+      port: 0,
+      bind: '127.0.0.1',
+      watch: false,
+      builtins: [...builtinPlugins, flaky],
+    });
     doc = await (await fetch(`${svc.url}/api/openapi.json`)).json();
     ajv.addSchema(doc, 'openapi.json');
   });
@@ -126,11 +150,17 @@ describe('GET /api/openapi.json', () => {
     await check('post', '/hooks/{name}', '/hooks/list', { token: HOOK, body: JSON.stringify({ items: [] }) });
     await check('post', '/hooks/{name}', '/hooks/nothing-here', { token: HOOK, body: '{}' });
     const body = JSON.stringify({ repo: 'api' });
-    await check('post', '/hooks/{name}', '/hooks/github', { token: null, body, headers: signatureHeaders({ type: 'github', secret: SIGNING }, Buffer.from(body), Date.now()) });
+    await check('post', '/hooks/{name}', '/hooks/github', {
+      token: null,
+      body,
+      headers: signatureHeaders({ type: 'github', secret: SIGNING }, Buffer.from(body), Date.now()),
+    });
     await check('post', '/hooks/{name}', '/hooks/github', { token: null, body, headers: { 'x-hub-signature-256': 'sha256=00' } });
 
     // the read API
-    const run = await until(async () => ((await svc.store.getRun(agent.runId))?.delivery.status === 'failed' ? svc.store.getRun(agent.runId) : undefined));
+    const run = await until(async () =>
+      (await svc.store.getRun(agent.runId))?.delivery.status === 'failed' ? svc.store.getRun(agent.runId) : undefined,
+    );
     await check('get', '/api/status', '/api/status');
     await check('get', '/api/runs', '/api/runs?limit=5');
     await check('get', '/api/runs', '/api/runs?status=nope');
@@ -150,7 +180,11 @@ describe('GET /api/openapi.json', () => {
     // admin actions
     await check('post', '/api/requests/{id}/replay', `/api/requests/${kept.id}/replay`);
     await check('post', '/api/requests/{id}/replay', `/api/requests/${skipped.id}/replay`);
-    await check('post', '/api/requests/{id}/replay', `/api/requests/${requests.requests.find((r: { hook: string; status: number }) => r.hook === 'list' && r.status === 202).id}/replay`);
+    await check(
+      'post',
+      '/api/requests/{id}/replay',
+      `/api/requests/${requests.requests.find((r: { hook: string; status: number }) => r.hook === 'list' && r.status === 202).id}/replay`,
+    );
     await check('post', '/api/requests/{id}/replay', '/api/requests/nope/replay');
     await check('post', '/api/runs/{id}/retry', `/api/runs/${run!.id}/retry`);
     await check('post', '/api/runs/{id}/retry', '/api/runs/nope/retry');
@@ -176,7 +210,11 @@ describe('GET /api/openapi.json', () => {
     await check('get', '/api/stats', '/api/stats', session);
     await check('get', '/api/stats', '/api/stats', { token: 'wrong' });
     await check('get', '/api/mappings', '/api/mappings');
-    await check('post', '/api/try', '/api/try', { ...session, body: JSON.stringify({ hook: 'list', body: '{"items":[1]}' }), headers: { cookie, 'x-csrf-token': csrfToken } });
+    await check('post', '/api/try', '/api/try', {
+      ...session,
+      body: JSON.stringify({ hook: 'list', body: '{"items":[1]}' }),
+      headers: { cookie, 'x-csrf-token': csrfToken },
+    });
     await check('post', '/api/try', '/api/try', { body: JSON.stringify({ hook: 'wake', body: '{"txt":1}' }) });
     await check('post', '/api/try', '/api/try', { body: JSON.stringify({ hook: '' }) });
     await check('post', '/api/try', '/api/try', { ...session, body: JSON.stringify({ hook: 'wake' }) });

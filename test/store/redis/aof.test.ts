@@ -16,7 +16,15 @@ redisSuite('redis driver: append-only file', () => {
       const store = await RedisStore.open({ url: first.url });
       const runs = Array.from({ length: 50 }, (_, i) => newRun({ sessionKey: `s${i % 5}` }));
       const events = Array.from({ length: 50 }, () => newEvent());
-      await Promise.all(runs.map((r, i) => store.accept({ events: [events[i]!], runs: [r], idempotency: { key: `k${i}`, status: 202, body: '{}', createdAt: 1, expiresAt: 10_000 } })));
+      await Promise.all(
+        runs.map((r, i) =>
+          store.accept({
+            events: [events[i]!],
+            runs: [r],
+            idempotency: { key: `k${i}`, status: 202, body: '{}', createdAt: 1, expiresAt: 10_000 },
+          }),
+        ),
+      );
       await first.kill();
       await store.close();
 

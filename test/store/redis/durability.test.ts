@@ -11,7 +11,10 @@ const settings = (s: Record<string, string>) => async (name: string) => s[name];
 
 describe('redisDurability()', () => {
   it('says nothing more with appendonly yes, appendfsync always and noeviction', async () => {
-    const d = await redisDurability(settings({ appendonly: 'yes', appendfsync: 'always', 'maxmemory-policy': 'noeviction' }), 'unix:///r.sock');
+    const d = await redisDurability(
+      settings({ appendonly: 'yes', appendfsync: 'always', 'maxmemory-policy': 'noeviction' }),
+      'unix:///r.sock',
+    );
     expect(d).toEqual({ line: 'redis persistence: appendonly yes, appendfsync always, maxmemory-policy noeviction', warnings: [] });
   });
 
@@ -26,7 +29,10 @@ describe('redisDurability()', () => {
   });
 
   it('warns when the server may evict keys', async () => {
-    const d = await redisDurability(settings({ appendonly: 'yes', appendfsync: 'always', 'maxmemory-policy': 'allkeys-lru' }), 'unix:///r.sock');
+    const d = await redisDurability(
+      settings({ appendonly: 'yes', appendfsync: 'always', 'maxmemory-policy': 'allkeys-lru' }),
+      'unix:///r.sock',
+    );
     expect(d.warnings).toEqual([expect.stringContaining('maxmemory-policy allkeys-lru: when full it may evict')]);
   });
 });
@@ -44,7 +50,7 @@ redisSuite('hook-intake check on the Redis driver', () => {
     }
   };
 
-  it("warns about a server without an append-only file, and not about one that syncs each write", async () => {
+  it('warns about a server without an append-only file, and not about one that syncs each write', async () => {
     for (const aof of [false, true]) {
       const r = await startRedis({ aof });
       try {
@@ -70,7 +76,7 @@ redisSuite('hook-intake check on the Redis driver', () => {
     }
   });
 
-  it("never prints the password of storage.url: check and serve on a server that cannot be reached", async () => {
+  it('never prints the password of storage.url: check and serve on a server that cannot be reached', async () => {
     const secret = 'pw-7c1e9a4b0d';
     const url = `redis://app:${secret}@127.0.0.1:1/0`;
     // the real CLI: everything the process writes is searched for the password

@@ -48,7 +48,9 @@ redisSuite('redis driver: retention', () => {
       const hb = newRun({ kind: 'heartbeat', sessionKey: 'main', createdAt: 2_000 });
       await a.insertHeartbeat(hb, 2_000);
       const events = await a.pendingEvents(10);
-      await a.finishRun(okOutcome(hb.id, { finishedAt: 2_000, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: events.map((e) => e.id) }));
+      await a.finishRun(
+        okOutcome(hb.id, { finishedAt: 2_000, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: events.map((e) => e.id) }),
+      );
       expect(await a.getRun(run.id)).toBeDefined();
     }
     const dry = await a.countPrunable(cutoff);
@@ -62,7 +64,12 @@ redisSuite('redis driver: retention', () => {
       if (!r.more) break;
     }
     const sum = (k: 'runs' | 'events' | 'messages' | 'requests') => batches.reduce((t, r) => t + r[k], 0);
-    expect({ runs: sum('runs'), events: sum('events'), messages: sum('messages'), requests: sum('requests') }).toEqual({ runs: 14, events: 7, messages: 14, requests: 7 });
+    expect({ runs: sum('runs'), events: sum('events'), messages: sum('messages'), requests: sum('requests') }).toEqual({
+      runs: 14,
+      events: 7,
+      messages: 14,
+      requests: 7,
+    });
     expect(batches.length).toBeGreaterThanOrEqual(5);
     expect(await keys()).toEqual([]);
   });
@@ -74,14 +81,17 @@ redisSuite('redis driver: retention', () => {
       runs.push(run);
       await a.accept({ events: [], runs: [run] });
       await a.startRun(run.id, 1_000);
-      await a.finishRun(okOutcome(run.id, { finishedAt: 1_000, delivery: { kind: 'outbox', entry: newDelivery(run.id, { createdAt: 1_000 }) } }));
+      await a.finishRun(
+        okOutcome(run.id, { finishedAt: 1_000, delivery: { kind: 'outbox', entry: newDelivery(run.id, { createdAt: 1_000 }) } }),
+      );
     }
     for (let i = 0; i < 4; i++) await finished(2_000);
     // four runs to keep ahead of four to prune, a batch of one at a time: the pass ends, having pruned the four
     expect(await pruneAll(a, cutoff, { batch: 1 })).toMatchObject({ runs: 4, deliveries: 0 });
     for (const r of runs) expect(await a.getRun(r.id)).toBeDefined();
 
-    for (const d of await a.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)) await a.recordDelivery({ id: d.id, runId: d.runId, attempts: 1, at: 2_000, status: 'sent' });
+    for (const d of await a.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))
+      await a.recordDelivery({ id: d.id, runId: d.runId, attempts: 1, at: 2_000, status: 'sent' });
     expect(await a.countPrunable({ ...cutoff, runs: 10_001 })).toMatchObject({ runs: 4, deliveries: 4 });
     expect(await pruneAll(a, { ...cutoff, runs: 10_001 }, { batch: 1 })).toMatchObject({ runs: 4, deliveries: 4 });
     for (const r of runs) expect(await a.getRun(r.id)).toBeUndefined();

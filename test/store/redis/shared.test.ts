@@ -19,7 +19,10 @@ redisSuite('redis driver: several instances', () => {
   beforeEach(async () => {
     await server.flush();
     // a short instance timeout: a killed instance's work is taken over after 300 ms
-    [a, b] = await Promise.all([RedisStore.open({ url: server.url, instanceTimeoutMs: 300 }), RedisStore.open({ url: server.url, instanceTimeoutMs: 300 })]);
+    [a, b] = await Promise.all([
+      RedisStore.open({ url: server.url, instanceTimeoutMs: 300 }),
+      RedisStore.open({ url: server.url, instanceTimeoutMs: 300 }),
+    ]);
   });
   afterEach(async () => {
     await Promise.all([a.close(), b.close()]);

@@ -12,7 +12,10 @@ redisSuite('redis driver: the server goes away', () => {
     const store = await RedisStore.open({ url: server.url });
     try {
       await server.kill();
-      const err = await store.accept({ events: [], runs: [newRun()] }).then(() => undefined, (e: unknown) => e);
+      const err = await store.accept({ events: [], runs: [newRun()] }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(Error);
       expect(isStorageUnavailable(err)).toBe(true);
     } finally {
@@ -23,6 +26,8 @@ redisSuite('redis driver: the server goes away', () => {
 
   it('refuses to open on a server it cannot reach, naming the url', async () => {
     await expect(RedisStore.open({ url: 'unix:///nonexistent/redis.sock', connectTimeoutMs: 500 })).rejects.toThrow(StoreOpenError);
-    await expect(RedisStore.open({ url: 'unix:///nonexistent/redis.sock', connectTimeoutMs: 500 })).rejects.toThrow(/^storage\.url: cannot reach Redis at unix:\/\/\/nonexistent\/redis\.sock/);
+    await expect(RedisStore.open({ url: 'unix:///nonexistent/redis.sock', connectTimeoutMs: 500 })).rejects.toThrow(
+      /^storage\.url: cannot reach Redis at unix:\/\/\/nonexistent\/redis\.sock/,
+    );
   });
 });

@@ -13,7 +13,11 @@ describe('parseRedisUrl()', () => {
 
   it('defaults the port and database, and turns on TLS for rediss://', () => {
     expect(parseRedisUrl('redis://localhost').options).toEqual({ host: 'localhost', port: 6379, db: 0 });
-    expect(parseRedisUrl('rediss://cache.example').options).toMatchObject({ host: 'cache.example', port: 6379, tls: { servername: 'cache.example' } });
+    expect(parseRedisUrl('rediss://cache.example').options).toMatchObject({
+      host: 'cache.example',
+      port: 6379,
+      tls: { servername: 'cache.example' },
+    });
   });
 
   it('takes unix:// with the socket path, a database and a password in the query', () => {
@@ -34,7 +38,9 @@ describe('parseRedisUrl()', () => {
   });
 
   it('does not repeat the password of a url it cannot parse', () => {
-    expect(() => parseRedisUrl('redis://u:topsecret@bad host')).toThrow(expect.objectContaining({ message: expect.not.stringContaining('topsecret') }));
+    expect(() => parseRedisUrl('redis://u:topsecret@bad host')).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('topsecret') }),
+    );
   });
 });
 

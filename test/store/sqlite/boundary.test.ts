@@ -9,7 +9,11 @@ const anyText = fc.oneof(
   fc.string({ maxLength: 300 }),
   fc.string({ unit: 'binary', maxLength: 200 }),
   fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 120 }),
-  fc.array(fc.constantFrom('\n', ' ', 'untrusted', 'CONTENT', 'security ', 'SECURITY NOTICE: ', '<<<', '>>>', `id="${ID}"`), { maxLength: 8 }).map((a) => a.join('')),
+  fc
+    .array(fc.constantFrom('\n', ' ', 'untrusted', 'CONTENT', 'security ', 'SECURITY NOTICE: ', '<<<', '>>>', `id="${ID}"`), {
+      maxLength: 8,
+    })
+    .map((a) => a.join('')),
 );
 
 describe('packBoundary() and unpackBoundary()', () => {
@@ -109,4 +113,3 @@ describe('packBoundary() and unpackBoundary()', () => {
     expect(() => unpackBoundary('x', 'not a key')).toThrow(/not a packed boundary's key/);
   });
 });
-

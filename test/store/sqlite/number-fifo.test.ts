@@ -64,7 +64,11 @@ describe('NumberFifo', () => {
 
   it('gives back any mix of runs and jumps, pushed and shifted in any order, as a plain queue would', () => {
     // each step: push a run of `len` integers `gap` after the last one pushed, then shift `take`
-    const step = fc.record({ gap: fc.integer({ min: 1, max: 3 }), len: fc.integer({ min: 1, max: 700 }), take: fc.integer({ min: 0, max: 900 }) });
+    const step = fc.record({
+      gap: fc.integer({ min: 1, max: 3 }),
+      len: fc.integer({ min: 1, max: 700 }),
+      take: fc.integer({ min: 0, max: 900 }),
+    });
     fc.assert(
       fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
         const q = new NumberFifo();

@@ -21,12 +21,14 @@ async function finished(store: SqliteStore, at: number, sessionKey: string) {
   const run = newRun({ createdAt: at, sessionKey, message });
   await store.accept({ events: [newEvent({ createdAt: at })], runs: [run] });
   await store.startRun(run.id, at);
-  await store.finishRun(okOutcome(run.id, {
-    finishedAt: at,
-    reply,
-    messages: [{ sessionKey, role: 'assistant', content: reply, runId: run.id, createdAt: at }],
-    delivery: { kind: 'outbox', entry: newDelivery(run.id, { text: reply, createdAt: at }) },
-  }));
+  await store.finishRun(
+    okOutcome(run.id, {
+      finishedAt: at,
+      reply,
+      messages: [{ sessionKey, role: 'assistant', content: reply, runId: run.id, createdAt: at }],
+      delivery: { kind: 'outbox', entry: newDelivery(run.id, { text: reply, createdAt: at }) },
+    }),
+  );
   const [d] = await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 1);
   await store.recordDelivery({ id: d!.id, runId: run.id, attempts: 1, at, status: 'sent' });
   return run;

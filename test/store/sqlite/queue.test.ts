@@ -55,7 +55,7 @@ describe('the SQLite queue of runs', () => {
     await store.close();
   });
 
-  it('keeps a long line of one key\'s runs in order behind the one under way, among other keys\' runs', async () => {
+  it("keeps a long line of one key's runs in order behind the one under way, among other keys' runs", async () => {
     const store = new SqliteStore({ path: file() });
     const runs = Array.from({ length: 3000 }, (_, i) => newRun({ sessionKey: i % 3 === 0 ? `hook:other-${i}` : 'hook:busy' }));
     await store.accept({ events: [], runs });
@@ -71,7 +71,7 @@ describe('the SQLite queue of runs', () => {
     await store.close();
   });
 
-  it('keeps whether a run\'s session key was made for it, for the runner; the read API does not show it', async () => {
+  it("keeps whether a run's session key was made for it, for the runner; the read API does not show it", async () => {
     const store = new SqliteStore({ path: file() });
     const fresh = newRun({ newSession: true });
     const keyed = newRun();

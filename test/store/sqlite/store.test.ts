@@ -12,8 +12,6 @@ import { LIST_WINDOW } from '../../../src/store/sqlite/pages.ts';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite/schema.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../../helpers/records.ts';
 import { wrapExternal } from '../../../src/runtime/safety.ts';
-import { uuidv7 } from '../../../src/util/uuid7.ts';
-import type { NewRun, RunOutcome, SessionMessage } from '../../../src/store/types.ts';
 import { cleanup, tempDir } from '../../helpers/cli.ts';
 import { fillableDisk, SQLITE_FULL } from '../../helpers/storage.ts';
 import { turnsDuring } from '../../helpers/turns.ts';
@@ -95,7 +93,11 @@ describe('SqliteStore', () => {
   describe('accept()', () => {
     // what is stored is the contract's (test/store/contract.ts); here, that it is committed when accept resolves
     it('commits the events, runs and idempotency record before resolving', async () => {
-      await store.accept({ events: [newEvent()], runs: [newRun()], idempotency: { key: 'k', status: 202, body: '{"ok":true}', createdAt: 1, expiresAt: 10 } });
+      await store.accept({
+        events: [newEvent()],
+        runs: [newRun()],
+        idempotency: { key: 'k', status: 202, body: '{"ok":true}', createdAt: 1, expiresAt: 10 },
+      });
       expect([committedRows('events'), committedRows('runs'), committedRows('idempotency')]).toEqual([1, 1, 1]);
     });
 
@@ -103,7 +105,11 @@ describe('SqliteStore', () => {
       // a run id already taken (run ids are unique; event ids are UUIDv7s made here and not indexed)
       const taken = newRun();
       await store.accept({ events: [], runs: [taken] });
-      const batch = { events: [newEvent()], runs: [newRun(), taken], idempotency: { key: 'k', status: 200, body: '{}', createdAt: 1, expiresAt: 10 } };
+      const batch = {
+        events: [newEvent()],
+        runs: [newRun(), taken],
+        idempotency: { key: 'k', status: 200, body: '{}', createdAt: 1, expiresAt: 10 },
+      };
       await expect(store.accept(batch)).rejects.toThrow(/UNIQUE/);
       expect([committedRows('events'), committedRows('runs'), committedRows('idempotency')]).toEqual([0, 1, 0]);
     });
@@ -135,7 +141,7 @@ describe('SqliteStore', () => {
       expect((await store.pendingEvents(1)).map((e) => e.text)).toEqual(['a']);
     });
 
-    it('lists a session\'s messages newest first; transcript() gives the latest ones oldest first', async () => {
+    it("lists a session's messages newest first; transcript() gives the latest ones oldest first", async () => {
       const run = newRun({ sessionKey: 'hook:s' });
       await store.accept({ events: [], runs: [run] });
       const lines = ['one', 'two', 'three', 'four'].map((content, i) =>
@@ -145,7 +151,11 @@ describe('SqliteStore', () => {
       await store.finishRun(okOutcome(newRun().id, { messages: [newMessage({ sessionKey: 'other', content: 'elsewhere' })] }));
       expect((await store.listMessages('hook:s', { limit: 10 })).map((m) => m.content)).toEqual(['four', 'three', 'two', 'one']);
       expect((await store.listMessages('hook:s', { limit: 2 })).map((m) => m.content)).toEqual(['four', 'three']);
-      expect((await store.transcript('hook:s', 3)).map((m) => `${m.role}:${m.content}`)).toEqual(['assistant:two', 'user:three', 'assistant:four']);
+      expect((await store.transcript('hook:s', 3)).map((m) => `${m.role}:${m.content}`)).toEqual([
+        'assistant:two',
+        'user:three',
+        'assistant:four',
+      ]);
       expect(await store.listMessages('nobody', { limit: 10 })).toEqual([]);
     });
 
@@ -153,7 +163,9 @@ describe('SqliteStore', () => {
       const run = newRun({ sessionKey: 'hook:big' });
       await store.accept({ events: [], runs: [run] });
       const contents = ['a'.repeat(40), 'b'.repeat(30), 'c'.repeat(20), 'd'.repeat(500)];
-      await store.finishRun(okOutcome(run.id, { messages: contents.map((content) => newMessage({ sessionKey: 'hook:big', content, runId: run.id })) }));
+      await store.finishRun(
+        okOutcome(run.id, { messages: contents.map((content) => newMessage({ sessionKey: 'hook:big', content, runId: run.id })) }),
+      );
       expect((await store.transcript('hook:big', 10, 1000)).map((m) => m.content[0])).toEqual(['a', 'b', 'c', 'd']);
       expect((await store.transcript('hook:big', 10, 550)).map((m) => m.content[0])).toEqual(['b', 'c', 'd']);
       expect((await store.transcript('hook:big', 10, 520)).map((m) => m.content[0])).toEqual(['c', 'd']);
@@ -177,7 +189,15 @@ describe('SqliteStore', () => {
     });
 
     it('queuedRun() gives back the run as accepted while it is queued, and nothing once it has started', async () => {
-      const run = newRun({ trusted: true, nameTrusted: true, deliver: false, thinking: 'high', to: 'room', wakeMode: 'next-heartbeat', timeoutSeconds: 12.5 });
+      const run = newRun({
+        trusted: true,
+        nameTrusted: true,
+        deliver: false,
+        thinking: 'high',
+        to: 'room',
+        wakeMode: 'next-heartbeat',
+        timeoutSeconds: 12.5,
+      });
       await store.accept({ events: [], runs: [run] });
       expect(await store.queuedRun(run.id)).toEqual(run);
       await store.startRun(run.id, 5);
@@ -210,7 +230,7 @@ describe('SqliteStore', () => {
       expect((await store.unfinishedRuns()).map((r) => r.id)).toEqual([again.id]);
     });
 
-    it('on a full disk, keeps a start whose commit failed for the run\'s finish, alone or queued with it, and counts it once', async () => {
+    it("on a full disk, keeps a start whose commit failed for the run's finish, alone or queued with it, and counts it once", async () => {
       const disk = fillableDisk(store);
       const [alone, together] = [newRun(), newRun()];
       await store.accept({ events: [], runs: [alone, together] });
@@ -271,7 +291,10 @@ describe('SqliteStore', () => {
           finishedAt: 3_000,
           reply: 'the reply',
           summary: 'the reply',
-          messages: [newMessage({ sessionKey: 'hook:x', content: 'q', runId: run.id }), newMessage({ sessionKey: 'hook:x', role: 'assistant', content: 'the reply', runId: run.id })],
+          messages: [
+            newMessage({ sessionKey: 'hook:x', content: 'q', runId: run.id }),
+            newMessage({ sessionKey: 'hook:x', role: 'assistant', content: 'the reply', runId: run.id }),
+          ],
           event: summary,
           delivery: { kind: 'outbox', entry },
         }),
@@ -288,7 +311,18 @@ describe('SqliteStore', () => {
       expect(await store.pendingEvents(10)).toEqual([{ ...summary, status: 'pending', consumedAt: null, heartbeatId: null }]);
       expect(await store.dueDeliveries(2_999, 10)).toEqual([]);
       expect(await store.dueDeliveries(3_000, 10)).toEqual([
-        { ...entry, status: 'pending', attempts: 0, nextAttemptAt: 3_000, lastError: null, parts: null, sentParts: 0, ambiguousPart: null, mainSession: false, updatedAt: 3_000 },
+        {
+          ...entry,
+          status: 'pending',
+          attempts: 0,
+          nextAttemptAt: 3_000,
+          lastError: null,
+          parts: null,
+          sentParts: 0,
+          ambiguousPart: null,
+          mainSession: false,
+          updatedAt: 3_000,
+        },
       ]);
       expect(await store.nextDeliveryAt()).toBe(3_000);
     });
@@ -318,7 +352,9 @@ describe('SqliteStore', () => {
       await store.accept({ events: [seen!, later!], runs: [] });
       const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
       await store.insertHeartbeat(hb, 5);
-      await store.finishRun(okOutcome(hb.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'acknowledgement only' }, consumedEventIds: [seen!.id] }));
+      await store.finishRun(
+        okOutcome(hb.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'acknowledgement only' }, consumedEventIds: [seen!.id] }),
+      );
       const [l, s] = await store.listEvents({ limit: 10 });
       expect(s).toMatchObject({ id: seen!.id, status: 'consumed', consumedAt: 9, heartbeatId: hb.id });
       expect(l).toMatchObject({ id: later!.id, status: 'pending', consumedAt: null });
@@ -336,7 +372,15 @@ describe('SqliteStore', () => {
 
     it('keeps a retry pending until its next attempt and records the error on the run', async () => {
       const { run, entry } = await delivered();
-      await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 1, at: 2_100, status: 'pending', nextAttemptAt: 5_000, error: 'HTTP 503' });
+      await store.recordDelivery({
+        id: entry.id,
+        runId: run.id,
+        attempts: 1,
+        at: 2_100,
+        status: 'pending',
+        nextAttemptAt: 5_000,
+        error: 'HTTP 503',
+      });
       expect(await store.dueDeliveries(4_999, 10)).toEqual([]);
       expect(await store.dueDeliveries(5_000, 10)).toMatchObject([{ id: entry.id, attempts: 1, lastError: 'HTTP 503', updatedAt: 2_100 }]);
       expect((await store.getRun(run.id))!.delivery).toMatchObject({ status: 'pending', reason: 'HTTP 503', attempts: 1 });
@@ -345,7 +389,15 @@ describe('SqliteStore', () => {
     it('marks a send as sent on the outbox and the run, and remembers the main route', async () => {
       const { run, entry } = await delivered();
       expect(await store.getMeta('mainRoute')).toBeUndefined();
-      await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 2, at: 2_200, status: 'sent', error: 'stale', route: { channel: 'console', to: 'ops' } });
+      await store.recordDelivery({
+        id: entry.id,
+        runId: run.id,
+        attempts: 2,
+        at: 2_200,
+        status: 'sent',
+        error: 'stale',
+        route: { channel: 'console', to: 'ops' },
+      });
       expect((await store.getRun(run.id))!.delivery).toMatchObject({ status: 'sent', reason: null, attempts: 2 });
       expect(JSON.parse((await store.getMeta('mainRoute'))!)).toEqual({ channel: 'console', to: 'ops' });
       expect(await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
@@ -353,7 +405,15 @@ describe('SqliteStore', () => {
 
     it('does not touch the main route when a delivery fails for good', async () => {
       const { run, entry } = await delivered();
-      await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 5, at: 2_300, status: 'failed', error: 'HTTP 400', route: { channel: 'console', to: 'ops' } });
+      await store.recordDelivery({
+        id: entry.id,
+        runId: run.id,
+        attempts: 5,
+        at: 2_300,
+        status: 'failed',
+        error: 'HTTP 400',
+        route: { channel: 'console', to: 'ops' },
+      });
       expect((await store.getRun(run.id))!.delivery).toMatchObject({ status: 'failed', reason: 'HTTP 400', attempts: 5 });
       expect(await store.getMeta('mainRoute')).toBeUndefined();
       expect((await store.counts()).outbox).toEqual({ pending: 0, failed: 1 });
@@ -371,12 +431,39 @@ describe('SqliteStore', () => {
       };
       const atFinish = row();
       expect(atFinish).toEqual({ delivery_status: 'pending', delivery_reason: null, delivery_attempts: 0, delivery_id: entry.id });
-      await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 1, at: 2_100, status: 'pending', nextAttemptAt: 5_000, error: 'HTTP 503' });
+      await store.recordDelivery({
+        id: entry.id,
+        runId: run.id,
+        attempts: 1,
+        at: 2_100,
+        status: 'pending',
+        nextAttemptAt: 5_000,
+        error: 'HTTP 503',
+      });
       expect(row()).toEqual(atFinish);
-      expect((await store.listRuns({ limit: 5 }))[0]!.delivery).toEqual({ status: 'pending', reason: 'HTTP 503', channel: 'console', to: 'ops', attempts: 1 });
-      await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 2, at: 2_200, status: 'sent', route: { channel: 'console', to: 'ops' } });
+      expect((await store.listRuns({ limit: 5 }))[0]!.delivery).toEqual({
+        status: 'pending',
+        reason: 'HTTP 503',
+        channel: 'console',
+        to: 'ops',
+        attempts: 1,
+      });
+      await store.recordDelivery({
+        id: entry.id,
+        runId: run.id,
+        attempts: 2,
+        at: 2_200,
+        status: 'sent',
+        route: { channel: 'console', to: 'ops' },
+      });
       expect(row()).toEqual(atFinish);
-      expect((await store.listRuns({ limit: 5, status: 'ok' }))[0]!.delivery).toEqual({ status: 'sent', reason: null, channel: 'console', to: 'ops', attempts: 2 });
+      expect((await store.listRuns({ limit: 5, status: 'ok' }))[0]!.delivery).toEqual({
+        status: 'sent',
+        reason: null,
+        channel: 'console',
+        to: 'ops',
+        attempts: 2,
+      });
     });
   });
 
@@ -391,7 +478,12 @@ describe('SqliteStore', () => {
     });
 
     it('are pruned once expired, and only then', async () => {
-      for (const [k, exp] of [['a', 100], ['b', 200], ['c', 300]] as const) await store.accept({ events: [], runs: [], idempotency: rec(k, exp) });
+      for (const [k, exp] of [
+        ['a', 100],
+        ['b', 200],
+        ['c', 300],
+      ] as const)
+        await store.accept({ events: [], runs: [], idempotency: rec(k, exp) });
       expect(await store.pruneIdempotency(200)).toBe(2);
       expect(await store.pruneIdempotency(200)).toBe(0);
       expect(committedRows('idempotency')).toBe(1);
@@ -419,7 +511,9 @@ describe('SqliteStore', () => {
       await store.startRun(runs[0]!.id, 1);
       const d1 = newDelivery(runs[0]!.id);
       await store.finishRun(okOutcome(runs[0]!.id, { delivery: { kind: 'outbox', entry: d1 } }));
-      await store.finishRun(okOutcome(runs[1]!.id, { status: 'error', reply: null, delivery: { kind: 'skipped', reason: 'run did not succeed' } }));
+      await store.finishRun(
+        okOutcome(runs[1]!.id, { status: 'error', reply: null, delivery: { kind: 'skipped', reason: 'run did not succeed' } }),
+      );
       const first = await store.counts();
       expect(first).toEqual(full());
       expect(first.runs).toEqual({ queued: 2, running: 0, ok: 1, error: 1, timeout: 0 });
@@ -510,7 +604,9 @@ describe('SqliteStore', () => {
       const running = await store.counts();
       expect(running).toEqual(full());
       expect(running.runs.running).toBe(before.runs.running + 1);
-      await expect(store.finishRun(okOutcome(runs[2]!.id, { delivery: { kind: 'outbox', entry: { ...d, runId: runs[2]!.id } } }))).rejects.toThrow(/UNIQUE/);
+      await expect(
+        store.finishRun(okOutcome(runs[2]!.id, { delivery: { kind: 'outbox', entry: { ...d, runId: runs[2]!.id } } })),
+      ).rejects.toThrow(/UNIQUE/);
       expect(await store.counts()).toEqual(running);
       // a heartbeat's finish that shared a transaction another write sank is retried alone: its event is consumed once
       const hb3 = newRun({ kind: 'heartbeat', sessionKey: 'main' });
@@ -555,11 +651,14 @@ describe('SqliteStore', () => {
     const heartbeatOver = async (ids: string[], consumeOlder: boolean) => {
       const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
       await store.insertHeartbeat(hb, 5);
-      await store.finishRun(okOutcome(hb.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ids, consumeOlder }));
+      await store.finishRun(
+        okOutcome(hb.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ids, consumeOlder }),
+      );
       return hb.id;
     };
     const sources = ['github', 'wake', 'wake', 'run'];
-    const events = (n: number) => Array.from({ length: n }, (_, i) => newEvent({ id: `e${i}`, source: sources[i % 4]!, createdAt: 100 + i }));
+    const events = (n: number) =>
+      Array.from({ length: n }, (_, i) => newEvent({ id: `e${i}`, source: sources[i % 4]!, createdAt: 100 + i }));
 
     it('answers the newest pending events, oldest first, and counts the older ones by source', async () => {
       await store.accept({ events: events(10), runs: [] });
@@ -577,12 +676,17 @@ describe('SqliteStore', () => {
       const b = await store.pendingBacklog(3);
       await store.accept({ events: [newEvent({ id: 'late' })], runs: [] });
       expect((await store.counts()).events).toEqual({ pending: 11, consumed: 0 });
-      const hb = await heartbeatOver(b.events.map((e) => e.id), true);
+      const hb = await heartbeatOver(
+        b.events.map((e) => e.id),
+        true,
+      );
       expect(query('SELECT to_seq, from_seq, heartbeat_id FROM consumed')).toEqual([{ to_seq: 10, from_seq: 1, heartbeat_id: hb }]);
       const listed = await store.listEvents({ limit: 100 });
       expect(listed.map((e) => [e.id, e.status, e.heartbeatId])).toEqual([
         ['late', 'pending', null],
-        ...events(10).reverse().map((e) => [e.id, 'consumed', hb]),
+        ...events(10)
+          .reverse()
+          .map((e) => [e.id, 'consumed', hb]),
       ]);
       expect((await store.counts()).events).toEqual({ pending: 1, consumed: 10 });
       expect(await store.counts()).toEqual(full());
@@ -598,7 +702,10 @@ describe('SqliteStore', () => {
       await heartbeatOver(['e0', 'e1'], false);
       await store.accept({ events: [newEvent({ id: 'late' })], runs: [] });
       expect((await store.counts()).events).toEqual({ pending: 11, consumed: 2 });
-      await heartbeatOver(b.events.map((e) => e.id), true);
+      await heartbeatOver(
+        b.events.map((e) => e.id),
+        true,
+      );
       expect((await store.counts()).events).toEqual({ pending: 1, consumed: 12 });
       expect(await store.counts()).toEqual(full());
     });
@@ -609,7 +716,10 @@ describe('SqliteStore', () => {
       expect(result.events.map((e) => e.id)).toEqual(Array.from({ length: 200 }, (_, i) => `bulk-${44_801 + i}`));
       expect(result.older).toEqual({ count: 44_800, bySource: { github: 14_933, wake: 29_867 }, firstAt: 1_001, lastAt: 45_800 });
       expect(turns).toBeGreaterThanOrEqual(Math.floor(44_800 / LIST_WINDOW));
-      await heartbeatOver(result.events.map((e) => e.id), true);
+      await heartbeatOver(
+        result.events.map((e) => e.id),
+        true,
+      );
       expect((await store.counts()).events).toEqual({ pending: 0, consumed: 45_000 });
     });
   });
@@ -636,7 +746,9 @@ describe('SqliteStore', () => {
     it('finds runs of a rare status a window per turn', async () => {
       const rare = newRun();
       await store.accept({ events: [], runs: [rare] });
-      await store.finishRun(okOutcome(rare.id, { status: 'timeout', reply: null, delivery: { kind: 'skipped', reason: 'run did not succeed' } }));
+      await store.finishRun(
+        okOutcome(rare.id, { status: 'timeout', reply: null, delivery: { kind: 'skipped', reason: 'run did not succeed' } }),
+      );
       store = await withBulkRuns(store, 45_000, 'ok', 1, 'skipped');
       const { result, turns } = await turnsDuring(() => store.listRuns({ limit: 10, status: 'timeout' }));
       expect(result.map((r) => r.id)).toEqual([rare.id]);
@@ -653,19 +765,31 @@ describe('SqliteStore', () => {
       await store.accept({ events: [newEvent()], runs: [] });
       for (const s of spies) s.mockClear();
       await store.counts();
-      for (const status of [undefined, 'pending', 'consumed'] as const) await store.listEvents({ limit: 10, ...(status ? { status } : {}) });
+      for (const status of [undefined, 'pending', 'consumed'] as const)
+        await store.listEvents({ limit: 10, ...(status ? { status } : {}) });
       for (const status of [undefined, 'queued', 'ok'] as const) await store.listRuns({ limit: 10, ...(status ? { status } : {}) });
       await store.listMessages(run.sessionKey, { limit: 10 });
       const sql = new Set(spies.flatMap((s) => s.mock.contexts.map((c) => (c as { sourceSQL: string }).sourceSQL)));
       for (const s of spies) s.mockRestore();
       const db = new DatabaseSync(file, { readOnly: true });
       try {
-        const plans = [...sql].map((q) => ({ q, plan: (db.prepare(`EXPLAIN QUERY PLAN ${q}`).all(...Array(q.split('?').length - 1).fill(1)) as { detail: string }[]).map((r) => r.detail) }));
+        const plans = [...sql].map((q) => ({
+          q,
+          plan: (db.prepare(`EXPLAIN QUERY PLAN ${q}`).all(...Array(q.split('?').length - 1).fill(1)) as { detail: string }[]).map(
+            (r) => r.detail,
+          ),
+        }));
         expect(plans.length).toBeGreaterThanOrEqual(8);
         for (const { q, plan } of plans) {
-          expect(plan.filter((d) => /^SCAN /.test(d)), q).toEqual([]);
+          expect(
+            plan.filter((d) => /^SCAN /.test(d)),
+            q,
+          ).toEqual([]);
           // a walk through a table's rows by key is bounded on both sides (an open range here is a one-row lookup of a consumed range)
-          expect(plan.filter((d) => /^SEARCH (events|runs|outbox|messages|e|r|o|m) USING INTEGER PRIMARY KEY \(rowid[<>]\?\)$/.test(d)), q).toEqual([]);
+          expect(
+            plan.filter((d) => /^SEARCH (events|runs|outbox|messages|e|r|o|m) USING INTEGER PRIMARY KEY \(rowid[<>]\?\)$/.test(d)),
+            q,
+          ).toEqual([]);
         }
       } finally {
         db.close();
@@ -702,7 +826,9 @@ describe('SqliteStore', () => {
         old.exec(`CREATE TABLE events (seq INTEGER PRIMARY KEY); PRAGMA user_version = ${version}`);
         old.close();
         expect(() => new SqliteStore({ path })).toThrow(StoreSchemaError);
-        expect(() => new SqliteStore({ path })).toThrow(`database ${path} was made by another build of hook-intake (schema version ${version}`);
+        expect(() => new SqliteStore({ path })).toThrow(
+          `database ${path} was made by another build of hook-intake (schema version ${version}`,
+        );
         expect(() => new SqliteStore({ path })).toThrow(/Move the file away/);
         // the file is left as it was
         const after = new DatabaseSync(path, { readOnly: true });
@@ -764,7 +890,11 @@ describe('SqliteStore', () => {
       expect((await store.listRuns({ limit: 10 })).map((r) => r.message.length)).toEqual([LONG_TEXT, message.length]);
       expect((await store.unfinishedRuns()).find((r) => r.id === run.id)!.message).toBe(message);
       // one stored copy, outside the row; a text of LONG_TEXT characters stays inline
-      expect(query<{ id: string; inline: number; ref: number | null }>('SELECT id, length(message) AS inline, message_text AS ref FROM runs ORDER BY seq')).toEqual([
+      expect(
+        query<{ id: string; inline: number; ref: number | null }>(
+          'SELECT id, length(message) AS inline, message_text AS ref FROM runs ORDER BY seq',
+        ),
+      ).toEqual([
         { id: run.id, inline: 0, ref: 1 },
         { id: short.id, inline: LONG_TEXT, ref: null },
       ]);
@@ -787,18 +917,30 @@ describe('SqliteStore', () => {
       const started = (await store.queuedRun(run.id))!;
       const reply = long('answer', 50_000);
       const own = long('other line', 20_000);
-      const line = (role: 'user' | 'assistant', content: string) => newMessage({ sessionKey: run.sessionKey, role, content, runId: run.id });
-      await store.finishRun(okOutcome(run.id, { reply, messages: [line('user', started.message), line('assistant', reply), line('assistant', own)] }));
+      const line = (role: 'user' | 'assistant', content: string) =>
+        newMessage({ sessionKey: run.sessionKey, role, content, runId: run.id });
+      await store.finishRun(
+        okOutcome(run.id, { reply, messages: [line('user', started.message), line('assistant', reply), line('assistant', own)] }),
+      );
       expect((await store.getRun(run.id))!).toMatchObject({ status: 'ok', reply, message: run.message });
       expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([run.message, reply, own]);
       expect((await store.listMessages(run.sessionKey, { limit: 10 })).map((m) => m.content)).toEqual([own, reply, run.message]);
       // message, reply, and the other line: three texts, the transcript's own columns empty
       expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 3 }]);
-      expect(query<{ inline: number }>('SELECT length(content) AS inline FROM messages')).toEqual([{ inline: 0 }, { inline: 0 }, { inline: 0 }]);
+      expect(query<{ inline: number }>('SELECT length(content) AS inline FROM messages')).toEqual([
+        { inline: 0 },
+        { inline: 0 },
+        { inline: 0 },
+      ]);
       // the transcript's byte budget counts the stored texts' bytes: the newest line always, then what fits
       const bytes = (t: string) => Buffer.byteLength(t);
-      expect((await store.transcript(run.sessionKey, 10, bytes(own) + bytes(reply))).map((m) => m.content.slice(0, 6))).toEqual(['answer', 'other ']);
-      expect((await store.transcript(run.sessionKey, 10, bytes(own) + bytes(reply) - 1)).map((m) => m.content.slice(0, 6))).toEqual(['other ']);
+      expect((await store.transcript(run.sessionKey, 10, bytes(own) + bytes(reply))).map((m) => m.content.slice(0, 6))).toEqual([
+        'answer',
+        'other ',
+      ]);
+      expect((await store.transcript(run.sessionKey, 10, bytes(own) + bytes(reply) - 1)).map((m) => m.content.slice(0, 6))).toEqual([
+        'other ',
+      ]);
     });
 
     it('stores a reply equal to the long message (an echo) as the same text: one copy for the run, its two transcript lines and its delivery', async () => {
@@ -806,10 +948,17 @@ describe('SqliteStore', () => {
       await store.accept({ events: [], runs: [run] });
       const { message } = (await store.queuedRun(run.id))!;
       const entry = newDelivery(run.id, { text: message });
-      const lines = [newMessage({ sessionKey: run.sessionKey, content: message, runId: run.id }), newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: message, runId: run.id })];
+      const lines = [
+        newMessage({ sessionKey: run.sessionKey, content: message, runId: run.id }),
+        newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: message, runId: run.id }),
+      ];
       await store.finishRun(okOutcome(run.id, { reply: message, messages: lines, delivery: { kind: 'outbox', entry } }));
       expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 1 }]);
-      expect(query('SELECT r.reply_text = r.message_text AS reply, o.text_ref = r.message_text AS outbox FROM runs r JOIN outbox o ON o.run_id = r.id')).toEqual([{ reply: 1, outbox: 1 }]);
+      expect(
+        query(
+          'SELECT r.reply_text = r.message_text AS reply, o.text_ref = r.message_text AS outbox FROM runs r JOIN outbox o ON o.run_id = r.id',
+        ),
+      ).toEqual([{ reply: 1, outbox: 1 }]);
       expect(query('SELECT count(*) AS n FROM messages m JOIN runs r ON m.content_text = r.message_text')).toEqual([{ n: 2 }]);
       expect(await store.getRun(run.id)).toMatchObject({ message, reply: message });
       expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([message, message]);
@@ -823,7 +972,9 @@ describe('SqliteStore', () => {
       const entry = newDelivery(run.id, { text: reply });
       await store.finishRun(okOutcome(run.id, { reply, delivery: { kind: 'outbox', entry } }));
       expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 1 }]);
-      expect(query('SELECT length(o.text) AS inline, o.text_ref = r.reply_text AS same FROM outbox o JOIN runs r ON r.id = o.run_id')).toEqual([{ inline: 0, same: 1 }]);
+      expect(
+        query('SELECT length(o.text) AS inline, o.text_ref = r.reply_text AS same FROM outbox o JOIN runs r ON r.id = o.run_id'),
+      ).toEqual([{ inline: 0, same: 1 }]);
       expect((await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => d.text)).toEqual([reply]);
       const before = walPages();
       await store.recordDelivery({ id: entry.id, runId: run.id, attempts: 1, at: 2_100, status: 'sent' });
@@ -842,10 +993,11 @@ describe('SqliteStore', () => {
       // a short one stays inline
       const other = newRun();
       await store.accept({ events: [], runs: [other] });
-      await store.finishRun(okOutcome(other.id, { reply: 'short', delivery: { kind: 'outbox', entry: newDelivery(other.id, { text: 'short' }) } }));
+      await store.finishRun(
+        okOutcome(other.id, { reply: 'short', delivery: { kind: 'outbox', entry: newDelivery(other.id, { text: 'short' }) } }),
+      );
       expect(query(`SELECT text, text_ref AS ref FROM outbox WHERE run_id = '${other.id}'`)).toEqual([{ text: 'short', ref: null }]);
     });
-
   });
 
   describe('texts with a safety boundary', () => {
@@ -860,7 +1012,8 @@ describe('SqliteStore', () => {
       const run = newRun({ message });
       await store.accept({ events: [wake], runs: [run] });
       expect(await store.queuedRun(run.id)).toEqual(run);
-      const line = (role: 'user' | 'assistant', content: string) => newMessage({ sessionKey: run.sessionKey, role, content, runId: run.id });
+      const line = (role: 'user' | 'assistant', content: string) =>
+        newMessage({ sessionKey: run.sessionKey, role, content, runId: run.id });
       const entry = newDelivery(run.id, { text: reply });
       await store.finishRun(
         okOutcome(run.id, {
@@ -882,7 +1035,12 @@ describe('SqliteStore', () => {
       // on disk: the content and what surrounds the boundary, and the key that rebuilds the rest
       const key = (source: string, start: number, end: number) => `${ID}:${start}:${end}:${source}`;
       expect(query('SELECT message, message_wrap, reply, reply_wrap FROM runs')).toEqual([
-        { message: 'Disk usage on db-3 is at 91%.', message_wrap: key('Monitoring', 0, 29), reply: 'You said:\nDisk usage on db-3 is at 91%.', reply_wrap: key('Monitoring', 10, 39) },
+        {
+          message: 'Disk usage on db-3 is at 91%.',
+          message_wrap: key('Monitoring', 0, 29),
+          reply: 'You said:\nDisk usage on db-3 is at 91%.',
+          reply_wrap: key('Monitoring', 10, 39),
+        },
       ]);
       expect(query('SELECT content, content_wrap FROM messages ORDER BY id')).toEqual([
         { content: 'Disk usage on db-3 is at 91%.', content_wrap: key('Monitoring', 0, 29) },
@@ -892,7 +1050,9 @@ describe('SqliteStore', () => {
         { text: 'deploy finished', text_wrap: key('Webhook', 0, 15) },
         { text: 'Hook agent: You said: Disk usage on db-3 is at 91%.', text_wrap: key('Webhook', 12, 51) },
       ]);
-      expect(query('SELECT text, text_wrap FROM outbox')).toEqual([{ text: 'You said:\nDisk usage on db-3 is at 91%.', text_wrap: key('Monitoring', 10, 39) }]);
+      expect(query('SELECT text, text_wrap FROM outbox')).toEqual([
+        { text: 'You said:\nDisk usage on db-3 is at 91%.', text_wrap: key('Monitoring', 10, 39) },
+      ]);
     });
 
     it('store other texts as they are, with no key', async () => {
@@ -901,9 +1061,14 @@ describe('SqliteStore', () => {
       await store.accept({ events: [newEvent({ text: 'plain' })], runs: [run] });
       await store.finishRun(okOutcome(run.id, { reply: 'plain reply' }));
       expect(await store.getRun(run.id)).toMatchObject({ message: forged, reply: 'plain reply' });
-      expect(query('SELECT length(message) = length(?) AS whole, message_wrap, reply_wrap FROM runs'.replace('?', `'${forged.replaceAll("'", "''")}'`))).toEqual([
-        { whole: 1, message_wrap: null, reply_wrap: null },
-      ]);
+      expect(
+        query(
+          'SELECT length(message) = length(?) AS whole, message_wrap, reply_wrap FROM runs'.replace(
+            '?',
+            `'${forged.replaceAll("'", "''")}'`,
+          ),
+        ),
+      ).toEqual([{ whole: 1, message_wrap: null, reply_wrap: null }]);
       expect(query('SELECT text, text_wrap FROM events')).toEqual([{ text: 'plain', text_wrap: null }]);
       expect(query('SELECT text_wrap FROM outbox')).toEqual([{ text_wrap: null }]);
     });
@@ -913,12 +1078,16 @@ describe('SqliteStore', () => {
       const run = newRun({ message });
       await store.accept({ events: [], runs: [run] });
       const started = (await store.queuedRun(run.id))!;
-      await store.finishRun(okOutcome(run.id, { reply: 'ok', messages: [newMessage({ sessionKey: run.sessionKey, content: started.message, runId: run.id })] }));
+      await store.finishRun(
+        okOutcome(run.id, { reply: 'ok', messages: [newMessage({ sessionKey: run.sessionKey, content: started.message, runId: run.id })] }),
+      );
       expect(query<{ n: number }>('SELECT count(*) AS n FROM texts')).toEqual([{ n: 1 }]);
-      expect(query('SELECT body NOT LIKE \'SECURITY NOTICE%\' AS packed FROM texts')).toEqual([{ packed: 1 }]);
-      expect(query('SELECT m.content_text = r.message_text AS same, m.content_wrap = r.message_wrap AS key FROM messages m JOIN runs r ON r.id = m.run_id')).toEqual([
-        { same: 1, key: 1 },
-      ]);
+      expect(query("SELECT body NOT LIKE 'SECURITY NOTICE%' AS packed FROM texts")).toEqual([{ packed: 1 }]);
+      expect(
+        query(
+          'SELECT m.content_text = r.message_text AS same, m.content_wrap = r.message_wrap AS key FROM messages m JOIN runs r ON r.id = m.run_id',
+        ),
+      ).toEqual([{ same: 1, key: 1 }]);
       expect(await store.getRun(run.id)).toMatchObject({ message });
       expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([message]);
     });
@@ -928,7 +1097,9 @@ describe('SqliteStore', () => {
       const beat = newRun({ kind: 'heartbeat', sessionKey: 'main', trusted: true, message: prompt });
       await store.insertHeartbeat(beat, 2_000);
       expect((await store.getRun(beat.id))!.message).toBe(prompt);
-      const [row] = query<{ message: string; keys: number }>("SELECT message, length(message_wrap) - length(replace(message_wrap, char(10), '')) + 1 AS keys FROM runs");
+      const [row] = query<{ message: string; keys: number }>(
+        "SELECT message, length(message_wrap) - length(replace(message_wrap, char(10), '')) + 1 AS keys FROM runs",
+      );
       expect(row).toEqual({ message: `Heartbeat.\n\n${Array.from({ length: 20 }, (_, i) => `[${i}] event ${i}`).join('\n\n')}`, keys: 20 });
     });
 
@@ -940,14 +1111,16 @@ describe('SqliteStore', () => {
       await store.accept({ events: [], runs: [run] });
       await store.finishRun(
         okOutcome(run.id, {
-          messages: [newMessage({ sessionKey, content: older, runId: run.id }), newMessage({ sessionKey, role: 'assistant', content: newer, runId: run.id })],
+          messages: [
+            newMessage({ sessionKey, content: older, runId: run.id }),
+            newMessage({ sessionKey, role: 'assistant', content: newer, runId: run.id }),
+          ],
         }),
       );
       const both = Buffer.byteLength(older) + Buffer.byteLength(newer);
       expect((await store.transcript(sessionKey, 10, both)).map((m) => m.content)).toEqual([older, newer]);
       expect((await store.transcript(sessionKey, 10, both - 1)).map((m) => m.content)).toEqual([newer]);
     });
-
   });
 
   describe('pending events from a watermark', () => {
@@ -998,7 +1171,9 @@ describe('SqliteStore', () => {
     it('a consuming finish that is rolled back leaves the watermark and the events where they were', async () => {
       const { taken, hb } = await takenAndHeartbeat();
       // its outbox entry's id is taken: the whole finish fails
-      await expect(store.finishRun(okOutcome(hb.id, { delivery: { kind: 'outbox', entry: { ...taken, runId: hb.id } }, consumedEventIds: ['a'] }))).rejects.toThrow(/UNIQUE/);
+      await expect(
+        store.finishRun(okOutcome(hb.id, { delivery: { kind: 'outbox', entry: { ...taken, runId: hb.id } }, consumedEventIds: ['a'] })),
+      ).rejects.toThrow(/UNIQUE/);
       expect(watermark()).toEqual([1]);
       expect(await pendingIds()).toEqual(['a', 'b']);
       await consume(store, ['a']);
@@ -1027,10 +1202,17 @@ describe('SqliteStore', () => {
       expect(await pendingIds()).toEqual(['a', 'b', 'c', 'd']);
       const hb1 = newRun({ kind: 'heartbeat', sessionKey: 'main' });
       await store.insertHeartbeat(hb1, 5);
-      await store.finishRun(okOutcome(hb1.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['a', 'b', 'c'] }));
+      await store.finishRun(
+        okOutcome(hb1.id, { finishedAt: 9, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['a', 'b', 'c'] }),
+      );
       // one row for the three; the events' rows are not rewritten
       expect(query('SELECT * FROM consumed')).toEqual([{ to_seq: 3, from_seq: 1, heartbeat_id: hb1.id, consumed_at: 9 }]);
-      expect(query<{ status: string }>('SELECT status FROM events ORDER BY seq').map((r) => r.status)).toEqual(['pending', 'pending', 'pending', 'pending']);
+      expect(query<{ status: string }>('SELECT status FROM events ORDER BY seq').map((r) => r.status)).toEqual([
+        'pending',
+        'pending',
+        'pending',
+        'pending',
+      ]);
       expect(watermark()).toEqual([4]);
       const seen = async () => (await store.listEvents({ limit: 10 })).map((e) => [e.id, e.status, e.consumedAt, e.heartbeatId]);
       expect(await seen()).toEqual([
@@ -1049,7 +1231,9 @@ describe('SqliteStore', () => {
       expect(await pendingIds()).toEqual(['d', 'e']);
       const hb2 = newRun({ kind: 'heartbeat', sessionKey: 'main' });
       await store.insertHeartbeat(hb2, 10);
-      await store.finishRun(okOutcome(hb2.id, { finishedAt: 12, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['d', 'e'] }));
+      await store.finishRun(
+        okOutcome(hb2.id, { finishedAt: 12, delivery: { kind: 'skipped', reason: 'ack' }, consumedEventIds: ['d', 'e'] }),
+      );
       await store.close();
       store = new SqliteStore({ path: file, locking: 'normal' });
       expect(await seen()).toEqual([
@@ -1070,7 +1254,11 @@ describe('SqliteStore', () => {
       await consume(store, ['c']);
       await consume(store, ['b', 'd']);
       expect(query('SELECT * FROM consumed')).toEqual([]);
-      expect(query<{ id: string }>("SELECT id FROM events WHERE status = 'consumed' ORDER BY seq").map((r) => r.id)).toEqual(['b', 'c', 'd']);
+      expect(query<{ id: string }>("SELECT id FROM events WHERE status = 'consumed' ORDER BY seq").map((r) => r.id)).toEqual([
+        'b',
+        'c',
+        'd',
+      ]);
       expect(watermark()).toEqual([1]);
       await consume(store, ['e', 'a']);
       expect(query('SELECT * FROM consumed')).toEqual([]);
@@ -1082,7 +1270,16 @@ describe('SqliteStore', () => {
       await consume(store, ['g']);
       await consume(store, ['f', 'h']);
       expect(query<{ to_seq: number; from_seq: number }>('SELECT to_seq, from_seq FROM consumed')).toEqual([{ to_seq: 8, from_seq: 6 }]);
-      expect((await store.listEvents({ limit: 10 })).map((e) => `${e.id}:${e.status}`)).toEqual(['h:consumed', 'g:consumed', 'f:consumed', 'e:consumed', 'd:consumed', 'c:consumed', 'b:consumed', 'a:consumed']);
+      expect((await store.listEvents({ limit: 10 })).map((e) => `${e.id}:${e.status}`)).toEqual([
+        'h:consumed',
+        'g:consumed',
+        'f:consumed',
+        'e:consumed',
+        'd:consumed',
+        'c:consumed',
+        'b:consumed',
+        'a:consumed',
+      ]);
       expect((await store.listEvents({ limit: 10, status: 'pending' })).map((e) => e.id)).toEqual([]);
       expect((await store.counts()).events).toEqual({ pending: 0, consumed: 8 });
     });
