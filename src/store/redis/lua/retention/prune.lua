@@ -1,18 +1,20 @@
-/**
- * The retention script (see records.ts for the conventions): what finished, was consumed, was
- * delivered or was received before its cutoff goes, a batch at a time. Each kind has a sorted set by
- * the time that decides it: `runs:done` (runs finished with nothing left to send, by their finish),
- * `outbox:done` (entries sent, skipped or failed, by their last attempt), `events:consumedAt`,
- * `sessions` (each session's last write: an idle one's transcript goes whole) and `reqs:at`.
- */
+--[[
+  prune: one batch of retention. What finished, was consumed, was delivered or was received before its
+  cutoff goes, at most `limit` of each kind (transcript lines for messages; of a session in use, its
+  lines from before the cutoff beyond the newest kept, at most `limit` sessions and lines each). Each
+  kind has a sorted set by the time that decides it: `runs:done` (runs finished with nothing left to
+  send, by their finish), `outbox:done` (entries sent, skipped or failed, by their last attempt),
+  `events:consumedAt`, `sessions` (each session's last write: an idle one's transcript goes whole) and
+  `reqs:at`. (The dry run counts the same sets from outside a script: ../../prune.ts.)
 
-/**
- * prune: ARGV = prefix, runs cutoff, events cutoff, requests cutoff, limit, session lines kept. Removes
- * at most `limit` of each kind (transcript lines for messages; of a session in use, its lines from
- * before the cutoff beyond the newest kept, at most `limit` sessions and lines each). Returns runs, events, messages, deliveries, requests, and
- * 1 when a kind may have more. (The dry run counts the same sets from outside a script: ../prune.ts.)
- */
-export const PRUNE = `
+  ARGV: prefix, runs cutoff, events cutoff, requests cutoff, limit, session lines kept
+  Keys: runs:done, r:<id>, runs, runs:<status>; outbox:done, outbox, outbox:failed, d:<id>;
+    events:consumedAt, events, events:consumed, e:<id>; sessions, m:<session key>, ms:<session key>,
+    prune:sessions; reqs:at, reqs, reqs:hook:<hook>, reqs:status:<status>, req:<id>
+  Returns runs, events, messages, deliveries, requests, and 1 when a kind may have more.
+]]
+local P = ARGV[1]
+
 local runsB, eventsB, reqB, limit, keep = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
 local more = 0
 local function older(key, before)
@@ -107,4 +109,3 @@ for _, id in ipairs(requests) do
   redis.call('DEL', q)
 end
 return {#runs, #events, messages, #deliveries, #requests, more}
-`;
