@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelError, type Channel } from '../../src/plugins/define.ts';
 import type { ConfigError } from '../../src/errors.ts';
 import { compileVerifier } from '../../src/auth/signatures.ts';
-import { GenerationRef, type Generation } from '../../src/runtime/generation.ts';
+import { GenerationRef, type Generation } from '../../src/generation/build.ts';
 import { createOutbox, MAX_ATTEMPTS, type Outbox } from '../../src/runtime/outbox.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { until } from '../../test/helpers/cli.ts';

@@ -3,7 +3,7 @@
  * refused field with its `field` and code, models and the session-key policy.
  */
 import { describe, expect, it } from 'vitest';
-import { toAgentAction, toWakeAction, MAX_WAKE_TEXT } from '../../src/runtime/actions.ts';
+import { toAgentAction, toWakeAction, MAX_WAKE_TEXT } from '../../src/intake/actions.ts';
 import { HookError } from '../../src/errors.ts';
 import { testGeneration } from '../helpers/generation.ts';
 

@@ -4,8 +4,8 @@
  * change during a build triggers exactly one more build after it.
  */
 import { describe, expect, it } from 'vitest';
-import { createReloader } from '../../src/runtime/reload.ts';
-import { GenerationRef, type Generation } from '../../src/runtime/generation.ts';
+import { createReloader } from '../../src/generation/reload.ts';
+import { GenerationRef, type Generation } from '../../src/generation/build.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { captureLogger } from '../helpers/runtime.ts';
 

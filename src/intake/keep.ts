@@ -3,7 +3,7 @@
  * URL without a `token` parameter, and the raw body as received.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Generation } from '../runtime/generation.ts';
+import type { Generation } from '../generation/build.ts';
 
 /**
  * Header names that carry a credential: authorization and cookies, and any name that speaks of a token,

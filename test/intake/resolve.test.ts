@@ -3,10 +3,10 @@
  * hand-off of named hooks to the mapping engine.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { authorizeRequest, resolveRequest, type HookRequest, type Resolution } from '../../src/runtime/intake.ts';
+import { authorizeRequest, resolveRequest, type HookRequest, type Resolution } from '../../src/intake/resolve.ts';
 import { testGeneration } from '../helpers/generation.ts';
 import type { Pipeline } from '../../src/mapping/pipeline.ts';
-import type { Generation } from '../../src/runtime/generation.ts';
+import type { Generation } from '../../src/generation/build.ts';
 
 const request = (name: string, payload: unknown): HookRequest => ({
   name,

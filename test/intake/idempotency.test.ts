@@ -3,7 +3,7 @@
  * runs a keyed request's work once, even for concurrent repeats.
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { IdempotencyGuard, idempotencyKey, type Answer } from '../../src/http/idempotency.ts';
+import { IdempotencyGuard, idempotencyKey, type Answer } from '../../src/intake/idempotency.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { IdempotencyTakenError } from '../../src/store/errors.ts';
 import type { IdempotencyRecord } from '../../src/store/types.ts';

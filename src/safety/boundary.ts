@@ -37,7 +37,7 @@
  * "stays fast" test guards against a super-linear regression.
  */
 import { randomHex } from '../util/random.ts';
-import { skeletonOf } from './safety-fold.ts';
+import { skeletonOf } from './fold.ts';
 
 export const MARKER = 'EXTERNAL_UNTRUSTED_CONTENT';
 export const END_MARKER = `END_${MARKER}`;

@@ -8,11 +8,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import { isHookError } from '../errors.ts';
-import { jsonText, parseJsonText } from '../http/parse.ts';
+import { jsonText, parseJsonText } from './parse.ts';
 import { createNamedResolver, explainMatch, type MatchExplanation } from '../mapping/resolve.ts';
 import type { Logger } from 'pino';
-import type { Generation } from './generation.ts';
-import { authorizeRequest, resolveRequest, type HookRequest } from './intake.ts';
+import type { Generation } from '../generation/build.ts';
+import { authorizeRequest, resolveRequest, type HookRequest } from './resolve.ts';
 import type { PreparedAction } from './prepare.ts';
 
 /** What a dry run shows; `hook-intake try --json` prints it as it is. */

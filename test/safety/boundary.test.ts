@@ -14,7 +14,7 @@ import {
   SANITIZED_NOTICE,
   stripBoundary,
   wrapExternal,
-} from '../../src/runtime/safety.ts';
+} from '../../src/safety/boundary.ts';
 
 const ID = '0123456789abcdef';
 

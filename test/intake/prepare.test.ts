@@ -3,9 +3,9 @@
  * unless the hook opted out, and all actions of one request share one id.
  */
 import { describe, expect, it } from 'vitest';
-import { prepare, type Provenance } from '../../src/runtime/prepare.ts';
-import { wrapExternal } from '../../src/runtime/safety.ts';
-import type { AgentAction, WakeAction } from '../../src/runtime/actions.ts';
+import { prepare, type Provenance } from '../../src/intake/prepare.ts';
+import { wrapExternal } from '../../src/safety/boundary.ts';
+import type { AgentAction, WakeAction } from '../../src/intake/actions.ts';
 
 const wake: WakeAction = { kind: 'wake', text: 'disk almost full', mode: 'next-heartbeat' };
 const agent: AgentAction = {

@@ -9,11 +9,11 @@
 import type { PluginAction } from '../plugins/define.ts';
 import { errors } from '../errors.ts';
 import { toAgentAction, toWakeAction } from './actions.ts';
-import type { Dispatcher } from './dispatcher.ts';
-import type { GenerationRef } from './generation.ts';
-import type { Held, Submit } from './instances.ts';
+import type { Dispatcher } from './dispatch.ts';
+import type { GenerationRef } from '../generation/build.ts';
+import type { Held, Submit } from '../generation/instances.ts';
 import { prepare, type PreparedAction } from './prepare.ts';
-import { boundaryId } from './safety.ts';
+import { boundaryId } from '../safety/boundary.ts';
 
 function prepareAll(actions: readonly PluginAction[], held: Held, gen: ReturnType<GenerationRef['acquire']>): PreparedAction[] {
   if (!Array.isArray(actions) || actions.length === 0) throw errors.invalidPayload('', 'dispatch takes a non-empty list of actions');

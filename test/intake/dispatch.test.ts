@@ -3,8 +3,8 @@
  * answers, what it stores before answering, and the queue cap.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createDispatcher, type DispatchOptions } from '../../src/runtime/dispatcher.ts';
-import type { PreparedAgent, PreparedWake } from '../../src/runtime/prepare.ts';
+import { createDispatcher, type DispatchOptions } from '../../src/intake/dispatch.ts';
+import type { PreparedAgent, PreparedWake } from '../../src/intake/prepare.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { uuidv7 } from '../../src/util/uuid7.ts';
 

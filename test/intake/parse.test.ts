@@ -3,7 +3,7 @@
  * built-in endpoints), UTF-8 only, and no prototype poisoning.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, mediaKind, parseForm, parseJson, parseNamedForm, requireIdentityEncoding } from '../../src/http/parse.ts';
+import { MAX_JSON_DEPTH, mediaKind, parseForm, parseJson, parseNamedForm, requireIdentityEncoding } from '../../src/intake/parse.ts';
 import { HookError } from '../../src/errors.ts';
 
 function thrown(fn: () => unknown): HookError {

@@ -10,7 +10,7 @@ import { Thinking, WakeMode } from '../config/schema.ts';
 import { splitModel } from '../config/rules.ts';
 import { compileBody } from '../config/ajv.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
-import type { Generation } from './generation.ts';
+import type { Generation } from '../generation/build.ts';
 import { uuidv7 } from '../util/uuid7.ts';
 
 export const MAX_WAKE_TEXT = 20_000;

@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { ConfigError, type ConfigIssue } from '../errors.ts';
-import type { Generation, GenerationRef } from './generation.ts';
+import type { Generation, GenerationRef } from './build.ts';
 
 export interface ReloaderDeps {
   generations: GenerationRef;

@@ -3,11 +3,11 @@
  * Shared by the HTTP handler and `hook-intake try`, so a dry run shows exactly
  * what would be stored.
  */
-import type { Generation } from './generation.ts';
+import type { Generation } from '../generation/build.ts';
 import { DEFAULT_AGENT_NAME, toAgentAction, toWakeAction } from './actions.ts';
 import { prepare, type PreparedAction } from './prepare.ts';
 import { errors } from '../errors.ts';
-import { boundaryId } from './safety.ts';
+import { boundaryId } from '../safety/boundary.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import type { DirectAnswer } from '../plugins/define.ts';
 

@@ -1,6 +1,6 @@
 /** What of a hook request is kept: every header but the credentials, and the URL without its token. */
 import { describe, expect, it } from 'vitest';
-import { isCredentialHeader, keptHeaders, keptUrl } from '../../src/http/keep.ts';
+import { isCredentialHeader, keptHeaders, keptUrl } from '../../src/intake/keep.ts';
 
 describe('isCredentialHeader()', () => {
   it.each([

@@ -4,7 +4,7 @@
  * is what the dispatcher stores.
  */
 import type { Action, AgentAction, WakeAction } from './actions.ts';
-import { cleanLabel, wrapExternal } from './safety.ts';
+import { cleanLabel, wrapExternal } from '../safety/boundary.ts';
 
 export interface Provenance {
   /** Shown in the boundary: `Webhook`, `Email`, or a config-supplied name; never a hook-supplied string. */

@@ -1,6 +1,6 @@
 /** Per-mapping rate limits: in memory for one instance, in the store's shared windows for several. */
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../src/mapping/rate-limit.ts';
+import { createRateLimiter } from '../../src/intake/rate-limit.ts';
 import { memoryCounter } from '../helpers/shared-counter.ts';
 
 const LIMIT = { max: 3, perSeconds: 10 };
