@@ -13,7 +13,7 @@ import { createLogger } from '../src/log.ts';
 import { randomHex } from '../src/util/random.ts';
 import { uuidv7 } from '../src/util/uuid7.ts';
 import { SqliteStore } from '../src/store/sqlite/store.ts';
-import { wrapExternal } from '../src/runtime/safety.ts';
+import { wrapExternal } from '../src/safety/boundary.ts';
 import { packBoundary, unpackBoundary } from '../src/store/sqlite/boundary.ts';
 
 function time(label: string, n: number, f: () => unknown): number {

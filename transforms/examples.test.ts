@@ -5,10 +5,10 @@
  * request (first match, transform in a worker, validation, safety boundary).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildGeneration, type Generation } from '../src/runtime/generation.ts';
-import { resolveRequest, type HookRequest, type Resolution } from '../src/runtime/intake.ts';
+import { buildGeneration, type Generation } from '../src/generation/build.ts';
+import { resolveRequest, type HookRequest, type Resolution } from '../src/intake/resolve.ts';
 import { createNamedResolver } from '../src/mapping/resolve.ts';
-import type { PreparedAgent, PreparedWake } from '../src/runtime/prepare.ts';
+import type { PreparedAgent, PreparedWake } from '../src/intake/prepare.ts';
 import { builtinPlugins } from '../plugins/index.ts';
 import { captureLogger, testConfig } from '../test/helpers/runtime.ts';
 import { EXAMPLES_DIR, fixture } from '../test/helpers/transform-context.ts';

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, formatIssue } from '../errors.ts';
 import { createLogger } from '../log.ts';
-import { dryRun, renderDryRun } from '../runtime/dry-run.ts';
+import { dryRun, renderDryRun } from '../intake/dry-run.ts';
 import { commonOptions, helpText, parse, UsageError, type Flag } from './args.ts';
 import { offlineGeneration } from './generation.ts';
 

@@ -5,7 +5,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { GenerationRef } from '../runtime/generation.ts';
+import type { GenerationRef } from '../generation/build.ts';
 import type { Store, RunStatus, EventStatus } from '../store/types.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { BearerAuth } from '../auth/bearer.ts';

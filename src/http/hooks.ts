@@ -9,22 +9,22 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { GenerationRef, Generation } from '../runtime/generation.ts';
-import type { Dispatcher } from '../runtime/dispatcher.ts';
+import type { GenerationRef, Generation } from '../generation/build.ts';
+import type { Dispatcher } from '../intake/dispatch.ts';
 import { errors, HookError } from '../errors.ts';
 import { readBody } from './body.ts';
-import { jsonText, mediaKind, parseForm, parseJsonText, parseNamedForm, requireIdentityEncoding } from './parse.ts';
-import { idempotencyKey, type Answer, type IdempotencyGuard } from './idempotency.ts';
+import { jsonText, mediaKind, parseForm, parseJsonText, parseNamedForm, requireIdentityEncoding } from '../intake/parse.ts';
+import { idempotencyKey, type Answer, type IdempotencyGuard } from '../intake/idempotency.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { BearerAuth } from '../auth/bearer.ts';
-import { authorizeRequest, resolveRequest, RESERVED_NAMES, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
+import { authorizeRequest, resolveRequest, RESERVED_NAMES, type HookRequest, type NamedResolver } from '../intake/resolve.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import type { RequestState } from './state.ts';
 import { closeIfBodyUnread, errorBody, logFailure, requestLogger, sendJson, toHookError } from './respond.ts';
 import type { RequestTally } from './metrics.ts';
 import type { DirectAnswer } from '../plugins/define.ts';
-import type { KeepRequest } from '../runtime/dispatcher.ts';
-import { credentialHeaders, keptHeaders, keptUrl } from './keep.ts';
+import type { KeepRequest } from '../intake/dispatch.ts';
+import { credentialHeaders, keptHeaders, keptUrl } from '../intake/keep.ts';
 
 export interface HooksDeps {
   generations: GenerationRef;

@@ -6,13 +6,13 @@
  * not applied, or the replay would get the first answer back.
  */
 import { errors } from '../errors.ts';
-import type { DispatchResult, Dispatcher } from '../runtime/dispatcher.ts';
-import type { GenerationRef } from '../runtime/generation.ts';
-import { resolveRequest, type HookRequest, type NamedResolver } from '../runtime/intake.ts';
+import type { DispatchResult, Dispatcher } from '../intake/dispatch.ts';
+import type { GenerationRef } from '../generation/build.ts';
+import { resolveRequest, type HookRequest, type NamedResolver } from '../intake/resolve.ts';
 import { findPipeline } from '../mapping/resolve.ts';
 import type { KeptRequest } from '../store/types.ts';
-import { credentialHeaders, keptHeaders } from './keep.ts';
-import { jsonText, mediaKind, parseForm, parseJsonText, parseNamedForm } from './parse.ts';
+import { credentialHeaders, keptHeaders } from '../intake/keep.ts';
+import { jsonText, mediaKind, parseForm, parseJsonText, parseNamedForm } from '../intake/parse.ts';
 
 export interface ReplayDeps {
   generations: GenerationRef;

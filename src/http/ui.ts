@@ -11,7 +11,7 @@ import { extname, join, relative, sep } from 'node:path';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
-import type { GenerationRef } from '../runtime/generation.ts';
+import type { GenerationRef } from '../generation/build.ts';
 import { SESSION_COOKIE, type ConsoleSessions } from '../auth/sessions.ts';
 import { errors } from '../errors.ts';
 import { bearerToken, type BearerAuth } from '../auth/bearer.ts';

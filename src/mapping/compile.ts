@@ -14,7 +14,7 @@ import { parsePath, type PathError } from './path.ts';
 import { TEMPLATED_FIELDS, type Pipeline, type TemplatedField } from './pipeline.ts';
 import { resolveTransformModule } from '../transforms/resolve.ts';
 import type { TransformSpec } from '../transforms/pool.ts';
-import { RESERVED_NAMES } from '../runtime/intake.ts';
+import { RESERVED_NAMES } from '../intake/resolve.ts';
 import type { Verifier } from '../plugins/define.ts';
 
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 5000;

@@ -3,13 +3,13 @@
  * (SPEC §4.5). `explainMatch` is the same walk for `hook-intake try`, with the
  * reason each earlier pipeline did not match.
  */
-import type { Generation } from '../runtime/generation.ts';
-import type { HookRequest, NamedResolver } from '../runtime/intake.ts';
+import type { Generation } from '../generation/build.ts';
+import type { HookRequest, NamedResolver } from '../intake/resolve.ts';
 import { errors, type HookError } from '../errors.ts';
 import { runPipeline, type RunDeps } from './run.ts';
 import type { Pipeline } from './pipeline.ts';
 import type { DirectAnswer } from '../plugins/define.ts';
-import { createRateLimiter } from './rate-limit.ts';
+import { createRateLimiter } from '../intake/rate-limit.ts';
 import type { SharedCounter } from '../store/types.ts';
 
 export function findPipeline(gen: Generation, req: Pick<HookRequest, 'name' | 'payload' | 'headers'>): Pipeline | undefined {

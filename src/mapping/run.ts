@@ -4,10 +4,10 @@
  * safety boundary. Returns prepared actions, or a skip (204).
  */
 import type { Logger } from 'pino';
-import type { Generation } from '../runtime/generation.ts';
-import type { HookRequest, Resolution } from '../runtime/intake.ts';
-import { agentFields, toAgentAction, toWakeAction, wakeFields, type Action } from '../runtime/actions.ts';
-import { prepare } from '../runtime/prepare.ts';
+import type { Generation } from '../generation/build.ts';
+import type { HookRequest, Resolution } from '../intake/resolve.ts';
+import { agentFields, toAgentAction, toWakeAction, wakeFields, type Action } from '../intake/actions.ts';
+import { prepare } from '../intake/prepare.ts';
 import { errors, HookError } from '../errors.ts';
 import { getPath } from './path.ts';
 import type { TemplateScope } from './template.ts';

@@ -1,11 +1,11 @@
 /**
  * One call of an agent provider with a deadline: used by runs and heartbeats.
  */
-import type { Generation } from './generation.ts';
+import type { Generation } from '../generation/build.ts';
 import type { AgentMessage } from '../plugins/define.ts';
 import { splitModel } from '../config/rules.ts';
 import { RecycledSet } from '../util/recycled.ts';
-import { stripBoundary, stripBoundaryHead } from './safety.ts';
+import { stripBoundary, stripBoundaryHead } from '../safety/boundary.ts';
 
 export type CallResult =
   | { status: 'ok'; text: string }

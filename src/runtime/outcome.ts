@@ -3,10 +3,10 @@
  * transcript lines, the summary, and the delivery (an outbox entry, or skipped with the reason).
  */
 import { uuidv7 } from '../util/uuid7.ts';
-import type { Generation } from './generation.ts';
+import type { Generation } from '../generation/build.ts';
 import type { NewEvent, NewRun, RunOutcome, Store } from '../store/types.ts';
 import { isHeartbeatAck, oneLine, replySummary } from './agent-call.ts';
-import { hookLine } from './safety.ts';
+import { hookLine } from '../safety/boundary.ts';
 import { resolveRoute } from './routes.ts';
 
 const SUMMARY_MAX = 300;

@@ -5,13 +5,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from 'pino';
-import type { GenerationRef, Generation } from '../runtime/generation.ts';
+import type { GenerationRef, Generation } from '../generation/build.ts';
 import type { SharedCounter, Store } from '../store/types.ts';
-import type { Reloader } from '../runtime/reload.ts';
+import type { Reloader } from '../generation/reload.ts';
 import { createListener } from '../http/app.ts';
 import { Drain, guardRequests, handleClientErrors } from '../http/connection.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
-import { IdempotencyGuard } from '../http/idempotency.ts';
+import { IdempotencyGuard } from '../intake/idempotency.ts';
 import { createNamedResolver } from '../mapping/resolve.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';
 import { createMetrics, RequestTally } from '../http/metrics.ts';

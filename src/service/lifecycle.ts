@@ -3,9 +3,9 @@
  */
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import type { GenerationRef, Generation } from '../runtime/generation.ts';
+import type { GenerationRef, Generation } from '../generation/build.ts';
 import type { Store } from '../store/types.ts';
-import type { Reloader } from '../runtime/reload.ts';
+import type { Reloader } from '../generation/reload.ts';
 import type { Drain } from '../http/connection.ts';
 import { watchSources, type SourceWatcher } from '../config/watch.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';

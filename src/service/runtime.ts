@@ -5,14 +5,14 @@
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load.ts';
 import { builtinPlugins } from '../../plugins/index.ts';
-import { buildGeneration, type GenerationRef, type Generation } from '../runtime/generation.ts';
+import { buildGeneration, type GenerationRef, type Generation } from '../generation/build.ts';
 import { openStore } from '../store/index.ts';
 import type { Store } from '../store/types.ts';
 import { createRunner } from '../runtime/runner.ts';
 import { createHeartbeat, type Heartbeat } from '../runtime/heartbeat.ts';
 import { createOutbox, type Outbox } from '../runtime/outbox.ts';
-import { createDispatcher } from '../runtime/dispatcher.ts';
-import type { Submit } from '../runtime/instances.ts';
+import { createDispatcher } from '../intake/dispatch.ts';
+import type { Submit } from '../generation/instances.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';
 import type { ServiceOptions } from '../service.ts';
 

@@ -100,6 +100,24 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
       expect(runs.body.runs.filter((x: { message: string }) => x.message.includes('\nonce\n'))).toHaveLength(1);
     });
 
+    it('scopes an Idempotency-Key to its hook: the same key on another hook runs that one too', async () => {
+      const key = `shared-${randomBytes(6).toString('hex')}`;
+      const wake = await call('/hooks/wake', { text: 'keyed wake' }, { ...auth, 'idempotency-key': key });
+      const agent = await call('/hooks/agent', { message: 'keyed agent' }, { ...auth, 'idempotency-key': key });
+      expect(wake).toMatchObject({ status: 200, body: { ok: true } });
+      expect(agent).toMatchObject({ status: 202, body: { ok: true } });
+      expect(wake.body.duplicate).toBeUndefined();
+      expect(agent.body.duplicate).toBeUndefined();
+      expect(agent.body.runId).toMatch(/^[0-9a-f-]{36}$/);
+      // on the same hook the key still is a repeat
+      const again = await call('/hooks/agent', { message: 'keyed agent' }, { ...auth, 'idempotency-key': key });
+      expect(again.body).toEqual({ ...agent.body, duplicate: true });
+      const runs = await get(`${srv.url}/api/runs?limit=1000`, GW);
+      expect(runs.body.runs.filter((x: { message: string }) => x.message.includes('\nkeyed agent\n'))).toHaveLength(1);
+      const events = await get(`${srv.url}/api/main/events?limit=1000`, GW);
+      expect(events.body.events.filter((e: { id: string }) => e.id === wake.body.eventId)).toHaveLength(1);
+    });
+
     it('treats concurrent repeats of one webhook-id as one request', async () => {
       const key = `msg_${randomBytes(6).toString('hex')}`;
       const answers = await Promise.all(

@@ -13,7 +13,7 @@ import { cleanup, tempDir } from '../helpers/cli.ts';
 import { testConfig } from '../helpers/runtime.ts';
 import { createRegistry } from '../../src/plugins/registry.ts';
 import { signatureVerifiers } from '../../src/auth/verifiers.ts';
-import { createInstanceMaker } from '../../src/runtime/instances.ts';
+import { createInstanceMaker } from '../../src/generation/instances.ts';
 import { createLogger } from '../../src/log.ts';
 
 const dir = realpathSync(tempDir('hook-intake-compile-'));

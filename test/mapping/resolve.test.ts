@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildGeneration, type Generation } from '../../src/runtime/generation.ts';
+import { buildGeneration, type Generation } from '../../src/generation/build.ts';
 import { createNamedResolver, explainMatch, findPipeline } from '../../src/mapping/resolve.ts';
 import { HookError } from '../../src/errors.ts';
 import { signatureHeaders } from '../../src/auth/signing.ts';
-import type { HookRequest } from '../../src/runtime/intake.ts';
+import type { HookRequest } from '../../src/intake/resolve.ts';
 import { builtinPlugins } from '../../plugins/index.ts';
 import { captureLogger, testConfig } from '../helpers/runtime.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';

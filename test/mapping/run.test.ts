@@ -7,12 +7,12 @@
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildGeneration, type Generation } from '../../src/runtime/generation.ts';
+import { buildGeneration, type Generation } from '../../src/generation/build.ts';
 import { renderTemplates, runPipeline, toAction, visibleHeaders } from '../../src/mapping/run.ts';
 import { compileTemplate } from '../../src/mapping/template.ts';
 import type { Pipeline } from '../../src/mapping/pipeline.ts';
-import type { HookRequest, Resolution } from '../../src/runtime/intake.ts';
-import type { PreparedAction, PreparedAgent, PreparedWake } from '../../src/runtime/prepare.ts';
+import type { HookRequest, Resolution } from '../../src/intake/resolve.ts';
+import type { PreparedAction, PreparedAgent, PreparedWake } from '../../src/intake/prepare.ts';
 import { HookError } from '../../src/errors.ts';
 import { builtinPlugins } from '../../plugins/index.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { callAgent, isHeartbeatAck, oneLine, replySummary, Shutdown } from '../../src/runtime/agent-call.ts';
-import { MARKER, notice, stripBoundary, wrapExternal } from '../../src/runtime/safety.ts';
+import { MARKER, notice, stripBoundary, wrapExternal } from '../../src/safety/boundary.ts';
 import { scriptedProvider, testGeneration } from '../helpers/runtime.ts';
 import { rng } from '../helpers/rng.ts';
 

@@ -3,7 +3,7 @@
  * consumption of pending events, and what happens to the reply.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { GenerationRef } from '../../src/runtime/generation.ts';
+import { GenerationRef } from '../../src/generation/build.ts';
 import { COALESCE_MS, createHeartbeat, type Heartbeat } from '../../src/runtime/heartbeat.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { captureLogger, scriptedProvider, testGeneration } from '../helpers/runtime.ts';

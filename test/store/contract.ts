@@ -3,7 +3,7 @@
  * with `storeContract(name, open)`, where `open` gives a new, empty store each time.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { wrapExternal } from '../../src/runtime/safety.ts';
+import { wrapExternal } from '../../src/safety/boundary.ts';
 import type { NewRun, Store } from '../../src/store/types.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
 import { consoleContract } from './contract-console.ts';

@@ -5,7 +5,7 @@
  * (list it in schemas.ts `namedSchemas`). `{hooks}` in a path stands for `hooks.path`.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { AgentBody, WakeBody } from '../../runtime/actions.ts';
+import { AgentBody, WakeBody } from '../../intake/actions.ts';
 import * as S from './schemas.ts';
 import * as U from '../ui-schemas.ts';
 

@@ -1,6 +1,6 @@
 /**
  * The dry run of retention on Redis (`Store.countPrunable`): the sets the prune script takes from
- * (lua/prune.ts) hold only what may go, so four of the five counts are a `ZCOUNT` below the cutoff.
+ * (lua/retention/prune.lua) hold only what may go, so four of the five counts are a `ZCOUNT` below the cutoff.
  * Transcripts are counted line by line over the idle sessions, a slice of sessions per round trip, so
  * that the count never holds the server, however many there are (a script reading them all would
  * stop every instance for as long).

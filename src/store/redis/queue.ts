@@ -1,6 +1,6 @@
 /**
  * The work queue on Redis (`WorkQueue<NewRun>`): runs and tasks claimed with a lease, shared by every
- * instance on the server. The scripts (lua/queue.ts) keep one session key's runs in order, one at a
+ * instance on the server. The scripts (lua/runs/, lua/tasks/) keep one session key's runs in order, one at a
  * time across instances, and take back a claim whose lease ran out or whose instance is gone.
  *
  * `size()` must answer at once: it gives the figures of the whole queue (every instance's runs) as the
@@ -42,7 +42,7 @@ export class RedisQueue implements WorkQueue<NewRun> {
 
   async claim(worker: string, leaseMs: number, limit: number): Promise<Claim<NewRun>[]> {
     const { run, prefix, instance, clock } = this.d;
-    const r = (await run('hiClaim', [prefix, clock(), leaseMs, limit, worker, instance])) as (string | null)[];
+    const r = (await run('claimRuns', [prefix, clock(), leaseMs, limit, worker, instance])) as (string | null)[];
     this.counted(r[0], r[1]);
     const out: Claim<NewRun>[] = [];
     for (let i = 2; i < r.length; i += 6)
@@ -58,7 +58,7 @@ export class RedisQueue implements WorkQueue<NewRun> {
   }
 
   private async end(op: 'complete' | 'fail' | 'release' | 'extend', id: string, worker: string, more: Arg[] = []): Promise<boolean> {
-    const r = (await this.d.run('hiEnd', [this.d.prefix, op, id, worker, this.d.clock(), ...more])) as number[];
+    const r = (await this.d.run('endClaim', [this.d.prefix, op, id, worker, this.d.clock(), ...more])) as number[];
     this.counted(r[1], r[2]);
     return r[0] === 1;
   }
@@ -94,12 +94,12 @@ export class RedisQueue implements WorkQueue<NewRun> {
   }
 
   async enqueue(task: Task, runAt: number): Promise<number> {
-    return Number(await this.d.run('hiEnqueue', [this.d.prefix, task.kind, task.key, runAt]));
+    return Number(await this.d.run('enqueueTask', [this.d.prefix, task.kind, task.key, runAt]));
   }
 
   async claimTasks(kind: Task['kind'], worker: string, leaseMs: number, limit: number): Promise<Claim<Task>[]> {
     const { run, prefix, instance, clock } = this.d;
-    const r = (await run('hiClaimTasks', [prefix, kind, worker, instance, clock(), leaseMs, limit])) as (string | null)[];
+    const r = (await run('claimTasks', [prefix, kind, worker, instance, clock(), leaseMs, limit])) as (string | null)[];
     const out: Claim<Task>[] = [];
     for (let i = 0; i < r.length; i += 5)
       out.push({

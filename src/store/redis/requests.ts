@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import type { KeptRequest, KeptRequestSummary, NewKeptRequest, RequestListOptions } from '../types.ts';
 import type { Arg } from './scripts.ts';
 
-/** The accept script's arguments for a kept request named `id` (lua/records.ts, ACCEPT). */
+/** The accept script's arguments for a kept request named `id` (lua/records/accept.lua). */
 export function requestArgs(id: string, r: NewKeptRequest): Arg[] {
   const { body, ...rest } = r;
   return [id, r.hook, r.status, r.receivedAt, JSON.stringify({ id, ...rest }), Buffer.from(body.buffer, body.byteOffset, body.byteLength)];

@@ -1,6 +1,6 @@
 /**
  * The Redis store: every record and the work queue on one Redis server, shared by the instances that
- * point at it. Writes that touch several keys are Lua scripts (lua/), atomic on the server; a write
+ * point at it. Writes that touch several keys are Lua scripts (lua/, loaded by scripts.ts), atomic on the server; a write
  * resolves once the server has applied it, which is "on disk" only with the persistence settings
  * docs/redis.md describes (`hook-intake check` warns otherwise).
  *
@@ -41,7 +41,7 @@ import { RedisQueue } from './queue.ts';
 import { getRequest, listRequests, requestArgs } from './requests.ts';
 import { countPrunable } from './prune.ts';
 import { connectRedis } from './connect.ts';
-import { loadScripts, type Arg, type RunScript } from './scripts.ts';
+import { defineScripts, scriptTexts, type Arg, type RunScript, type ScriptName } from './scripts.ts';
 
 export interface RedisStoreOptions {
   url: string;
@@ -73,18 +73,19 @@ export class RedisStore implements Store {
   private closing: Promise<void> | undefined;
 
   static async open(opts: RedisStoreOptions): Promise<RedisStore> {
+    const texts = await scriptTexts();
     const { client, shown } = await connectRedis(opts.url, opts.connectTimeoutMs);
-    const store = new RedisStore(client, shown, opts);
+    const store = new RedisStore(client, shown, defineScripts(client, texts), opts);
     await store.start();
     return store;
   }
 
-  private constructor(client: Redis, shown: string, opts: RedisStoreOptions) {
+  private constructor(client: Redis, shown: string, run: RunScript, opts: RedisStoreOptions) {
     this.client = client;
     this.shown = shown;
     this.p = opts.prefix ?? 'hook-intake:';
     this.ttl = opts.instanceTimeoutMs ?? 10_000;
-    this.run = loadScripts(client);
+    this.run = run;
     this.queue = new RedisQueue({ client, run: this.run, prefix: this.p, instance: this.instance, clock: opts.clock ?? Date.now });
     this.presence = setInterval(() => void this.renew().catch(() => {}), Math.max(100, this.ttl / 3));
     this.presence.unref();
@@ -99,7 +100,7 @@ export class RedisStore implements Store {
     await this.queue.refresh();
   }
 
-  private script(name: Parameters<RunScript>[0], ...args: Arg[]): Promise<unknown> {
+  private script(name: ScriptName, ...args: Arg[]): Promise<unknown> {
     return this.run(name, [this.p, ...args]);
   }
 
@@ -110,7 +111,7 @@ export class RedisStore implements Store {
   shared(onWork: () => void): () => void {
     const t = setInterval(
       () => {
-        void this.script('hiFailHeartbeats', Date.now(), GONE, this.instance, 1)
+        void this.script('failHeartbeats', Date.now(), GONE, this.instance, 1)
           .catch(() => 0)
           .then(() => this.closing || onWork());
       },
@@ -135,7 +136,7 @@ export class RedisStore implements Store {
     if (batch.request) args.push(...requestArgs(requestId!, batch.request));
     let counts: unknown[];
     try {
-      counts = (await this.script('hiAccept', ...args)) as unknown[];
+      counts = (await this.script('accept', ...args)) as unknown[];
     } catch (err) {
       if (/IDEMPOTENCY_TAKEN/.test((err as Error).message))
         throw new IdempotencyTakenError('the idempotency key was answered by another request', { cause: err });
@@ -152,7 +153,7 @@ export class RedisStore implements Store {
   }
 
   async pruneIdempotency(now: number): Promise<number> {
-    return Number(await this.script('hiPruneIdempotency', now));
+    return Number(await this.script('pruneIdempotency', now));
   }
 
   /** The hashes of `ids` (prefix `kind`), in order; ids without one are left out. */
@@ -291,15 +292,15 @@ export class RedisStore implements Store {
   }
 
   async insertHeartbeat(run: NewRun, startedAt: number): Promise<void> {
-    await this.script('hiInsertHeartbeat', run.id, JSON.stringify(run), startedAt, this.instance);
+    await this.script('insertHeartbeat', run.id, JSON.stringify(run), startedAt, this.instance);
   }
 
   async startRun(id: string, at: number): Promise<void> {
-    await this.script('hiStartRun', id, at);
+    await this.script('startRun', id, at);
   }
 
   async requeueRun(id: string, opts: { refundAttempt: boolean }): Promise<void> {
-    await this.script('hiRequeueRun', id, opts.refundAttempt ? 1 : 0);
+    await this.script('requeueRun', id, opts.refundAttempt ? 1 : 0);
   }
 
   async finishRun(o: RunOutcome): Promise<void> {
@@ -324,15 +325,15 @@ export class RedisStore implements Store {
     else args.push(JSON.stringify({ kind: 'skipped', reason: d.reason, channel: d.channel ?? null, to: d.to ?? null }), '', '', '');
     const ids = o.consumedEventIds ?? [];
     args.push(ids.length, o.finishedAt, o.consumeOlder ? 1 : 0, ...ids);
-    await this.script('hiFinishRun', ...args);
+    await this.script('finishRun', ...args);
   }
 
   async failInterruptedHeartbeats(at: number, reason: string): Promise<number> {
-    return Number(await this.script('hiFailHeartbeats', at, reason, this.instance, 0));
+    return Number(await this.script('failHeartbeats', at, reason, this.instance, 0));
   }
 
   async dueDeliveries(now: number, limit: number): Promise<Delivery[]> {
-    const r = (await this.script('hiDueDeliveries', now, limit, this.instance)) as string[][];
+    const r = (await this.script('dueDeliveries', now, limit, this.instance)) as string[][];
     return r.map((flat) => toDelivery(pairs(flat)));
   }
 
@@ -355,12 +356,12 @@ export class RedisStore implements Store {
     if (a.parts !== undefined) fields.parts = JSON.stringify(a.parts);
     if (a.ambiguousPart !== undefined) fields.ambiguousPart = a.ambiguousPart;
     if (a.route) fields.route = JSON.stringify(a.route);
-    await this.script('hiRecordDelivery', a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields), a.runId);
+    await this.script('recordDelivery', a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields), a.runId);
   }
 
   async redeliver(entry: NewDelivery): Promise<void> {
     await this.script(
-      'hiRedeliver',
+      'redeliver',
       entry.id,
       entry.runId,
       deliveryJson(entry),
@@ -371,7 +372,7 @@ export class RedisStore implements Store {
   }
 
   async prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }> {
-    const r = (await this.script('hiPrune', before.runs, before.events, before.requests, limit, before.sessionLines)) as number[];
+    const r = (await this.script('prune', before.runs, before.events, before.requests, limit, before.sessionLines)) as number[];
     return { ...pruneCounts(r), more: r[5] === 1 };
   }
 
@@ -380,7 +381,7 @@ export class RedisStore implements Store {
   }
 
   async countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }> {
-    const [count, start] = (await this.script('hiCountInWindow', key, now, windowMs)) as [number, string];
+    const [count, start] = (await this.script('countInWindow', key, now, windowMs)) as [number, string];
     return { count: Number(count), start: Number(start) };
   }
 

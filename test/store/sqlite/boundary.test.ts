@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { END_MARKER, MARKER, notice, wrapExternal } from '../../../src/runtime/safety.ts';
+import { END_MARKER, MARKER, notice, wrapExternal } from '../../../src/safety/boundary.ts';
 import { boundaryBytes, packBoundary, unpackBoundary } from '../../../src/store/sqlite/boundary.ts';
 
 const ID = '0123456789abcdef';

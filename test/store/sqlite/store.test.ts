@@ -11,7 +11,7 @@ import { LIVE_SLICE, TALLY_SLICE } from '../../../src/store/sqlite/tally.ts';
 import { LIST_WINDOW } from '../../../src/store/sqlite/pages.ts';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite/schema.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../../helpers/records.ts';
-import { wrapExternal } from '../../../src/runtime/safety.ts';
+import { wrapExternal } from '../../../src/safety/boundary.ts';
 import { cleanup, tempDir } from '../../helpers/cli.ts';
 import { fillableDisk, SQLITE_FULL } from '../../helpers/storage.ts';
 import { turnsDuring } from '../../helpers/turns.ts';

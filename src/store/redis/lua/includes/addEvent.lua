@@ -1,0 +1,9 @@
+-- Stores a pending system event.
+-- Keys: seq, e:<id>, events, events:pending, events:src
+local function addEvent(id, source, json)
+  local seq = redis.call('INCR', P..'seq')
+  redis.call('HSET', P..'e:'..id, 'j', json, 'src', source, 'status', 'pending', 'seq', seq)
+  redis.call('ZADD', P..'events', seq, id)
+  redis.call('ZADD', P..'events:pending', seq, id)
+  redis.call('HINCRBY', P..'events:src', source, 1)
+end

@@ -1,0 +1,54 @@
+--[[
+  accept: an accepted request's events, runs (with their queue entries), idempotency key and kept
+  request, stored together or not at all.
+
+  ARGV: prefix, events, runs, idempotency (0|1), kept request (0|1), then per event (id, source,
+    json), per run (id, session key, json), the idempotency record (key, status, body, createdAt,
+    expiresAt) and the kept request (id, hook, status, receivedAt, json without its body, body)
+  Keys: e:<id>, events, events:pending, events:src, seq; r:<id>, runs, runs:queued, qk:<session key>,
+    q:ready, q:n, q:claimed; i:<key>, idem; req:<id>, reqs, reqs:hook:<hook>, reqs:status:<status>,
+    reqs:at
+  Returns the queue's counts. Fails with RUN_TAKEN when a run id is taken, IDEMPOTENCY_TAKEN when the
+  key is held and unexpired.
+]]
+local P = ARGV[1]
+--- @include "restatus"
+--- @include "addEvent"
+--- @include "queueCounts"
+
+local ne, nr, idem, kept = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1', ARGV[5] == '1'
+local ev, rn = 6, 6 + ne * 3
+local ik = rn + nr * 3
+local rk = ik + (idem and 5 or 0)
+for i = 0, nr - 1 do
+  if redis.call('EXISTS', P..'r:'..ARGV[rn + i * 3]) == 1 then return redis.error_reply('RUN_TAKEN a run with this id exists') end
+end
+if idem then
+  local exp = redis.call('HGET', P..'i:'..ARGV[ik], 'expiresAt')
+  if exp and tonumber(exp) > tonumber(ARGV[ik + 3]) then return redis.error_reply('IDEMPOTENCY_TAKEN the key was answered already') end
+end
+for i = 0, ne - 1 do addEvent(ARGV[ev + i * 3], ARGV[ev + i * 3 + 1], ARGV[ev + i * 3 + 2]) end
+for i = 0, nr - 1 do
+  local id, key = ARGV[rn + i * 3], ARGV[rn + i * 3 + 1]
+  local seq = redis.call('INCR', P..'seq')
+  local r = P..'r:'..id
+  redis.call('HSET', r, 'n', ARGV[rn + i * 3 + 2], 'seq', seq, 'kind', 'hook', 'attempts', 0, 'qk', key, 'qa', 0)
+  redis.call('ZADD', P..'runs', seq, id)
+  restatus(id, r, nil, 'queued')
+  if redis.call('RPUSH', P..'qk:'..key, id) == 1 then redis.call('ZADD', P..'q:ready', seq, key) end
+  redis.call('INCR', P..'q:n')
+end
+if idem then
+  local k = ARGV[ik]
+  redis.call('HSET', P..'i:'..k, 'status', ARGV[ik + 1], 'body', ARGV[ik + 2], 'createdAt', ARGV[ik + 3], 'expiresAt', ARGV[ik + 4])
+  redis.call('ZADD', P..'idem', ARGV[ik + 4], k)
+end
+if kept then
+  local id, seq = ARGV[rk], redis.call('INCR', P..'seq')
+  redis.call('HSET', P..'req:'..id, 'j', ARGV[rk + 4], 'body', ARGV[rk + 5], 'seq', seq, 'hook', ARGV[rk + 1], 'status', ARGV[rk + 2])
+  redis.call('ZADD', P..'reqs', seq, id)
+  redis.call('ZADD', P..'reqs:hook:'..ARGV[rk + 1], seq, id)
+  redis.call('ZADD', P..'reqs:status:'..ARGV[rk + 2], seq, id)
+  redis.call('ZADD', P..'reqs:at', ARGV[rk + 3], id)
+end
+return counts()
