@@ -1,5 +1,5 @@
 /**
- * The `/hooks` handler. Checks run in the order of SPEC §4.2:
+ * The `/hooks` handler. Checks run in the order of docs/http.md, "Order of checks":
  * method → auth → empty name → body (size, read timeout, media type, parse)
  * → a named hook's mapping and its credential → idempotency → validation
  * → dispatch.
