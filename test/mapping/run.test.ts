@@ -1,9 +1,8 @@
 /**
  * Running a compiled pipeline (docs/mappings.md, "Templates" and "forEach"; docs/transforms.md,
- * "What to return"): templates and
- * their defaults, forEach, every transform return form (through a real worker
- * pool), validation of the result exactly like a direct request, and the
- * credentials a template or transform never sees.
+ * "What to return"): templates and their defaults, forEach, every transform return form (through a
+ * real worker pool), validation of the result exactly like a direct request, and the credentials a
+ * template or transform never sees.
  */
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
