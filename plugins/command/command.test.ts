@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import { callAgent, Shutdown } from '../../src/runtime/agent-call.ts';
-import type { Generation } from '../../src/generation/build.ts';
+import type { Generation } from '../../src/generation/types.ts';
 import { until } from '../../test/helpers/cli.ts';
 import { agentRequest, captureLogger, testGeneration } from '../../test/helpers/runtime.ts';
 import { renderInput } from './input.ts';

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import { callAgent, Shutdown } from '../../src/runtime/agent-call.ts';
-import type { Generation } from '../../src/generation/build.ts';
+import type { Generation } from '../../src/generation/types.ts';
 import { completion, json, startStub, type HttpStub } from '../../test/helpers/http-stub.ts';
 import { agentRequest, captureLogger, testGeneration } from '../../test/helpers/runtime.ts';
 

@@ -6,7 +6,8 @@ import { resolve } from 'node:path';
 import { loadConfig, type LoadedConfig } from '../config/load.ts';
 import { createLogger } from '../log.ts';
 import { builtinPlugins } from '../../plugins/index.ts';
-import { buildGeneration, type Generation } from '../generation/build.ts';
+import { buildGeneration } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
 import { resolveDataDir } from './args.ts';
 import { dataDirTokens } from './tokens.ts';
 

@@ -7,7 +7,8 @@
  */
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
-import type { Generation, GenerationRef } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import { onNextTurn } from '../util/next-turn.ts';
 import { stopWithin } from '../util/deadline.ts';
 import type { Claim, NewRun, Store, NewDelivery, WorkQueue } from '../store/types.ts';

@@ -3,7 +3,7 @@
  * failed, on an in-memory SQLite store, with the service's log captured: for
  * channel tests that check what reaches the delivery record and the log.
  */
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { createOutbox } from '../../src/runtime/outbox.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { until } from './cli.ts';
