@@ -15,7 +15,8 @@
  * | `standard-webhooks` | `webhook-signature`         | `<webhook-id>.<ts>.` + body      | `v1,<base64>[ v1,<base64>…]`     |
  * | `hmac-sha256`       | `X-Signature` (configurable)| body                             | `sha256=<hex>`, hex, or base64   |
  */
-import { decodeBase64Strict, headerValue, macFromBase64, macFromHex, type HeaderBag } from './signature-parts.ts';
+import { decodeBase64Strict } from '../plugin-api/base64.ts';
+import { headerValue, macFromBase64, macFromHex, type HeaderBag } from './signature-parts.ts';
 
 /** The HMAC `verify.type` values (auth/verifiers.ts registers one verifier for each). */
 export type SignatureType = 'github' | 'stripe' | 'slack' | 'standard-webhooks' | 'hmac-sha256';

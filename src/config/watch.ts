@@ -12,6 +12,7 @@
 import { watch, type FSWatcher } from 'chokidar';
 import { existsSync, watch as fsWatch } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
+import { debouncePaths, realTimers, type Timers } from '../util/debounce.ts';
 
 export interface WatchSet {
   files: readonly string[];
@@ -20,6 +21,8 @@ export interface WatchSet {
 
 export interface SourceWatcher {
   update(set: WatchSet): void;
+  /** Resolves once the current set's watchers see changes (chokidar scans its directories first) and the previous set's are closed. */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -80,27 +83,15 @@ export function watchSources(
   onChange: (paths: string[]) => void,
   debounceMs: number,
   onBurst?: () => void,
+  timers: Timers = realTimers,
 ): SourceWatcher {
-  let watchers: Closable[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  let changed = new Set<string>();
-  let closed = false;
-
-  const fire = () => {
-    timer = undefined;
-    const paths = [...changed];
-    changed = new Set();
-    if (!closed) onChange(paths);
-  };
-  const note = (path: string) => {
-    changed.add(path);
-    if (timer) clearTimeout(timer);
-    else if (!closed) onBurst?.();
-    timer = setTimeout(fire, debounceMs);
-  };
+  const burst = debouncePaths(onChange, debounceMs, onBurst, timers);
+  const note = (path: string) => burst.note(path);
+  const readyOf = (ws: Closable[]) => Promise.all(ws.map((w) => w.ready ?? Promise.resolve())).then(() => undefined);
 
   let current = watchKey(initial);
-  watchers = watchSet(initial, note);
+  let watchers = watchSet(initial, note);
+  let retiring: Promise<unknown> = Promise.resolve();
   return {
     update(set) {
       // most reloads watch the same paths: keep the watchers, so no change can fall between two of them
@@ -110,11 +101,11 @@ export function watchSources(
       const old = watchers;
       watchers = watchSet(set, note);
       // the old ones keep watching until the new ones are ready; an event seen twice is debounced anyway
-      void Promise.all(watchers.map((w) => w.ready ?? Promise.resolve())).then(() => Promise.all(old.map((w) => w.close())));
+      retiring = readyOf(watchers).then(() => Promise.all(old.map((w) => w.close())));
     },
+    ready: () => Promise.all([readyOf(watchers), retiring]).then(() => undefined),
     async close() {
-      closed = true;
-      if (timer) clearTimeout(timer);
+      burst.cancel();
       await Promise.all(watchers.map((w) => w.close()));
     },
   };

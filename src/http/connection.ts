@@ -22,6 +22,25 @@ export const LINGER_MS = 2000;
 const closing = new WeakSet<Socket>();
 
 /**
+ * Each connection's answers not finished yet, oldest first (`guardRequests` adds them): the first
+ * is the one being written, pipelined requests' answers wait behind it.
+ */
+const unfinished = new WeakMap<Socket, ServerResponse[]>();
+
+function track(req: IncomingMessage, res: ServerResponse): void {
+  const list = unfinished.get(req.socket);
+  if (list) list.push(res);
+  else unfinished.set(req.socket, [res]);
+  const done = () => {
+    const l = unfinished.get(req.socket);
+    const i = l?.indexOf(res) ?? -1;
+    if (i !== -1) l!.splice(i, 1);
+  };
+  res.once('finish', done);
+  res.once('close', done);
+}
+
+/**
  * Closes `socket` after its answer without losing the answer: sends FIN,
  * keeps reading for at most `LINGER_MS`, destroys it when the client closes
  * its side or the time is up.
@@ -91,7 +110,8 @@ function refuse(req: IncomingMessage, res: ServerResponse, e: HookError, logger:
  * Answers what the HTTP server refuses before the app sees a request with the
  * JSON error shape, and logs one line with the reason (never the bytes):
  * parser errors and slow headers (`clientError`), and an `Expect` other than
- * `100-continue`.
+ * `100-continue`. It finds the answer in flight on the connection through
+ * `guardRequests`, which the server's requests go through.
  */
 export function handleClientErrors(server: Server, logger: Logger): void {
   const answered = new WeakSet<Socket>();
@@ -101,8 +121,8 @@ export function handleClientErrors(server: Server, logger: Logger): void {
       socket.destroy();
       return;
     }
-    // the answer to the request before the broken bytes, when there is one (Node's own handling looks here too)
-    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+    // the answer to the request before the broken bytes, when there is one
+    const inFlight = unfinished.get(socket)?.[0];
     answered.add(socket);
     const r = refusalFor(err.code);
     const body = jsonBody(r);
@@ -175,6 +195,7 @@ export function guardRequests(
   drain?: Drain,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
+    track(req, res);
     if (closing.has(req.socket)) {
       req.socket.destroy();
       return;

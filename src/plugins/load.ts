@@ -6,16 +6,18 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import * as rootApi from '../index.ts';
+import * as pluginApi from '../plugin-api/index.ts';
+import * as transformApi from '../transforms/types.ts';
 import { compileInChild } from './compiler.ts';
 import type { Plugin } from './define.ts';
 
-/** Lets a plugin anywhere on disk import the public API (and TypeBox through it) from this installation. */
-const PLUGIN_ALIASES = {
-  'hook-intake': fileURLToPath(new URL('../index.ts', import.meta.url)),
-  'hook-intake/plugin': fileURLToPath(new URL('./define.ts', import.meta.url)),
-  'hook-intake/transform': fileURLToPath(new URL('../transforms/types.ts', import.meta.url)),
-};
+/**
+ * What a plugin anywhere on disk gets when it imports the public API by name: the modules the
+ * service itself runs on (jiti's `virtualModules`), so its `ChannelError` is the service's own
+ * class, and nothing of the API is compiled or evaluated again at each load.
+ */
+const PLUGIN_API = { 'hook-intake': rootApi, 'hook-intake/plugin': pluginApi, 'hook-intake/transform': transformApi };
 
 export async function loadPluginModule(file: string): Promise<Plugin> {
   if (!existsSync(file)) throw new Error(`file not found: ${file}`);
@@ -29,7 +31,7 @@ export async function loadPluginModule(file: string): Promise<Plugin> {
     moduleCache: false,
     requireCache: false,
     tryNative: false,
-    alias: PLUGIN_ALIASES,
+    virtualModules: PLUGIN_API,
     transform: (opts) => compileInChild(opts),
   });
   const mod = (await jiti.import(file)) as { default?: unknown; plugin?: unknown };

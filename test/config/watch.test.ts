@@ -1,15 +1,17 @@
 /**
- * Watching the sources of a generation (SPEC §5.7): one debounced call per
- * burst of changes (and a word when a burst begins), single files watched through their directory (siblings
- * ignored), the watched set replaced after a reload, nothing after close().
+ * Watching the sources of a generation (docs/configuration.md, hot reload): changes reach
+ * `onChange` with their paths (and `onBurst` says when a burst begins), single files are watched
+ * through their directory (siblings ignored), the watched set is replaced after a reload, and
+ * nothing is called after close(). That a burst is one call is the debounce's own test
+ * (test/util/debounce.test.ts, on fake timers).
  *
- * The watcher does not say when it is ready, so each test first writes a probe
- * until a change is seen, then starts from a clean slate.
+ * Each test waits for `ready()` (chokidar has scanned the directories) before it changes a file.
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { watchSources, type SourceWatcher, type WatchSet } from '../../src/config/watch.ts';
+import type { Timers } from '../../src/util/debounce.ts';
 import { cleanup, tempDir, until } from '../helpers/cli.ts';
 
 const DEBOUNCE_MS = 40;
@@ -28,84 +30,68 @@ function fresh(): string {
   return d;
 }
 
-/** Starts a watcher and waits until it sees `probe` change. */
-async function start(set: WatchSet, probe: string, debounceMs = DEBOUNCE_MS) {
+/** Starts a watcher and waits until it sees changes. */
+async function start(set: WatchSet, onBurst?: () => void, timers?: Timers) {
   const calls: string[][] = [];
-  const w = watchSources(set, (paths) => calls.push(paths), debounceMs);
+  const w = watchSources(set, (paths) => calls.push(paths), DEBOUNCE_MS, onBurst, timers);
   open.push(w);
-  await ready(calls, probe, debounceMs);
+  await w.ready();
   return { w, calls };
 }
 
-async function ready(calls: string[][], probe: string, debounceMs = DEBOUNCE_MS): Promise<void> {
-  let n = 0;
-  // probe less often than the debounce, or every write would postpone the call
-  await until(
-    () => {
-      writeFileSync(probe, `probe ${n++}`);
-      return calls.some((c) => c.includes(probe));
-    },
-    undefined,
-    debounceMs * 2 + 50,
-  );
-  // let the probe's last burst finish, then start clean
-  await until(async () => {
-    const before = calls.length;
-    await new Promise((r) => setTimeout(r, debounceMs * 3));
-    return calls.length === before;
-  });
-  calls.length = 0;
+/** Timers the test runs by hand: `pending` holds the debounce's timer while a burst is gathered. */
+function handTimers() {
+  const pending = new Set<() => void>();
+  const timers: Timers = {
+    setTimeout: (fn) => (pending.add(fn), fn),
+    clearTimeout: (handle) => void pending.delete(handle as () => void),
+  };
+  const runAll = () => {
+    for (const fn of [...pending]) {
+      pending.delete(fn);
+      fn();
+    }
+  };
+  return { pending, timers, runAll };
 }
 
 describe('watchSources()', () => {
-  it('calls once per burst of changes, with every changed path', async () => {
+  it('passes on every changed path, in directories and below', async () => {
     const dir = fresh();
     mkdirSync(join(dir, 'sub'));
-    const { calls } = await start({ files: [], dirs: [dir] }, join(dir, 'probe.ts'), 150);
+    const { calls } = await start({ files: [], dirs: [dir] });
     const files = ['a.ts', 'b.ts', 'sub/c.ts'].map((f) => join(dir, f));
     for (const f of files) writeFileSync(f, 'export default () => null;');
-    await until(() => calls.length > 0);
-    await new Promise((r) => setTimeout(r, 450));
-    expect(calls.length).toBe(1);
-    for (const f of files) expect(calls[0]).toContain(f);
+    await until(() => files.every((f) => calls.flat().includes(f)));
   });
 
-  it('says when a burst begins, once, before the burst is gathered into a call', async () => {
+  it('says when a burst begins, before the burst is gathered into a call', async () => {
     const dir = fresh();
-    const calls: string[][] = [];
     const events: string[] = [];
-    const w = watchSources(
-      { files: [], dirs: [dir] },
-      (paths) => {
-        calls.push(paths);
-        events.push('call');
-      },
-      150,
-      () => events.push('burst'),
-    );
-    open.push(w);
-    await ready(calls, join(dir, 'probe.ts'), 150);
-    events.length = 0;
-    for (const f of ['a.ts', 'b.ts']) writeFileSync(join(dir, f), 'export default () => null;');
-    await until(() => events.includes('call'));
-    expect(events).toEqual(['burst', 'call']);
+    const hand = handTimers();
+    const { calls } = await start({ files: [], dirs: [dir] }, () => events.push(`burst ${calls.length}`), hand.timers);
+    writeFileSync(join(dir, 'a.ts'), 'export default () => null;');
+    await until(() => hand.pending.size === 1);
+    expect(events).toEqual(['burst 0']);
+    hand.runAll();
+    expect(calls).toEqual([[join(dir, 'a.ts')]]);
   });
 
   it('watches a single file through its directory, ignoring its siblings', async () => {
     const dir = fresh();
     const config = join(dir, 'hook-intake.json5');
-    const { calls } = await start({ files: [config], dirs: [] }, config);
+    const { calls } = await start({ files: [config], dirs: [] });
     writeFileSync(join(dir, 'other.json5'), '{}');
     writeFileSync(join(dir, 'notes.txt'), 'x');
     writeFileSync(config, '{ hooks: {} }');
     await until(() => calls.length > 0);
-    expect(calls.flat()).toEqual([config]);
+    expect(new Set(calls.flat())).toEqual(new Set([config]));
   });
 
   it('sees a file replaced by rename, as editors save it', async () => {
     const dir = fresh();
     const config = join(dir, 'hook-intake.json5');
-    const { calls } = await start({ files: [config], dirs: [] }, config);
+    const { calls } = await start({ files: [config], dirs: [] });
     writeFileSync(join(dir, '.hook-intake.json5.tmp'), '{ saved: true }');
     renameSync(join(dir, '.hook-intake.json5.tmp'), config);
     await until(() => calls.some((c) => c.includes(config)));
@@ -122,7 +108,7 @@ describe('watchSources()', () => {
     await until(() => calls.some((c) => c.includes(later)));
     // the reload that follows asks for the same set; now that it exists, changes inside it are seen
     w.update({ files: [], dirs: [later] });
-    await ready(calls, join(later, 'probe.ts'));
+    await w.ready();
     writeFileSync(join(later, 'shape.ts'), 'export default () => null;');
     await until(() => calls.some((c) => c.includes(join(later, 'shape.ts'))));
   });
@@ -131,7 +117,7 @@ describe('watchSources()', () => {
     const dir = fresh();
     mkdirSync(join(dir, 'node_modules'));
     mkdirSync(join(dir, '.git'));
-    const { calls } = await start({ files: [], dirs: [dir] }, join(dir, 'probe.ts'));
+    const { calls } = await start({ files: [], dirs: [dir] });
     writeFileSync(join(dir, 'node_modules', 'x.js'), 'x');
     writeFileSync(join(dir, '.git', 'index'), 'x');
     writeFileSync(join(dir, '.shape.ts.swp'), 'x');
@@ -145,9 +131,9 @@ describe('watchSources()', () => {
   it('update() replaces the watched set', async () => {
     const a = fresh();
     const b = fresh();
-    const { w, calls } = await start({ files: [], dirs: [a] }, join(a, 'probe.ts'));
+    const { w, calls } = await start({ files: [], dirs: [a] });
     w.update({ files: [], dirs: [b] });
-    await ready(calls, join(b, 'probe.ts'));
+    await w.ready();
     writeFileSync(join(a, 'old.ts'), 'x');
     writeFileSync(join(b, 'new.ts'), 'x');
     await until(() => calls.some((c) => c.includes(join(b, 'new.ts'))));
@@ -156,17 +142,13 @@ describe('watchSources()', () => {
 
   it('calls nothing after close(), not even for a burst it has already seen', async () => {
     const dir = fresh();
-    // a long debounce keeps the burst pending; a second watcher with a short one shows when the change was seen
-    const calls: string[][] = [];
-    const w = watchSources({ files: [], dirs: [dir] }, (p) => calls.push(p), 400);
-    open.push(w);
-    const { calls: seen } = await start({ files: [], dirs: [dir] }, join(dir, 'probe.ts'));
-    await until(() => calls.length > 0);
-    calls.length = 0;
+    const hand = handTimers();
+    const { w, calls } = await start({ files: [], dirs: [dir] }, undefined, hand.timers);
     writeFileSync(join(dir, 'late.ts'), 'x');
-    await until(() => seen.some((c) => c.includes(join(dir, 'late.ts'))));
+    await until(() => hand.pending.size === 1); // the burst is being gathered
     await w.close();
-    await new Promise((r) => setTimeout(r, 600));
+    expect(hand.pending.size).toBe(0);
+    hand.runAll();
     expect(calls).toEqual([]);
   });
 });

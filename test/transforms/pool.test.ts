@@ -129,6 +129,17 @@ afterEach(async () => {
 });
 afterAll(() => cleanup(dir));
 
+const nap = new Int32Array(new SharedArrayBuffer(4));
+/**
+ * Holds this thread (no turn of the event loop, so no timer or answer is handled) until `done()` and
+ * at least `minMs` since `from`: a scenario that needs the main thread busy. Gives up after 20 s, so a
+ * broken worker fails the test (its caller checks `done()` again) instead of hanging it.
+ */
+function holdThread(done: () => boolean, from: number, minMs: number): void {
+  const giveUp = performance.now() + 20_000;
+  while ((!done() || performance.now() - from < minMs) && performance.now() < giveUp) Atomics.wait(nap, 0, 0, 1);
+}
+
 /** A flag a `block.mjs` call waits on, and its release. */
 function gate() {
   // slot 0: opened; slot 1: free for a transform to mark that it is waiting (late.mjs)
@@ -337,8 +348,8 @@ describe('createTransformPool()', () => {
       // let the call go out (the pool sends on the next turn), then hold the main thread until the
       // worker has sent its answer and the deadline has passed, however slow the machine is
       await new Promise((r) => setImmediate(r));
-      const giveUp = from + 20_000; // only a broken worker gets here: the call then fails below
-      while ((Atomics.load(new Int32Array(flag), 0) === 0 || performance.now() - from < 150) && performance.now() < giveUp);
+      holdThread(() => Atomics.load(new Int32Array(flag), 0) === 1, from, 150);
+      expect(Atomics.load(new Int32Array(flag), 0)).toBe(1);
       expect(await call).toEqual([{ message: 'marked 5' }]);
       expect(p.stats()).toMatchObject({ workers: 1, restarts: 0 });
     });
@@ -467,8 +478,8 @@ describe('createTransformPool()', () => {
       // the first 32 go to the worker on the next turn; then this thread is busy past scaleAfterMs while
       // the worker answers them all, and the pool's check runs before their events
       await new Promise((r) => setImmediate(r));
-      const from = performance.now();
-      while (Atomics.load(new Int32Array(counter), 0) < 32 || performance.now() - from < 80);
+      holdThread(() => Atomics.load(new Int32Array(counter), 0) >= 32, performance.now(), 80);
+      expect(Atomics.load(new Int32Array(counter), 0)).toBeGreaterThanOrEqual(32);
       expect((await Promise.all(calls)).map((r) => r[0])).toEqual(calls.map((_, n) => ({ message: `counted ${n}` })));
       expect(p.stats()).toMatchObject({ workers: 1, scaledUp: 0 });
     });
