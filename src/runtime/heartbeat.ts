@@ -239,7 +239,14 @@ class HeartbeatLoop implements Heartbeat {
     }
     await this.stored('store the outcome of a heartbeat', () => store.finishRun(outcome));
     this.logger.info(
-      { heartbeatId: run.id, events: events.length, olderEvents: older.count, status: outcome.status, delivery: outcome.delivery.kind },
+      {
+        heartbeatId: run.id,
+        events: events.length,
+        olderEvents: older.count,
+        status: outcome.status,
+        delivery: outcome.delivery.kind,
+        ...(outcome.delivery.kind === 'skipped' ? { reason: outcome.delivery.reason } : {}),
+      },
       'heartbeat',
     );
     if (outcome.delivery.kind === 'outbox') this.deps.notifyOutbox(outcome.delivery.entry);

@@ -279,7 +279,12 @@ class QueueRunner implements Runner {
     outcome.event = summaryEvent(run, outcome, finishedAt);
     await this.stored(log, 'store the outcome of a run', () => store.finishRun(outcome));
     await this.stored(log, 'end the claim of a run', () => queue.complete(id, this.worker));
-    log.info({ status: outcome.status, ms: finishedAt - startedAt, delivery: outcome.delivery.kind }, 'run finished');
+    const d = outcome.delivery;
+    // a skipped delivery says why (fixed phrases and channel names, never the reply or the recipient)
+    log.info(
+      { status: outcome.status, ms: finishedAt - startedAt, delivery: d.kind, ...(d.kind === 'skipped' ? { reason: d.reason } : {}) },
+      'run finished',
+    );
     if (outcome.delivery.kind === 'outbox') this.deps.notifyOutbox(outcome.delivery.entry);
     if (run.wakeMode === 'now') this.deps.requestHeartbeat();
   }
