@@ -1,6 +1,6 @@
 /**
  * Which request headers carry a credential: the one policy for what templates and transforms may see
- * and what the request log may keep (docs/http.md, "What is kept"). Neither ever sees one.
+ * and what the request log may keep (docs/http.md, "Kept requests"). Neither ever sees one.
  */
 
 /**

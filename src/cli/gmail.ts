@@ -24,7 +24,11 @@ export const AUTH_OPTIONS = {
 export const SETUP_OPTIONS = {
   ...commonOptions,
   account: { type: 'string', value: 'EMAIL', help: 'the mailbox to watch (required)' },
-  project: { type: 'string', value: 'ID', help: 'the Google Cloud project of the Pub/Sub topic' },
+  project: {
+    type: 'string',
+    value: 'ID',
+    help: "the Google Cloud project of the Pub/Sub topic; default gcloud's project, $GOOGLE_CLOUD_PROJECT or $CLOUDSDK_CORE_PROJECT",
+  },
   topic: {
     type: 'string',
     value: 'NAME',

@@ -1,5 +1,5 @@
 /**
- * The read API (SPEC §8), behind the gateway token, and the unauthenticated
+ * The read API (docs/http.md, "Read API"), behind the gateway token, and the unauthenticated
  * health endpoints. Lists are newest first and take `?limit=` (default 100,
  * at most 10,000).
  */

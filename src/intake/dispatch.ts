@@ -159,7 +159,7 @@ function keptActions(actions: readonly PreparedAction[], events: NewEvent[], run
   });
 }
 
-/** The success answers (docs/http.md): one wake, one agent action, or the ids of a fan-out; the status by `successStatus`. */
+/** The success answers of the hook endpoints (docs/http.md, "Endpoints"). */
 function answer(actions: readonly PreparedAction[], events: NewEvent[], runs: NewRun[], agentStatus: 200 | 202): DispatchResult {
   const runIds = runs.map((r) => r.id);
   const eventIds = events.map((e) => e.id);

@@ -1,5 +1,5 @@
 /**
- * The keep policy: what of a hook request the request log keeps (docs/console.md, "Requests"), in the
+ * The keep policy: what of a hook request the request log keeps (docs/http.md, "Kept requests"), in the
  * same commit as what the request stores: the headers without credentials, the URL without a `token`
  * parameter, and the body as received, unless the owning mapping's verifier cuts a credential out of it.
  */

@@ -21,7 +21,7 @@ export interface HookRequest extends MappingInput {
 }
 
 /**
- * The payload of a body by its media type (docs/http.md, "Bodies"): JSON, or a form post whose fields
+ * The payload of a body by its media type (docs/http.md, "Order of checks" and "Form posts"): JSON, or a form post whose fields
  * the built-in endpoints type and a named hook takes as strings. `json` is the JSON text, kept for a
  * named hook only: a transform's worker parses its own copy from it.
  */

@@ -1,6 +1,6 @@
 /**
  * `hook-intake check`: the summary lists every named hook in match order and every hook that
- * turns the safety boundary off (SPEC §2, §6); an invalid config exits 1 with
+ * turns the safety boundary off (docs/mappings.md, "Dry runs and checks"); an invalid config exits 1 with
  * `file: key.path: reason`. The command runs in this process (`runInProcess()`); the real CLI's
  * check runs in first-start.test.ts.
  */

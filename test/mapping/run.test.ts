@@ -1,5 +1,5 @@
 /**
- * Running a compiled pipeline (docs/mappings.md): templates and their defaults, forEach, every
+ * Running a compiled pipeline (docs/mappings.md, "Templates" and "forEach"; docs/transforms.md, "What to return"): templates and their defaults, forEach, every
  * transform return form (through a real worker pool), and the credentials a template or transform
  * never sees; through the intake pipeline's resolve step, which validates the drafts exactly like a
  * direct request.

@@ -1,5 +1,5 @@
 /**
- * Kept hook requests (the request log, SPEC §12): one row each, its headers and actions as JSON, its body as
+ * Kept hook requests (the request log, docs/http.md, "Kept requests"): one row each, its headers and actions as JSON, its body as
  * a blob. Written in the transaction that stores the request's events and runs; never updated after.
  *
  * A body of 4 KiB or more that compresses well is stored compressed (`compressed`).
