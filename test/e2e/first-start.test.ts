@@ -23,6 +23,7 @@ describe('first start on the bundled config', () => {
       expect(token.length).toBeGreaterThanOrEqual(32);
       expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
       const out = first.output();
+      expect(out).toContain(`data directory: ${first.dataDir} (--data)\n`);
       expect(out.split(token).length - 1).toBe(2); // the notice and the curl line, nothing else
       const curlLine = out.split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!;
       expect(curlLine).toContain(first.url.replace('http://', ''));
