@@ -5,8 +5,8 @@
  * method → auth → empty name → body (size, read timeout, media type, parse) → a named hook's mapping and
  * its credential → idempotency → validation → dispatch.
  *
- * Plain node:http, no framework: Koa's per-request context cost about a tenth of the CPU of a wake
- * (docs/performance.md).
+ * Plain node:http, no framework on the hot path: Koa's per-request context was a large share of a
+ * wake's CPU (measured: docs/performance.md, "Keeping the speed").
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
