@@ -5,16 +5,20 @@
  * `definePlugin({...})` object.
  */
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { extname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileInChild } from './compiler.ts';
 import type { Plugin } from './define.ts';
 
-/** Lets a plugin anywhere on disk import the public API (and TypeBox through it) from this installation. */
+/**
+ * Lets a plugin anywhere on disk import the public API (and TypeBox through it) from this
+ * installation: the modules this code runs, `.js` in the compiled `dist/`, `.ts` in the sources.
+ */
+const ext = extname(import.meta.filename);
 const PLUGIN_ALIASES = {
-  'hook-intake': fileURLToPath(new URL('../index.ts', import.meta.url)),
-  'hook-intake/plugin': fileURLToPath(new URL('./define.ts', import.meta.url)),
-  'hook-intake/transform': fileURLToPath(new URL('../transforms/types.ts', import.meta.url)),
+  'hook-intake': fileURLToPath(new URL(`../index${ext}`, import.meta.url)),
+  'hook-intake/plugin': fileURLToPath(new URL(`./define${ext}`, import.meta.url)),
+  'hook-intake/transform': fileURLToPath(new URL(`../transforms/types${ext}`, import.meta.url)),
 };
 
 export async function loadPluginModule(file: string): Promise<Plugin> {
