@@ -4,7 +4,7 @@
  * 100 KB. The outbox renders in the service process, so this time is time
  * every other request waits.
  */
-import { DISCORD, IMESSAGE, MATTERMOST, MSTEAMS, SIGNAL, SLACK, TELEGRAM, WHATSAPP, type ServiceLimit } from '../src/channels/limits.ts';
+import { DISCORD, IMESSAGE, MATTERMOST, MSTEAMS, SIGNAL, SLACK, TELEGRAM, WHATSAPP, type ServiceLimit } from '../src/plugin-api/limits.ts';
 import {
   toDiscord,
   toMattermost,
@@ -13,8 +13,8 @@ import {
   toTeamsMarkdown,
   toTelegramHtml,
   toWhatsApp,
-} from '../src/channels/render.ts';
-import { renderParts, type RenderPartsOptions } from '../src/channels/split.ts';
+} from '../src/plugin-api/render.ts';
+import { renderParts, type RenderPartsOptions } from '../src/plugin-api/split.ts';
 
 const CHANNELS: Record<string, { render(md: string): string; service: ServiceLimit; maxLines?: number }> = {
   telegram: { render: toTelegramHtml, service: TELEGRAM },

@@ -1,5 +1,5 @@
 /** The built-in plugins, registered before any user plugin. */
-import type { Plugin } from '../src/plugins/define.ts';
+import type { Plugin } from 'hook-intake/plugin';
 import echo from './echo/index.ts';
 import openai from './openai/index.ts';
 import command from './command/index.ts';

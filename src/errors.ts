@@ -33,9 +33,6 @@ export function isHookError(err: unknown): err is HookError {
   return err instanceof HookError;
 }
 
-/** The `Retry-After` of a `503 STORAGE_UNAVAILABLE`. */
-export const STORAGE_RETRY_AFTER_SECONDS = 30;
-
 /** The catalog of stable codes. Messages here are what clients see. */
 export const errors = {
   notFound: () => new HookError(404, 'NOT_FOUND', 'not found'),
@@ -90,11 +87,11 @@ export const errors = {
       ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}),
     }),
   /** The store cannot write (a full disk, an I/O error): nothing was stored; the sender should retry. */
-  storageUnavailable: (cause: unknown) =>
+  storageUnavailable: (cause: unknown, retryAfterSeconds: number) =>
     new HookError(503, 'STORAGE_UNAVAILABLE', 'storage is unavailable; nothing was stored; try again later', {
       expose: true,
       cause,
-      headers: { 'Retry-After': String(STORAGE_RETRY_AFTER_SECONDS) },
+      headers: { 'Retry-After': String(retryAfterSeconds) },
     }),
   /** A request that arrived on a kept-alive connection after shutdown began: not taken as new work. */
   shuttingDown: () =>

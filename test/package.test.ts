@@ -104,9 +104,10 @@ export default definePlugin({
     const plugin = (await loadPluginModule(file)) as Plugin & { sendError: unknown; configError: unknown; schema: { type: string } };
     expect(plugin.name).toBe('outside');
     expect(plugin.schema.type).toBe('number');
-    // the plugin's loader gives it its own copy of the API module; the outbox (not retrying a
+    // the loader hands the plugin the service's own API module, so the outbox (not retrying a
     // ChannelError that says so) and the config check (naming a PluginConfigError's key) tell
-    // these errors by their class all the same
+    // these errors by their class
+    expect(Object.getPrototypeOf(plugin.sendError)).toBe(InternalChannelError.prototype);
     expect(plugin.sendError).toBeInstanceOf(InternalChannelError);
     expect(plugin.configError).toBeInstanceOf(InternalPluginConfigError);
     expect(plugin.sendError).not.toBeInstanceOf(InternalPluginConfigError);
@@ -114,5 +115,25 @@ export default definePlugin({
     class Refused extends InternalChannelError {}
     expect(new Refused('HTTP 403', { retryable: false })).toBeInstanceOf(InternalChannelError);
     expect(plugin.sendError).not.toBeInstanceOf(Refused);
+  });
+
+  it('gives a plugin loaded in Node the classes the service runs on, a subclass of them included', async () => {
+    const file = join(dir, 'subclass.ts');
+    writeFileSync(
+      file,
+      `import { ChannelError, definePlugin } from 'hook-intake/plugin';
+import * as root from 'hook-intake';
+class Refused extends ChannelError {}
+export default definePlugin({ name: 'subclass', refused: new Refused('HTTP 403', { retryable: false }), same: root.ChannelError === ChannelError });
+`,
+    );
+    const script = `
+      const { ChannelError } = await import('hook-intake/plugin');
+      const { loadPluginModule } = await import('./src/plugins/load.ts');
+      const p = await loadPluginModule(${JSON.stringify(file)});
+      console.log(JSON.stringify({ same: p.same, recognised: p.refused instanceof ChannelError, retryable: p.refused.retryable }));
+    `;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT });
+    expect(JSON.parse(stdout)).toEqual({ same: true, recognised: true, retryable: false });
   });
 });

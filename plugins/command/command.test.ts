@@ -6,10 +6,8 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.ts';
-import { callAgent, Shutdown } from '../../src/runtime/agent-call.ts';
-import type { Generation } from '../../src/generation/build.ts';
 import { until } from '../../test/helpers/cli.ts';
+import { callAsRun, configIssues, type Generation } from '../../test/helpers/plugin-tests.ts';
 import { agentRequest, captureLogger, testGeneration } from '../../test/helpers/runtime.ts';
 import { renderInput } from './input.ts';
 import { tailOf } from './provider.ts';
@@ -179,14 +177,13 @@ describe('command provider', () => {
       const pidFile = join(dir, 'stubborn.pid');
       const script = `process.on("SIGTERM",()=>{});require("fs").writeFileSync(${JSON.stringify(pidFile)},String(process.pid));setInterval(()=>{},1000)`;
       const g = gen(script, { killGraceMs: 200 });
-      const r = await callAgent(g, {
+      const r = await callAsRun(g, {
         runId: 'r',
         sessionKey: 'hook:t',
         model: 'cli/default',
         thinking: null,
         messages: [{ role: 'user', content: 'hang' }],
         timeoutMs: 500,
-        shutdown: new Shutdown(),
       });
       expect(r).toEqual({ status: 'timeout', error: 'timed out after 0.5s' });
       const pid = Number(readFileSync(pidFile, 'utf8'));
@@ -213,15 +210,8 @@ describe('command provider', () => {
   });
 
   describe('config', () => {
-    const issuesOf = (slice: Record<string, unknown>) => {
-      try {
-        testGeneration({ agents: { defaults: { model: 'cli/m' }, providers: { cli: { type: 'command', ...slice } } } });
-      } catch (err) {
-        if (err instanceof ConfigError) return err.issues.map((i) => `${i.path}: ${i.message}`);
-        throw err;
-      }
-      return [];
-    };
+    const issuesOf = (slice: Record<string, unknown>) =>
+      configIssues(() => testGeneration({ agents: { defaults: { model: 'cli/m' }, providers: { cli: { type: 'command', ...slice } } } }));
 
     it.each([
       [{ command: [] }, 'agents.providers.cli.command: must NOT have fewer than 1 items'],

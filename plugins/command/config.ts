@@ -3,7 +3,7 @@
  * `ollama run`, …) that reads the prompt on standard input and answers on
  * standard output.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from 'hook-intake/plugin';
 
 export const CommandConfig = Type.Object(
   {

@@ -2,7 +2,7 @@
  * `command`: an agent provider that runs a local program per run (prompt on
  * stdin, reply on stdout). See docs/runtime.md for its config keys.
  */
-import { definePlugin } from '../../src/plugins/define.ts';
+import { definePlugin } from 'hook-intake/plugin';
 import { CommandConfig, type CommandConfigValue } from './config.ts';
 import { createCommandProvider } from './provider.ts';
 

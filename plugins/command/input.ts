@@ -8,7 +8,7 @@
  *   history, keyed by `HOOK_INTAKE_SESSION_KEY`).
  * - `json`: one JSON object `{runId, sessionKey, model, thinking, messages}`.
  */
-import type { AgentRequest } from '../../src/plugins/define.ts';
+import type { AgentRequest } from 'hook-intake/plugin';
 
 export function renderInput(mode: 'transcript' | 'message' | 'json', req: AgentRequest): string {
   if (mode === 'json') {

@@ -8,8 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { AgentProvider, AgentRequest, PluginContext } from '../../src/plugins/define.ts';
-import { PluginConfigError } from '../../src/plugins/define.ts';
+import { PluginConfigError, type AgentProvider, type AgentRequest, type PluginContext } from 'hook-intake/plugin';
 import type { CommandConfigValue } from './config.ts';
 import { fillArg, renderInput } from './input.ts';
 

@@ -2,9 +2,7 @@
  * `console`: a channel that prints each delivered reply to the service's
  * standard output (or standard error), for local use and demos.
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { definePlugin } from '../../src/plugins/define.ts';
-import { printStdout } from '../../src/log.ts';
+import { definePlugin, Type, type Static } from 'hook-intake/plugin';
 
 const ConsoleConfig = Type.Object(
   {
@@ -19,7 +17,7 @@ export default definePlugin({
   channels: {
     console: {
       configSchema: ConsoleConfig,
-      create: (config: Static<typeof ConsoleConfig>) => {
+      create: (config: Static<typeof ConsoleConfig>, ctx) => {
         return {
           limits: { requiresTo: false },
           send: (msg) => {
@@ -28,7 +26,7 @@ export default definePlugin({
               return new Promise<void>((resolve, reject) => process.stderr.write(text, (err) => (err ? reject(err) : resolve())));
             // standard output is shared with the logs: through their writer a delivery never lands inside a log line. It
             // counts as sent once handed over; waiting for each write would send one delivery per turn of the event loop.
-            printStdout(text);
+            ctx.printStdout(text);
             return Promise.resolve();
           },
         };

@@ -12,13 +12,21 @@
  */
 import { createHash } from 'node:crypto';
 import type { REST } from '@discordjs/rest';
-import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
-import { ChannelError } from '../../src/plugins/define.ts';
-import { readCapped, redact, shorten } from '../../src/plugins/http.ts';
-import { baseUrl, request } from '../../src/plugins/chat-request.ts';
-import { chunkLimit, DISCORD } from '../../src/channels/limits.ts';
-import { toDiscord } from '../../src/channels/render.ts';
-import { renderParts } from '../../src/channels/split.ts';
+import {
+  baseUrl,
+  ChannelError,
+  chunkLimit,
+  DISCORD,
+  readCapped,
+  redact,
+  renderParts,
+  request,
+  shorten,
+  toDiscord,
+  type Channel,
+  type ChannelMessage,
+  type PluginContext,
+} from 'hook-intake/plugin';
 import type { DiscordConfigValue } from './config.ts';
 
 const DETAIL_CHARS = 300;
@@ -65,7 +73,7 @@ async function withBodyRetryAfter(res: Response): Promise<Response> {
 type DiscordRest = typeof import('@discordjs/rest');
 let loading: Promise<DiscordRest> | undefined;
 
-/** The library, loaded when a `discord` channel is first configured (it takes a tenth of a second to load). */
+/** The library, loaded when a `discord` channel is first configured (it is slow to load; measured: docs/performance.md, "Memory"). */
 function library(): Promise<DiscordRest> {
   if (!loading) {
     loading = import('@discordjs/rest');

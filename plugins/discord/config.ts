@@ -2,8 +2,7 @@
  * Config of the `discord` channel: replies posted by a bot to a channel
  * through Discord's HTTP API.
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { DISCORD } from '../../src/channels/limits.ts';
+import { DISCORD, Type, type Static } from 'hook-intake/plugin';
 
 export const DiscordConfig = Type.Object(
   {

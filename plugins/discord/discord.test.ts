@@ -6,10 +6,10 @@
  * 5xx, a hang, the nonce dedupe).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import type { ConfigError } from '../../src/errors.ts';
+import { ChannelError, type Channel } from 'hook-intake/plugin';
 import { discordSpec } from '../../test/helpers/provider-specs.ts';
 import { startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
+import { configIssues } from '../../test/helpers/plugin-tests.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 import {
   deliverParts,
@@ -283,12 +283,7 @@ describe('discord channel', () => {
       [{ textChunkLimit: 2001 }, 'channels.dc.textChunkLimit: must be <= 2000'],
       [{ bot_token: 'x' }, 'channels.dc.bot_token: unknown key (did you mean "botToken"?)'],
     ])('refuses %j naming the key', (slice, issue) => {
-      let issues: string[] = [];
-      try {
-        channel(slice);
-      } catch (err) {
-        issues = (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-      }
+      const issues = configIssues(() => channel(slice));
       expect(issues).toContain(issue);
     });
 

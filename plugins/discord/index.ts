@@ -2,7 +2,7 @@
  * `discord`: a channel that posts replies to a Discord channel as a bot.
  * See docs/channels/discord.md.
  */
-import { definePlugin } from '../../src/plugins/define.ts';
+import { definePlugin } from 'hook-intake/plugin';
 import { DiscordConfig, type DiscordConfigValue } from './config.ts';
 import { createDiscordChannel } from './channel.ts';
 

@@ -3,8 +3,7 @@
  * it received (the last user message), so tests and new users can see what an
  * agent would see, safety boundary included.
  */
-import { Type } from '@sinclair/typebox';
-import { definePlugin } from '../../src/plugins/define.ts';
+import { definePlugin, Type } from 'hook-intake/plugin';
 
 export default definePlugin({
   name: 'echo',

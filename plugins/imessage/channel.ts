@@ -17,13 +17,24 @@
  * code is final too, since sending again would post it again. 408, 429 and
  * other 5xx are retried.
  */
-import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
-import { ChannelError } from '../../src/plugins/define.ts';
-import { isRetryableStatus, parseRetryAfter } from '../../src/plugins/http.ts';
-import { chunkLimit, IMESSAGE } from '../../src/channels/limits.ts';
-import { toPlainText } from '../../src/channels/render.ts';
-import { renderParts } from '../../src/channels/split.ts';
-import { baseUrl, detailOf, discard, E164, post, readAnswer } from '../../src/plugins/chat-request.ts';
+import {
+  baseUrl,
+  ChannelError,
+  chunkLimit,
+  detailOf,
+  discard,
+  E164,
+  IMESSAGE,
+  isRetryableStatus,
+  parseRetryAfter,
+  post,
+  readAnswer,
+  renderParts,
+  toPlainText,
+  type Channel,
+  type ChannelMessage,
+  type PluginContext,
+} from 'hook-intake/plugin';
 import type { IMessageConfigValue } from './config.ts';
 
 const EMAIL = /^[^\s@;]+@[^\s@;]+\.[^\s@;]+$/;

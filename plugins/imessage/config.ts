@@ -2,8 +2,7 @@
  * Config of the `imessage` channel: replies go out through a BlueBubbles
  * server running on a Mac signed in to iMessage.
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { IMESSAGE } from '../../src/channels/limits.ts';
+import { IMESSAGE, Type, type Static } from 'hook-intake/plugin';
 
 export const IMessageConfig = Type.Object(
   {

@@ -7,8 +7,7 @@
  * envelopes `{status, message, error: {type, message}, data}`.
  */
 import { describe, expect, it } from 'vitest';
-import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import type { ConfigError } from '../../src/errors.ts';
+import { ChannelError, type Channel } from 'hook-intake/plugin';
 import type { Answer, StubRequest } from '../../test/helpers/provider-stub.ts';
 import { blueBubblesCheck } from '../../test/helpers/provider-checks.ts';
 import {
@@ -20,6 +19,7 @@ import {
   queuedStandIn,
   shownOf,
 } from '../../test/helpers/channel-cases.ts';
+import { configIssues } from '../../test/helpers/plugin-tests.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 
 const PASSWORD = 'bb-server-pass&word=9';
@@ -195,14 +195,8 @@ describe('imessage channel', () => {
   });
 
   describe('config and recipients', () => {
-    const issuesOf = (slice: Record<string, unknown>) => {
-      try {
-        testGeneration({ channels: { imsg: { type: 'imessage', ...slice } } });
-      } catch (err) {
-        return (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-      }
-      return [];
-    };
+    const issuesOf = (slice: Record<string, unknown>) =>
+      configIssues(() => testGeneration({ channels: { imsg: { type: 'imessage', ...slice } } }));
 
     it.each([
       [{ url: 'http://mac.local:1234' }, 'channels.imsg: missing required key "password"'],

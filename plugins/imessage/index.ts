@@ -2,7 +2,7 @@
  * `imessage`: a channel that sends replies as iMessages through a BlueBubbles
  * server. See docs/channels/imessage.md.
  */
-import { definePlugin } from '../../src/plugins/define.ts';
+import { definePlugin } from 'hook-intake/plugin';
 import { IMessageConfig, type IMessageConfigValue } from './config.ts';
 import { createIMessageChannel } from './channel.ts';
 

@@ -7,13 +7,23 @@
  * already created, so a quick retry after a lost answer does not post twice.
  */
 import { createHash } from 'node:crypto';
-import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
-import { ChannelError } from '../../src/plugins/define.ts';
-import { isRetryableStatus, parseRetryAfter, readCapped, redact, shorten } from '../../src/plugins/http.ts';
-import { baseUrl, post } from '../../src/plugins/chat-request.ts';
-import { chunkLimit, MATTERMOST } from '../../src/channels/limits.ts';
-import { toMattermost } from '../../src/channels/render.ts';
-import { renderParts } from '../../src/channels/split.ts';
+import {
+  baseUrl,
+  ChannelError,
+  chunkLimit,
+  isRetryableStatus,
+  MATTERMOST,
+  parseRetryAfter,
+  post,
+  readCapped,
+  redact,
+  renderParts,
+  shorten,
+  toMattermost,
+  type Channel,
+  type ChannelMessage,
+  type PluginContext,
+} from 'hook-intake/plugin';
 import type { MattermostConfigValue } from './config.ts';
 
 const DETAIL_CHARS = 300;

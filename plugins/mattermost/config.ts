@@ -2,8 +2,7 @@
  * Config of the `mattermost` channel: replies posted through a Mattermost
  * server's REST API (API v4) with a bot's or a user's access token.
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { MATTERMOST } from '../../src/channels/limits.ts';
+import { MATTERMOST, Type, type Static } from 'hook-intake/plugin';
 
 export const MattermostConfig = Type.Object(
   {

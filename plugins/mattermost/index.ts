@@ -2,7 +2,7 @@
  * `mattermost`: a channel that posts replies to a Mattermost channel.
  * See docs/channels/mattermost.md.
  */
-import { definePlugin } from '../../src/plugins/define.ts';
+import { definePlugin } from 'hook-intake/plugin';
 import { MattermostConfig, type MattermostConfigValue } from './config.ts';
 import { createMattermostChannel } from './channel.ts';
 

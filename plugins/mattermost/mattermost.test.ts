@@ -6,8 +6,7 @@
  * channel errors, 5xx, a hang, the pending_post_id dedupe).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import type { ConfigError } from '../../src/errors.ts';
+import { ChannelError, type Channel } from 'hook-intake/plugin';
 import { mattermostSpec } from '../../test/helpers/provider-specs.ts';
 import {
   always,
@@ -17,6 +16,7 @@ import {
   type StubRequest,
   type Validate,
 } from '../../test/helpers/provider-stub.ts';
+import { configIssues } from '../../test/helpers/plugin-tests.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 import {
   deliverParts,
@@ -248,12 +248,7 @@ describe('mattermost channel', () => {
       [{ url: 'https://chat.example.com/?x=1' }, 'channels.mm.url: must be a plain base URL, without credentials, query or fragment'],
       [{ textChunkLimit: 4001 }, 'channels.mm.textChunkLimit: must be <= 4000'],
     ])('refuses %j naming the key', (slice, issue) => {
-      let issues: string[] = [];
-      try {
-        channel(slice);
-      } catch (err) {
-        issues = (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-      }
+      const issues = configIssues(() => channel(slice));
       expect(issues).toContain(issue);
     });
 

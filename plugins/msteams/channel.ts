@@ -8,14 +8,24 @@
  * once with the Connector's code and message. 429, 408, 412 and 5xx are
  * retried, after Retry-After when the answer has one. Any other status is final.
  */
-import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
-import { ChannelError, PluginConfigError } from '../../src/plugins/define.ts';
-import { parseRetryAfter } from '../../src/plugins/http.ts';
-import { chunkLimit, MSTEAMS } from '../../src/channels/limits.ts';
-import { renderParts } from '../../src/channels/split.ts';
-import { baseUrl, detailOf, discard, post, readAnswer } from '../../src/plugins/chat-request.ts';
+import {
+  baseUrl,
+  ChannelError,
+  chunkLimit,
+  detailOf,
+  discard,
+  MSTEAMS,
+  parseRetryAfter,
+  PluginConfigError,
+  post,
+  readAnswer,
+  renderParts,
+  toTeamsMarkdown,
+  type Channel,
+  type ChannelMessage,
+  type PluginContext,
+} from 'hook-intake/plugin';
 import type { MsTeamsConfigValue } from './config.ts';
-import { toTeamsMarkdown } from '../../src/channels/render.ts';
 import { createTokenSource } from './token.ts';
 
 /** A Teams conversation id: a prefix and a colon (`19:…@thread.tacv2`, `a:…`, `8:orgid:…`), no spaces. */

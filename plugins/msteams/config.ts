@@ -3,8 +3,7 @@
  * the Bot Framework Connector, with a token from the bot's app registration
  * (client credentials).
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { MSTEAMS } from '../../src/channels/limits.ts';
+import { MSTEAMS, Type, type Static } from 'hook-intake/plugin';
 
 export const MsTeamsConfig = Type.Object(
   {

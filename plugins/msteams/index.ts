@@ -2,7 +2,7 @@
  * `msteams`: a channel that posts replies to Microsoft Teams conversations
  * through the Bot Framework Connector. See docs/channels/msteams.md.
  */
-import { definePlugin } from '../../src/plugins/define.ts';
+import { definePlugin } from 'hook-intake/plugin';
 import { MsTeamsConfig, type MsTeamsConfigValue } from './config.ts';
 import { createMsTeamsChannel } from './channel.ts';
 

@@ -6,12 +6,12 @@
  * retry rule.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import type { ConfigError } from '../../src/errors.ts';
+import { ChannelError, type Channel } from 'hook-intake/plugin';
 import { startProviderStub, type Answer, type ProviderStub } from '../../test/helpers/provider-stub.ts';
 import { clientCredentialsCheck } from '../../test/helpers/provider-checks.ts';
 import { expectNoneOf, expectRefusedRetried, expectShutdownReason, expectSplit, shownOf } from '../../test/helpers/channel-cases.ts';
 import { msteamsSpec } from '../../test/helpers/provider-specs.ts';
+import { configIssues } from '../../test/helpers/plugin-tests.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 import { RENEW_BEFORE_MS } from './token.ts';
 
@@ -273,14 +273,7 @@ describe('msteams channel', () => {
   });
 
   describe('config and recipients', () => {
-    const issuesOf = (slice: Record<string, unknown>) => {
-      try {
-        testGeneration({ channels: { teams: slice } });
-      } catch (err) {
-        return (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-      }
-      return [];
-    };
+    const issuesOf = (slice: Record<string, unknown>) => configIssues(() => testGeneration({ channels: { teams: slice } }));
 
     it.each([
       [

@@ -4,9 +4,7 @@
  * injected clock), shared by concurrent sends, and dropped when the
  * Connector refuses it so the next request gets a fresh one.
  */
-import { ChannelError } from '../../src/plugins/define.ts';
-import { parseRetryAfter } from '../../src/plugins/http.ts';
-import { detailOf, post, readAnswer, shownUrl } from '../../src/plugins/chat-request.ts';
+import { ChannelError, detailOf, parseRetryAfter, post, readAnswer, shownUrl } from 'hook-intake/plugin';
 
 /** The audience of Bot Connector tokens. */
 export const BOT_FRAMEWORK_SCOPE = 'https://api.botframework.com/.default';

@@ -2,7 +2,7 @@
  * Config of the `openai` provider: any OpenAI-compatible chat-completions
  * endpoint (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter…).
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from 'hook-intake/plugin';
 
 const strict = { additionalProperties: false } as const;
 const Effort = Type.Union([Type.String({ minLength: 1 }), Type.Null()]);

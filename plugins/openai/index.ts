@@ -2,7 +2,7 @@
  * `openai`: an agent provider for any OpenAI-compatible chat-completions
  * endpoint. See docs/runtime.md for its config keys.
  */
-import { definePlugin } from '../../src/plugins/define.ts';
+import { definePlugin } from 'hook-intake/plugin';
 import { OpenAIConfig, type OpenAIConfigValue } from './config.ts';
 import { createOpenAIProvider } from './provider.ts';
 

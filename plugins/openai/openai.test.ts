@@ -4,10 +4,8 @@
  * answers, fails, stalls or talks nonsense.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.ts';
-import { callAgent, Shutdown } from '../../src/runtime/agent-call.ts';
-import type { Generation } from '../../src/generation/build.ts';
 import { completion, json, startStub, type HttpStub } from '../../test/helpers/http-stub.ts';
+import { callAsRun, configIssues, type Generation } from '../../test/helpers/plugin-tests.ts';
 import { agentRequest, captureLogger, testGeneration } from '../../test/helpers/runtime.ts';
 
 const KEY = 'sk-test-0123456789abcdefghijklmnop';
@@ -28,15 +26,14 @@ describe('openai provider', () => {
       { env: { OPENAI_API_KEY: KEY }, ...opts },
     );
   const provider = (g: Generation) => g.providers.get('llm')!;
-  const call = (g: Generation, over: Partial<Parameters<typeof callAgent>[1]> = {}) =>
-    callAgent(g, {
+  const call = (g: Generation, over: Partial<Parameters<typeof callAsRun>[1]> = {}) =>
+    callAsRun(g, {
       runId: 'r1',
       sessionKey: 'hook:s',
       model: 'llm/default',
       thinking: null,
       messages: [{ role: 'user', content: 'hi' }],
       timeoutMs: 5_000,
-      shutdown: new Shutdown(),
       ...over,
     });
 
@@ -252,15 +249,10 @@ describe('openai provider', () => {
   });
 
   describe('config', () => {
-    const issuesOf = (slice: Record<string, unknown>, env: Record<string, string> = {}) => {
-      try {
-        testGeneration({ agents: { defaults: { model: 'llm/m' }, providers: { llm: { type: 'openai', ...slice } } } }, { env });
-      } catch (err) {
-        if (err instanceof ConfigError) return err.issues.map((i) => `${i.path}: ${i.message}`);
-        throw err;
-      }
-      return [];
-    };
+    const issuesOf = (slice: Record<string, unknown>, env: Record<string, string> = {}) =>
+      configIssues(() =>
+        testGeneration({ agents: { defaults: { model: 'llm/m' }, providers: { llm: { type: 'openai', ...slice } } } }, { env }),
+      );
 
     it('defaults baseUrl to the OpenAI API', () => {
       const g = testGeneration({ agents: { defaults: { model: 'llm/m' }, providers: { llm: { type: 'openai' } } } });

@@ -4,9 +4,17 @@
  * request and the reading of the answer alike. Error messages carry the
  * status and the endpoint's own reason, shortened, never the key.
  */
-import type { AgentProvider, AgentRequest, PluginContext } from '../../src/plugins/define.ts';
-import { PluginConfigError } from '../../src/plugins/define.ts';
-import { errorDetail, networkReason, readCapped, redact, shorten } from '../../src/plugins/http.ts';
+import {
+  errorDetail,
+  networkReason,
+  PluginConfigError,
+  readCapped,
+  redact,
+  shorten,
+  type AgentProvider,
+  type AgentRequest,
+  type PluginContext,
+} from 'hook-intake/plugin';
 import { DEFAULT_EFFORTS, RESERVED_PARAMS, type OpenAIConfigValue } from './config.ts';
 
 const ERROR_BODY_BYTES = 64 * 1024;

@@ -11,13 +11,24 @@
  * is retried. signal-cli-rest-api answers 201, 429 for a rate limit and 400
  * with signal-cli's text for everything else.
  */
-import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
-import { ChannelError } from '../../src/plugins/define.ts';
-import { isRetryableStatus, parseRetryAfter } from '../../src/plugins/http.ts';
-import { chunkLimit, SIGNAL } from '../../src/channels/limits.ts';
-import { toPlainText } from '../../src/channels/render.ts';
-import { renderParts } from '../../src/channels/split.ts';
-import { baseUrl, detailOf, discard, E164, post, readAnswer } from '../../src/plugins/chat-request.ts';
+import {
+  baseUrl,
+  ChannelError,
+  chunkLimit,
+  detailOf,
+  discard,
+  E164,
+  isRetryableStatus,
+  parseRetryAfter,
+  post,
+  readAnswer,
+  renderParts,
+  SIGNAL,
+  toPlainText,
+  type Channel,
+  type ChannelMessage,
+  type PluginContext,
+} from 'hook-intake/plugin';
 import type { SignalConfigValue } from './config.ts';
 
 /** signal-cli's group ids are base64 (of 16 or 32 bytes). */

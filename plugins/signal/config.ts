@@ -3,8 +3,7 @@
  * daemon (JSON-RPC) or through signal-cli-rest-api, both run by the operator
  * next to a registered Signal account.
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { SIGNAL } from '../../src/channels/limits.ts';
+import { SIGNAL, Type, type Static } from 'hook-intake/plugin';
 
 export const SignalConfig = Type.Object(
   {

@@ -2,7 +2,7 @@
  * `signal`: a channel that sends replies as Signal messages through
  * signal-cli's HTTP daemon or signal-cli-rest-api. See docs/channels/signal.md.
  */
-import { definePlugin } from '../../src/plugins/define.ts';
+import { definePlugin } from 'hook-intake/plugin';
 import { SignalConfig, type SignalConfigValue } from './config.ts';
 import { createSignalChannel } from './channel.ts';
 

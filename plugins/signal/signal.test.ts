@@ -5,8 +5,7 @@
  * published Swagger), and how each answer maps to a retry.
  */
 import { describe, expect, it } from 'vitest';
-import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import type { ConfigError } from '../../src/errors.ts';
+import { ChannelError, type Channel } from 'hook-intake/plugin';
 import type { Answer, StubRequest } from '../../test/helpers/provider-stub.ts';
 import { signalSpec } from '../../test/helpers/provider-specs.ts';
 import { signalRpcCheck } from '../../test/helpers/provider-checks.ts';
@@ -20,6 +19,7 @@ import {
   shownOf,
   type Scripted,
 } from '../../test/helpers/channel-cases.ts';
+import { configIssues } from '../../test/helpers/plugin-tests.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 
 const ACCOUNT = '+15550001111';
@@ -254,14 +254,8 @@ describe('signal channel', () => {
   });
 
   describe('config and recipients', () => {
-    const issuesOf = (slice: Record<string, unknown>) => {
-      try {
-        testGeneration({ channels: { sig: { type: 'signal', ...slice } } });
-      } catch (err) {
-        return (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-      }
-      return [];
-    };
+    const issuesOf = (slice: Record<string, unknown>) =>
+      configIssues(() => testGeneration({ channels: { sig: { type: 'signal', ...slice } } }));
 
     it.each([
       [{}, 'channels.sig: missing required key "account"'],

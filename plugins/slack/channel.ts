@@ -9,13 +9,22 @@
  * a request that may have reached Slack is `ambiguous` (retried at most once).
  */
 import type { Logger, WebClient } from '@slack/web-api';
-import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
-import { ChannelError } from '../../src/plugins/define.ts';
-import { isRetryableStatus, parseRetryAfter, redact, shorten } from '../../src/plugins/http.ts';
-import { baseUrl, request } from '../../src/plugins/chat-request.ts';
-import { chunkLimit, SLACK } from '../../src/channels/limits.ts';
-import { toSlackMrkdwn } from '../../src/channels/render.ts';
-import { renderParts } from '../../src/channels/split.ts';
+import {
+  baseUrl,
+  ChannelError,
+  chunkLimit,
+  isRetryableStatus,
+  parseRetryAfter,
+  redact,
+  renderParts,
+  request,
+  shorten,
+  SLACK,
+  toSlackMrkdwn,
+  type Channel,
+  type ChannelMessage,
+  type PluginContext,
+} from 'hook-intake/plugin';
 import type { SlackConfigValue } from './config.ts';
 
 const DETAIL_CHARS = 300;

@@ -2,8 +2,7 @@
  * Config of the `slack` channel: replies posted by a Slack app's bot user
  * through the Web API.
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { SLACK } from '../../src/channels/limits.ts';
+import { SLACK, Type, type Static } from 'hook-intake/plugin';
 
 export const SlackConfig = Type.Object(
   {

@@ -5,10 +5,10 @@
  * behaviours (429 with Retry-After, `ok: false` errors, 5xx, a hang).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import type { ConfigError } from '../../src/errors.ts';
+import { ChannelError, type Channel } from 'hook-intake/plugin';
 import { slackSpec } from '../../test/helpers/provider-specs.ts';
 import { always, startProviderStub, type Answer, type ProviderStub, type StubRequest } from '../../test/helpers/provider-stub.ts';
+import { configIssues } from '../../test/helpers/plugin-tests.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 import {
   deliverParts,
@@ -247,12 +247,7 @@ describe('slack channel', () => {
       [{ textChunkLimit: 4001 }, 'channels.sl.textChunkLimit: must be <= 4000'],
       [{ token: 'x' }, 'channels.sl.token: unknown key'],
     ])('refuses %j naming the key', (slice, issue) => {
-      let issues: string[] = [];
-      try {
-        channel(slice);
-      } catch (err) {
-        issues = (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-      }
+      const issues = configIssues(() => channel(slice));
       expect(issues.some((i) => i.startsWith(issue))).toBe(true);
     });
 

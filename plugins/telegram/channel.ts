@@ -11,14 +11,24 @@
  * The bot token is part of the URL path, so no URL is ever logged or put in
  * an error, and every text from outside is redacted of it.
  */
-import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
-import { ChannelError, PluginConfigError } from '../../src/plugins/define.ts';
-import { parseRetryAfter, redact, shorten } from '../../src/plugins/http.ts';
-import { baseUrl, post, readAnswer } from '../../src/plugins/chat-request.ts';
-import { chunkLimit, TELEGRAM } from '../../src/channels/limits.ts';
-import { toTelegramHtml } from '../../src/channels/render.ts';
-import { renderParts } from '../../src/channels/split.ts';
-import { USER_AGENT } from '../../src/channels/user-agent.ts';
+import {
+  baseUrl,
+  ChannelError,
+  chunkLimit,
+  parseRetryAfter,
+  PluginConfigError,
+  post,
+  readAnswer,
+  redact,
+  renderParts,
+  shorten,
+  TELEGRAM,
+  toTelegramHtml,
+  USER_AGENT,
+  type Channel,
+  type ChannelMessage,
+  type PluginContext,
+} from 'hook-intake/plugin';
 import type { TelegramConfigValue } from './config.ts';
 
 /** A sent message comes back whole in the answer, its text \u-escaped: room for 4,096 characters and their entities. */

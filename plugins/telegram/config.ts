@@ -1,5 +1,5 @@
 /** Config of the `telegram` channel: a bot token and where the Bot API is. */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from 'hook-intake/plugin';
 
 export const TelegramConfig = Type.Object(
   {

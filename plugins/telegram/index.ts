@@ -2,7 +2,7 @@
  * `telegram`: a channel that sends replies through the Telegram Bot API
  * (sendMessage, HTML parse mode). See docs/channels/telegram.md.
  */
-import { definePlugin } from '../../src/plugins/define.ts';
+import { definePlugin } from 'hook-intake/plugin';
 import { TelegramConfig, type TelegramConfigValue } from './config.ts';
 import { createTelegramChannel } from './channel.ts';
 

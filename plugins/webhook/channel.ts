@@ -10,10 +10,20 @@
  * is final.
  */
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
-import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
-import { ChannelError, PluginConfigError } from '../../src/plugins/define.ts';
-import { channelErrorForStatus, errorDetail, networkReason, readCapped, redact, shorten } from '../../src/plugins/http.ts';
-import { decodeBase64Strict } from '../../src/auth/signature-parts.ts';
+import {
+  ChannelError,
+  channelErrorForStatus,
+  decodeBase64Strict,
+  errorDetail,
+  networkReason,
+  PluginConfigError,
+  readCapped,
+  redact,
+  shorten,
+  type Channel,
+  type ChannelMessage,
+  type PluginContext,
+} from 'hook-intake/plugin';
 import type { WebhookConfigValue } from './config.ts';
 
 const ERROR_BODY_BYTES = 16 * 1024;

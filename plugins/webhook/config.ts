@@ -2,7 +2,7 @@
  * Config of the `webhook` channel: replies are POSTed as JSON to one URL,
  * optionally signed as Standard Webhooks sign.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from 'hook-intake/plugin';
 
 export const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 

@@ -5,15 +5,12 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ChannelError, type Channel } from '../../src/plugins/define.ts';
-import type { ConfigError } from '../../src/errors.ts';
-import { compileVerifier } from '../../src/auth/signatures.ts';
-import { GenerationRef, type Generation } from '../../src/generation/build.ts';
-import { createOutbox, MAX_ATTEMPTS, type Outbox } from '../../src/runtime/outbox.ts';
-import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { ChannelError, type Channel } from 'hook-intake/plugin';
 import { until } from '../../test/helpers/cli.ts';
 import { json, startStub, type HttpStub, type Recorded } from '../../test/helpers/http-stub.ts';
-import { captureLogger, channelMessage, runAwaitingDelivery, testGeneration } from '../../test/helpers/runtime.ts';
+import { MAX_ATTEMPTS, outboxFor, type OutboxHarness } from '../../test/helpers/outbox-delivery.ts';
+import { configIssues, verdictOf, type Generation } from '../../test/helpers/plugin-tests.ts';
+import { channelMessage, testGeneration } from '../../test/helpers/runtime.ts';
 
 /** A Standard Webhooks secret: `whsec_` and the base64 of the key bytes. */
 const KEY = Buffer.from('0123456789abcdef0123456789abcdef');
@@ -72,7 +69,7 @@ describe('webhook channel', () => {
       expect(req!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
       expect(verified(req!, NOW)).toBe(true);
       // another hook-intake, with verify: {type: "standard-webhooks"}, takes it too
-      expect(compileVerifier({ type: 'standard-webhooks', secret: SECRET })(req!.headers, req!.raw, NOW)).toMatchObject({ ok: true });
+      expect(verdictOf({ type: 'standard-webhooks', secret: SECRET }, req!.headers, req!.raw, NOW)).toMatchObject({ ok: true });
     });
 
     it('signs a retry with the same id and the time of the retry, so a replay of the first attempt goes stale', async () => {
@@ -166,33 +163,19 @@ describe('webhook channel', () => {
         'channels.hooks.secret: a secret starting with whsec_ must continue in base64 (Standard Webhooks form)',
       ],
     ])('refuses %j naming the key', (slice, issue) => {
-      let issues: string[] = [];
-      try {
-        gen(slice);
-      } catch (err) {
-        issues = (err as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
-      }
+      const issues = configIssues(() => gen(slice));
       expect(issues).toContain(issue);
     });
   });
 
   describe('through the outbox', () => {
-    let store: SqliteStore;
-    let outbox: Outbox | undefined;
-    let log: ReturnType<typeof captureLogger>;
+    let outbox: OutboxHarness | undefined;
     afterEach(async () => {
-      await outbox?.stop(0);
+      await outbox?.close();
       outbox = undefined;
-      await store.close();
     });
-    const start = (slice: Record<string, unknown>, delivery: Record<string, unknown> = { initialBackoffMs: 10 }) => {
-      store = new SqliteStore({ path: ':memory:' });
-      const g = testGeneration({ channels: { hooks: { type: 'webhook', url: `${stub.url}/in`, secret: SECRET, ...slice } }, delivery });
-      log = captureLogger('trace');
-      outbox = createOutbox({ store, generations: new GenerationRef(g), logger: log.logger });
-      return outbox;
-    };
-    const deliveryOf = async (runId: string) => (await store.getRun(runId))!.delivery;
+    const start = (slice: Record<string, unknown>): OutboxHarness =>
+      (outbox = outboxFor({ channels: { hooks: { type: 'webhook', url: `${stub.url}/in`, secret: SECRET, ...slice } } }));
 
     it('retries after 429 and 503, waiting as long as Retry-After says, and records the reply as sent', async () => {
       const arrivals: number[] = [];
@@ -206,10 +189,10 @@ describe('webhook channel', () => {
         return json(res, 200, { ok: true });
       };
       const ob = start({});
-      const { runId } = await runAwaitingDelivery(store, { channel: 'hooks', to: 'ops', text: 'disk is full' });
+      const { runId } = await ob.queueReply({ channel: 'hooks', to: 'ops', text: 'disk is full' });
       ob.start();
       const d = await until(async () => {
-        const x = await deliveryOf(runId);
+        const x = await ob.delivery(runId);
         return x.status === 'sent' ? x : undefined;
       });
       expect(d).toEqual({ status: 'sent', reason: null, channel: 'hooks', to: 'ops', attempts: 3 });
@@ -222,10 +205,10 @@ describe('webhook channel', () => {
     it(`stops after ${MAX_ATTEMPTS} attempts and records the delivery as failed with the reason`, async () => {
       stub.handler = (_req, res) => json(res, 500, { error: { message: 'receiver crashed' } });
       const ob = start({});
-      const { runId } = await runAwaitingDelivery(store, { channel: 'hooks', text: 'x' });
+      const { runId } = await ob.queueReply({ channel: 'hooks', text: 'x' });
       ob.start();
       const d = await until(async () => {
-        const x = await deliveryOf(runId);
+        const x = await ob.delivery(runId);
         return x.status === 'failed' ? x : undefined;
       });
       expect(d).toMatchObject({ status: 'failed', reason: 'HTTP 500: receiver crashed', attempts: MAX_ATTEMPTS });
@@ -236,10 +219,10 @@ describe('webhook channel', () => {
     it('does not retry a 4xx other than 408/425/429', async () => {
       stub.handler = (_req, res) => json(res, 422, { message: 'unknown recipient' });
       const ob = start({});
-      const { runId } = await runAwaitingDelivery(store, { channel: 'hooks', to: 'nobody', text: 'x' });
+      const { runId } = await ob.queueReply({ channel: 'hooks', to: 'nobody', text: 'x' });
       ob.start();
       const d = await until(async () => {
-        const x = await deliveryOf(runId);
+        const x = await ob.delivery(runId);
         return x.status === 'failed' ? x : undefined;
       });
       expect(d).toMatchObject({ status: 'failed', reason: 'HTTP 422: unknown recipient', attempts: 1 });
@@ -252,12 +235,12 @@ describe('webhook channel', () => {
           message: `wrong secret ${SECRET} (${SECRET.slice(6)}), got ${String(req.headers['webhook-signature'])} for ${String(req.json.text)}`,
         });
       const ob = start({});
-      const { runId } = await runAwaitingDelivery(store, { channel: 'hooks', text: 'CONFIDENTIAL-REPLY' });
+      const { runId } = await ob.queueReply({ channel: 'hooks', text: 'CONFIDENTIAL-REPLY' });
       ob.start();
-      await until(async () => (await deliveryOf(runId)).status === 'failed');
+      await until(async () => (await ob.delivery(runId)).status === 'failed');
       const signature = String(stub.requests[0]!.headers['webhook-signature']);
-      expect(log.text()).toContain('delivery failed');
-      for (const s of [SECRET, SECRET.slice(6), signature, signature.slice(3), 'CONFIDENTIAL-REPLY']) expect(log.text()).not.toContain(s);
+      expect(ob.log()).toContain('delivery failed');
+      for (const s of [SECRET, SECRET.slice(6), signature, signature.slice(3), 'CONFIDENTIAL-REPLY']) expect(ob.log()).not.toContain(s);
     });
 
     it('splits a long reply at maxTextLength and resumes a failed delivery after the parts already accepted', async () => {
@@ -271,9 +254,9 @@ describe('webhook channel', () => {
       };
       const ob = start({ maxTextLength: 20 });
       const text = 'first paragraph.\n\nsecond paragraph.\n\nthird one.';
-      const { runId } = await runAwaitingDelivery(store, { channel: 'hooks', text });
+      const { runId } = await ob.queueReply({ channel: 'hooks', text });
       ob.start();
-      await until(async () => (await deliveryOf(runId)).status === 'sent');
+      await until(async () => (await ob.delivery(runId)).status === 'sent');
       expect(stub.requests.map((r) => `${r.json.part}/${r.json.parts}:${r.json.text}`)).toEqual([
         '1/3:first paragraph.',
         '2/3:second paragraph.',
@@ -298,9 +281,9 @@ describe('webhook channel', () => {
       };
       const ob = start({});
       const runs: { runId: string }[] = [];
-      for (let i = 0; i < 6; i++) runs.push(await runAwaitingDelivery(store, { channel: 'hooks', to: i % 2 ? 'b' : 'a', text: `m${i}` }));
+      for (let i = 0; i < 6; i++) runs.push(await ob.queueReply({ channel: 'hooks', to: i % 2 ? 'b' : 'a', text: `m${i}` }));
       ob.start();
-      await until(async () => (await Promise.all(runs.map((r) => deliveryOf(r.runId)))).every((d) => d.status === 'sent'));
+      await until(async () => (await Promise.all(runs.map((r) => ob.delivery(r.runId)))).every((d) => d.status === 'sent'));
       expect(maxSameRoute).toBe(1);
       const order = (to: string) => stub.requests.filter((r) => r.json.to === to).map((r) => r.json.text);
       expect(order('a')).toEqual(['m0', 'm2', 'm4']);

@@ -8,14 +8,24 @@
  * HTTP status: 131047 means the customer has not written in the last 24
  * hours, so only template messages can reach them; that is permanent.
  */
-import type { Channel, ChannelMessage, PluginContext } from '../../src/plugins/define.ts';
-import { ChannelError } from '../../src/plugins/define.ts';
-import { parseRetryAfter, redact, shorten } from '../../src/plugins/http.ts';
-import { baseUrl, discard, post, readAnswer } from '../../src/plugins/chat-request.ts';
-import { chunkLimit, WHATSAPP } from '../../src/channels/limits.ts';
-import { toWhatsApp } from '../../src/channels/render.ts';
-import { USER_AGENT } from '../../src/channels/user-agent.ts';
-import { renderParts } from '../../src/channels/split.ts';
+import {
+  baseUrl,
+  ChannelError,
+  chunkLimit,
+  discard,
+  parseRetryAfter,
+  post,
+  readAnswer,
+  redact,
+  renderParts,
+  shorten,
+  toWhatsApp,
+  USER_AGENT,
+  WHATSAPP,
+  type Channel,
+  type ChannelMessage,
+  type PluginContext,
+} from 'hook-intake/plugin';
 import type { WhatsAppConfigValue } from './config.ts';
 
 const DETAIL_CHARS = 300;

@@ -1,5 +1,5 @@
 /** Config of the `whatsapp` channel: a WhatsApp Cloud API phone number and its access token. */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from 'hook-intake/plugin';
 
 export const WhatsAppConfig = Type.Object(
   {

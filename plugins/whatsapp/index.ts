@@ -2,7 +2,7 @@
  * `whatsapp`: a channel that sends replies through the WhatsApp Cloud API
  * (text messages, link previews off). See docs/channels/whatsapp.md.
  */
-import { definePlugin } from '../../src/plugins/define.ts';
+import { definePlugin } from 'hook-intake/plugin';
 import { WhatsAppConfig, type WhatsAppConfigValue } from './config.ts';
 import { createWhatsAppChannel } from './channel.ts';
 

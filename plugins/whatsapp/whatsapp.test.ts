@@ -6,7 +6,7 @@
  * shows up in an error or a log line.
  */
 import { describe, expect, it } from 'vitest';
-import type { ChannelMessage } from '../../src/plugins/define.ts';
+import type { ChannelMessage } from 'hook-intake/plugin';
 import { always, type Answer, type Script } from '../../test/helpers/provider-stub.ts';
 import { whatsappSpec } from '../../test/helpers/provider-specs.ts';
 import { captureLogger, channelMessage, testGeneration } from '../../test/helpers/runtime.ts';

@@ -1,5 +1,5 @@
 /**
- * The five provider signature schemes (SPEC §5.6). Each one says which header
+ * The five provider signature schemes (SECURITY.md, "What a signature secret grants"). Each one says which header
  * carries the signature, how a configured secret becomes HMAC key bytes, and
  * how to read a request into the bytes signed ahead of the body plus the
  * candidate MACs. The HMAC itself and the comparison live in signatures.ts, so
@@ -15,7 +15,8 @@
  * | `standard-webhooks` | `webhook-signature`         | `<webhook-id>.<ts>.` + body      | `v1,<base64>[ v1,<base64>…]`     |
  * | `hmac-sha256`       | `X-Signature` (configurable)| body                             | `sha256=<hex>`, hex, or base64   |
  */
-import { decodeBase64Strict, headerValue, macFromBase64, macFromHex, type HeaderBag } from './signature-parts.ts';
+import { decodeBase64Strict } from '../plugin-api/base64.ts';
+import { headerValue, macFromBase64, macFromHex, type HeaderBag } from './signature-parts.ts';
 
 /** The HMAC `verify.type` values (auth/verifiers.ts registers one verifier for each). */
 export type SignatureType = 'github' | 'stripe' | 'slack' | 'standard-webhooks' | 'hmac-sha256';

@@ -7,9 +7,9 @@
  */
 import { ConfigError, formatIssue } from '../errors.ts';
 import type { Generation } from '../generation/build.ts';
-import { commonOptions, helpText, parse, UsageError } from './args.ts';
+import { commonOptions, helpText, parse, UsageError, type DataDir } from './args.ts';
 import { offlineGeneration } from './generation.ts';
-import { parseRedisUrl } from '../store/redis/url.ts';
+import { describeStorage, inspectStorage } from '../store/config.ts';
 
 export const CHECK_OPTIONS = commonOptions;
 
@@ -38,15 +38,11 @@ export async function check(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    const { gen, loaded, notYet } = await offlineGeneration(values.config, values.data);
+    const { gen, loaded, data, notYet } = await offlineGeneration(values.config, values.data);
     try {
-      process.stdout.write(summary(gen, loaded.fallbackTokens, notYet));
-      const storage = gen.config.storage;
-      if (storage.driver === 'redis') {
-        const { checkRedis } = await import('../store/redis/durability.ts');
-        const d = await checkRedis(storage.url!);
-        process.stdout.write(`${[d.line, ...d.warnings.map((w) => `warning: ${w}`)].join('\n')}\n`);
-      }
+      process.stdout.write(summary(gen, loaded.fallbackTokens, notYet, data));
+      const d = await inspectStorage(gen.config.storage);
+      if (d) process.stdout.write(`${[d.line, ...d.warnings.map((w) => `warning: ${w}`)].join('\n')}\n`);
     } finally {
       await gen.dispose();
     }
@@ -60,9 +56,15 @@ export async function check(argv: string[]): Promise<number> {
   }
 }
 
-export function summary(gen: Generation, fallbackTokens: readonly string[], notYet: ReadonlySet<string> = new Set()): string {
+export function summary(
+  gen: Generation,
+  fallbackTokens: readonly string[],
+  notYet: ReadonlySet<string> = new Set(),
+  data?: DataDir,
+): string {
   const c = gen.config;
   const lines = [`config: ${gen.file ?? '(embedded defaults)'} is valid`];
+  if (data) lines.push(`data directory: ${data.dir} (${data.from})`);
   if (c.hooks.enabled) {
     const token = notYet.has('hooks')
       ? 'not generated yet: serve generates it on first start'
@@ -103,11 +105,7 @@ export function summary(gen: Generation, fallbackTokens: readonly string[], notY
       .join(', ')}`,
   );
   lines.push(`channels: ${[...gen.channels.values()].map((ch) => `${ch.id} (${ch.type})`).join(', ') || 'none'}`);
-  if (c.storage.driver === 'redis')
-    lines.push(
-      `storage: redis ${parseRedisUrl(c.storage.url!).shown} (prefix ${c.storage.prefix ?? 'hook-intake:'}, instance timeout ${c.storage.instanceTimeoutSeconds ?? 10} s)`,
-    );
-  else lines.push(`storage: ${c.storage.driver} ${c.storage.path} (synchronous=${c.storage.synchronous}, locking=${c.storage.locking})`);
+  lines.push(`storage: ${describeStorage(c.storage)}`);
   for (const w of gen.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;
 }

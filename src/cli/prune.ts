@@ -4,9 +4,8 @@
  * It opens the database itself, so it runs while the service is stopped: the service assumes it is the
  * database's only writer.
  */
-import { resolve } from 'node:path';
 import { ConfigError, formatIssue } from '../errors.ts';
-import { loadConfig } from '../config/load.ts';
+import { findConfigFile, loadConfig } from '../config/load.ts';
 import { openStore, StoreOpenError } from '../store/index.ts';
 import type { PruneCounts } from '../store/types.ts';
 import { pruneAll, pruneBefore } from '../runtime/retention.ts';
@@ -55,10 +54,11 @@ export async function prune(argv: string[], clock: () => number = Date.now): Pro
     process.stdout.write(PRUNE_HELP);
     return 0;
   }
-  const dataDir = resolve(resolveDataDir(values.data));
+  const file = findConfigFile({ file: values.config });
+  const dataDir = resolveDataDir(values.data, file).dir;
   let config;
   try {
-    config = loadConfig({ file: values.config, dataDir, tokenFallback: dataDirTokens(dataDir, false).fallback }).config;
+    config = loadConfig({ file, dataDir, tokenFallback: dataDirTokens(dataDir, false).fallback }).config;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`hook-intake: invalid configuration\n${err.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}\n`);

@@ -2,7 +2,6 @@
  * `hook-intake serve`: load the config, start the service, print
  * `listening on http://ADDR:PORT` when ready, stop cleanly on SIGTERM/SIGINT.
  */
-import { resolve } from 'node:path';
 import { findConfigFile, loadConfig, type LoadedConfig } from '../config/load.ts';
 import { ConfigError, formatIssue } from '../errors.ts';
 import { createLogger, logFormat, printStdout, type LogFormat, type Logger } from '../log.ts';
@@ -99,11 +98,11 @@ export async function serve(argv: string[]): Promise<number | undefined> {
   const opts = serveOptions(argv);
   if (typeof opts === 'number') return opts;
   const { values, format, port } = opts;
-  const dataDir = resolve(resolveDataDir(values.data));
-  const tokens = dataDirTokens(dataDir, true);
-
   // the file is located once; reloads read the same file again
   const file = findConfigFile({ file: values.config });
+  const data = resolveDataDir(values.data, file);
+  const dataDir = data.dir;
+  const tokens = dataDirTokens(dataDir, true);
   const load = () => loadConfig({ file, dataDir, tokenFallback: tokens.fallback });
   let loaded: LoadedConfig;
   try {
@@ -129,6 +128,7 @@ export async function serve(argv: string[]): Promise<number | undefined> {
   // the handlers go in before the ready line: a supervisor may send SIGTERM the moment it reads it
   const stopped = stopOnSignal(service, logger);
   printStdout(`listening on ${service.url}\n`);
+  printStdout(`data directory: ${data.dir} (${data.from})\n`);
   printStdout(welcomeText(service, loaded, tokens, process.stdout.isTTY === true));
   return stopped;
 }

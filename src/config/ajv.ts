@@ -7,7 +7,8 @@
  *   one go) and get their defaults filled in place;
  * - a request body is refused at its first problem (the 400 names one field),
  *   so a body of thousands of unknown keys costs one error, not thousands.
- * `strict: false` for both: TypeBox schemas carry keywords strict mode refuses.
+ * `strict: false` for both: TypeBox schemas carry keywords strict mode refuses. Files know
+ * `discriminator` (`storage`: a form per driver, src/config/storage.ts).
  */
 import { Ajv, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import { referencedSchemas } from './schema.ts';
@@ -17,7 +18,7 @@ let bodies: Ajv | undefined;
 
 /** A validator for a config-like schema: all errors, defaults filled, `$ref`s to the config's shared schemas resolved. */
 export function compile<T = unknown>(schema: object): ValidateFunction<T> {
-  files ??= new Ajv({ allErrors: true, useDefaults: true, strict: false, schemas: referencedSchemas });
+  files ??= new Ajv({ allErrors: true, useDefaults: true, discriminator: true, strict: false, schemas: referencedSchemas });
   return files.compile<T>(schema);
 }
 

@@ -6,7 +6,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigIssue } from '../errors.ts';
 import type { Config } from './schema.ts';
-import { parseRedisUrl } from '../store/redis/url.ts';
+import { STORAGE_DRIVERS, storageKeys, type StorageConfig } from './storage.ts';
 
 const RESERVED_PREFIXES = ['/api', '/ui', '/healthz', '/readyz', '/metrics'];
 const MIN_TOKEN_LENGTH = 24;
@@ -68,24 +68,8 @@ export function applyRules(config: Config, ctx: RuleContext): ConfigIssue[] {
     if (id === 'last') issue(`channels.last`, '"last" is reserved (it means the main route)');
   }
 
-  if (config.storage.driver === 'redis') {
-    if (!config.storage.url)
-      issue('storage.url', "the redis driver needs the server's url (redis://host:port/db or unix:///path/to/redis.sock)");
-    else {
-      try {
-        parseRedisUrl(config.storage.url);
-      } catch (err) {
-        issue('storage.url', (err as Error).message.replace(/^storage\.url: /, ''));
-      }
-    }
-  } else if (config.storage.url) issue('storage.url', 'only the redis driver takes a url (storage.driver is "sqlite")');
-
   hooks.transformsDir = resolve(ctx.dir, hooks.transformsDir ?? 'transforms');
-  config.storage.path = config.storage.path
-    ? isAbsolute(config.storage.path)
-      ? config.storage.path
-      : resolve(ctx.dir, config.storage.path)
-    : resolve(ctx.dataDir, 'hook-intake.db');
+  storageRules(config.storage, ctx, issue);
 
   const ids = new Set<string>();
   hooks.mappings.forEach((m, i) => {
@@ -94,4 +78,24 @@ export function applyRules(config: Config, ctx: RuleContext): ConfigIssue[] {
     ids.add(m.id);
   });
   return issues;
+}
+
+/**
+ * `storage` as its driver takes it: the SQLite file resolved (against the config's directory, or the
+ * data directory's `hook-intake.db`), the Redis url present, and the other driver's keys, which the
+ * schema accepts, dropped. Whether the url or file is usable is the store's to say (src/store/config.ts).
+ */
+function storageRules(storage: StorageConfig, ctx: RuleContext, issue: (path: string, message: string) => void): void {
+  const given = storage as unknown as Record<string, unknown>;
+  if (storage.driver === 'redis') {
+    if (!storage.url) issue('storage.url', "the redis driver needs the server's url (redis://host:port/db or unix:///path/to/redis.sock)");
+  } else {
+    if (given.url !== undefined) issue('storage.url', 'only the redis driver takes a url (storage.driver is "sqlite")');
+    storage.path = storage.path
+      ? isAbsolute(storage.path)
+        ? storage.path
+        : resolve(ctx.dir, storage.path)
+      : resolve(ctx.dataDir, 'hook-intake.db');
+  }
+  for (const driver of STORAGE_DRIVERS) if (driver !== storage.driver) for (const k of storageKeys[driver]) delete given[k];
 }

@@ -3,10 +3,10 @@
  * file against `ConfigSchema` (filling the defaults in place) and TypeScript
  * derives `Config` from the same object, so the two can never disagree.
  *
- * Defaults follow SPEC §3. Keys the SPEC does not name are documented in
- * docs/configuration.md.
+ * Every key, its default and its rule are documented in docs/configuration.md, "Keys".
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { StorageSchema } from './storage.ts';
 
 const strict = { additionalProperties: false } as const;
 
@@ -262,33 +262,7 @@ export const ConfigSchema = Type.Object(
       { ...strict, default: {} },
     ),
     plugins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
-    storage: Type.Object(
-      {
-        driver: Type.Union([Type.Literal('sqlite'), Type.Literal('redis')], {
-          default: 'sqlite',
-          description: 'sqlite: one instance on a local file; redis: several instances sharing one Redis server (docs/redis.md)',
-        }),
-        path: Type.Optional(Type.String({ minLength: 1 })),
-        url: Type.Optional(
-          Type.String({ minLength: 1, description: 'redis driver: redis://host:port/db, rediss://… or unix:///path/to/redis.sock' }),
-        ),
-        prefix: Type.Optional(Type.String({ minLength: 1, description: 'redis driver: prepended to every key (default "hook-intake:")' })),
-        instanceTimeoutSeconds: Type.Optional(
-          Type.Number({
-            minimum: 0.5,
-            maximum: 3600,
-            description:
-              'redis driver: how long after an instance stops the others take over its runs, heartbeat and deliveries (default 10)',
-          }),
-        ),
-        synchronous: Type.Union([Type.Literal('normal'), Type.Literal('full')], { default: 'normal' }),
-        locking: Type.Union([Type.Literal('exclusive'), Type.Literal('normal')], {
-          default: 'exclusive',
-          description: 'exclusive: the server holds the database file while it runs; normal: other processes may read it live',
-        }),
-      },
-      { ...strict, default: {} },
-    ),
+    storage: StorageSchema,
     retention: Type.Object(
       {
         runsDays: Type.Number({
@@ -348,7 +322,10 @@ function schemaAt(schema: TSchema, path: readonly string[]): TSchema | undefined
 /** Property names the schema allows under a given key path, for "did you mean" hints. */
 export function knownKeys(schema: TSchema, path: readonly string[]): string[] {
   const node = schemaAt(schema, path);
-  return node?.type === 'object' && node.properties ? Object.keys(node.properties) : [];
+  if (node?.type !== 'object') return [];
+  // an object with a form per kind (`storage`): the keys of every form
+  const forms: TSchema[] = [node, ...((node.oneOf as TSchema[] | undefined) ?? [])];
+  return [...new Set(forms.flatMap((f) => (f.properties ? Object.keys(f.properties) : [])))];
 }
 
 /** The pattern keys must match under a given key path (records of ids), if any. */

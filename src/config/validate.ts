@@ -51,6 +51,8 @@ export function translateAjvErrors(errs: ErrorObject[], file: string, schema: TS
 
   for (const e of errs) {
     if (unions.some((u) => insideUnion(e, u))) continue;
+    // a form picked by a key (`storage.driver`): the key's own check names a wrong value
+    if (e.keyword === 'discriminator') continue;
     if (e.keyword === 'anyOf') {
       const children = errs.filter((c) => insideUnion(c, e));
       const consts = children.filter((c) => c.keyword === 'const').map((c) => (c.params as { allowedValue: unknown }).allowedValue);

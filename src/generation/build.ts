@@ -21,6 +21,7 @@ import { compilePipelines, type PresetSource } from '../mapping/compile.ts';
 import { BUILTIN_PRESETS_DIR, loadPresetsDir } from '../presets/load.ts';
 import { createTransformPool, TransformLoadError, type TransformPool, type WorkerSource } from '../transforms/pool.ts';
 import { signatureVerifiers } from '../auth/verifiers.ts';
+import { storageIssues } from '../store/config.ts';
 import {
   createInstanceMaker,
   instantiatePlugins,
@@ -188,6 +189,8 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
   const instances = createInstanceMaker(registry, file, issues, instanceDeps(loaded, deps), deps.previous?.instances);
   const compiled = compilePipelines({ config, file, presets, verifier: instances.verifier });
   issues.push(...compiled.issues);
+  // whether the store can use its settings (a Redis url it cannot read) is the store's to say
+  for (const i of storageIssues(config.storage)) issues.push({ file, ...i });
   const transforms = !issues.length && compiled.transforms.length ? await startTransforms(loaded, compiled, instances, deps) : undefined;
   return assembleGeneration(
     loaded,

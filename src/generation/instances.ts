@@ -28,6 +28,7 @@ import { SignatureConfigError } from '../auth/signatures.ts';
 import { translateAjvErrors } from '../config/validate.ts';
 import { compile } from '../config/ajv.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
+import { printStdout } from '../log.ts';
 
 const validators = new WeakMap<object, ValidateFunction>();
 
@@ -166,6 +167,7 @@ export function createInstanceMaker(
       env: deps.env,
       clock: deps.clock,
       configDir: deps.configDir,
+      printStdout,
     };
     let instance: T;
     try {

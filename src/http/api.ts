@@ -1,5 +1,5 @@
 /**
- * The read API (SPEC §8), behind the gateway token, and the unauthenticated
+ * The read API (docs/http.md, "Read API"), behind the gateway token, and the unauthenticated
  * health endpoints. Lists are newest first and take `?limit=` (default 100,
  * at most 10,000).
  */
@@ -108,7 +108,10 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
     const hooksPath = deps.generations.current.config.hooks.path;
     if (doc?.path !== hooksPath) {
       // loaded on first use: the schemas of every answer need not sit in a server nobody asks
-      const [{ openApiDocument }, { version }] = await Promise.all([import('./openapi/document.ts'), import('../channels/user-agent.ts')]);
+      const [{ openApiDocument }, { version }] = await Promise.all([
+        import('./openapi/document.ts'),
+        import('../plugin-api/user-agent.ts'),
+      ]);
       doc = { path: hooksPath, text: JSON.stringify(openApiDocument({ hooksPath, version })) };
     }
     ctx.type = 'application/json';

@@ -1,5 +1,5 @@
 /**
- * The admin API of the operator console (SPEC §12), behind the gateway token: the request log
+ * The admin API of the operator console (docs/http.md, "Kept requests" and "Admin actions"), behind the gateway token: the request log
  * (`/api/requests`, a request's detail, replay) and the admin actions on runs (retry, redeliver). Each
  * action is logged with who (the token's fingerprint and the client address) and what.
  */

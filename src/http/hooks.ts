@@ -1,5 +1,5 @@
 /**
- * The `/hooks` handler. Checks run in the order of SPEC §4.2:
+ * The `/hooks` handler. Checks run in the order of docs/http.md, "Order of checks":
  * method → auth → empty name → body (size, read timeout, media type, parse)
  * → a named hook's mapping and its credential → idempotency → validation
  * → dispatch.
@@ -88,7 +88,8 @@ export function isHookPath(gen: Generation, path: string): boolean {
 
 /**
  * The `/hooks` listener: plain node:http, no framework on the hot path (Koa's
- * per-request context cost about a tenth of the CPU of a wake). Call it only
+ * per-request context was a large share of a wake's CPU; measured: docs/performance.md,
+ * "Keeping the speed"). Call it only
  * for paths under the prefix (`isHookPath`).
  */
 export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res: ServerResponse, parsed?: Target) => void {

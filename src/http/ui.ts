@@ -1,5 +1,5 @@
 /**
- * The console at `/ui` (SPEC §12): its page and assets, read from `ui/` once
+ * The console at `/ui` (docs/console.md, "The console at /ui"): its page and assets, read from `ui/` once
  * at start and served as they are (no build step), and sign-in and sign-out.
  * Sign-in takes the gateway token in `Authorization: Bearer` (the page sends
  * it once, never in a URL or a body) and answers a session cookie and the

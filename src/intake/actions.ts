@@ -1,7 +1,7 @@
 /**
  * The two actions and their validation. A direct `/hooks/wake` or
  * `/hooks/agent` body and an action produced by a mapping pipeline go through
- * the same functions, so they are checked exactly alike (SPEC §4.5).
+ * the same functions, so they are checked exactly alike (docs/http.md, "POST {hooks.path}/<name>").
  */
 import type { ErrorObject } from 'ajv';
 import { Type, type Static } from '@sinclair/typebox';

@@ -144,7 +144,7 @@ function keptActions(actions: readonly PreparedAction[], events: NewEvent[], run
   });
 }
 
-/** The success answers of SPEC §4.3–§4.5. */
+/** The success answers of the hook endpoints (docs/http.md, "Endpoints"). */
 function answer(actions: readonly PreparedAction[], events: NewEvent[], runs: NewRun[], agentStatus: 200 | 202): DispatchResult {
   const runIds = runs.map((r) => r.id);
   const eventIds = events.map((e) => e.id);

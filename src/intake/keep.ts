@@ -1,5 +1,5 @@
 /**
- * What of a hook request is kept for the request log (SPEC §12): the headers without credentials, the
+ * What of a hook request is kept for the request log (docs/http.md, "Kept requests"): the headers without credentials, the
  * URL without a `token` parameter, and the raw body as received.
  */
 import type { IncomingHttpHeaders } from 'node:http';

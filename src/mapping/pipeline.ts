@@ -8,7 +8,7 @@ import type { Template } from './template.ts';
 import type { Segment } from './path.ts';
 import type { Verifier } from '../plugins/define.ts';
 
-/** Fields a mapping may template (SPEC §5.3). */
+/** Fields a mapping may template (docs/mappings.md, "Templates"). */
 export const TEMPLATED_FIELDS = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to', 'model', 'thinking'] as const;
 export type TemplatedField = (typeof TEMPLATED_FIELDS)[number];
 

@@ -1,6 +1,6 @@
 /**
  * Named hooks: the first pipeline whose match passes owns the request
- * (SPEC §4.5). `explainMatch` is the same walk for `hook-intake try`, with the
+ * (docs/mappings.md, "Order and the first match"). `explainMatch` is the same walk for `hook-intake try`, with the
  * reason each earlier pipeline did not match.
  */
 import type { Generation } from '../generation/build.ts';

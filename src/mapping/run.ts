@@ -32,7 +32,7 @@ export function visibleHeaders(h: HookRequest['headers']): Record<string, string
 type Partial = Record<string, unknown>;
 
 /**
- * The action the templates describe for one scope (SPEC §5.1 defaults). A
+ * The action the templates describe for one scope, with the defaults of docs/mappings.md, "A mapping". A
  * transform sees both `message` and `text`; without one, only the field the
  * action uses is rendered (a wake's text, an agent's message), so a wake
  * mapping does not serialise the whole payload for a message nobody reads.

@@ -38,6 +38,11 @@ export interface PluginContext {
   configDir: string;
   /** Milliseconds since the epoch (Retry-After dates, timestamps); injected so tests can control time. */
   clock: () => number;
+  /**
+   * Writes `text` to the service's standard output through the writer its log lines share, so it
+   * never lands inside a log line (the `console` channel). Queued, not awaited.
+   */
+  printStdout(text: string): void;
 }
 
 /** A config problem found by a plugin factory; `key` is the path inside the plugin's slice. */
@@ -49,26 +54,6 @@ export class PluginConfigError extends Error {
     this.key = key;
   }
 }
-
-/**
- * A user plugin gets a copy of this module of its own (its loader evaluates the plugin and what
- * it imports afresh at each load, so that an edit is seen), and with it a copy of each error
- * class here. The service tells these errors apart with `instanceof` against its own copy, so
- * each class knows the instances of every copy by a mark that all copies share.
- */
-const KIND = Symbol.for('hook-intake.error-kind');
-
-/** Makes `value instanceof cls` true for an instance of any copy of `cls`; subclasses check as usual. */
-function recognisedAcrossCopies(cls: abstract new (...args: never[]) => Error, kind: string): void {
-  Object.defineProperty(cls.prototype, KIND, { value: kind });
-  Object.defineProperty(cls, Symbol.hasInstance, {
-    value(this: unknown, value: unknown): boolean {
-      if (this !== cls) return Function.prototype[Symbol.hasInstance].call(this, value);
-      return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[KIND] === kind;
-    },
-  });
-}
-recognisedAcrossCopies(PluginConfigError, 'PluginConfigError');
 
 export interface AgentMessage {
   role: 'system' | 'user' | 'assistant';
@@ -218,8 +203,6 @@ export class ChannelError extends Error {
     this.ambiguous = opts.ambiguous ?? false;
   }
 }
-
-recognisedAcrossCopies(ChannelError, 'ChannelError');
 
 export interface ChannelFactory<C = Record<string, unknown>> {
   configSchema?: TSchema;

@@ -5,21 +5,19 @@
  * `definePlugin({...})` object.
  */
 import { existsSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+import * as rootApi from '../index.ts';
+import * as pluginApi from '../plugin-api/index.ts';
+import * as transformApi from '../transforms/types.ts';
 import { compileInChild } from './compiler.ts';
 import type { Plugin } from './define.ts';
 
 /**
- * Lets a plugin anywhere on disk import the public API (and TypeBox through it) from this
- * installation: the modules this code runs, `.js` in the compiled `dist/`, `.ts` in the sources.
+ * What a plugin anywhere on disk gets when it imports the public API by name: the modules the
+ * service itself runs on (jiti's `virtualModules`), so its `ChannelError` is the service's own
+ * class, and nothing of the API is compiled or evaluated again at each load.
  */
-const ext = extname(import.meta.filename);
-const PLUGIN_ALIASES = {
-  'hook-intake': fileURLToPath(new URL(`../index${ext}`, import.meta.url)),
-  'hook-intake/plugin': fileURLToPath(new URL(`./define${ext}`, import.meta.url)),
-  'hook-intake/transform': fileURLToPath(new URL(`../transforms/types${ext}`, import.meta.url)),
-};
+const PLUGIN_API = { 'hook-intake': rootApi, 'hook-intake/plugin': pluginApi, 'hook-intake/transform': transformApi };
 
 export async function loadPluginModule(file: string): Promise<Plugin> {
   if (!existsSync(file)) throw new Error(`file not found: ${file}`);
@@ -27,13 +25,13 @@ export async function loadPluginModule(file: string): Promise<Plugin> {
   // without module cache, and never Node's native loader (its module cache
   // cannot be cleared in this thread), so a reload evaluates the current file.
   // What jiti's file cache lacks is compiled in a child process, so jiti's
-  // compiler (~20 MB) does not stay in this one (compiler.ts).
+  // compiler does not stay in this one (compiler.ts; measured: docs/performance.md, "Memory").
   const { createJiti } = await import('jiti');
   const jiti = createJiti(import.meta.url, {
     moduleCache: false,
     requireCache: false,
     tryNative: false,
-    alias: PLUGIN_ALIASES,
+    virtualModules: PLUGIN_API,
     transform: (opts) => compileInChild(opts),
   });
   const mod = (await jiti.import(file)) as { default?: unknown; plugin?: unknown };

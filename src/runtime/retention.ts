@@ -1,5 +1,5 @@
 /**
- * Retention (SPEC §12): every `retention.pruneEverySeconds`, what is older than its `retention.*Days`
+ * Retention (docs/configuration.md, "Retention"): every `retention.pruneEverySeconds`, what is older than its `retention.*Days`
  * is pruned through `Store.prune`, a small batch at a time with a pause between batches, so a request's
  * write never waits behind more than one batch. `hook-intake prune` runs the same passes at once.
  */

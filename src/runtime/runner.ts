@@ -14,7 +14,7 @@ import type { Claim, NewRun, Store, NewDelivery, WorkQueue } from '../store/type
 import { callAgent, Shutdown } from './agent-call.ts';
 import { buildOutcome, summaryEvent } from './outcome.ts';
 import { untilStored } from './until-stored.ts';
-import { isStorageUnavailable } from '../store/unavailable.ts';
+import { StorageUnavailableError } from '../store/errors.ts';
 import { RecycledMap } from '../util/recycled.ts';
 
 /** What an agent sees of its session's history: the last 50 messages, at most 64 KiB of them. */
@@ -193,7 +193,7 @@ class QueueRunner implements Runner {
       .catch((err) => {
         const run = { runId: c.id };
         // the claim is left to its lease: the run is due again once it runs out (or at the next start)
-        if (isStorageUnavailable(err))
+        if (err instanceof StorageUnavailableError)
           this.logger.warn({ err, ...run }, 'run left for the next start: the store could not write before the stop');
         else this.logger.error({ err, ...run }, 'run failed unexpectedly');
       })
@@ -241,7 +241,9 @@ class QueueRunner implements Runner {
     // run `queued`, which a restart runs again as it would after a crash just before the start.
     const started = store.startRun(id, startedAt);
     // a start the store could not write (a full disk) is kept and written with the run's outcome
-    started.catch((err) => isStorageUnavailable(err) || this.logger.error({ err, runId: id }, 'recording the start of a run failed'));
+    started.catch(
+      (err) => err instanceof StorageUnavailableError || this.logger.error({ err, runId: id }, 'recording the start of a run failed'),
+    );
     const log = this.logger.child({ runId: id, hook: run.hookName });
     const history = run.newSession
       ? []

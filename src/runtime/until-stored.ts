@@ -6,7 +6,7 @@
  * store answers or the service stops; any other error is thrown at once.
  */
 import type { Logger } from 'pino';
-import { isStorageUnavailable } from '../store/unavailable.ts';
+import { StorageUnavailableError } from '../store/errors.ts';
 
 export const STORE_RETRY_FIRST_MS = 1000;
 export const STORE_RETRY_MAX_MS = 30_000;
@@ -25,7 +25,7 @@ export interface StoreRetry {
 export function untilStored<T>(call: () => Promise<T>, r: StoreRetry): Promise<T> {
   // the common case costs one `catch`: the retries start at the first failure
   return call().catch((err: unknown) => {
-    if (!isStorageUnavailable(err) || r.signal.aborted) throw err;
+    if (!(err instanceof StorageUnavailableError) || r.signal.aborted) throw err;
     return retry(call, r, err);
   });
 }
@@ -42,7 +42,7 @@ async function retry<T>(call: () => Promise<T>, r: StoreRetry, first: unknown): 
         r.logger.info({ tries: failures + 1 }, `${r.what}: done, the store can write again`);
         return v;
       } catch (e) {
-        if (!isStorageUnavailable(e) || r.signal.aborted) throw e;
+        if (!(e instanceof StorageUnavailableError) || r.signal.aborted) throw e;
         err = e;
       }
     }

@@ -3,28 +3,28 @@
  * `sqlite` (the default) keeps one instance's state in a file; `redis` shares it between instances on one server.
  * Everything above the store uses the `Store` and `WorkQueue` interfaces only; a driver's own options and tricks stay in its folder.
  */
-import type { Config } from '../config/schema.ts';
+import type { StorageConfig } from '../config/storage.ts';
 import { SqliteStore } from './sqlite/store.ts';
 import type { Store } from './types.ts';
 
 export { IdempotencyTakenError, StoreInUseError, StoreOpenError, StoreSchemaError } from './errors.ts';
 export type { Store, WorkQueue } from './types.ts';
+export { describeStorage, inspectStorage, storageIssues } from './config.ts';
 
 /** `clock` is the queue's, for leases and retries (default Date.now). */
-export async function openStore(storage: Config['storage'], opts: { clock?: () => number } = {}): Promise<Store> {
+export async function openStore(storage: StorageConfig, opts: { clock?: () => number } = {}): Promise<Store> {
   switch (storage.driver) {
     case 'sqlite':
-      return new SqliteStore({ path: storage.path!, synchronous: storage.synchronous, locking: storage.locking, clock: opts.clock });
+      return new SqliteStore({ path: storage.path, synchronous: storage.synchronous, locking: storage.locking, clock: opts.clock });
     case 'redis': {
       // loaded only for a Redis store: a SQLite start does not load ioredis
       const { RedisStore } = await import('./redis/store.ts');
       return RedisStore.open({
-        url: storage.url!,
-        ...(storage.prefix ? { prefix: storage.prefix } : {}),
-        ...(storage.instanceTimeoutSeconds ? { instanceTimeoutMs: storage.instanceTimeoutSeconds * 1000 } : {}),
+        url: storage.url,
+        prefix: storage.prefix,
+        instanceTimeoutMs: storage.instanceTimeoutSeconds * 1000,
         ...(opts.clock ? { clock: opts.clock } : {}),
       });
     }
   }
-  throw new Error(`storage.driver: unknown driver ${JSON.stringify(storage.driver)}`);
 }

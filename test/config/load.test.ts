@@ -49,7 +49,7 @@ describe('findConfigFile()', () => {
 });
 
 describe('loadConfig()', () => {
-  it('runs on the embedded defaults of SPEC §3 when there is no file', () => {
+  it('runs on the embedded defaults when there is no file', () => {
     const cwd = join(root, 'empty');
     mkdirSync(cwd);
     const { file, config } = loadConfig({ cwd, env: {} });
@@ -81,30 +81,63 @@ describe('loadConfig()', () => {
   it('puts the default database under --data', () => {
     const file = write('c.json', '{}');
     const { config } = loadConfig({ file, cwd: root, env: {}, dataDir: 'state' });
-    expect(config.storage.path).toBe(join(root, 'state', 'hook-intake.db'));
+    expect(config.storage).toMatchObject({ path: join(root, 'state', 'hook-intake.db') });
   });
 
   it('resolves transformsDir and a relative storage.path against the config directory', () => {
     const file = write('c.json5', "{hooks: {transformsDir: 'tx'}, storage: {path: 'db/x.db'}}");
     const { config, dir } = loadConfig({ file, cwd: root, env: {} });
     expect(config.hooks.transformsDir).toBe(join(dir, 'tx'));
-    expect(config.storage.path).toBe(join(dir, 'db/x.db'));
+    expect(config.storage).toMatchObject({ path: join(dir, 'db/x.db') });
   });
 
-  it('takes the redis driver with its url, and names storage.url when it is missing or bad', () => {
+  it("takes the redis driver with its url and its defaults, and names storage.url when it is missing; the url's form is the store's to judge", () => {
     const ok = write('c.json5', "{storage: {driver: 'redis', url: 'unix:///run/redis.sock'}}");
-    expect(loadConfig({ file: ok, cwd: root, env: {} }).config.storage).toMatchObject({ driver: 'redis', url: 'unix:///run/redis.sock' });
+    expect(loadConfig({ file: ok, cwd: root, env: {} }).config.storage).toEqual({
+      driver: 'redis',
+      url: 'unix:///run/redis.sock',
+      prefix: 'hook-intake:',
+      instanceTimeoutSeconds: 10,
+    });
     const missing = write('c.json5', "{storage: {driver: 'redis'}}");
     expect(issuesOf(() => loadConfig({ file: missing, cwd: root, env: {} }))).toEqual([
       expect.objectContaining({ path: 'storage.url', message: expect.stringContaining("the redis driver needs the server's url") }),
     ]);
+    // src/store/config.ts judges it when the generation is built (test/store/config.test.ts)
     const bad = write('c.json5', "{storage: {driver: 'redis', url: 'http://localhost:6379'}}");
-    expect(issuesOf(() => loadConfig({ file: bad, cwd: root, env: {} }))).toEqual([
-      expect.objectContaining({ path: 'storage.url', message: expect.stringContaining('scheme "http:" is not redis:') }),
-    ]);
+    expect(loadConfig({ file: bad, cwd: root, env: {} }).config.storage).toMatchObject({ url: 'http://localhost:6379' });
     const stray = write('c.json5', "{storage: {url: 'redis://localhost'}}");
     expect(issuesOf(() => loadConfig({ file: stray, cwd: root, env: {} }))).toEqual([
       expect.objectContaining({ path: 'storage.url', message: 'only the redis driver takes a url (storage.driver is "sqlite")' }),
+    ]);
+  });
+
+  it("accepts the other driver's keys, as before each driver had its own form, and drops them", () => {
+    const sqlite = write('c.json5', "{storage: {path: 'x.db', prefix: 'p:', instanceTimeoutSeconds: 3}}");
+    const loaded = loadConfig({ file: sqlite, cwd: root, env: {} });
+    expect(loaded.config.storage).toEqual({
+      driver: 'sqlite',
+      path: join(loaded.dir, 'x.db'),
+      synchronous: 'normal',
+      locking: 'exclusive',
+    });
+    const redis = write('c.json5', "{storage: {driver: 'redis', url: 'redis://h', path: 'x.db', synchronous: 'full', locking: 'normal'}}");
+    expect(loadConfig({ file: redis, cwd: root, env: {} }).config.storage).toEqual({
+      driver: 'redis',
+      url: 'redis://h',
+      prefix: 'hook-intake:',
+      instanceTimeoutSeconds: 10,
+    });
+  });
+
+  it("names a key neither driver takes, and a value of the driver's form that is wrong", () => {
+    const typo = write('c.json5', "{storage: {pth: 'x.db'}}");
+    expect(issuesOf(() => loadConfig({ file: typo, cwd: root, env: {} }))).toEqual([
+      expect.objectContaining({ path: 'storage.pth', message: 'unknown key (did you mean "path"?)' }),
+    ]);
+    const bad = write('c.json5', "{storage: {driver: 'redis', url: 'redis://h', instanceTimeoutSeconds: 0}}");
+    expect(issuesOf(() => loadConfig({ file: bad, cwd: root, env: {} }))).toEqual([
+      expect.objectContaining({ path: 'storage.instanceTimeoutSeconds', message: 'must be >= 0.5' }),
     ]);
   });
 

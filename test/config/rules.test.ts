@@ -148,11 +148,11 @@ describe('applyRules()', () => {
     it('resolves transformsDir against the config directory and the default database into the data dir', () => {
       const { config } = rules({});
       expect(config.hooks.transformsDir).toBe('/etc/hi/transforms');
-      expect(config.storage.path).toBe('/srv/data/hook-intake.db');
+      expect(config.storage).toMatchObject({ path: '/srv/data/hook-intake.db' });
     });
 
     it('keeps an absolute storage.path and resolves a relative one against the config directory', () => {
-      expect(rules({ storage: { path: '/var/lib/hi.db' } }).config.storage.path).toBe('/var/lib/hi.db');
+      expect(rules({ storage: { path: '/var/lib/hi.db' } }).config.storage).toMatchObject({ path: '/var/lib/hi.db' });
       expect(rules({ storage: { path: 'db/hi.db' }, hooks: { transformsDir: '../tx' } }).config).toMatchObject({
         storage: { path: '/etc/hi/db/hi.db' },
         hooks: { transformsDir: '/etc/tx' },

@@ -1,13 +1,13 @@
 /**
  * `hook-intake check`: the summary lists every named hook in match order and every hook that
- * turns the safety boundary off (SPEC §2, §6); an invalid config exits 1 with
+ * turns the safety boundary off (docs/mappings.md, "Dry runs and checks"); an invalid config exits 1 with
  * `file: key.path: reason`. The command runs in this process (`runInProcess()`); the real CLI's
  * check runs in first-start.test.ts.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, runInProcess, tempDir } from '../helpers/cli.ts';
+import { cleanup, runCli, runInProcess, tempDir } from '../helpers/cli.ts';
 
 const HOOK = 'hook-token-0123456789abcdef0123';
 let dir: string;
@@ -27,6 +27,34 @@ beforeAll(() => {
 afterAll(() => cleanup(dir));
 
 describe('hook-intake check', () => {
+  it('reads the data directory next to the config file, not the working directory, and says which it is', async () => {
+    const clone = tempDir('hook-intake-clone-');
+    const elsewhere = tempDir('hook-intake-elsewhere-');
+    try {
+      // the working directory has a data directory of its own, with a token, that must not be read
+      mkdirSync(join(clone, 'data'));
+      writeFileSync(join(clone, 'data', 'hook-token'), 'token-of-the-clone-0123456789abcdef\n');
+      mkdirSync(join(elsewhere, 'data'));
+      writeFileSync(join(elsewhere, 'data', 'hook-token'), 'token-of-elsewhere-0123456789abcdef\n');
+      const file = join(elsewhere, 'x.json5');
+      writeFileSync(file, '{ hooks: { enabled: true } }');
+      const r = await runCli(['check', '--config', file], { cwd: clone });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`data directory: ${join(elsewhere, 'data')} (next to the config file)\n`);
+      expect(r.stdout).toContain('(token from the data dir;');
+      expect(r.stdout).toContain(`storage: `);
+      expect(r.stdout).toContain(join(elsewhere, 'data', 'hook-intake.db'));
+      expect(r.stdout).not.toContain(clone);
+      // --data still decides
+      const flagged = await runCli(['check', '--config', file, '--data', 'data'], { cwd: clone });
+      expect(flagged.stdout).toContain(`data directory: ${join(clone, 'data')} (--data)\n`);
+    } finally {
+      cleanup(clone);
+      cleanup(elsewhere);
+    }
+  });
+
   it('lists the hooks in match order and every hook with the safety boundary off', async () => {
     const file = write('unsafe.json', {
       hooks: {

@@ -2,8 +2,10 @@
  * A 2xx answer means the work is on disk: what was answered survives SIGKILL.
  */
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { cleanup, get, post, startCli, tempDir, until } from '../helpers/cli.ts';
+import { requestHead } from '../helpers/raw.ts';
 
 const HOOK = `hk_${randomBytes(18).toString('hex')}`;
 const GW = `gw_${randomBytes(18).toString('hex')}`;
@@ -14,6 +16,32 @@ const config = {
   session: { defaultRoute: { channel: 'console' } },
 };
 const auth = { authorization: `Bearer ${HOOK}` };
+
+/**
+ * A wake sent on a socket of its own with `Expect: 100-continue`: once the service answers 100 Continue
+ * (it is reading the body, docs/http.md) half the body is sent and the rest never is. `reading` resolves
+ * then; `ended` resolves with all the service sent once the connection closes.
+ */
+function heldWake(url: string, text: string): { reading: Promise<void>; ended: Promise<string> } {
+  const body = JSON.stringify({ text, mode: 'next-heartbeat' });
+  const u = new URL(url);
+  const sock = connect(Number(u.port), u.hostname);
+  let received = '';
+  let reading!: () => void;
+  const read = new Promise<void>((r) => (reading = r));
+  sock.on('data', (d) => {
+    received += d.toString('latin1');
+    if (received.includes('100 Continue\r\n\r\n')) {
+      sock.write(body.slice(0, 10));
+      reading();
+    }
+  });
+  sock.on('error', () => undefined);
+  const ended = new Promise<string>((r) => sock.on('close', () => r(received)));
+  const head = { ...auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' };
+  sock.write(requestHead('POST', '/hooks/wake', head));
+  return { reading: read, ended };
+}
 
 describe('durability across SIGKILL', () => {
   it('keeps a wake answered 200 after the server is killed and restarted on the same data dir', async () => {
@@ -45,7 +73,9 @@ describe('durability across SIGKILL', () => {
     try {
       const first = await startCli({ config, dir });
       const accepted: { kind: 'wake' | 'agent'; id: string }[] = [];
-      let killed = false;
+      // a few wakes the service is reading when the kill comes (it said 100 Continue; half the body is sent):
+      // the kill lands mid-burst whatever the machine's speed
+      const held = [0, 1, 2].map((n) => heldWake(first.url, `held ${n}`));
       const fire = async (i: number) => {
         const isAgent = i % 2 === 0;
         try {
@@ -59,12 +89,13 @@ describe('durability across SIGKILL', () => {
         }
       };
       const burst = Array.from({ length: 300 }, (_, i) => fire(i));
+      await Promise.all(held.map((h) => h.reading));
       await until(() => accepted.length >= 100, undefined, 2);
       first.proc.kill('SIGKILL');
-      killed = true;
       await Promise.all(burst);
       await first.stop();
-      expect(killed).toBe(true);
+      // the held ones were in flight at the kill: cut, never answered beyond 100 Continue
+      expect(await Promise.all(held.map((h) => h.ended))).toEqual(held.map(() => 'HTTP/1.1 100 Continue\r\n\r\n'));
       expect(accepted.length).toBeGreaterThanOrEqual(100);
 
       const second = await startCli({ config, dir });
@@ -73,6 +104,9 @@ describe('durability across SIGKILL', () => {
         const eventIds = new Set(events.map((e) => e.id));
         const runIds = accepted.filter((a) => a.kind === 'agent').map((a) => a.id);
         for (const a of accepted.filter((x) => x.kind === 'wake')) expect(eventIds.has(a.id)).toBe(true);
+        // a request cut before its body arrived promised nothing and stored nothing
+        const texts = (await get(`${second.url}/api/main/events?limit=10000`, GW)).body.events.map((e: { text: string }) => e.text);
+        expect(texts.filter((t: string) => t.includes('held '))).toEqual([]);
         const finals = await until(async () => {
           const runs = (await get(`${second.url}/api/runs?limit=10000`, GW)).body.runs as { id: string; status: string }[];
           const byId = new Map(runs.map((r) => [r.id, r.status]));

@@ -31,6 +31,7 @@ describe('first start on the bundled config', () => {
       expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
       const gatewayToken = readFileSync(join(first.dataDir, 'gateway-token'), 'utf8').trim();
       const out = first.output();
+      expect(out).toContain(`data directory: ${first.dataDir} (--data)\n`);
       expect(out).not.toContain(token);
       expect(out).not.toContain(gatewayToken);
       expect(out).toContain(`hook token generated and kept in ${tokenFile} (not shown: standard output is not a terminal)`);

@@ -1,5 +1,5 @@
 /**
- * Three `hook-intake serve` instances on one redis-server act as one service (SPEC §10): mixed wake
+ * Three `hook-intake serve` instances on one redis-server act as one service (docs/redis.md): mixed wake
  * and agent load spread over them, one killed with SIGKILL mid-load. Every request answered 2xx is
  * stored and carried out, each session's runs run in order and one at a time, heartbeats never run
  * two at once, and no run is left unfinished; failed authentications count for the whole service.
@@ -19,6 +19,10 @@ const SESSIONS = 15;
 const RUNS_PER_SESSION = 10;
 const WAKE_CHAINS = 6;
 const WAKES_PER_CHAIN = 25;
+/** The instance killed mid-load. */
+const KILLED = 1;
+/** The job a model call is for (`job s3#7`); none for a heartbeat, whose prompt may quote jobs. */
+const jobOf = (prompt: string) => (prompt.startsWith('Heartbeat.') ? undefined : /job s\d+#\d+/.exec(prompt)?.[0]);
 
 redisSuite('several instances on one Redis', () => {
   let redis: RedisServer;
@@ -28,15 +32,23 @@ redisSuite('several instances on one Redis', () => {
   const dirs: string[] = [];
   /** Deliveries received, by run id. */
   const delivered = new Map<string, number>();
+  /** The model calls of the instance that is killed, held until the kill ends them. */
+  const held: { job: string; aborted: Promise<void> }[] = [];
 
   beforeAll(async () => {
     redis = await startRedis();
     store = await RedisStore.open({ url: redis.url });
-    // a model that takes 20–60 ms, so runs are in flight when an instance is killed
+    // a model that takes 20–60 ms; the calls of the instance to be killed (its provider's URL says which it is)
+    // are held until the kill cuts them, so it has runs in flight then, whatever the machine's speed
     llm = await startStub(async (req, res) => {
       const last = String(req.json.messages.at(-1).content);
+      const job = jobOf(last);
+      if (job && req.url.startsWith(`/i${KILLED}/`)) {
+        held.push({ job, aborted: req.aborted });
+        return req.aborted;
+      }
       await new Promise((r) => setTimeout(r, 20 + Math.random() * 40));
-      json(res, 200, completion(last.startsWith('Heartbeat.') ? 'HEARTBEAT_OK' : `done: ${/job s\d+#\d+/.exec(last)?.[0] ?? '?'}`));
+      json(res, 200, completion(last.startsWith('Heartbeat.') ? 'HEARTBEAT_OK' : `done: ${job ?? '?'}`));
     });
     receiver = await startStub((req, res) => {
       delivered.set(req.json.runId, (delivered.get(req.json.runId) ?? 0) + 1);
@@ -51,11 +63,11 @@ redisSuite('several instances on one Redis', () => {
     for (const d of dirs) cleanup(d);
   });
 
-  const config = () => ({
+  const config = (instance: number) => ({
     hooks: { enabled: true, token: HOOK },
     agents: {
       defaults: { model: 'llm/stand-in', maxConcurrent: 4, heartbeat: { every: '0' } },
-      providers: { llm: { type: 'openai', baseUrl: `${llm.url}/v1`, models: { 'stand-in': 'local-model' } } },
+      providers: { llm: { type: 'openai', baseUrl: `${llm.url}/i${instance}/v1`, models: { 'stand-in': 'local-model' } } },
     },
     channels: { out: { type: 'webhook', url: `${receiver.url}/deliver`, secret: `whsec_${randomBytes(16).toString('base64')}` } },
     session: { defaultRoute: { channel: 'out' } },
@@ -66,7 +78,7 @@ redisSuite('several instances on one Redis', () => {
 
   it('keeps every 2xx, in order per session, with one heartbeat at a time, when one of three instances is killed', async () => {
     const instances: Running[] = await Promise.all(
-      [0, 1, 2].map(() => startCli({ config: config(), dir: (dirs[dirs.length] = tempDir()), startTimeoutMs: 60_000 })),
+      [0, 1, 2].map((i) => startCli({ config: config(i), dir: (dirs[dirs.length] = tempDir()), startTimeoutMs: 60_000 })),
     );
     const alive = [true, true, true];
     let next = 0;
@@ -116,11 +128,13 @@ redisSuite('several instances on one Redis', () => {
       ...Array.from({ length: SESSIONS }, (_, s) => agentChain(s)),
       ...Array.from({ length: WAKE_CHAINS }, (_, c) => wakeChain(c)),
     ]);
-    // the kill lands once a third of the load is answered, with runs in flight
-    await until(() => figures.answered2xx >= total / 3, 30_000, 5);
-    instances[1]!.proc.kill('SIGKILL');
+    // the kill lands once a third of the load is answered, with runs in flight on the instance killed
+    await until(() => figures.answered2xx >= total / 3 && held.length > 0, 30_000, 5);
+    instances[KILLED]!.proc.kill('SIGKILL');
+    // the held calls were in flight: the kill, not an answer, ended them
+    await Promise.all(held.map((h) => h.aborted));
     await load;
-    await instances[1]!.stop();
+    await instances[KILLED]!.stop();
 
     const runIds = new Set(runs.values());
     const final = await until(
@@ -146,7 +160,7 @@ redisSuite('several instances on one Redis', () => {
       `redis-instances: ${figures.requests} requests, ${figures.answered2xx} answered 2xx (${runs.size} runs, ${wakes.length} wakes), ` +
         `${figures.refused} refused, ${figures.retriedElsewhere} cut off by the kill and sent again elsewhere; lost ${lost + lostWakes}, ` +
         `duplicate runs ${duplicateRuns}, duplicate deliveries ${duplicateDeliveries}; ` +
-        `${hooks.filter((r) => r.attempts > 1).length} runs taken over and run again, ${final.filter((r) => r.kind === 'heartbeat').length} heartbeats`,
+        `${hooks.filter((r) => r.attempts > 1).length} runs taken over and run again (${held.length} held at the kill), ${final.filter((r) => r.kind === 'heartbeat').length} heartbeats`,
     );
 
     expect(figures.answered2xx).toBe(figures.requests);
@@ -158,6 +172,14 @@ redisSuite('several instances on one Redis', () => {
     // (at least once, as after a crash on SQLite): only the few it had in flight, never the whole outbox
     expect(duplicateDeliveries).toBeLessThanOrEqual(SESSIONS);
     expect(hooks.every((r) => r.attempts <= 2)).toBe(true);
+    // each run in flight on the killed instance was taken over by another one: called again from there, and finished
+    // (its attempts say less: the start is stored beside the model call, so the kill may have come before it was)
+    const calledElsewhere = (job: string) =>
+      llm.requests.filter((r) => !r.url.startsWith(`/i${KILLED}/`) && jobOf(String(r.json.messages.at(-1).content)) === job).length;
+    expect(held.map((h) => ({ job: h.job, calledElsewhere: calledElsewhere(h.job) > 0 }))).toEqual(
+      held.map((h) => ({ job: h.job, calledElsewhere: true })),
+    );
+    expect(held.map((h) => hooks.find((r) => r.message.includes(`\n${h.job}\n`))?.status)).toEqual(held.map(() => 'ok'));
 
     // each session's runs in the order sent, each started after the one before finished
     const bySession = new Map<string, Run[]>();

@@ -1,5 +1,5 @@
 /**
- * Reloads (SPEC §5.7): a successful build is swapped in, a failed one keeps
+ * Reloads (docs/mappings.md, "Hot reload"): a successful build is swapped in, a failed one keeps
  * the last good generation and records why, and builds never overlap — a
  * change during a build triggers exactly one more build after it.
  */

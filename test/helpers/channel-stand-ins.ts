@@ -8,7 +8,7 @@
  * reason the delivery should then carry.
  */
 import { randomBytes } from 'node:crypto';
-import { DISCORD, IMESSAGE, MATTERMOST, MSTEAMS, SIGNAL, SLACK, TELEGRAM, WHATSAPP, type ServiceLimit } from '../../src/channels/limits.ts';
+import { DISCORD, IMESSAGE, MATTERMOST, MSTEAMS, SIGNAL, SLACK, TELEGRAM, WHATSAPP, type ServiceLimit } from 'hook-intake/plugin';
 import { DISCORD_MAX_LINES } from '../../plugins/discord/channel.ts';
 import { blueBubblesCheck, clientCredentialsCheck, signalRpcCheck } from './provider-checks.ts';
 import { discordSpec, mattermostSpec, msteamsSpec, slackSpec, telegramSpec, whatsappSpec } from './provider-specs.ts';

@@ -1,5 +1,5 @@
 /**
- * The read API and health endpoints (SPEC §8) through `createApp(deps)` on an
+ * The read API and health endpoints (docs/http.md, "Read API" and "Health") through `createApp(deps)` on an
  * ephemeral port: the gateway token, limits and filters, session keys with
  * `/` and `:`, and the one JSON error shape.
  */

@@ -1,5 +1,6 @@
 /**
- * Validation of wake and agent actions (SPEC §4.3, §4.4): defaults, every
+ * Validation of wake and agent actions (docs/http.md, "POST {hooks.path}/wake" and
+ * "POST {hooks.path}/agent"): defaults, every
  * refused field with its `field` and code, models and the session-key policy.
  */
 import { describe, expect, it } from 'vitest';
@@ -59,7 +60,7 @@ describe('toWakeAction()', () => {
 });
 
 describe('toAgentAction()', () => {
-  it('fills the defaults of SPEC §4.4 and the config', () => {
+  it('fills the defaults of an agent request and those of the config', () => {
     const action = toAgentAction({ message: '  Summarise the build log  ' }, gen, 'request');
     expect(action).toEqual({
       kind: 'agent',

@@ -1,5 +1,6 @@
 /**
- * Running a compiled pipeline (SPEC §4.5, §5.1, §5.3, §5.4): templates and
+ * Running a compiled pipeline (docs/mappings.md, "Templates" and "forEach"; docs/transforms.md,
+ * "What to return"): templates and
  * their defaults, forEach, every transform return form (through a real worker
  * pool), validation of the result exactly like a direct request, and the
  * credentials a template or transform never sees.

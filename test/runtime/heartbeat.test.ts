@@ -1,5 +1,5 @@
 /**
- * The heartbeat (SPEC §7): coalescing of `now` requests, the periodic timer,
+ * The heartbeat (docs/runtime.md, "The main session and the heartbeat"): coalescing of `now` requests, the periodic timer,
  * consumption of pending events, and what happens to the reply.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The delivery outbox (SPEC §7) with an in-memory channel: backoff, the
+ * The delivery outbox (docs/runtime.md, "Delivery") with an in-memory channel: backoff, the
  * outcome recorded on the run, shutdown, and what reaches the log.
  */
 import { afterEach, describe, expect, it } from 'vitest';

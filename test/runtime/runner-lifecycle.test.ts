@@ -1,5 +1,6 @@
 /**
- * The run executor across restarts and shutdowns (SPEC §7): recovery of
+ * The run executor across restarts and shutdowns (docs/runtime.md, "Crash safety" and "Shutdown"):
+ * recovery of
  * queued and interrupted runs, leases kept while a run goes on, and stop()
  * with a deadline.
  */

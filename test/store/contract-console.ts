@@ -1,9 +1,10 @@
 /**
- * The Store contract's cases for the operator console (SPEC §12): kept requests. Called from inside
+ * The Store contract's cases for the operator console (docs/http.md, "Kept requests"): kept requests. Called from inside
  * `storeContract`, so every driver that runs the contract runs these too.
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { ConflictError } from '../../src/store/errors.ts';
 import type { KeptRequestSummary, NewKeptRequest, Store } from '../../src/store/types.ts';
 import { newDelivery, newEvent, newRun, okOutcome } from '../helpers/records.ts';
 
@@ -67,7 +68,9 @@ export function consoleContract(store: () => Store): void {
     it("are not stored when the request's batch fails", async () => {
       const taken = newRun();
       await store().accept({ events: [], runs: [taken] });
-      await expect(store().accept({ events: [], runs: [taken], request: newRequest({ hook: 'failed' }) })).rejects.toThrow();
+      await expect(store().accept({ events: [], runs: [taken], request: newRequest({ hook: 'failed' }) })).rejects.toBeInstanceOf(
+        ConflictError,
+      );
       expect(await store().listRequests({ limit: 10, hook: 'failed' })).toEqual([]);
     });
 

@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { wrapExternal } from '../../src/safety/boundary.ts';
+import { ConflictError } from '../../src/store/errors.ts';
 import type { NewRun, Store } from '../../src/store/types.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
 import { consoleContract } from './contract-console.ts';
@@ -71,7 +72,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
             runs: [fresh, taken],
             idempotency: { key: 'k', status: 200, body: '{}', createdAt: 1, expiresAt: 10 },
           }),
-        ).rejects.toThrow();
+        ).rejects.toBeInstanceOf(ConflictError);
         expect(await store.getRun(fresh.id)).toBeUndefined();
         expect(await store.listEvents({ limit: 10 })).toEqual([]);
         expect(await store.getIdempotency('k', 5)).toBeUndefined();

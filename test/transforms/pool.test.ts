@@ -1,5 +1,5 @@
 /**
- * The transform worker pool (SPEC §5.4): modules loaded once per worker with
+ * The transform worker pool (docs/transforms.md, "Worker threads" and "Deadline"): modules loaded once per worker with
  * the export rules, results as plain data, deadlines that terminate a stuck
  * worker while the pool keeps serving, load errors naming the module, and an
  * elastic size (grows when a call waits, shrinks back when idle).

@@ -4,7 +4,14 @@ import { StoreOpenError } from '../errors.ts';
 import { parseRedisUrl } from './url.ts';
 
 export async function connectRedis(url: string, connectTimeoutMs = 5000): Promise<{ client: Redis; shown: string }> {
-  const { options, shown } = parseRedisUrl(url);
+  let parsed: ReturnType<typeof parseRedisUrl>;
+  try {
+    parsed = parseRedisUrl(url);
+  } catch (err) {
+    // the config's check says so first (config.ts); a caller that skipped it gets the same words
+    throw new StoreOpenError((err as Error).message, { cause: err });
+  }
+  const { options, shown } = parsed;
   let opened = false;
   const client = new Redis({
     ...options,

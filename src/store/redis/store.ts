@@ -9,7 +9,6 @@
  */
 import type { Redis } from 'ioredis';
 import { uuidv7 } from '../../util/uuid7.ts';
-import { IdempotencyTakenError } from '../errors.ts';
 import type {
   AcceptBatch,
   Accepted,
@@ -41,6 +40,7 @@ import { RedisQueue } from './queue.ts';
 import { getRequest, listRequests, requestArgs } from './requests.ts';
 import { countPrunable } from './prune.ts';
 import { connectRedis } from './connect.ts';
+import { atBoundary } from './errors.ts';
 import { defineScripts, scriptTexts, type Arg, type RunScript, type ScriptName } from './scripts.ts';
 
 export interface RedisStoreOptions {
@@ -77,7 +77,7 @@ export class RedisStore implements Store {
     const { client, shown } = await connectRedis(opts.url, opts.connectTimeoutMs);
     const store = new RedisStore(client, shown, defineScripts(client, texts), opts);
     await store.start();
-    return store;
+    return atBoundary(store);
   }
 
   private constructor(client: Redis, shown: string, run: RunScript, opts: RedisStoreOptions) {
@@ -86,7 +86,9 @@ export class RedisStore implements Store {
     this.p = opts.prefix ?? 'hook-intake:';
     this.ttl = opts.instanceTimeoutMs ?? 10_000;
     this.run = run;
-    this.queue = new RedisQueue({ client, run: this.run, prefix: this.p, instance: this.instance, clock: opts.clock ?? Date.now });
+    this.queue = atBoundary(
+      new RedisQueue({ client, run: this.run, prefix: this.p, instance: this.instance, clock: opts.clock ?? Date.now }),
+    );
     this.presence = setInterval(() => void this.renew().catch(() => {}), Math.max(100, this.ttl / 3));
     this.presence.unref();
   }
@@ -134,14 +136,8 @@ export class RedisStore implements Store {
     // named here: the key of its hash, made before the script so that the script stays deterministic
     const requestId = batch.request ? uuidv7(batch.request.receivedAt) : undefined;
     if (batch.request) args.push(...requestArgs(requestId!, batch.request));
-    let counts: unknown[];
-    try {
-      counts = (await this.script('accept', ...args)) as unknown[];
-    } catch (err) {
-      if (/IDEMPOTENCY_TAKEN/.test((err as Error).message))
-        throw new IdempotencyTakenError('the idempotency key was answered by another request', { cause: err });
-      throw err;
-    }
+    // a key stored first by another request fails the script: IdempotencyTakenError (errors.ts)
+    const counts = (await this.script('accept', ...args)) as unknown[];
     this.queue.counted(counts[0], counts[1]);
     return requestId === undefined ? {} : { requestId };
   }

@@ -19,6 +19,7 @@
  * run's is looked up there.
  */
 import type { Claim, NewRun, Task, WorkQueue } from '../types.ts';
+import { contractError } from './errors.ts';
 import { NumberFifo } from './number-fifo.ts';
 import { toNewRun } from './rows.ts';
 import type { RunRows } from './runs.ts';
@@ -102,6 +103,14 @@ export class RunQueue implements WorkQueue<NewRun> {
   }
 
   async claim(worker: string, leaseMs: number, limit: number): Promise<Claim<NewRun>[]> {
+    try {
+      return this.claimNow(worker, leaseMs, limit);
+    } catch (err) {
+      throw contractError(err);
+    }
+  }
+
+  private claimNow(worker: string, leaseMs: number, limit: number): Claim<NewRun>[] {
     const now = this.clock();
     const out: Claim<NewRun>[] = [];
     // runs looked at before: given back, failed, a lease run out, or next of their key

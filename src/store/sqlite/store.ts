@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { StoreInUseError, StoreSchemaError } from '../errors.ts';
+import { contractError } from './errors.ts';
 import type {
   AcceptBatch,
   Accepted,
@@ -149,16 +150,20 @@ export class SqliteStore implements Store {
   }
 
   async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {
-    const r = this.q.getIdem.get(key, now) as Row | undefined;
-    return r
-      ? {
-          key: String(r.key),
-          status: Number(r.status),
-          body: String(r.body),
-          createdAt: Number(r.created_at),
-          expiresAt: Number(r.expires_at),
-        }
-      : undefined;
+    try {
+      const r = this.q.getIdem.get(key, now) as Row | undefined;
+      return r
+        ? {
+            key: String(r.key),
+            status: Number(r.status),
+            body: String(r.body),
+            createdAt: Number(r.created_at),
+            expiresAt: Number(r.expires_at),
+          }
+        : undefined;
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   pruneIdempotency(now: number): Promise<number> {
@@ -166,25 +171,41 @@ export class SqliteStore implements Store {
   }
 
   async getRun(id: string): Promise<Run | undefined> {
-    const r = this.q.getRun.get(id) as Row | undefined;
-    return r ? toRun(r) : undefined;
+    try {
+      const r = this.q.getRun.get(id) as Row | undefined;
+      return r ? toRun(r) : undefined;
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   async getRequest(id: string): Promise<KeptRequest | undefined> {
-    return this.requests.get(id);
+    try {
+      return this.requests.get(id);
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   async listRequests(opts: RequestListOptions): Promise<KeptRequestSummary[]> {
-    const list = this.requests.list(opts);
-    return list ? this.newestFirst(list) : [];
+    try {
+      const list = this.requests.list(opts);
+      return list ? await this.newestFirst(list) : [];
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   async queuedRun(id: string): Promise<NewRun | undefined> {
-    const r = this.q.queuedRun.get(id) as unknown[] | undefined;
-    if (!r) return undefined;
-    const run = toNewRun(r);
-    if (r[17] !== null) this.runs.remember(id, run.message, Number(r[17]), str(r[16]));
-    return run;
+    try {
+      const r = this.q.queuedRun.get(id) as unknown[] | undefined;
+      if (!r) return undefined;
+      const run = toNewRun(r);
+      if (r[17] !== null) this.runs.remember(id, run.message, Number(r[17]), str(r[16]));
+      return run;
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   /** One past the highest key of `table`'s rows (`end*` statements). */
@@ -203,64 +224,76 @@ export class SqliteStore implements Store {
   }
 
   async listRuns(opts: RunListOptions): Promise<Run[]> {
-    if (opts.hook !== undefined || opts.session !== undefined) {
-      const status = opts.status ?? null;
-      const hook = opts.hook ?? null;
-      const session = opts.session ?? null;
-      return this.newestFirst({
-        stmt: this.q.listRunsFiltered,
-        args: [status, status, hook, hook, session, session],
+    try {
+      if (opts.hook !== undefined || opts.session !== undefined) {
+        const status = opts.status ?? null;
+        const hook = opts.hook ?? null;
+        const session = opts.session ?? null;
+        return await this.newestFirst({
+          stmt: this.q.listRunsFiltered,
+          args: [status, status, hook, hook, session, session],
+          key: 'seq',
+          floor: 0,
+          end: this.end('endRuns'),
+          window: LIST_WINDOW,
+          limit: opts.limit,
+          map: toRun,
+        });
+      }
+      const unfinished = opts.status === 'queued' || opts.status === 'running';
+      const stmt = !opts.status ? this.q.listRuns : unfinished ? this.q.listUnfinishedByStatus : this.q.listRunsByStatus;
+      return await this.newestFirst({
+        stmt,
+        args: opts.status ? [opts.status] : [],
         key: 'seq',
         floor: 0,
         end: this.end('endRuns'),
-        window: LIST_WINDOW,
+        // the index of unfinished runs holds only the rows that pass
+        window: unfinished ? Infinity : LIST_WINDOW,
         limit: opts.limit,
         map: toRun,
       });
+    } catch (err) {
+      throw contractError(err);
     }
-    const unfinished = opts.status === 'queued' || opts.status === 'running';
-    const stmt = !opts.status ? this.q.listRuns : unfinished ? this.q.listUnfinishedByStatus : this.q.listRunsByStatus;
-    return this.newestFirst({
-      stmt,
-      args: opts.status ? [opts.status] : [],
-      key: 'seq',
-      floor: 0,
-      end: this.end('endRuns'),
-      // the index of unfinished runs holds only the rows that pass
-      window: unfinished ? Infinity : LIST_WINDOW,
-      limit: opts.limit,
-      map: toRun,
-    });
   }
 
   async listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]> {
-    // the session's rows through its index, whatever the other sessions hold
-    return this.newestFirst({
-      stmt: this.q.listMessages,
-      args: [sessionKey],
-      key: 'id',
-      floor: 0,
-      end: this.end('endMessages'),
-      window: Infinity,
-      limit: opts.limit,
-      map: toMessage,
-    });
+    try {
+      // the session's rows through its index, whatever the other sessions hold
+      return await this.newestFirst({
+        stmt: this.q.listMessages,
+        args: [sessionKey],
+        key: 'id',
+        floor: 0,
+        end: this.end('endMessages'),
+        window: Infinity,
+        limit: opts.limit,
+        map: toMessage,
+      });
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   async transcript(sessionKey: string, limit: number, maxBytes = Infinity): Promise<SessionMessage[]> {
-    const sizes = this.q.transcriptSizes.all(sessionKey, limit) as { id: number; bytes: number; wrap: string | null }[];
-    // as read back: a packed boundary's lines count too
-    const bytes = (s: { bytes: number; wrap: string | null }) => s.bytes + (s.wrap === null ? 0 : boundaryBytes(s.wrap));
-    // newest first: keep messages while the total stays within maxBytes (the newest always)
-    let from: number | undefined;
-    let total = 0;
-    for (const s of sizes) {
-      const b = bytes(s);
-      if (from !== undefined && total + b > maxBytes) return this.transcriptFrom(sessionKey, from);
-      total += b;
-      from = s.id;
+    try {
+      const sizes = this.q.transcriptSizes.all(sessionKey, limit) as { id: number; bytes: number; wrap: string | null }[];
+      // as read back: a packed boundary's lines count too
+      const bytes = (s: { bytes: number; wrap: string | null }) => s.bytes + (s.wrap === null ? 0 : boundaryBytes(s.wrap));
+      // newest first: keep messages while the total stays within maxBytes (the newest always)
+      let from: number | undefined;
+      let total = 0;
+      for (const s of sizes) {
+        const b = bytes(s);
+        if (from !== undefined && total + b > maxBytes) return this.transcriptFrom(sessionKey, from);
+        total += b;
+        from = s.id;
+      }
+      return from === undefined ? [] : this.transcriptFrom(sessionKey, from);
+    } catch (err) {
+      throw contractError(err);
     }
-    return from === undefined ? [] : this.transcriptFrom(sessionKey, from);
   }
 
   private transcriptFrom(sessionKey: string, from: number): SessionMessage[] {
@@ -268,43 +301,63 @@ export class SqliteStore implements Store {
   }
 
   async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
-    const from = this.meta.pendingFrom();
-    const [stmt, args, floor] =
-      opts.status === 'pending'
-        ? [this.q.listPendingEvents, [], from]
-        : opts.status === 'consumed'
-          ? [this.q.listConsumedEvents, [from], 0]
-          : [this.q.listEvents, [], 0];
-    return this.newestFirst({
-      stmt,
-      args,
-      key: 'seq',
-      floor,
-      end: this.end('endEvents'),
-      window: LIST_WINDOW,
-      limit: opts.limit,
-      map: toEvent,
-    });
+    try {
+      const from = this.meta.pendingFrom();
+      const [stmt, args, floor] =
+        opts.status === 'pending'
+          ? [this.q.listPendingEvents, [], from]
+          : opts.status === 'consumed'
+            ? [this.q.listConsumedEvents, [from], 0]
+            : [this.q.listEvents, [], 0];
+      return await this.newestFirst({
+        stmt,
+        args,
+        key: 'seq',
+        floor,
+        end: this.end('endEvents'),
+        window: LIST_WINDOW,
+        limit: opts.limit,
+        map: toEvent,
+      });
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   async pendingEvents(limit: number): Promise<SystemEvent[]> {
-    return this.events.pending(limit);
+    try {
+      return await this.events.pending(limit);
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
-  pendingBacklog(limit: number): Promise<PendingBacklog> {
-    return this.events.backlog(limit);
+  async pendingBacklog(limit: number): Promise<PendingBacklog> {
+    try {
+      return await this.events.backlog(limit);
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   async counts(): Promise<StoreCounts> {
-    await this.tally.catchUp(
-      () => this.meta.pendingFrom(),
-      () => this.closed,
-    );
-    return this.tally.read();
+    try {
+      await this.tally.catchUp(
+        () => this.meta.pendingFrom(),
+        () => this.closed,
+      );
+      return await this.tally.read();
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   async unfinishedRuns(): Promise<Run[]> {
-    return (this.q.unfinished.all() as Row[]).map(toRun);
+    try {
+      return (this.q.unfinished.all() as Row[]).map(toRun);
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   insertHeartbeat(run: NewRun, startedAt: number): Promise<void> {
@@ -339,7 +392,11 @@ export class SqliteStore implements Store {
   }
 
   async dueDeliveries(now: number, limit: number): Promise<Delivery[]> {
-    return (this.q.dueOutbox.all(now, limit) as Row[]).map(toDelivery);
+    try {
+      return (this.q.dueOutbox.all(now, limit) as Row[]).map(toDelivery);
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   failInterruptedHeartbeats(at: number, reason: string): Promise<number> {
@@ -347,8 +404,12 @@ export class SqliteStore implements Store {
   }
 
   async nextDeliveryAt(after?: number): Promise<number | undefined> {
-    const t = (this.q.nextOutbox.get(after ?? Number.MIN_SAFE_INTEGER) as { t: number | null }).t;
-    return t === null ? undefined : Number(t);
+    try {
+      const t = (this.q.nextOutbox.get(after ?? Number.MIN_SAFE_INTEGER) as { t: number | null }).t;
+      return t === null ? undefined : Number(t);
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   recordDelivery(a: DeliveryAttempt): Promise<void> {
@@ -387,11 +448,19 @@ export class SqliteStore implements Store {
   }
 
   async countPrunable(before: PruneBefore): Promise<PruneCounts> {
-    return this.pruner.count(before, this.meta.pendingFrom());
+    try {
+      return this.pruner.count(before, this.meta.pendingFrom());
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   async getMeta(key: string): Promise<string | undefined> {
-    return this.meta.get(key);
+    try {
+      return this.meta.get(key);
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   setMeta(key: string, value: string): Promise<void> {

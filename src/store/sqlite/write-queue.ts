@@ -6,10 +6,12 @@
  * If the shared transaction fails, it is rolled back and every write is
  * retried in a transaction of its own, so one bad write cannot sink the others.
  * A failure of the disk itself (full, I/O error) fails them all; a later flush
- * tries again from a clean state, however the failed one ended.
+ * tries again from a clean state, however the failed one ended. A write rejects
+ * with the storage contract's error where its failure is one (errors.ts).
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { onNextTurn } from '../../util/next-turn.ts';
+import { contractError } from './errors.ts';
 
 interface Pending {
   fn: () => unknown;
@@ -69,7 +71,7 @@ export class WriteQueue {
       else {
         // the disk fails even to roll back: no write can succeed alone either
         this.stuck = err;
-        for (const w of batch) w.reject(err);
+        for (const w of batch) w.reject(contractError(err));
       }
       this.settleIdle();
       return;
@@ -90,7 +92,7 @@ export class WriteQueue {
       w.resolve(v);
     } catch (err) {
       if (!this.rollback()) this.stuck = err;
-      w.reject(err);
+      w.reject(contractError(err));
     }
   }
 

@@ -1,8 +1,7 @@
-/** A Redis server that goes away: writes fail as "storage unavailable" (answered 503, retried), and the store recovers when it is back. */
+/** A Redis server that goes away: writes fail with StorageUnavailableError (answered 503, retried), and the store recovers when it is back. */
 import { expect, it } from 'vitest';
 import { RedisStore } from '../../../src/store/redis/store.ts';
-import { StoreOpenError } from '../../../src/store/errors.ts';
-import { isStorageUnavailable } from '../../../src/store/unavailable.ts';
+import { StorageUnavailableError, StoreOpenError } from '../../../src/store/errors.ts';
 import { newRun } from '../../helpers/records.ts';
 import { redisSuite, startRedis } from '../../helpers/redis-server.ts';
 
@@ -16,8 +15,7 @@ redisSuite('redis driver: the server goes away', () => {
         () => undefined,
         (e: unknown) => e,
       );
-      expect(err).toBeInstanceOf(Error);
-      expect(isStorageUnavailable(err)).toBe(true);
+      expect(err).toBeInstanceOf(StorageUnavailableError);
     } finally {
       await store.close();
       await server.stop();

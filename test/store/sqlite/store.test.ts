@@ -10,6 +10,7 @@ import { LONG_TEXT, SqliteStore, StoreSchemaError } from '../../../src/store/sql
 import { LIVE_SLICE, TALLY_SLICE } from '../../../src/store/sqlite/tally.ts';
 import { LIST_WINDOW } from '../../../src/store/sqlite/pages.ts';
 import { SCHEMA_VERSION } from '../../../src/store/sqlite/schema.ts';
+import { StorageUnavailableError } from '../../../src/store/errors.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../../helpers/records.ts';
 import { wrapExternal } from '../../../src/safety/boundary.ts';
 import { cleanup, tempDir } from '../../helpers/cli.ts';
@@ -235,10 +236,10 @@ describe('SqliteStore', () => {
       const [alone, together] = [newRun(), newRun()];
       await store.accept({ events: [], runs: [alone, together] });
       disk.full = true;
-      await expect(store.startRun(alone.id, 7)).rejects.toMatchObject({ errcode: SQLITE_FULL });
+      await expect(store.startRun(alone.id, 7)).rejects.toMatchObject({ cause: { errcode: SQLITE_FULL } });
       const both = await Promise.allSettled([store.startRun(together.id, 8), store.finishRun(okOutcome(together.id, { finishedAt: 9 }))]);
       expect(both.map((r) => r.status)).toEqual(['rejected', 'rejected']);
-      await expect(store.finishRun(okOutcome(alone.id, { finishedAt: 10 }))).rejects.toMatchObject({ errcode: SQLITE_FULL });
+      await expect(store.finishRun(okOutcome(alone.id, { finishedAt: 10 }))).rejects.toBeInstanceOf(StorageUnavailableError);
       expect((await store.unfinishedRuns()).map((r) => [r.id, r.status, r.attempts])).toEqual([
         [alone.id, 'queued', 0],
         [together.id, 'queued', 0],

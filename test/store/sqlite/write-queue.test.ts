@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { StorageUnavailableError } from '../../../src/store/errors.ts';
 import { WriteQueue } from '../../../src/store/sqlite/write-queue.ts';
 import { cleanup, tempDir } from '../../helpers/cli.ts';
 import { sqliteError, SQLITE_FULL, SQLITE_IOERR_WRITE } from '../../helpers/storage.ts';
@@ -106,7 +107,9 @@ describe('WriteQueue on a failing disk', () => {
     const q = new WriteQueue(db);
     const results = await Promise.allSettled([q.run(insert('a')), q.run(insert('b'))]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
-    expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ errcode: SQLITE_FULL });
+    // as the storage contract names it, the driver's error its cause
+    expect((results[0] as PromiseRejectedResult).reason).toBeInstanceOf(StorageUnavailableError);
+    expect((results[0] as PromiseRejectedResult).reason.cause).toMatchObject({ errcode: SQLITE_FULL });
     expect(rollbacks).toBeGreaterThan(0);
     failing = false;
     await expect(q.run(insert('c'))).resolves.toBe(1);

@@ -3,7 +3,7 @@
  * reading an answer without trusting its size, turning an error answer into a
  * short readable reason, Retry-After, and the retry rules every channel shares.
  */
-import { ChannelError } from './define.ts';
+import { ChannelError } from '../plugins/define.ts';
 
 /** Collapses whitespace and truncates to `max` characters. */
 export function shorten(s: string, max: number): string {

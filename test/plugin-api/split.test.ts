@@ -7,9 +7,9 @@
 import fc from 'fast-check';
 import { Lexer } from 'marked';
 import { describe, expect, it, vi } from 'vitest';
-import { toDiscord, toPlainText, toSlackMrkdwn, toTelegramHtml, toWhatsApp } from '../../src/channels/render.ts';
-import { chunkLimit, TELEGRAM } from '../../src/channels/limits.ts';
-import { renderParts, utf16Length, utf8Length } from '../../src/channels/split.ts';
+import { toDiscord, toPlainText, toSlackMrkdwn, toTelegramHtml, toWhatsApp } from '../../src/plugin-api/render.ts';
+import { chunkLimit, TELEGRAM } from '../../src/plugin-api/limits.ts';
+import { renderParts, utf16Length, utf8Length } from '../../src/plugin-api/split.ts';
 
 const RENDERERS = { telegram: toTelegramHtml, slack: toSlackMrkdwn, discord: toDiscord, whatsapp: toWhatsApp, plain: toPlainText };
 

@@ -16,7 +16,7 @@
  * means. Errors name the target by scheme, host and path only (never the query,
  * which may carry a password) and pass through `redact` for the given secrets.
  */
-import { ChannelError, PluginConfigError } from './define.ts';
+import { ChannelError, PluginConfigError } from '../plugins/define.ts';
 import { errorDetail, networkReason, readCapped, redact, shorten } from './http.ts';
 
 /** Error codes of failures before any byte of the request left: retrying cannot post twice. */

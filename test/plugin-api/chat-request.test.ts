@@ -3,7 +3,7 @@
  * ordinary retry) rather than possibly posted (ambiguous).
  */
 import { describe, expect, it } from 'vitest';
-import { neverSent } from '../../src/plugins/chat-request.ts';
+import { neverSent } from '../../src/plugin-api/chat-request.ts';
 
 const fetchFailed = (cause: unknown): Error => new TypeError('fetch failed', { cause });
 const coded = (code: string, cause?: unknown): Error => Object.assign(new Error(code, cause ? { cause } : undefined), { code });

@@ -13,7 +13,7 @@ import {
   toTeamsMarkdown,
   toTelegramHtml,
   toWhatsApp,
-} from '../../src/channels/render.ts';
+} from '../../src/plugin-api/render.ts';
 
 const SAMPLE = [
   '# Title',

@@ -11,7 +11,7 @@ import {
   readCapped,
   redact,
   shorten,
-} from '../../src/plugins/http.ts';
+} from '../../src/plugin-api/http.ts';
 
 const NOW = Date.parse('2030-06-01T12:00:00Z');
 
