@@ -2,7 +2,7 @@
  * One temporary directory for the whole test run, removed at its end. The servers the tests
  * start keep Node's compile cache and jiti's cache under the temporary directory, one entry per
  * module path, and most tests write their transforms and plugins in a directory of their own:
- * shared with the machine's temporary directory, those caches had grown past 200 MB on the
+ * shared with the machine's temporary directory, those caches grew with every run on a
  * development machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -50,7 +50,8 @@ export interface LoadedConfig {
 
 /**
  * The YAML parser, loaded on first use: only YAML configurations need it, so a process that never
- * reads one does not hold it (about 0.9 MB of heap). `require`, not `import()`: parsing is synchronous.
+ * reads one does not hold it (measured: docs/performance.md, "Memory"). `require`, not `import()`: parsing
+ * is synchronous.
  */
 let yamlModule: typeof import('yaml') | undefined;
 const yaml = (): typeof import('yaml') => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
