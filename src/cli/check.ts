@@ -6,7 +6,7 @@
  * persistence settings do not put an answered write on disk.
  */
 import { ConfigError, formatIssue } from '../errors.ts';
-import type { Generation } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
 import { commonOptions, helpText, parse, UsageError, type DataDir } from './args.ts';
 import { offlineGeneration } from './generation.ts';
 import { describeStorage, inspectStorage } from '../store/config.ts';

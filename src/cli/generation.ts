@@ -5,7 +5,8 @@
 import { findConfigFile, loadConfig, type LoadedConfig } from '../config/load.ts';
 import { createLogger } from '../log.ts';
 import { builtinPlugins } from '../../plugins/index.ts';
-import { buildGeneration, type Generation } from '../generation/build.ts';
+import { buildGeneration } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
 import { resolveDataDir, type DataDir } from './args.ts';
 import { dataDirTokens } from './tokens.ts';
 

@@ -5,12 +5,12 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { GenerationRef } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import type { Store, RunStatus, EventStatus } from '../store/types.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { BearerAuth } from '../auth/bearer.ts';
 import { errors } from '../errors.ts';
-import { clientAddress } from './hooks.ts';
+import { clientAddress } from './target.ts';
 import type { RequestState } from './state.ts';
 import { jsonList } from './json-pieces.ts';
 import type { ConsoleSessions } from '../auth/sessions.ts';

@@ -9,20 +9,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { errorsAndLog } from './middleware/errors.ts';
-import { createHookListener, isHookPath, target, type HooksDeps } from './hooks.ts';
+import { createHookListener, type HooksDeps } from './hooks.ts';
+import { isHookPath, target } from './target.ts';
 import { apiBearer, apiRouter, type ApiDeps } from './api.ts';
 import { uiRouter } from './ui.ts';
 import { consoleRouter, type ConsoleDeps } from './console-api.ts';
 import type { RequestState } from './state.ts';
 
 /** What the admin API needs beyond the read API's deps (absent: no admin API, as in tests of the read API alone). */
-export type AdminDeps = Pick<ConsoleDeps, 'runsAccepted' | 'queuedRuns' | 'notifyOutbox'>;
+export type AdminDeps = Pick<ConsoleDeps, 'dispatcher' | 'notifyOutbox'>;
 
 export type AppDeps = HooksDeps & ApiDeps & { logger: Logger; admin?: AdminDeps };
 
-export function createApp(
-  deps: ApiDeps & { logger: Logger; admin?: AdminDeps; dispatcher?: HooksDeps['dispatcher']; named?: HooksDeps['named'] },
-): Koa<RequestState> {
+export function createApp(deps: ApiDeps & { logger: Logger; admin?: AdminDeps; intake?: HooksDeps['intake'] }): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.silent = true; // errors are logged once, by errorsAndLog
   // one token check (and one failure throttle) for the read API and the console's sign-in
@@ -36,8 +35,8 @@ export function createApp(
     app.use(ui.routes());
     app.use(ui.allowedMethods());
   }
-  if (deps.admin && deps.dispatcher) {
-    const admin = consoleRouter({ ...deps, ...deps.admin, dispatcher: deps.dispatcher, named: deps.named, bearer });
+  if (deps.admin && deps.intake) {
+    const admin = consoleRouter({ ...deps, ...deps.admin, intake: deps.intake, bearer });
     app.use(admin.routes());
     app.use(admin.allowedMethods());
   }

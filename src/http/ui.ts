@@ -11,12 +11,12 @@ import { extname, join, relative, sep } from 'node:path';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
-import type { GenerationRef } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import { SESSION_COOKIE, type ConsoleSessions } from '../auth/sessions.ts';
 import { errors } from '../errors.ts';
 import { bearerToken, type BearerAuth } from '../auth/bearer.ts';
 import { tokenFingerprint } from '../auth/token.ts';
-import { clientAddress } from './hooks.ts';
+import { clientAddress } from './target.ts';
 import type { RequestState } from './state.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
 

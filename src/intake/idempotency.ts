@@ -26,6 +26,11 @@ export function idempotencyKey(headers: Readonly<Record<string, string | string[
   return undefined;
 }
 
+/** The key's scope: a key is one hook's (the same key on two hooks names two requests). */
+export function idempotencyScope(hook: string, key: string): string {
+  return `${hook}\n${key}`;
+}
+
 export interface Answer {
   status: number;
   body: Record<string, unknown>;

@@ -6,7 +6,7 @@
 import { errors } from '../errors.ts';
 import type { NewDelivery, Run, Store } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid7.ts';
-import type { Generation } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
 import { resolveRoute } from './routes.ts';
 
 export async function redeliveryOf(run: Run, gen: Generation, store: Store, now: number): Promise<NewDelivery> {

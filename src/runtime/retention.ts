@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import type { PruneBefore, PruneCounts, Store } from '../store/types.ts';
-import type { GenerationRef } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import { TRANSCRIPT_WINDOW } from './runner.ts';
 
 const DAY_MS = 86_400_000;

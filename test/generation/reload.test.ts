@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createReloader } from '../../src/generation/reload.ts';
-import { GenerationRef, type Generation } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
+import type { Generation } from '../../src/generation/types.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { captureLogger } from '../helpers/runtime.ts';
 

@@ -8,10 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailureThrottle } from '../../src/auth/throttle.ts';
 import { createListener } from '../../src/http/app.ts';
+import { Intake } from '../../src/intake/pipeline.ts';
+import { createRateLimiter } from '../../src/intake/rate-limit.ts';
 import { IdempotencyGuard } from '../../src/intake/idempotency.ts';
 import { captureLogger } from '../helpers/runtime.ts';
 import { createDispatcher } from '../../src/intake/dispatch.ts';
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { GATEWAY_TOKEN, HOOK_TOKEN, testGeneration } from '../helpers/generation.ts';
 import { fillableDisk } from '../helpers/storage.ts';
@@ -30,8 +32,12 @@ beforeAll(async () => {
   const listener = createListener({
     generations,
     store,
-    dispatcher: createDispatcher({ store, runsAccepted: () => accepted++, queuedRuns: () => 0, requestHeartbeat: () => {} }),
-    idempotency: new IdempotencyGuard(store),
+    intake: new Intake({
+      dispatcher: createDispatcher({ store, runsAccepted: () => accepted++, queuedRuns: () => 0, requestHeartbeat: () => {} }),
+      idempotency: new IdempotencyGuard(store),
+      rateLimiter: createRateLimiter(),
+      logger: log.logger,
+    }),
     throttle: new FailureThrottle({ max: 100, windowMs: 60_000 }),
     logger: log.logger,
     clock: Date.now,
