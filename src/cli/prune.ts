@@ -10,7 +10,6 @@ import { openStore, StoreOpenError } from '../store/index.ts';
 import type { PruneCounts } from '../store/types.ts';
 import { pruneAll, pruneBefore } from '../runtime/retention.ts';
 import { commonOptions, helpText, parse, resolveDataDir, UsageError, type Flag } from './args.ts';
-import { dataDirTokens } from './tokens.ts';
 
 export const PRUNE_OPTIONS = {
   'dry-run': { type: 'boolean', help: 'count what would be removed, remove nothing' },
@@ -58,7 +57,8 @@ export async function prune(argv: string[], clock: () => number = Date.now): Pro
   const dataDir = resolveDataDir(values.data, file).dir;
   let config;
   try {
-    config = loadConfig({ file, dataDir, tokenFallback: dataDirTokens(dataDir, false).fallback }).config;
+    // storage and retention alone: the rest (secrets of webhooks and channels among it) is not needed here
+    config = loadConfig({ file, dataDir, only: ['storage', 'retention'] }).config;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`hook-intake: invalid configuration\n${err.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}\n`);
