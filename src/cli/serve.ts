@@ -129,28 +129,35 @@ export async function serve(argv: string[]): Promise<number | undefined> {
   const stopped = stopOnSignal(service, logger);
   printStdout(`listening on ${service.url}\n`);
   printStdout(`data directory: ${data.dir} (${data.from})\n`);
-  printWelcome(service, loaded, tokens);
+  printStdout(welcomeText(service, loaded, tokens, process.stdout.isTTY === true));
   return stopped;
 }
 
-/** Tells a new user how to reach the service; a generated token is shown only on the start that created it. */
-function printWelcome(service: Service, loaded: LoadedConfig, tokens: TokenStore): void {
+/**
+ * Tells a new user how to reach the service. A generated token is shown only on the start that
+ * created it, and only at a terminal: where standard output is not one (a service manager's
+ * journal, a container engine's log, which keep it) the lines say where the token is kept and
+ * read it from there (docs/deployment.md, "Secrets").
+ */
+export function welcomeText(service: Pick<Service, 'host' | 'port'>, loaded: LoadedConfig, tokens: TokenStore, terminal: boolean): string {
   const cfg = loaded.config;
-  if (!cfg.hooks.enabled) {
-    printStdout('hooks are disabled (hooks.enabled is false); only the read API and health endpoints answer\n');
-    return;
-  }
+  if (!cfg.hooks.enabled) return 'hooks are disabled (hooks.enabled is false); only the read API and health endpoints answer\n';
   const host =
     service.host === '0.0.0.0' || service.host === '::' ? '127.0.0.1' : service.host.includes(':') ? `[${service.host}]` : service.host;
   const base = `http://${host}:${service.port}`;
   const lines: string[] = [];
-  const hookToken = tokens.generated.get('hooks');
-  const gatewayToken = tokens.generated.get('gateway');
+  const hookToken = terminal ? tokens.generated.get('hooks') : undefined;
+  const gatewayToken = terminal ? tokens.generated.get('gateway') : undefined;
   const usesFile = (kind: 'hooks' | 'gateway') => loaded.fallbackTokens.includes(kind);
   const show = (kind: 'hooks' | 'gateway', generated: string | undefined) =>
     generated ?? (usesFile(kind) ? `$(cat ${tokens.file(kind)})` : kind === 'hooks' ? '<HOOK_TOKEN>' : '<GATEWAY_TOKEN>');
-  if (hookToken) lines.push(`hook token generated and kept in ${tokens.file('hooks')} (shown only this once): ${hookToken}`);
-  if (gatewayToken) lines.push(`read API token generated and kept in ${tokens.file('gateway')} (shown only this once): ${gatewayToken}`);
+  const told = (kind: 'hooks' | 'gateway', what: string, token: string | undefined) => {
+    if (token) lines.push(`${what} generated and kept in ${tokens.file(kind)} (shown only this once): ${token}`);
+    else if (tokens.generated.has(kind))
+      lines.push(`${what} generated and kept in ${tokens.file(kind)} (not shown: standard output is not a terminal)`);
+  };
+  told('hooks', 'hook token', hookToken);
+  told('gateway', 'read API token', gatewayToken);
   lines.push('try it:');
   lines.push(
     `  curl -sS -X POST ${base}${cfg.hooks.path}/wake -H "Authorization: Bearer ${show('hooks', hookToken)}" -H 'Content-Type: application/json' -d '{"text":"hello from curl"}'`,
@@ -159,5 +166,5 @@ function printWelcome(service: Service, loaded: LoadedConfig, tokens: TokenStore
     lines.push(`  curl -sS ${base}/api/main/events -H "Authorization: Bearer ${show('gateway', gatewayToken)}"`);
     lines.push(`console: ${base}/ui (sign in with the read API token)`);
   }
-  printStdout(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }

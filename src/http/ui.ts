@@ -18,8 +18,9 @@ import { bearerToken, type BearerAuth } from '../auth/bearer.ts';
 import { tokenFingerprint } from '../auth/token.ts';
 import { clientAddress } from './target.ts';
 import type { RequestState } from './state.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 
-export const UI_DIR = join(import.meta.dirname, '..', '..', 'ui');
+export const UI_DIR = join(PACKAGE_ROOT, 'ui');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
