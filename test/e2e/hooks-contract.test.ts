@@ -1,7 +1,7 @@
 /**
- * The /hooks contract (docs/http.md) over real HTTP against the real CLI: every
- * status code and stable code, the order of checks (docs/http.md, "Order of checks"), and the promise that the
- * hook token never shows up in the server's output or in any response.
+ * The /hooks contract (docs/http.md) over real HTTP against the real CLI: every status code and
+ * stable code, the order of checks (docs/http.md, "Order of checks"), and the promise that the hook
+ * token never shows up in the server's output or in any response.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

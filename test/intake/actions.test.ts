@@ -1,7 +1,7 @@
 /**
  * Validation of wake and agent actions (docs/http.md, "POST {hooks.path}/wake" and
- * "POST {hooks.path}/agent"): defaults, every
- * refused field with its `field` and code, models and the session-key policy.
+ * "POST {hooks.path}/agent"): defaults, every refused field with its `field` and code, models and
+ * the session-key policy.
  */
 import { describe, expect, it } from 'vitest';
 import { toAgentAction, toWakeAction, MAX_WAKE_TEXT } from '../../src/intake/actions.ts';

@@ -1,8 +1,7 @@
 /**
  * The compile step (docs/mappings.md, "A mapping", "Order and the first match" and "Presets"): config
- * mappings then enabled
- * presets become frozen pipelines, in order; every problem is an issue with
- * the file and the key path, and a mapping with a problem is left out.
+ * mappings then enabled presets become frozen pipelines, in order; every problem is an issue with the
+ * file and the key path, and a mapping with a problem is left out.
  */
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,8 +1,8 @@
 /**
- * Running a compiled pipeline (docs/mappings.md, "Templates" and "forEach"; docs/transforms.md, "What to return"): templates and their defaults, forEach, every
- * transform return form (through a real worker pool), and the credentials a template or transform
- * never sees; through the intake pipeline's resolve step, which validates the drafts exactly like a
- * direct request.
+ * Running a compiled pipeline (docs/mappings.md, "Templates" and "forEach"; docs/transforms.md,
+ * "What to return"): templates and their defaults, forEach, every transform return form (through a
+ * real worker pool), and the credentials a template or transform never sees; through the intake
+ * pipeline's resolve step, which validates the drafts exactly like a direct request.
  */
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
