@@ -11,9 +11,9 @@ import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers/cli.ts';
 
-const FOLDERS = ['src', 'test', 'ui', 'plugins', 'transforms', 'bench', 'presets', 'docs'];
+const FOLDERS = ['src', 'test', 'ui', 'plugins', 'transforms', 'bench', 'presets', 'docs', 'bin', 'scripts', 'deploy'];
 const TOP_FILES = ['README.md', 'SECURITY.md'];
-const TEXT = /\.(ts|mts|js|mjs|cjs|md|json5|ya?ml|html|css)$/;
+const TEXT = /\.(ts|mts|js|mjs|cjs|md|json5|ya?ml|html|css|service)$|(^|\/)Dockerfile$/;
 const SKIP = /(^|\/)(node_modules|fixtures|data)(\/|$)/;
 
 /** Every text file of the folders above, as paths relative to the repository. */
@@ -24,8 +24,9 @@ function sources(): string[] {
   return [...found.filter((p) => TEXT.test(p) && !SKIP.test(p)), ...TOP_FILES];
 }
 
-/** The text with each line break and the comment leader after it (` * `, `// `) made one space. */
-const flatten = (text: string) => text.replace(/\n[ \t]*(?:\*(?!\/)|\/\/)?[ \t]*/g, ' ');
+/** The text with each line break and the comment leader after it (` * `, `// `, `# ` outside Markdown) made one space. */
+const flatten = (path: string, text: string) =>
+  text.replace(path.endsWith('.md') ? /\n[ \t]*/g : /\n[ \t]*(?:\*(?!\/)|\/\/|#)?[ \t]*/g, ' ');
 
 /** A cited file and the section names quoted after it. */
 interface Citation {
@@ -38,7 +39,7 @@ const CITATION = /(?<![\w/.-])`?((?:docs\/)?[\w-]+(?:\/[\w-]+)*\.md)`?((?:(?:,| 
 /** The citations in `text` of a file at `path`: docs/… and the top files anywhere, bare names inside docs/. */
 function citations(path: string, text: string): Citation[] {
   const out: Citation[] = [];
-  for (const m of flatten(text).matchAll(CITATION)) {
+  for (const m of flatten(path, text).matchAll(CITATION)) {
     const name = m[1]!;
     let file: string;
     if (name.startsWith('docs/') || TOP_FILES.includes(name)) file = name;
