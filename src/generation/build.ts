@@ -128,6 +128,7 @@ async function startTransforms(
         file: e.key.split('#')[0] ?? loaded.file ?? '(embedded defaults)',
         path: (origins.get(e.key) ?? []).map((o) => `${o}.transform`).join(', '),
         message: e.message,
+        ...(e.line !== undefined ? { line: e.line } : {}),
       })),
     );
   }

@@ -11,8 +11,9 @@ import { pathToFileURL } from 'node:url';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { Jiti } from 'jiti';
 import { compileInChild } from '../plugins/compiler.ts';
-import { withoutJsonInput } from './error-text.ts';
+import { loadFailure, withoutJsonInput } from './error-text.ts';
 import { TakenBack } from './taken-back.ts';
+import type { LoadIssue } from './calls.ts';
 
 interface Spec {
   key: string;
@@ -62,8 +63,8 @@ function pick(mod: Record<string, unknown> | Fn, exportName: string | undefined)
   return 'exports neither a default function nor a function named "transform"';
 }
 
-async function init(specs: Spec[]): Promise<{ key: string; message: string }[]> {
-  const errors: { key: string; message: string }[] = [];
+async function init(specs: Spec[]): Promise<LoadIssue[]> {
+  const errors: LoadIssue[] = [];
   for (const s of specs) {
     try {
       const mod = await load(s.file);
@@ -71,7 +72,8 @@ async function init(specs: Spec[]): Promise<{ key: string; message: string }[]> 
       if (typeof fn === 'string') errors.push({ key: s.key, message: fn });
       else fns.set(s.key, fn);
     } catch (err) {
-      errors.push({ key: s.key, message: `cannot load: ${(err as Error)?.message ?? String(err)}`.slice(0, 2000) });
+      const failure = loadFailure(err, s.file);
+      errors.push({ key: s.key, ...failure, message: `cannot load: ${failure.message}`.slice(0, 2000) });
     }
   }
   return errors;

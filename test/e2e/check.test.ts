@@ -149,7 +149,30 @@ describe('hook-intake check', () => {
     const r = await check(file);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      `  ${join(dir, 'transforms', 'broken.ts')}: hooks.mappings[0].transform, hooks.mappings[1].transform: cannot load: `,
+      `  ${join(dir, 'transforms', 'broken.ts')}:1: hooks.mappings[0].transform, hooks.mappings[1].transform: cannot load: `,
     );
+  });
+
+  it('gives the line and the message, on one line, of a transform that throws while loading and of one with a syntax error', async () => {
+    writeFileSync(join(dir, 'transforms', 'throws.ts'), "const ready: boolean = false;\nthrow new Error('load-time failure');\n");
+    writeFileSync(join(dir, 'transforms', 'syntax.mjs'), "export default (ctx) => {\n  return { message: 'broken' ;\n};\n");
+    const file = write('load-lines.json', {
+      hooks: {
+        enabled: true,
+        token: HOOK,
+        mappings: [
+          { id: 'throws', match: { path: 'throws' }, transform: { module: 'throws.ts' } },
+          { id: 'syntax', match: { path: 'syntax' }, transform: { module: 'syntax.mjs' } },
+        ],
+      },
+    });
+    const r = await check(file);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.split('\n');
+    expect(lines).toContain(`  ${join(dir, 'transforms', 'throws.ts')}:2: hooks.mappings[0].transform: cannot load: load-time failure`);
+    expect(lines.find((l) => l.includes('syntax.mjs'))).toMatch(
+      new RegExp(`^  ${join(dir, 'transforms', 'syntax.mjs')}:2: hooks\\.mappings\\[1\\]\\.transform: cannot load: \\S.*expected ","$`),
+    );
+    expect(lines.filter((l) => l.trim())).toHaveLength(3); // the heading and one line each
   });
 });
