@@ -10,10 +10,10 @@ import { loadConfig } from '../config/load.ts';
 import type { Logger } from '../log.ts';
 import { AccessTokens } from './access-token.ts';
 import { GmailApi } from './api.ts';
-import { editConfigFile, type ConfigEditor } from './config-edit.ts';
+import { editConfigFile, type ConfigEditor } from '../config/edit.ts';
 import { gcloudCommands, PROJECT_PLACEHOLDER, projectFromEnvironment, resourcePath } from './gcloud.ts';
 import { hookUrlOf } from './run.ts';
-import { fileRef, newToken, SECRETS_DIR, secretFileOf, writeSecretFile } from './secrets.ts';
+import { fileRef, newToken, SECRETS_DIR, secretFileOf, writeSecretFile } from '../config/secret-files.ts';
 import { GmailConfigError, gmailSection, hasCredentials, oauthCredentials, type Deps } from './settings.ts';
 import { readState, stateFile, writeState } from './state.ts';
 
