@@ -117,7 +117,8 @@ describe('authorize()', () => {
       }
     });
 
-    it('answers GitHub\'s verified ping 204 though the mapping matches push alone (docs/mappings.md, "GitHub\'s ping")', () => {
+    // docs/mappings.md, "GitHub's ping"
+    it('answers a verified GitHub ping 204 though the mapping matches push alone', () => {
       const ping = signedReq('ping', valid);
       expect(authorize(signed, ping, logger)?.id).toBe('gh-push');
       expect(ping.answer).toEqual({ status: 204, body: {} });
