@@ -10,7 +10,8 @@ import { runPipeline, type RunDeps } from './run.ts';
 import type { Pipeline } from './pipeline.ts';
 import type { DirectAnswer } from '../plugins/define.ts';
 import { createRateLimiter } from '../intake/rate-limit.ts';
-import type { SharedCounter } from '../store/types.ts';
+import { LocalCounters } from '../store/local/counters.ts';
+import type { Counters } from '../store/roles.ts';
 
 export function findPipeline(gen: Generation, req: Pick<HookRequest, 'name' | 'payload' | 'headers'>): Pipeline | undefined {
   const input = { name: req.name, payload: req.payload, headers: req.headers };
@@ -26,8 +27,9 @@ export function findPipeline(gen: Generation, req: Pick<HookRequest, 'name' | 'p
  * signature is valid for a mapping on the path holds that mapping's secret, so
  * when nothing matches it is told so (404), not that its credential is wrong.
  */
-export function createNamedResolver(deps: RunDeps & { counter?: SharedCounter }): NamedResolver {
-  const limiter = createRateLimiter(deps.counter);
+/** `counters`: the store's, for rate limits; counters of its own when absent (the dry run). */
+export function createNamedResolver(deps: RunDeps & { counters?: Counters }): NamedResolver {
+  const limiter = createRateLimiter(deps.counters ?? new LocalCounters());
   return {
     authorize(gen, req) {
       const p = findPipeline(gen, req);

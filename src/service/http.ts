@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Config } from '../config/schema.ts';
 import type { Logger } from 'pino';
 import type { GenerationRef, Generation } from '../generation/build.ts';
-import type { SharedCounter, Store } from '../store/types.ts';
+import type { Store } from '../store/roles.ts';
 import type { Reloader } from '../generation/reload.ts';
 import { createListener } from '../http/app.ts';
 import { Drain, guardRequests, handleClientErrors } from '../http/connection.ts';
@@ -80,7 +80,6 @@ export interface AppParts {
   reloader: Reloader;
   throttle: FailureThrottle;
   sessions: ConsoleSessions;
-  counter: SharedCounter | undefined;
   workers: SpareWorkerSource | undefined;
   logger: Logger;
   clock: () => number;
@@ -103,11 +102,11 @@ export function createApp(p: AppParts) {
   const listener = createListener({
     generations,
     dispatcher: runtime.dispatcher,
-    idempotency: new IdempotencyGuard(store),
+    idempotency: new IdempotencyGuard(store.records),
     throttle: p.throttle,
     logger: p.logger,
     clock,
-    named: createNamedResolver({ logger: p.logger, ...(p.counter ? { counter: p.counter } : {}) }),
+    named: createNamedResolver({ logger: p.logger, counters: store.counters }),
     tally,
     sessions: p.sessions,
     feed,
