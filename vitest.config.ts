@@ -1,6 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // the package's own name (`hook-intake/plugin`, as the built-in plugins import it) resolves to
+  // the TypeScript sources under test, not to the compiled dist/ the CLI runs (package.json
+  // "exports"); the rest are Vite's own conditions for Node
+  ssr: { resolve: { conditions: ['hook-intake-source', 'module', 'node', 'development|production'] } },
   test: {
     include: ['test/**/*.test.ts', 'plugins/**/*.test.ts', 'presets/**/*.test.ts', 'transforms/**/*.test.ts'],
     testTimeout: 60_000,

@@ -157,7 +157,7 @@ async function runScenario(s: Scenario): Promise<ScenarioResult> {
   const files = writeIntakeConfig(dir, merge(baseConfig(), s.config ?? {}), s.files);
   // Checked by each checkout before any server starts: `check` loads the plugins and leaves them
   // compiled in jiti's cache, so no server is measured with a compiler a first start left resident
-  // (older checkouts kept jiti's, about 20 MB, in whichever server started first).
+  // (older checkouts kept jiti's in whichever server started first; docs/performance.md, "Memory").
   const refused = checkConfig(files);
   if (refused) {
     if (s.requires)

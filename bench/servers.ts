@@ -67,12 +67,26 @@ function tailOf(file: string, lines: number): string {
   }
 }
 
-async function startProcess(name: string, args: string[], dir: string, nodeArgs: string[] = []): Promise<Server> {
+/**
+ * The engine settings hook-intake is run with here, as deploy/Dockerfile and the systemd units in
+ * deploy/ run it (docs/performance.md, "Engine settings"; test/deploy/engine-settings.test.ts
+ * checks that the three agree).
+ */
+export const ENGINE_FLAGS = ['--max-semi-space-size=8', '--no-maglev', '--no-allocation-site-pretenuring'];
+export const ENGINE_ENV = { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=131072' };
+
+async function startProcess(
+  name: string,
+  args: string[],
+  dir: string,
+  nodeArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Server> {
   const logFile = join(dir, `${name.replace(/\W+/g, '-')}.log`);
   const fd = openSync(logFile, 'a');
   const proc = spawn(process.execPath, [...nodeArgs, ...args], {
     cwd: dir,
-    env: { ...process.env, HOOK_INTAKE_CONFIG: '', HOOK_INTAKE_DATA: '' },
+    env: { ...process.env, HOOK_INTAKE_CONFIG: '', HOOK_INTAKE_DATA: '', ...env },
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);
@@ -160,5 +174,12 @@ export interface IntakeOptions {
 export function startIntake(dir: string, f: IntakeFiles, o: IntakeOptions): Promise<Server> {
   const bin = join(o.root ?? ROOT, 'bin/hook-intake.js');
   const dataDir = `${f.dataDir}-${o.name.replace(/\W+/g, '-')}`;
-  return startProcess(o.name, [bin, 'serve', '--config', f.configFile, '--data', dataDir, '--port', '0'], dir, o.nodeArgs);
+  // a scenario's own flags come last, and V8 takes the last of a flag given twice
+  return startProcess(
+    o.name,
+    [bin, 'serve', '--config', f.configFile, '--data', dataDir, '--port', '0'],
+    dir,
+    [...ENGINE_FLAGS, ...(o.nodeArgs ?? [])],
+    ENGINE_ENV,
+  );
 }

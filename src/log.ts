@@ -38,8 +38,8 @@ let lastTime = '';
 
 /**
  * pino's ISO time field (`pino.stdTimeFunctions.isoTime`), made once per millisecond: under load
- * many lines share one, and formatting a date took about 1.4 % of the main thread in `agent`
- * (docs/performance.md).
+ * many lines share one, and formatting a date for each line was a visible share of the main thread
+ * (measured: docs/performance.md, "Logging and standard output").
  */
 export function isoTime(): string {
   const now = Date.now();
@@ -142,9 +142,9 @@ function fieldText(v: unknown): string {
  * The largest write to standard output. Everything this process prints there goes through one
  * writer (`stdoutDestination`: the logger, `printStdout`), so no write can interleave with another
  * of its own whatever its size. The size is what lets the writer keep up: one write is in flight at
- * a time and its completion is handled once per turn of a busy event loop, so with 4 KiB writes the
- * lines of a saturated server piled up in memory (110 MB after 20 s of wakes, written out seconds
- * after the load stopped; docs/performance.md).
+ * a time and its completion is handled once per turn of a busy event loop, so with small writes the
+ * lines of a saturated server piled up in memory, written out long after the load stopped
+ * (measured: docs/performance.md, "Logging and standard output").
  */
 export const MAX_WRITE = 64 * 1024;
 
@@ -160,8 +160,9 @@ let stdout: StdoutWriter | undefined;
  * the event loop are joined into writes of at most `MAX_WRITE` that end at a
  * line end and handed to an asynchronous sonic-boom, which batches further
  * while a write is in flight and handles partial writes, EAGAIN, a closed pipe
- * and the flush at exit. Handing it one line at a time cost about 1 µs a line
- * more (it re-measures its pending chunk on every write; docs/performance.md).
+ * and the flush at exit. Handing it one line at a time cost more per line (it
+ * re-measures its pending chunk on every write; measured: docs/performance.md,
+ * "Logging and standard output").
  */
 function stdoutDestination(): StdoutWriter {
   if (stdout) return stdout;

@@ -7,9 +7,8 @@ import type { Server } from 'node:http';
 import type { Config } from './config/schema.ts';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import type { LoadedConfig } from './config/load.ts';
-import type { Plugin } from './plugins/define.ts';
-import { GenerationRef, type Generation } from './generation/build.ts';
+import { GenerationRef } from './generation/ref.ts';
+import type { Generation } from './generation/types.ts';
 import type { Store } from './store/roles.ts';
 import type { Runner } from './runtime/runner.ts';
 import type { Heartbeat } from './runtime/heartbeat.ts';
@@ -25,24 +24,9 @@ import type { Retention } from './runtime/retention.ts';
 import { createRuntime, firstGenerationAndStore, generationBuilder } from './service/runtime.ts';
 import { createApp, createHttpServer, listen } from './service/http.ts';
 import { startBackground, stopAll } from './service/lifecycle.ts';
+import type { ServiceOptions } from './service/options.ts';
 
-export interface ServiceOptions {
-  /** Loads (and re-loads, on change) the config. Throws `ConfigError`. */
-  load: () => LoadedConfig;
-  /** The config already loaded for this start (saves loading it twice). */
-  initial?: LoadedConfig;
-  logger: Logger;
-  /** Overrides of `gateway.port` / `gateway.bind` (`--port`, `--bind`). */
-  port?: number | undefined;
-  bind?: string | undefined;
-  clock?: () => number;
-  fetch?: typeof fetch;
-  env?: Record<string, string | undefined>;
-  /** Watch the config, transforms, presets and plugins and reload on change (default true). */
-  watch?: boolean;
-  builtins?: readonly Plugin[];
-  presetsDir?: string;
-}
+export type { ServiceOptions };
 
 export interface Service {
   readonly url: string;

@@ -5,9 +5,11 @@
  * request (first match, transform in a worker, validation, safety boundary).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildGeneration, type Generation } from '../src/generation/build.ts';
-import { resolveRequest, type HookRequest, type Resolution } from '../src/intake/resolve.ts';
-import { createNamedResolver } from '../src/mapping/resolve.ts';
+import { buildGeneration } from '../src/generation/build.ts';
+import type { Generation } from '../src/generation/types.ts';
+import { authorize } from '../src/intake/credential.ts';
+import type { HookRequest } from '../src/intake/request.ts';
+import { type Resolution, resolve as resolveStep } from '../src/intake/resolve.ts';
 import type { PreparedAgent, PreparedWake } from '../src/intake/prepare.ts';
 import { builtinPlugins } from '../plugins/index.ts';
 import { captureLogger, testConfig } from '../test/helpers/runtime.ts';
@@ -54,7 +56,6 @@ const tokenHeaders: Record<string, Record<string, string>> = { telegram: { 'x-te
 
 let gen: Generation;
 const log = captureLogger('info');
-const resolver = createNamedResolver({ logger: log.logger });
 
 beforeAll(async () => {
   // a channel with the id `telegram` for the replies (any type: the example only names it)
@@ -87,7 +88,7 @@ function resolve(name: string, fixtureName: string, headers: Record<string, stri
     receivedAt,
     authenticated: !verify,
   };
-  return resolveRequest(gen, req, resolver);
+  return resolveStep(gen, req, authorize(gen, req, log.logger), log.logger);
 }
 
 const actionsOf = (r: Resolution) => {
@@ -103,16 +104,13 @@ describe('the example transforms in the real pipeline', () => {
 
   it('github: an opened issue becomes one wrapped agent run, a synchronize a skip', async () => {
     const r = await resolve('github', 'github-issues-opened.json', { 'x-github-event': 'issues' });
-    expect(r.kind === 'actions' && r.mappingId).toBe('github');
+    expect(r.kind === 'actions' && r.actions[0]!.origin).toBe('github');
     const [run] = actionsOf(r) as PreparedAgent[];
     expect(run).toMatchObject({ kind: 'agent', name: 'GitHub', sessionKey: 'hook:github:acme/app:7', label: 'GitHub', trusted: false });
     expect(run!.message).toMatch(
       /<<<EXTERNAL_UNTRUSTED_CONTENT id="[0-9a-f]+" source="GitHub">>>\nIssue #7 in acme\/app opened by octocat: /,
     );
-    expect(await resolve('github', 'github-pull_request-synchronize.json', { 'x-github-event': 'pull_request' })).toEqual({
-      kind: 'skip',
-      mappingId: 'github',
-    });
+    expect(await resolve('github', 'github-pull_request-synchronize.json', { 'x-github-event': 'pull_request' })).toEqual({ kind: 'skip' });
   });
 
   it('github: a merged pull request becomes a wake for the next heartbeat', async () => {
@@ -143,7 +141,7 @@ describe('the example transforms in the real pipeline', () => {
     const list = actionsOf(await resolve('grafana', 'grafana-firing.json')) as PreparedWake[];
     expect(list.map((a) => a.kind)).toEqual(['wake', 'wake']);
     expect(list[0]!.text).toContain('source="Grafana"');
-    expect(await resolve('grafana', 'grafana-resolved.json')).toEqual({ kind: 'skip', mappingId: 'grafana' });
+    expect(await resolve('grafana', 'grafana-resolved.json')).toEqual({ kind: 'skip' });
   });
 
   it('forms: a submission becomes an agent run named after the form (a name the transform returns is no boundary source)', async () => {
@@ -163,6 +161,6 @@ describe('the example transforms in the real pipeline', () => {
       to: '-1001234567890:42',
     });
     expect(run!.message).toContain('source="Telegram"');
-    expect(await resolve('telegram', 'telegram-sticker.json')).toEqual({ kind: 'skip', mappingId: 'telegram' });
+    expect(await resolve('telegram', 'telegram-sticker.json')).toEqual({ kind: 'skip' });
   });
 });

@@ -73,7 +73,7 @@ async function withBodyRetryAfter(res: Response): Promise<Response> {
 type DiscordRest = typeof import('@discordjs/rest');
 let loading: Promise<DiscordRest> | undefined;
 
-/** The library, loaded when a `discord` channel is first configured (it takes a tenth of a second to load). */
+/** The library, loaded when a `discord` channel is first configured (it is slow to load; measured: docs/performance.md, "Memory"). */
 function library(): Promise<DiscordRest> {
   if (!loading) {
     loading = import('@discordjs/rest');

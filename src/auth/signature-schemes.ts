@@ -1,5 +1,5 @@
 /**
- * The five provider signature schemes (SPEC §5.6). Each one says which header
+ * The five provider signature schemes (SECURITY.md, "What a signature secret grants"). Each one says which header
  * carries the signature, how a configured secret becomes HMAC key bytes, and
  * how to read a request into the bytes signed ahead of the body plus the
  * candidate MACs. The HMAC itself and the comparison live in signatures.ts, so

@@ -1,5 +1,5 @@
 /**
- * Provider signature verification (SPEC §5.6), pure: no I/O, no clock, no
+ * Provider signature verification (SECURITY.md, "What a signature secret grants"), pure: no I/O, no clock, no
  * logging. A mapping's `verify` spec is compiled once per config generation
  * (secrets checked, decoded and sealed in KeyObjects); the compiled verifier
  * runs per request over the exact raw body bytes:

@@ -1,5 +1,5 @@
 /**
- * Failed-authentication throttle per client address (SPEC §4.1): more than
+ * Failed-authentication throttle per client address (docs/http.md, "Authentication"): more than
  * `max` failures within `windowMs` of the first one block that address until
  * the window passes. A success resets the count. Memory is bounded: at most
  * `maxEntries` addresses are tracked, expired ones are dropped first. Each

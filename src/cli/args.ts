@@ -1,5 +1,6 @@
 /** Argument parsing shared by the commands (node:util parseArgs, strict), and their `--help`. */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { dirname, join, resolve } from 'node:path';
 
 export class UsageError extends Error {}
 
@@ -33,7 +34,7 @@ export const commonOptions = {
     type: 'string',
     short: 'd',
     value: 'DIR',
-    help: 'the data directory (database, generated tokens); default $HOOK_INTAKE_DATA, else ./data',
+    help: 'the data directory (database, generated tokens); default $HOOK_INTAKE_DATA, else data next to the config file',
   },
   help: { type: 'boolean', short: 'h', help: 'show this help and exit' },
 } as const satisfies Record<string, Flag>;
@@ -72,6 +73,25 @@ function wrap(text: string, width: number): string[] {
   return [...lines, line];
 }
 
-export function resolveDataDir(flag: string | undefined, env: Record<string, string | undefined> = process.env): string {
-  return flag ?? env.HOOK_INTAKE_DATA ?? 'data';
+/** The data directory, absolute, and what chose it (for `check` and `serve` to say). */
+export interface DataDir {
+  dir: string;
+  from: string;
+}
+
+/**
+ * The data directory (docs/configuration.md, data directory): `--data`, else `$HOOK_INTAKE_DATA` (both
+ * against the working directory), else `data` next to the config file, as the config's other relative
+ * paths are; on the embedded defaults (no file), `./data`.
+ */
+export function resolveDataDir(
+  flag: string | undefined,
+  configFile: string | undefined,
+  env: Record<string, string | undefined> = process.env,
+  cwd = process.cwd(),
+): DataDir {
+  if (flag) return { dir: resolve(cwd, flag), from: '--data' };
+  if (env.HOOK_INTAKE_DATA) return { dir: resolve(cwd, env.HOOK_INTAKE_DATA), from: '$HOOK_INTAKE_DATA' };
+  if (configFile) return { dir: join(dirname(configFile), 'data'), from: 'next to the config file' };
+  return { dir: resolve(cwd, 'data'), from: 'in the working directory: no config file' };
 }

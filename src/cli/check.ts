@@ -6,8 +6,8 @@
  * persistence settings do not put an answered write on disk.
  */
 import { ConfigError, formatIssue } from '../errors.ts';
-import type { Generation } from '../generation/build.ts';
-import { commonOptions, helpText, parse, UsageError } from './args.ts';
+import type { Generation } from '../generation/types.ts';
+import { commonOptions, helpText, parse, UsageError, type DataDir } from './args.ts';
 import { offlineGeneration } from './generation.ts';
 import { describeStorage, inspectStorage } from '../store/config.ts';
 
@@ -38,9 +38,9 @@ export async function check(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    const { gen, loaded, notYet } = await offlineGeneration(values.config, values.data);
+    const { gen, loaded, data, notYet } = await offlineGeneration(values.config, values.data);
     try {
-      process.stdout.write(summary(gen, loaded.fallbackTokens, notYet));
+      process.stdout.write(summary(gen, loaded.fallbackTokens, notYet, data));
       const d = await inspectStorage(gen.config.storage);
       if (d) process.stdout.write(`${[d.line, ...d.warnings.map((w) => `warning: ${w}`)].join('\n')}\n`);
     } finally {
@@ -56,9 +56,15 @@ export async function check(argv: string[]): Promise<number> {
   }
 }
 
-export function summary(gen: Generation, fallbackTokens: readonly string[], notYet: ReadonlySet<string> = new Set()): string {
+export function summary(
+  gen: Generation,
+  fallbackTokens: readonly string[],
+  notYet: ReadonlySet<string> = new Set(),
+  data?: DataDir,
+): string {
   const c = gen.config;
   const lines = [`config: ${gen.file ?? '(embedded defaults)'} is valid`];
+  if (data) lines.push(`data directory: ${data.dir} (${data.from})`);
   if (c.hooks.enabled) {
     const token = notYet.has('hooks')
       ? 'not generated yet: serve generates it on first start'

@@ -24,7 +24,11 @@ export const AUTH_OPTIONS = {
 export const SETUP_OPTIONS = {
   ...commonOptions,
   account: { type: 'string', value: 'EMAIL', help: 'the mailbox to watch (required)' },
-  project: { type: 'string', value: 'ID', help: 'the Google Cloud project of the Pub/Sub topic' },
+  project: {
+    type: 'string',
+    value: 'ID',
+    help: "the Google Cloud project of the Pub/Sub topic; default gcloud's project, $GOOGLE_CLOUD_PROJECT or $CLOUDSDK_CORE_PROJECT",
+  },
   topic: {
     type: 'string',
     value: 'NAME',
@@ -120,11 +124,12 @@ async function auth(argv: string[]): Promise<number> {
     process.stdout.write(GMAIL_COMMAND_HELP.auth);
     return 0;
   }
+  const file = configFile(values.config);
   const { runAuth } = await import('../gmail/auth.ts');
   const { realDeps } = await import('../gmail/settings.ts');
   const r = await runAuth({
-    file: configFile(values.config),
-    dataDir: resolve(resolveDataDir(values.data)),
+    file,
+    dataDir: resolveDataDir(values.data, file).dir,
     clientSecretFile: values['client-secret'],
     deps: realDeps(),
     show: (url) => printStdout(`open this URL in a browser and allow access:\n${url}\n`),
@@ -140,11 +145,12 @@ async function setup(argv: string[]): Promise<number> {
     return 0;
   }
   if (!values.account) throw new UsageError('--account is required');
+  const file = configFile(values.config);
   const { runSetup } = await import('../gmail/setup.ts');
   const { realDeps } = await import('../gmail/settings.ts');
   const r = await runSetup({
-    file: configFile(values.config),
-    dataDir: resolve(resolveDataDir(values.data)),
+    file,
+    dataDir: resolveDataDir(values.data, file).dir,
     account: values.account,
     project: values.project,
     topic: values.topic,
@@ -171,9 +177,10 @@ async function run(argv: string[]): Promise<number> {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be an integer from 0 to 65535');
   }
   const format = logFormat(values['log-format'], process.stdout.isTTY === true);
-  const dataDir = resolve(resolveDataDir(values.data));
+  const file = findConfigFile({ file: values.config });
+  const dataDir = resolveDataDir(values.data, file).dir;
   const tokens = dataDirTokens(dataDir, false);
-  const loaded = loadConfig({ file: values.config, dataDir, tokenFallback: tokens.fallback });
+  const loaded = loadConfig({ file, dataDir, tokenFallback: tokens.fallback });
   if (tokens.notYet.has('hooks'))
     throw new Error(`hooks.token is not set and serve has not generated one in ${dataDir} yet: start serve once, or run gmail setup`);
   const log = createLogger(loaded.config.logging.level, undefined, format);

@@ -2,6 +2,8 @@
  * `hook-intake <command>`: one file per command; this one only dispatches.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { CHECK_HELP, CHECK_OPTIONS, check } from './check.ts';
 import { serve, SERVE_HELP, SERVE_OPTIONS } from './serve.ts';
 import { TRY_HELP, TRY_OPTIONS, tryHook } from './try.ts';
@@ -67,5 +69,5 @@ export async function main(argv: string[]): Promise<number | undefined> {
 
 /** The package's version, from its package.json. */
 function version(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }

@@ -4,14 +4,12 @@
  * It opens the database itself, so it runs while the service is stopped: the service assumes it is the
  * database's only writer.
  */
-import { resolve } from 'node:path';
 import { ConfigError, formatIssue } from '../errors.ts';
-import { loadConfig } from '../config/load.ts';
+import { findConfigFile, loadConfig } from '../config/load.ts';
 import { openStore, StoreOpenError } from '../store/index.ts';
 import type { PruneCounts } from '../store/types.ts';
 import { pruneAll, pruneBefore } from '../runtime/retention.ts';
 import { commonOptions, helpText, parse, resolveDataDir, UsageError, type Flag } from './args.ts';
-import { dataDirTokens } from './tokens.ts';
 
 export const PRUNE_OPTIONS = {
   'dry-run': { type: 'boolean', help: 'count what would be removed, remove nothing' },
@@ -55,10 +53,12 @@ export async function prune(argv: string[], clock: () => number = Date.now): Pro
     process.stdout.write(PRUNE_HELP);
     return 0;
   }
-  const dataDir = resolve(resolveDataDir(values.data));
+  const file = findConfigFile({ file: values.config });
+  const dataDir = resolveDataDir(values.data, file).dir;
   let config;
   try {
-    config = loadConfig({ file: values.config, dataDir, tokenFallback: dataDirTokens(dataDir, false).fallback }).config;
+    // storage and retention alone: the rest (secrets of webhooks and channels among it) is not needed here
+    config = loadConfig({ file, dataDir, only: ['storage', 'retention'] }).config;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`hook-intake: invalid configuration\n${err.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}\n`);

@@ -2,7 +2,6 @@
  * `hook-intake serve`: load the config, start the service, print
  * `listening on http://ADDR:PORT` when ready, stop cleanly on SIGTERM/SIGINT.
  */
-import { resolve } from 'node:path';
 import { findConfigFile, loadConfig, type LoadedConfig } from '../config/load.ts';
 import { ConfigError, formatIssue } from '../errors.ts';
 import { createLogger, logFormat, printStdout, type LogFormat, type Logger } from '../log.ts';
@@ -99,11 +98,11 @@ export async function serve(argv: string[]): Promise<number | undefined> {
   const opts = serveOptions(argv);
   if (typeof opts === 'number') return opts;
   const { values, format, port } = opts;
-  const dataDir = resolve(resolveDataDir(values.data));
-  const tokens = dataDirTokens(dataDir, true);
-
   // the file is located once; reloads read the same file again
   const file = findConfigFile({ file: values.config });
+  const data = resolveDataDir(values.data, file);
+  const dataDir = data.dir;
+  const tokens = dataDirTokens(dataDir, true);
   const load = () => loadConfig({ file, dataDir, tokenFallback: tokens.fallback });
   let loaded: LoadedConfig;
   try {
@@ -129,28 +128,36 @@ export async function serve(argv: string[]): Promise<number | undefined> {
   // the handlers go in before the ready line: a supervisor may send SIGTERM the moment it reads it
   const stopped = stopOnSignal(service, logger);
   printStdout(`listening on ${service.url}\n`);
-  printWelcome(service, loaded, tokens);
+  printStdout(`data directory: ${data.dir} (${data.from})\n`);
+  printStdout(welcomeText(service, loaded, tokens, process.stdout.isTTY === true));
   return stopped;
 }
 
-/** Tells a new user how to reach the service; a generated token is shown only on the start that created it. */
-function printWelcome(service: Service, loaded: LoadedConfig, tokens: TokenStore): void {
+/**
+ * Tells a new user how to reach the service. A generated token is shown only on the start that
+ * created it, and only at a terminal: where standard output is not one (a service manager's
+ * journal, a container engine's log, which keep it) the lines say where the token is kept and
+ * read it from there (docs/deployment.md, "Secrets").
+ */
+export function welcomeText(service: Pick<Service, 'host' | 'port'>, loaded: LoadedConfig, tokens: TokenStore, terminal: boolean): string {
   const cfg = loaded.config;
-  if (!cfg.hooks.enabled) {
-    printStdout('hooks are disabled (hooks.enabled is false); only the read API and health endpoints answer\n');
-    return;
-  }
+  if (!cfg.hooks.enabled) return 'hooks are disabled (hooks.enabled is false); only the read API and health endpoints answer\n';
   const host =
     service.host === '0.0.0.0' || service.host === '::' ? '127.0.0.1' : service.host.includes(':') ? `[${service.host}]` : service.host;
   const base = `http://${host}:${service.port}`;
   const lines: string[] = [];
-  const hookToken = tokens.generated.get('hooks');
-  const gatewayToken = tokens.generated.get('gateway');
+  const hookToken = terminal ? tokens.generated.get('hooks') : undefined;
+  const gatewayToken = terminal ? tokens.generated.get('gateway') : undefined;
   const usesFile = (kind: 'hooks' | 'gateway') => loaded.fallbackTokens.includes(kind);
   const show = (kind: 'hooks' | 'gateway', generated: string | undefined) =>
     generated ?? (usesFile(kind) ? `$(cat ${tokens.file(kind)})` : kind === 'hooks' ? '<HOOK_TOKEN>' : '<GATEWAY_TOKEN>');
-  if (hookToken) lines.push(`hook token generated and kept in ${tokens.file('hooks')} (shown only this once): ${hookToken}`);
-  if (gatewayToken) lines.push(`read API token generated and kept in ${tokens.file('gateway')} (shown only this once): ${gatewayToken}`);
+  const told = (kind: 'hooks' | 'gateway', what: string, token: string | undefined) => {
+    if (token) lines.push(`${what} generated and kept in ${tokens.file(kind)} (shown only this once): ${token}`);
+    else if (tokens.generated.has(kind))
+      lines.push(`${what} generated and kept in ${tokens.file(kind)} (not shown: standard output is not a terminal)`);
+  };
+  told('hooks', 'hook token', hookToken);
+  told('gateway', 'read API token', gatewayToken);
   lines.push('try it:');
   lines.push(
     `  curl -sS -X POST ${base}${cfg.hooks.path}/wake -H "Authorization: Bearer ${show('hooks', hookToken)}" -H 'Content-Type: application/json' -d '{"text":"hello from curl"}'`,
@@ -159,5 +166,5 @@ function printWelcome(service: Service, loaded: LoadedConfig, tokens: TokenStore
     lines.push(`  curl -sS ${base}/api/main/events -H "Authorization: Bearer ${show('gateway', gatewayToken)}"`);
     lines.push(`console: ${base}/ui (sign in with the read API token)`);
   }
-  printStdout(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }

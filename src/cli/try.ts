@@ -22,6 +22,10 @@ export const TRY_OPTIONS = {
     value: "'name: value'",
     help: 'a request header; repeat for more (content-type is application/json unless given)',
   },
+  'skip-verify': {
+    type: 'boolean',
+    help: "run a mapping with `verify` without checking the request's signature (the output says so), so an example payload needs no signing",
+  },
   json: { type: 'boolean', help: 'print the result as one JSON document' },
 } as const satisfies Record<string, Flag>;
 
@@ -87,7 +91,9 @@ export async function tryHook(argv: string[]): Promise<number> {
   }
 
   try {
-    const result = await dryRun(gen, name, raw, headers, createLogger('silent'), Date.now());
+    const result = await dryRun(gen, name, raw, headers, createLogger('silent'), Date.now(), {
+      skipVerify: values['skip-verify'] === true,
+    });
     process.stdout.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : renderDryRun(result, gen.pipelines.length));
     if (result.direct) return result.status < 300 ? 0 : 2;
     return result.code ? 2 : 0;

@@ -28,6 +28,12 @@ export interface LoadOptions {
    * in the data dir; `check` only reads. Called only when the token is needed.
    */
   tokenFallback?: (kind: 'hooks' | 'gateway') => string | undefined;
+  /**
+   * Reads only these top-level sections of the file; the others take their defaults. For a command
+   * that needs a part of the config (`prune`: storage and retention), so that an unset `${ENV}` or a
+   * mistake elsewhere does not stop it.
+   */
+  only?: readonly string[];
 }
 
 export interface LoadedConfig {
@@ -44,7 +50,8 @@ export interface LoadedConfig {
 
 /**
  * The YAML parser, loaded on first use: only YAML configurations need it, so a process that never
- * reads one does not hold it (about 0.9 MB of heap). `require`, not `import()`: parsing is synchronous.
+ * reads one does not hold it (measured: docs/performance.md, "Memory"). `require`, not `import()`: parsing
+ * is synchronous.
  */
 let yamlModule: typeof import('yaml') | undefined;
 const yaml = (): typeof import('yaml') => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
@@ -126,6 +133,10 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
     lineOf = parsed.lineOf;
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
       throw new ConfigError([{ file, path: '', message: 'the config must be an object at the top level' }]);
+    }
+    if (opts.only) {
+      const whole = raw as Record<string, unknown>;
+      raw = Object.fromEntries(opts.only.filter((k) => Object.hasOwn(whole, k)).map((k) => [k, whole[k]]));
     }
   }
 

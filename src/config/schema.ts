@@ -3,8 +3,7 @@
  * file against `ConfigSchema` (filling the defaults in place) and TypeScript
  * derives `Config` from the same object, so the two can never disagree.
  *
- * Defaults follow SPEC §3. Keys the SPEC does not name are documented in
- * docs/configuration.md.
+ * Every key, its default and its rule are documented in docs/configuration.md, "Keys".
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { StorageSchema } from './storage.ts';

@@ -7,12 +7,12 @@
  */
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load.ts';
-import type { Config } from '../config/schema.ts';
+import type { Generation } from './types.ts';
 import { ConfigError, type ConfigIssue } from '../errors.ts';
-import { createTokenMatcher, type TokenMatcher } from '../auth/token.ts';
+import { createTokenMatcher } from '../auth/token.ts';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { AgentProvider, Plugin, Service } from '../plugins/define.ts';
+import type { Plugin } from '../plugins/define.ts';
 import { createRegistry, type Registry } from '../plugins/registry.ts';
 import { loadPluginModule, pluginPath } from '../plugins/load.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
@@ -22,52 +22,7 @@ import { BUILTIN_PRESETS_DIR, loadPresetsDir } from '../presets/load.ts';
 import { createTransformPool, TransformLoadError, type TransformPool, type WorkerSource } from '../transforms/pool.ts';
 import { signatureVerifiers } from '../auth/verifiers.ts';
 import { storageIssues } from '../store/config.ts';
-import {
-  createInstanceMaker,
-  instantiatePlugins,
-  releaseInstances,
-  startInstances,
-  type ChannelEntry,
-  type Held,
-  type InstanceMaker,
-  type Submit,
-} from './instances.ts';
-
-export type { ChannelEntry };
-
-export interface Generation {
-  readonly id: number;
-  readonly loadedAt: number;
-  readonly file: string | undefined;
-  readonly config: Config;
-  readonly hookToken: TokenMatcher | undefined;
-  readonly gatewayToken: TokenMatcher | undefined;
-  /** `agents.defaults.models` as a set, when configured. */
-  readonly models: ReadonlySet<string> | undefined;
-  readonly providers: ReadonlyMap<string, AgentProvider>;
-  readonly channels: ReadonlyMap<string, ChannelEntry>;
-  readonly services: ReadonlyMap<string, Service>;
-  /** Every plugin instance it holds (providers, channels, services, verifiers), some shared with other generations. */
-  readonly instances: readonly Held[];
-  readonly pipelines: readonly Pipeline[];
-  /** Workers running this generation's transforms; absent when no mapping has one. */
-  readonly transforms: TransformPool | undefined;
-  readonly warnings: readonly string[];
-  /** Files and directories whose changes should trigger a reload. */
-  readonly sources: { readonly files: readonly string[]; readonly dirs: readonly string[] };
-  /** Mappings that turn the safety boundary off (reported by `check`). */
-  readonly unsafeHooks: readonly string[];
-  /**
-   * Hook names a signature-verified mapping may own (their `match.path`), and
-   * whether one matches without a path. For those, the token check waits until
-   * the owning mapping is known.
-   */
-  readonly signed: { readonly paths: ReadonlySet<string>; readonly anyPath: boolean };
-  /** Starts its plugin instances not started yet: call when it goes live. */
-  start(): Promise<void>;
-  /** Releases what the generation holds: transform workers, and plugin instances no other generation holds (stopped). */
-  dispose(): Promise<void>;
-}
+import { createInstanceMaker, instantiatePlugins, releaseInstances, startInstances, type InstanceMaker, type Submit } from './instances.ts';
 
 export interface BuildDeps {
   logger: Logger;
@@ -173,6 +128,7 @@ async function startTransforms(
         file: e.key.split('#')[0] ?? loaded.file ?? '(embedded defaults)',
         path: (origins.get(e.key) ?? []).map((o) => `${o}.transform`).join(', '),
         message: e.message,
+        ...(e.line !== undefined ? { line: e.line } : {}),
       })),
     );
   }
@@ -198,6 +154,7 @@ export async function buildGeneration(loaded: LoadedConfig, deps: BuildDeps): Pr
       registry,
       instances,
       pipelines: compiled.pipelines,
+      credentialHeaders: compiled.credentialHeaders,
       transforms,
       sources: { files: [...new Set(sources.files)], dirs: [...new Set(sources.dirs)] },
       issues,
@@ -211,6 +168,8 @@ export interface GenerationParts {
   /** The maker the pipelines' verifiers came from; a new one (carrying over from `deps.previous`) when absent. */
   instances?: InstanceMaker;
   pipelines: readonly Pipeline[];
+  /** See `Generation.credentialHeaders` (none when absent). */
+  credentialHeaders?: ReadonlySet<string>;
   transforms?: TransformPool | undefined;
   sources: Generation['sources'];
   /** Problems found so far; any (with those of the plugin instances) fail the build. */
@@ -262,6 +221,7 @@ export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts,
     services,
     instances: held,
     pipelines: Object.freeze([...parts.pipelines]),
+    credentialHeaders: parts.credentialHeaders ?? new Set<string>(),
     transforms,
     warnings: loaded.warnings,
     sources: parts.sources,
@@ -273,71 +233,4 @@ export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts,
     start: () => startInstances(held, deps.submit),
     dispose,
   });
-}
-
-/**
- * Holds the current generation. Requests `acquire` it and `release` it when
- * done; `swap` installs a new one and disposes the old once it is unused.
- */
-export class GenerationRef {
-  private gen: Generation;
-  private readonly users = new Map<Generation, number>();
-  private readonly retired = new Set<Generation>();
-  lastReloadError: { at: number; issues: ConfigIssue[] } | undefined;
-
-  constructor(initial: Generation) {
-    this.gen = initial;
-  }
-
-  get current(): Generation {
-    return this.gen;
-  }
-
-  acquire(): Generation {
-    const g = this.gen;
-    this.users.set(g, (this.users.get(g) ?? 0) + 1);
-    return g;
-  }
-
-  /** Runs `fn` with the current generation held, so it is not disposed while `fn` runs. */
-  async use<T>(fn: (g: Generation) => Promise<T>): Promise<T> {
-    const g = this.acquire();
-    try {
-      return await fn(g);
-    } finally {
-      this.release(g);
-    }
-  }
-
-  /**
-   * The current generation keeps its entry at 0 users: deleting and adding it again as requests
-   * come and go would make this long-lived Map's table churn (see util/recycled.ts).
-   */
-  release(g: Generation): void {
-    const n = (this.users.get(g) ?? 1) - 1;
-    if (n > 0 || (n === 0 && g === this.gen)) this.users.set(g, n);
-    else {
-      this.users.delete(g);
-      if (this.retired.delete(g)) void g.dispose();
-    }
-  }
-
-  swap(next: Generation): Generation {
-    const prev = this.gen;
-    this.gen = next;
-    this.lastReloadError = undefined;
-    if ((this.users.get(prev) ?? 0) > 0) this.retired.add(prev);
-    else {
-      this.users.delete(prev);
-      void prev.dispose();
-    }
-    return prev;
-  }
-
-  /** Disposes the current generation and any retired ones (shutdown). */
-  async disposeAll(): Promise<void> {
-    const all = [this.gen, ...this.retired];
-    this.retired.clear();
-    await Promise.all(all.map((g) => g.dispose()));
-  }
 }

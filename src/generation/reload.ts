@@ -7,7 +7,8 @@
  */
 import type { Logger } from 'pino';
 import { ConfigError, type ConfigIssue } from '../errors.ts';
-import type { Generation, GenerationRef } from './build.ts';
+import type { Generation } from './types.ts';
+import type { GenerationRef } from './ref.ts';
 
 export interface ReloaderDeps {
   generations: GenerationRef;

@@ -1,7 +1,9 @@
 /**
  * The `gcloud` commands for what `setup` cannot do itself: the Pub/Sub topic, the grant that lets
- * Gmail publish to it, and the push subscription that calls the push endpoint.
+ * Gmail publish to it, and the push subscription that calls the push endpoint; and the project they
+ * are for when `--project` is not given (docs/gmail.md, setup).
  */
+import { spawnSync } from 'node:child_process';
 
 export const GMAIL_PUSH_ACCOUNT = 'gmail-api-push@system.gserviceaccount.com';
 
@@ -19,8 +21,43 @@ export function resourcePath(
 
 const shellQuote = (s: string) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
-export interface GcloudPlan {
+/** Where a project id was found, for setup to say. */
+export interface FoundProject {
   project: string;
+  from: string;
+}
+
+const PROJECT_VARIABLES = ['GOOGLE_CLOUD_PROJECT', 'CLOUDSDK_CORE_PROJECT'] as const;
+
+/**
+ * The project of this machine's Google Cloud set-up: `gcloud config get-value project` when `gcloud`
+ * is on the `PATH` of `env` and has one, else `GOOGLE_CLOUD_PROJECT`, else `CLOUDSDK_CORE_PROJECT`.
+ */
+export function projectFromEnvironment(env: Record<string, string | undefined>): FoundProject | undefined {
+  const r = spawnSync('gcloud', ['config', 'get-value', 'project'], {
+    env,
+    encoding: 'utf8',
+    timeout: 30_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (!r.error && r.status === 0) {
+    // gcloud prints nothing, or "(unset)", when no project is set
+    const value = r.stdout.trim().split('\n').at(-1)?.trim();
+    if (value && value !== '(unset)' && /^[^\s/]+$/.test(value)) return { project: value, from: 'gcloud config get-value project' };
+  }
+  for (const name of PROJECT_VARIABLES) {
+    const value = env[name]?.trim();
+    if (value) return { project: value, from: name };
+  }
+  return undefined;
+}
+
+/** What `--project` shows in the commands when no project was found: the operator puts theirs in. */
+export const PROJECT_PLACEHOLDER = '<project-id>';
+
+export interface GcloudPlan {
+  /** Absent: no project is known, and the commands carry `<project-id>`. */
+  project: string | undefined;
   topic: string;
   subscription: string;
   /** The public URL that reaches the push path. */
@@ -30,7 +67,7 @@ export interface GcloudPlan {
 }
 
 export function gcloudCommands(p: GcloudPlan): string[] {
-  const project = `--project=${shellQuote(p.project)}`;
+  const project = `--project=${p.project === undefined ? PROJECT_PLACEHOLDER : shellQuote(p.project)}`;
   const endpoint = p.tokenShell ? `"${p.endpoint}${p.endpoint.includes('?') ? '&' : '?'}token=${p.tokenShell}"` : shellQuote(p.endpoint);
   return [
     `gcloud services enable gmail.googleapis.com pubsub.googleapis.com ${project}`,

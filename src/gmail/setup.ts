@@ -11,7 +11,7 @@ import type { Logger } from '../log.ts';
 import { AccessTokens } from './access-token.ts';
 import { GmailApi } from './api.ts';
 import { editConfigFile, type ConfigEditor } from './config-edit.ts';
-import { gcloudCommands, resourcePath } from './gcloud.ts';
+import { gcloudCommands, PROJECT_PLACEHOLDER, projectFromEnvironment, resourcePath } from './gcloud.ts';
 import { hookUrlOf } from './run.ts';
 import { fileRef, newToken, SECRETS_DIR, secretFileOf, writeSecretFile } from './secrets.ts';
 import { GmailConfigError, gmailSection, hasCredentials, oauthCredentials, type Deps } from './settings.ts';
@@ -30,6 +30,8 @@ export interface SetupOptions {
   hookUrl?: string;
   deps: Deps;
   log: Logger;
+  /** Where a project is looked for without `--project` (gcloud on its `PATH`, the variables); default the process's. */
+  env?: Record<string, string | undefined>;
 }
 
 export interface SetupResult {
@@ -49,18 +51,34 @@ export async function runSetup(o: SetupOptions): Promise<SetupResult> {
     notes.push(`created ${o.file}`);
   }
   let tokenShell: string | undefined;
-  let topic!: ReturnType<typeof resourcePath> & object;
-  let subscription!: ReturnType<typeof resourcePath> & object;
+  // without a project (none given or found) the topic and subscription are left out of the config
+  let topic: Resource | undefined;
+  let names = { topic: TOPIC, subscription: SUBSCRIPTION };
   editConfigFile(o.file, (edit) => {
     const g = (path: string[]) => edit.get(['hooks', 'gmail', ...path]);
     const oldTopic = typeof g(['topic']) === 'string' ? resourcePath(g(['topic']) as string, 'topics', undefined) : undefined;
-    const project = o.project ?? oldTopic?.project;
-    const t = resourcePath(o.topic ?? oldTopic?.path ?? TOPIC, 'topics', project);
-    if (!t) throw new GmailConfigError('--project is required (or --topic projects/<project>/topics/<name>)');
-    const s = resourcePath(o.subscription ?? (g(['subscription']) as string | undefined) ?? SUBSCRIPTION, 'subscriptions', t.project);
-    if (!s) throw new GmailConfigError('--subscription must be a name or projects/<project>/subscriptions/<name>');
-    topic = t;
-    subscription = s;
+    const given = o.topic ? resourcePath(o.topic, 'topics', undefined) : undefined;
+    const project = o.project ?? given?.project ?? oldTopic?.project ?? foundProject(o.env ?? process.env, notes);
+    const topicName = o.topic ?? oldTopic?.path ?? TOPIC;
+    const subscriptionName = o.subscription ?? (g(['subscription']) as string | undefined) ?? SUBSCRIPTION;
+    if (project !== undefined) {
+      const t = resourcePath(topicName, 'topics', project);
+      if (!t) throw new GmailConfigError('--topic must be a name or projects/<project>/topics/<name>');
+      const s = resourcePath(subscriptionName, 'subscriptions', t.project);
+      if (!s) throw new GmailConfigError('--subscription must be a name or projects/<project>/subscriptions/<name>');
+      topic = t;
+      names = { topic: t.name, subscription: s.name };
+      edit.set(['hooks', 'gmail', 'topic'], t.path);
+      edit.set(['hooks', 'gmail', 'subscription'], s.path);
+    } else {
+      if (topicName.includes('/') || subscriptionName.includes('/'))
+        throw new GmailConfigError('--topic and --subscription are names here (no project is known), or give --project');
+      names = { topic: topicName, subscription: subscriptionName };
+      notes.push(
+        `no Google Cloud project: no --project, no project in gcloud's config, GOOGLE_CLOUD_PROJECT and CLOUDSDK_CORE_PROJECT unset; ` +
+          `hooks.gmail.topic and subscription are left unset: run setup again with --project ID, and put your project's id for ${PROJECT_PLACEHOLDER} in the commands below`,
+      );
+    }
 
     if (edit.get(['hooks', 'enabled']) !== true) edit.set(['hooks', 'enabled'], true);
     if (edit.get(['hooks', 'token']) === undefined) {
@@ -71,8 +89,6 @@ export async function runSetup(o: SetupOptions): Promise<SetupResult> {
     edit.addToList(['hooks', 'presets'], 'gmail');
     edit.set(['hooks', 'gmail', 'account'], o.account);
     if (o.label) edit.set(['hooks', 'gmail', 'label'], o.label);
-    edit.set(['hooks', 'gmail', 'topic'], t.path);
-    edit.set(['hooks', 'gmail', 'subscription'], s.path);
     if (o.hookUrl) edit.set(['hooks', 'gmail', 'hookUrl'], o.hookUrl);
     tokenShell = pushTokenShell(edit, dir, notes);
   });
@@ -80,7 +96,9 @@ export async function runSetup(o: SetupOptions): Promise<SetupResult> {
 
   const loaded = loadConfig({ file: o.file, dataDir: o.dataDir, tokenFallback: dataDirTokens(o.dataDir, false).fallback });
   const gmail = gmailSection(loaded.config);
-  if (hasCredentials(gmail)) {
+  if (!topic) {
+    notes.push('users.watch waits for hooks.gmail.topic');
+  } else if (hasCredentials(gmail)) {
     const api = new GmailApi(o.deps, gmail.apiBaseUrl, new AccessTokens(o.deps, gmail.tokenUrl, oauthCredentials(gmail)));
     try {
       const w = await api.watch(topic.path, [gmail.label]);
@@ -108,8 +126,17 @@ export async function runSetup(o: SetupOptions): Promise<SetupResult> {
     );
   return {
     notes,
-    commands: gcloudCommands({ project: topic.project, topic: topic.name, subscription: subscription.name, endpoint, tokenShell }),
+    commands: gcloudCommands({ project: topic?.project, topic: names.topic, subscription: names.subscription, endpoint, tokenShell }),
   };
+}
+
+type Resource = NonNullable<ReturnType<typeof resourcePath>>;
+
+/** The project of this machine's gcloud set-up or environment, noted with where it came from. */
+function foundProject(env: Record<string, string | undefined>, notes: string[]): string | undefined {
+  const found = projectFromEnvironment(env);
+  if (found) notes.push(`project ${found.project} (from ${found.from})`);
+  return found?.project;
 }
 
 /** Writes a new secret file under the secrets folder and points `path` at it; returns the file. */

@@ -1,17 +1,17 @@
 /**
- * The read API (SPEC §8), behind the gateway token, and the unauthenticated
+ * The read API (docs/http.md, "Read API"), behind the gateway token, and the unauthenticated
  * health endpoints. Lists are newest first and take `?limit=` (default 100,
  * at most 10,000).
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { GenerationRef } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import type { EventRecords, RecordCounts, RunRecords, Transcripts } from '../store/roles.ts';
 import type { RunStatus, EventStatus } from '../store/types.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { BearerAuth } from '../auth/bearer.ts';
 import { errors } from '../errors.ts';
-import { clientAddress } from './hooks.ts';
+import { clientAddress } from './target.ts';
 import type { RequestState } from './state.ts';
 import { jsonList } from './json-pieces.ts';
 import type { ConsoleSessions } from '../auth/sessions.ts';

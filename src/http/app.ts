@@ -9,14 +9,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { errorsAndLog } from './middleware/errors.ts';
-import { createHookListener, isHookPath, target, type HooksDeps } from './hooks.ts';
+import { createHookListener, type HooksDeps } from './hooks.ts';
+import { isHookPath, target } from './target.ts';
 import { apiBearer, apiRouter, type ApiDeps } from './api.ts';
 import { uiRouter } from './ui.ts';
 import { consoleRouter, type ConsoleDeps } from './console-api.ts';
 import type { RequestState } from './state.ts';
 
 /** What the admin API needs beyond the read API's deps (absent: no admin API, as in tests of the read API alone). */
-export type AdminDeps = Pick<ConsoleDeps, 'runsAccepted' | 'queuedRuns' | 'notifyOutbox'>;
+export type AdminDeps = Pick<ConsoleDeps, 'dispatcher' | 'notifyOutbox'>;
 
 /** The parts of the store the routes read and write: the read API's and the admin API's. */
 type AppStore = ApiDeps['store'] & ConsoleDeps['store'];
@@ -24,7 +25,7 @@ type AppStore = ApiDeps['store'] & ConsoleDeps['store'];
 export type AppDeps = HooksDeps & ApiDeps & { store: AppStore; logger: Logger; admin?: AdminDeps };
 
 export function createApp(
-  deps: ApiDeps & { store: AppStore; logger: Logger; admin?: AdminDeps; dispatcher?: HooksDeps['dispatcher']; named?: HooksDeps['named'] },
+  deps: ApiDeps & { store: AppStore; logger: Logger; admin?: AdminDeps; intake?: HooksDeps['intake'] },
 ): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.silent = true; // errors are logged once, by errorsAndLog
@@ -39,8 +40,8 @@ export function createApp(
     app.use(ui.routes());
     app.use(ui.allowedMethods());
   }
-  if (deps.admin && deps.dispatcher) {
-    const admin = consoleRouter({ ...deps, ...deps.admin, dispatcher: deps.dispatcher, named: deps.named, bearer });
+  if (deps.admin && deps.intake) {
+    const admin = consoleRouter({ ...deps, ...deps.admin, intake: deps.intake, bearer });
     app.use(admin.routes());
     app.use(admin.allowedMethods());
   }

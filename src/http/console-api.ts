@@ -1,5 +1,5 @@
 /**
- * The admin API of the operator console (SPEC §12), behind the gateway token: the request log
+ * The admin API of the operator console (docs/http.md, "Kept requests" and "Admin actions"), behind the gateway token: the request log
  * (`/api/requests`, a request's detail, replay) and the admin actions on runs (retry, redeliver). Each
  * action is logged with who (the token's fingerprint and the client address) and what.
  */
@@ -11,13 +11,13 @@ import { tokenFingerprint } from '../auth/token.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { errors } from '../errors.ts';
 import type { Dispatcher } from '../intake/dispatch.ts';
-import type { GenerationRef } from '../generation/build.ts';
-import type { NamedResolver } from '../intake/resolve.ts';
-import type { AcceptRecords, KeptRequests, MetaRecords, OutboxRecords, RunRecords } from '../store/roles.ts';
+import type { Intake } from '../intake/pipeline.ts';
+import type { GenerationRef } from '../generation/ref.ts';
+import type { KeptRequests, MetaRecords, OutboxRecords, RunRecords } from '../store/roles.ts';
 import type { KeptRequest, KeptRequestSummary, NewDelivery, NewRun } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid7.ts';
 import { parseLimit } from './api.ts';
-import { clientAddress } from './hooks.ts';
+import { clientAddress } from './target.ts';
 import { jsonList } from './json-pieces.ts';
 import { replayRequest } from './replay.ts';
 import { requestHost } from './ui.ts';
@@ -26,16 +26,15 @@ import { redeliveryOf } from '../runtime/redeliver.ts';
 
 export interface ConsoleDeps {
   generations: GenerationRef;
-  /** The kept requests, and the records a retry and a redelivery write (`Store.records`, `Store.requests`). */
-  store: { readonly records: AcceptRecords & RunRecords & OutboxRecords & MetaRecords; readonly requests: KeptRequests };
+  /** The kept requests, and the records a redelivery reads and writes (`Store.records`, `Store.requests`). */
+  store: { readonly records: RunRecords & OutboxRecords & MetaRecords; readonly requests: KeptRequests };
   throttle: FailureThrottle;
   clock: () => number;
   logger: Logger;
+  /** The intake pipeline, which a replay goes through. */
+  intake: Intake;
+  /** Where a retry's run is stored (under the cap on queued runs). */
   dispatcher: Dispatcher;
-  named?: NamedResolver | undefined;
-  /** Tells the runner a run was accepted (a retry). */
-  runsAccepted: () => void;
-  queuedRuns: () => number;
   /** Tells the outbox a delivery is waiting (a redelivery). */
   notifyOutbox: (entry: NewDelivery) => void;
   /** The read API's token check (it takes the console's session cookie too); one of its own when absent. */
@@ -130,12 +129,7 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
   router.post('/api/requests/:id/replay', auth, async (ctx) => {
     const kept = await deps.store.requests.get(ctx.params.id!);
     if (!kept) throw errors.notFound();
-    const answer = await replayRequest(kept, {
-      generations: deps.generations,
-      dispatcher: deps.dispatcher,
-      named: deps.named,
-      clock: deps.clock,
-    });
+    const answer = await replayRequest(kept, { generations: deps.generations, intake: deps.intake, clock: deps.clock });
     audit(ctx, 'replay', { requestId: kept.id, hook: kept.hook, status: answer.status, newRequestId: answer.requestId ?? null });
     // a skip (204 to a sender) is 200 here, so the answer can say what happened and of what it is a replay
     const skipped = answer.status === 204;
@@ -153,13 +147,10 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
     if (run.kind !== 'hook') throw errors.conflict('only a hook run can be retried; a heartbeat runs again on its own');
     if (run.status === 'queued' || run.status === 'running')
       throw errors.conflict(`the run is ${run.status}; retry it once it has finished`);
-    const gen = deps.generations.current;
-    if (deps.queuedRuns() + 1 > gen.config.hooks.maxQueuedRuns) throw errors.unavailable('too many queued agent runs; try again later', 30);
     const now = deps.clock();
     const { status: _s, attempts: _a, startedAt: _st, finishedAt: _f, reply: _r, summary: _su, error: _e, delivery: _d, ...input } = run;
     const retry: NewRun = { ...input, id: uuidv7(now), createdAt: now };
-    await deps.store.records.accept({ events: [], runs: [retry] });
-    deps.runsAccepted();
+    await deps.dispatcher.requeue(retry, deps.generations.current.config.hooks.maxQueuedRuns);
     audit(ctx, 'retry', { runId: run.id, newRunId: retry.id });
     ctx.status = 202;
     ctx.body = { ok: true, runId: retry.id, sessionKey: retry.sessionKey, retryOf: run.id };

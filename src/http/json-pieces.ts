@@ -1,7 +1,8 @@
 /**
  * A list answer written in pieces: `{...head, "<key>": [items]}`, the same text as `JSON.stringify`
  * gives, serialised about PIECE_CHARS characters per turn of the event loop. A list of 10,000 events is
- * about 6 MB of JSON, which in one `JSON.stringify` held the loop for tens of milliseconds.
+ * megabytes of JSON, which in one `JSON.stringify` held the loop too long (measured: docs/performance.md,
+ * "Reads on a large store").
  */
 import { Readable } from 'node:stream';
 

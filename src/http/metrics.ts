@@ -4,7 +4,7 @@
  * the store's counts and the runtime figures when it is scraped.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { GenerationRef } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import type { RecordCounts, Store } from '../store/roles.ts';
 
 /** How many minutes of answers by status `RequestTally` keeps for the console's overview. */

@@ -9,7 +9,7 @@ import type Router from '@koa/router';
 import { basename } from 'node:path';
 import type { Context } from 'koa';
 import { createLogger } from '../log.ts';
-import type { GenerationRef } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import type { RecordCounts } from '../store/roles.ts';
 import { errors } from '../errors.ts';
 import { readBody } from './body.ts';
@@ -55,15 +55,15 @@ export async function consoleStats(deps: UiApiDeps): Promise<Record<string, unkn
 
 const checkTry = compileBody<TryRequestInput>(TryRequest);
 
-/** The tester's request, checked against its schema: `hook`, `body` (the raw text), `headers`. */
-function tryInput(raw: Buffer): { hook: string; body: string; headers: Record<string, string> } {
+/** The tester's request, checked against its schema: `hook`, `body` (the raw text), `headers`, `skipVerify`. */
+function tryInput(raw: Buffer): { hook: string; body: string; headers: Record<string, string>; skipVerify: boolean } {
   const input = parseJsonText(jsonText(raw));
   if (!checkTry(input)) {
     const e = checkTry.errors?.[0];
     const p = (e?.params ?? {}) as Record<string, unknown>;
     const at = (e?.instancePath ?? '').slice(1).split('/').join('.');
     if (e?.keyword === 'additionalProperties')
-      throw errors.invalidPayload(String(p.additionalProperty), 'is not a field of a try request (hook, body, headers)');
+      throw errors.invalidPayload(String(p.additionalProperty), 'is not a field of a try request (hook, body, headers, skipVerify)');
     if (e?.keyword === 'required') throw errors.invalidPayload(String(p.missingProperty), 'is required');
     if (!at) throw errors.invalidPayload('', 'the body must be a JSON object {hook, body, headers}');
     throw errors.invalidPayload(at, e?.keyword === 'minLength' ? 'must not be empty' : (e?.message ?? 'is invalid'));
@@ -72,7 +72,7 @@ function tryInput(raw: Buffer): { hook: string; body: string; headers: Record<st
   if (!hook) throw errors.invalidPayload('hook', 'must be a hook name such as wake, agent or a mapping path');
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   for (const [k, v] of Object.entries(input.headers ?? {})) headers[k.trim().toLowerCase()] = v.trim();
-  return { hook, body: input.body ?? '{}', headers };
+  return { hook, body: input.body ?? '{}', headers, skipVerify: input.skipVerify === true };
 }
 
 export function uiApiRoutes(router: Router<RequestState>, auth: Auth, deps: UiApiDeps): void {
@@ -99,7 +99,9 @@ export function uiApiRoutes(router: Router<RequestState>, auth: Auth, deps: UiAp
     // the generation the dry run runs on to the end (a reload does not dispose it meanwhile)
     const gen = deps.generations.acquire();
     try {
-      const result = await dryRun(gen, input.hook, Buffer.from(input.body), input.headers, SILENT, deps.clock());
+      const result = await dryRun(gen, input.hook, Buffer.from(input.body), input.headers, SILENT, deps.clock(), {
+        skipVerify: input.skipVerify,
+      });
       ctx.set('cache-control', 'no-store');
       ctx.body = { ok: true, result, text: renderDryRun(result, gen.pipelines.length) };
     } finally {

@@ -11,6 +11,9 @@ export const TryRequest = Type.Object(
     headers: Type.Optional(
       Type.Record(Type.String(), Type.String(), { description: 'request headers by name; content-type is application/json unless given' }),
     ),
+    skipVerify: Type.Optional(
+      Type.Boolean({ description: "run a mapping with verify without checking the request's signature (the result says so)" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -23,7 +26,7 @@ const MatchExplanation = Type.Object({
   reason: Type.Optional(Type.String()),
 });
 
-/** What a dry run shows (src/runtime/dry-run.ts `DryRun`); `hook-intake try --json` prints the same. */
+/** What a dry run shows (src/intake/dry-run.ts `DryRun`); `hook-intake try --json` prints the same. */
 export const DryRunResult = Type.Object({
   hook: Type.String(),
   matching: Type.Array(MatchExplanation),
@@ -37,6 +40,7 @@ export const DryRunResult = Type.Object({
   code: Type.Optional(Type.String()),
   error: Type.Optional(Type.String()),
   transformError: Type.Optional(Type.Object({ message: Type.String(), stack: Type.Array(Type.String()) })),
+  signature: Type.Optional(Type.Literal('not checked')),
 });
 
 export const TryAnswer = Type.Object({

@@ -1,5 +1,5 @@
 /**
- * The console at `/ui` (SPEC §12): its page and assets, read from `ui/` once
+ * The console at `/ui` (docs/console.md, "The console at /ui"): its page and assets, read from `ui/` once
  * at start and served as they are (no build step), and sign-in and sign-out.
  * Sign-in takes the gateway token in `Authorization: Bearer` (the page sends
  * it once, never in a URL or a body) and answers a session cookie and the
@@ -11,15 +11,16 @@ import { extname, join, relative, sep } from 'node:path';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { IncomingMessage } from 'node:http';
-import type { GenerationRef } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import { SESSION_COOKIE, type ConsoleSessions } from '../auth/sessions.ts';
 import { errors } from '../errors.ts';
 import { bearerToken, type BearerAuth } from '../auth/bearer.ts';
 import { tokenFingerprint } from '../auth/token.ts';
-import { clientAddress } from './hooks.ts';
+import { clientAddress } from './target.ts';
 import type { RequestState } from './state.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 
-export const UI_DIR = join(import.meta.dirname, '..', '..', 'ui');
+export const UI_DIR = join(PACKAGE_ROOT, 'ui');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -1,7 +1,7 @@
 /**
  * The two actions and their validation. A direct `/hooks/wake` or
  * `/hooks/agent` body and an action produced by a mapping pipeline go through
- * the same functions, so they are checked exactly alike (SPEC §4.5).
+ * the same functions, so they are checked exactly alike (docs/http.md, "POST {hooks.path}/<name>").
  */
 import type { ErrorObject } from 'ajv';
 import { Type, type Static } from '@sinclair/typebox';
@@ -10,13 +10,13 @@ import { Thinking, WakeMode } from '../config/schema.ts';
 import { splitModel } from '../config/rules.ts';
 import { compileBody } from '../config/ajv.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
-import type { Generation } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
 import { uuidv7 } from '../util/uuid7.ts';
+import { MAIN_SESSION } from '../names.ts';
 
 export const MAX_WAKE_TEXT = 20_000;
 export const MAX_AGENT_MESSAGE = 1_000_000;
 export const SESSION_KEY_RE = /^[A-Za-z0-9:._/-]{1,200}$/;
-export const MAIN_SESSION = 'main';
 /** The name of an agent action that was given none. */
 export const DEFAULT_AGENT_NAME = 'Hook';
 
@@ -132,6 +132,23 @@ export function toWakeAction(input: unknown): WakeAction {
   return { kind: 'wake', text, mode: input.mode ?? 'now' };
 }
 
+/**
+ * A named channel's recipient: `to` in the channel's form, and for a channel that cannot deliver
+ * without one (a chat service), a `to` or a `session.defaultRoute` on that channel to take it from;
+ * otherwise no recipient can ever be found, and the request is refused now rather than skipped later.
+ */
+function checkRecipient(gen: Generation, channel: string, to: string | undefined, deliver: boolean): void {
+  const entry = gen.channels.get(channel)!;
+  if (to !== undefined) {
+    const problem = entry.channel.checkTo?.(to);
+    if (problem) throw errors.invalidPayload('to', `must be ${problem} for channel "${channel}"`);
+    return;
+  }
+  const route = gen.config.session.defaultRoute;
+  if (deliver && entry.channel.limits?.requiresTo && !(route?.channel === channel && route.to))
+    throw errors.invalidPayload('to', `is required for channel "${channel}" (no session.defaultRoute gives one for it)`);
+}
+
 /** Validates an agent body against the generation's config (channels, models, session policy). */
 export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOrigin): AgentAction {
   requireObject(input);
@@ -160,19 +177,18 @@ export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOri
   const channel = input.channel ?? 'last';
   if (channel !== 'last' && !gen.channels.has(channel))
     throw errors.invalidPayload('channel', `must be "last" or a configured channel (${[...gen.channels.keys()].join(', ')})`);
-  // a named channel checks its recipient now; with `last` the channel is known only at delivery (routes.ts)
-  if (channel !== 'last' && input.to !== undefined) {
-    const problem = gen.channels.get(channel)!.channel.checkTo?.(input.to);
-    if (problem) throw errors.invalidPayload('to', `must be ${problem} for channel "${channel}"`);
-  }
+  // a named channel checks its recipient now; with `last` the channel is known only at delivery (runtime/routes.ts)
+  if (channel !== 'last') checkRecipient(gen, channel, input.to, input.deliver ?? true);
 
   let model = cfg.agents.defaults.model;
   if (input.model !== undefined) {
     model = input.model;
-    if (gen.models && !gen.models.has(model)) throw errors.modelNotAllowed();
     const parts = splitModel(model);
     if (!parts) throw errors.invalidPayload('model', 'must have the form provider/model');
-    if (!gen.providers.has(parts.provider)) throw errors.invalidPayload('model', 'names a provider that is not configured');
+    // the request's own value is not repeated (an error answer never echoes what was sent)
+    if (!gen.providers.has(parts.provider))
+      throw errors.invalidPayload('model', `names a provider that is not configured; configured: ${[...gen.providers.keys()].join(', ')}`);
+    if (gen.models && !gen.models.has(model)) throw errors.modelNotAllowed();
   }
 
   const action: AgentAction = {
@@ -190,4 +206,36 @@ export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOri
   };
   if (input.sessionKey === undefined) action.newSession = true;
   return action;
+}
+
+const FIELDS_OF = { wake: new Set(['kind', ...wakeFields]), agent: new Set(['kind', ...agentFields]) } as const;
+const ACTION_KEYS = new Set([...FIELDS_OF.wake, ...FIELDS_OF.agent]);
+
+/**
+ * A mapping's draft (its templates' fields, and what its transform returned over them as `overrides`)
+ * as a validated action, checked exactly like a direct request's body (400 on failure).
+ */
+export function toMappedAction(
+  partial: Record<string, unknown>,
+  hookName: string,
+  gen: Generation,
+  overrides: Record<string, unknown> | undefined,
+): Action {
+  const kind = partial.kind;
+  if (kind !== 'wake' && kind !== 'agent') throw errors.invalidPayload('kind', 'must be "wake" or "agent"');
+  for (const k of Object.keys(overrides ?? {})) {
+    if (!ACTION_KEYS.has(k)) throw errors.invalidPayload(k, 'unknown field in the action a transform returned');
+    // a field of the other kind is a mistake in the transform (e.g. `text` on an agent action)
+    if (!FIELDS_OF[kind].has(k)) throw errors.invalidPayload(k, `does not apply to a ${kind} action (the transform returned it)`);
+  }
+  if (kind === 'wake') {
+    const input: Record<string, unknown> = { text: partial.text };
+    const mode = partial.mode ?? partial.wakeMode;
+    if (mode !== undefined) input.mode = mode;
+    return toWakeAction(input);
+  }
+  const input: Record<string, unknown> = {};
+  for (const f of agentFields) if (partial[f] !== undefined) input[f] = partial[f];
+  if (input.name === undefined) input.name = hookName;
+  return toAgentAction(input, gen, 'mapping');
 }

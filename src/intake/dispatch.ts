@@ -10,6 +10,7 @@ import type { AcceptBatch, KeptAction, KeptRequest, NewEvent, NewRun } from '../
 import type { PreparedAction } from './prepare.ts';
 import { errors } from '../errors.ts';
 import { uuidv7 } from '../util/uuid7.ts';
+import { successStatus } from './status.ts';
 
 export interface DispatchOptions {
   /** Success status of a single agent action (`hooks.agentStatus`). */
@@ -47,6 +48,8 @@ export interface Dispatcher {
   dispatch(actions: readonly PreparedAction[], opts: DispatchOptions): Promise<DispatchResult>;
   /** Keeps a request its mapping skipped (answered 204, nothing else stored); resolves with its id. */
   keepSkipped(keep: KeepRequest): Promise<string>;
+  /** Stores a run made again from an earlier one (`POST /api/runs/<id>/retry`), under the same cap on queued runs. */
+  requeue(run: NewRun, maxQueuedRuns: number): Promise<void>;
 }
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
@@ -54,12 +57,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   // runs past the cap check whose commit is still pending: counted against the cap, since
   // requests of one event-loop turn commit together and would all see the same queue length
   let reserved = 0;
+  const checkCap = (adding: number, max: number) => {
+    if (deps.queuedRuns() + reserved + adding > max) throw errors.unavailable('too many queued agent runs; try again later', 30);
+  };
   return {
     async dispatch(actions, opts) {
       const now = clock();
       const { events, runs, wakeNow } = newRecords(actions, now);
-      if (runs.length && deps.queuedRuns() + reserved + runs.length > opts.maxQueuedRuns)
-        throw errors.unavailable('too many queued agent runs; try again later', 30);
+      if (runs.length) checkCap(runs.length, opts.maxQueuedRuns);
 
       const result = answer(actions, events, runs, opts.agentStatus);
       const batch: AcceptBatch = { events, runs };
@@ -87,6 +92,16 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     async keepSkipped(keep) {
       const { requestId } = await deps.records.accept({ events: [], runs: [], request: { ...keep, status: 204, actions: [] } });
       return requestId!;
+    },
+    async requeue(run, maxQueuedRuns) {
+      checkCap(1, maxQueuedRuns);
+      reserved++;
+      try {
+        await deps.records.accept({ events: [], runs: [run] });
+      } finally {
+        reserved--;
+      }
+      deps.runsAccepted();
     },
   };
 }
@@ -145,13 +160,18 @@ function keptActions(actions: readonly PreparedAction[], events: NewEvent[], run
   });
 }
 
-/** The success answers of SPEC §4.3–§4.5. */
+/** The success answers of the hook endpoints (docs/http.md, "Endpoints"). */
 function answer(actions: readonly PreparedAction[], events: NewEvent[], runs: NewRun[], agentStatus: 200 | 202): DispatchResult {
   const runIds = runs.map((r) => r.id);
   const eventIds = events.map((e) => e.id);
-  if (actions.length === 1 && actions[0]!.kind === 'wake')
-    return { status: 200, body: { ok: true, mode: actions[0]!.mode, eventId: eventIds[0] }, runIds, eventIds };
-  if (actions.length === 1 && runs.length === 1)
-    return { status: agentStatus, body: { ok: true, runId: runIds[0], sessionKey: runs[0]!.sessionKey }, runIds, eventIds };
-  return { status: 202, body: { ok: true, runIds, eventIds }, runIds, eventIds };
+  const status = successStatus(actions, agentStatus);
+  if (actions.length === 1) {
+    const a = actions[0]!;
+    const body =
+      a.kind === 'wake'
+        ? { ok: true, mode: a.mode, eventId: eventIds[0] }
+        : { ok: true, runId: runIds[0], sessionKey: runs[0]!.sessionKey };
+    return { status, body, runIds, eventIds };
+  }
+  return { status, body: { ok: true, runIds, eventIds }, runIds, eventIds };
 }

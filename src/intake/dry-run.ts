@@ -7,13 +7,16 @@
  * writes nothing.
  */
 import { fileURLToPath } from 'node:url';
-import { isHookError } from '../errors.ts';
-import { jsonText, parseJsonText } from './parse.ts';
-import { createNamedResolver, explainMatch, type MatchExplanation } from '../mapping/resolve.ts';
 import type { Logger } from 'pino';
-import type { Generation } from '../generation/build.ts';
-import { authorizeRequest, resolveRequest, type HookRequest } from './resolve.ts';
+import { isHookError } from '../errors.ts';
+import type { Generation } from '../generation/types.ts';
+import { explainMatch, type MatchExplanation } from '../mapping/find.ts';
+import { isBuiltInHook } from '../names.ts';
+import { authorize, ownerWithoutCredential } from './credential.ts';
 import type { PreparedAction } from './prepare.ts';
+import { type HookRequest, parseBody } from './request.ts';
+import { resolve } from './resolve.ts';
+import { successStatus } from './status.ts';
 
 /** What a dry run shows; `hook-intake try --json` prints it as it is. */
 export interface DryRun {
@@ -30,11 +33,24 @@ export interface DryRun {
   code?: string;
   error?: string;
   transformError?: { message: string; stack: string[] };
+  /** Set when the mapping's signature was not checked (`skipVerify`). */
+  signature?: 'not checked';
 }
+
+export interface DryRunOptions {
+  /**
+   * Run the mapping without checking its signature (`try --skip-verify`, the tester's box), so an
+   * example payload can be tried without signing it by hand; the result says it was not checked.
+   */
+  skipVerify?: boolean;
+}
+
+const skipped = (opts: DryRunOptions): Pick<DryRun, 'signature'> => (opts.skipVerify ? { signature: 'not checked' } : {});
 
 /**
  * Runs `name` on the body `raw` with `headers` (lower-case names) through `gen`, as a caller holding
- * the hook token would (signatures are still checked). Throws only what is not a request's error.
+ * the hook token would (signatures are still checked unless `opts.skipVerify`). Throws only what is
+ * not a request's error.
  */
 export async function dryRun(
   gen: Generation,
@@ -43,12 +59,12 @@ export async function dryRun(
   headers: Record<string, string>,
   logger: Logger,
   now: number,
+  opts: DryRunOptions = {},
 ): Promise<DryRun> {
   const path = `${gen.config.hooks.path}/${name}`;
   let matching: MatchExplanation[] = [];
   try {
-    const json = jsonText(raw);
-    const payload = parseJsonText(json);
+    const { payload, json } = parseBody(name, headers['content-type'], raw);
     const req: HookRequest = {
       name,
       payload,
@@ -61,18 +77,22 @@ export async function dryRun(
       receivedAt: now,
       authenticated: true,
     };
-    if (name !== 'wake' && name !== 'agent') matching = explainMatch(gen, req);
-    // its own resolver: a dry run does not use up a mapping's rate limit
-    const named = createNamedResolver({ logger });
-    const owner = authorizeRequest(gen, req, named);
+    if (!isBuiltInHook(name)) matching = explainMatch(gen, req);
+    // the pipeline's steps, without the ones that count or store (rate limit, keep, dispatch)
+    const owner = opts.skipVerify ? ownerWithoutCredential(gen, req) : authorize(gen, req, logger);
     if (req.answer) {
       const a = req.answer;
       return { hook: name, matching, status: a.status, direct: true, ...('text' in a ? { text: a.text } : { body: a.body }) };
     }
-    const res = await resolveRequest(gen, req, named, owner);
-    if (res.kind === 'skip') return { hook: name, matching, status: 204 };
-    const status = res.actions.length > 1 ? 202 : res.actions[0]!.kind === 'wake' ? 200 : gen.config.hooks.agentStatus;
-    return { hook: name, matching, status, actions: res.actions };
+    const res = await resolve(gen, req, owner, logger);
+    if (res.kind === 'skip') return { hook: name, matching, status: 204, ...skipped(opts) };
+    return {
+      hook: name,
+      matching,
+      status: successStatus(res.actions, gen.config.hooks.agentStatus),
+      actions: res.actions,
+      ...skipped(opts),
+    };
   } catch (err) {
     if (!isHookError(err)) throw err;
     const failure = err.code === 'TRANSFORM_FAILED' ? transformFailure(err.cause) : undefined;
@@ -118,7 +138,7 @@ function transformFailure(cause: unknown): { message: string; stack: string[] } 
 /** The dry run as `hook-intake try` prints it; `mappings` is how many the configuration has. */
 export function renderDryRun(r: DryRun, mappings: number): string {
   const out: string[] = [`hook: ${r.hook}`];
-  if (r.hook === 'wake' || r.hook === 'agent') out.push(`built-in endpoint /${r.hook}`);
+  if (isBuiltInHook(r.hook)) out.push(`built-in endpoint /${r.hook}`);
   // (with mappings but no explanation, the request failed before routing, e.g. invalid JSON)
   else if (!mappings) out.push('no mappings are configured');
   for (const e of r.matching) out.push(e.matched ? `  match    ${e.id} (${e.origin})` : `  no match ${e.id} (${e.origin}): ${e.reason}`);
@@ -127,11 +147,13 @@ export function renderDryRun(r: DryRun, mappings: number): string {
     out.push(`would answer ${r.status} directly (the verifier's answer to a handshake; nothing would run or be stored):`, shown);
   } else if (r.code) {
     out.push(`would answer ${r.status} ${r.code}: ${r.error}`);
+    if (r.code === 'INVALID_SIGNATURE') out.push('(the mapping checks a signature: sign the payload, or try it with --skip-verify)');
     const f = r.transformError;
     if (f) out.push(`transform error: ${[f.message, ...f.stack.map((s) => `    ${s}`)].join('\n')}`);
   } else if (!r.actions) {
     out.push(`would answer 204: the mapping produced no action (the transform returned null, or forEach found no items)`);
   } else {
+    if (r.signature) out.push('signature: not checked (--skip-verify)');
     out.push(`would answer ${r.status} and dispatch ${r.actions.length} action(s):`);
     for (const [i, a] of r.actions.entries()) out.push(...describe(a, i + 1));
   }

@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (SPEC §4.6): the first of `Idempotency-Key`, `webhook-id`,
+ * Idempotency keys (docs/http.md, "Idempotency"): the first of `Idempotency-Key`, `webhook-id`,
  * `X-GitHub-Delivery`. A repeat within the TTL gets the first answer with
  * `"duplicate": true` and starts nothing. Keys are scoped by hook name, and
  * only successful answers are remembered: a refused request did nothing, so
@@ -24,6 +24,11 @@ export function idempotencyKey(headers: Readonly<Record<string, string | string[
     return key;
   }
   return undefined;
+}
+
+/** The key's scope: a key is one hook's (the same key on two hooks names two requests). */
+export function idempotencyScope(hook: string, key: string): string {
+  return `${hook}\n${key}`;
 }
 
 export interface Answer {

@@ -1,37 +1,33 @@
 /**
- * What of a hook request is kept for the request log (SPEC §12): the headers without credentials, the
- * URL without a `token` parameter, and the raw body as received.
+ * The keep policy: what of a hook request the request log keeps (docs/http.md, "Kept requests"), in the
+ * same commit as what the request stores: the headers without credentials, the URL without a `token`
+ * parameter, and the body as received, unless the owning mapping's verifier cuts a credential out of it.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Generation } from '../generation/build.ts';
+import { isCredentialHeader } from '../auth/credential-headers.ts';
+import type { Generation } from '../generation/types.ts';
+import type { Pipeline } from '../mapping/pipeline.ts';
+import type { KeepRequest } from './dispatch.ts';
+import type { HookRequest } from './request.ts';
 
-/**
- * Header names that carry a credential: authorization and cookies, and any name that speaks of a token,
- * a signature, a secret, a key, a password or an assertion (`x-gateway-token`, `x-hub-signature-256`,
- * `x-slack-signature`, `webhook-signature`, `x-telegram-bot-api-secret-token`, `x-goog-iap-jwt-assertion`,
- * `x-api-key`).
- */
-const CREDENTIAL =
-  /^(authorization|proxy-authorization|cookie|set-cookie)$|token|signature|secret|password|passwd|api-?key|jwt|assertion|credential|^x-auth/;
-
-/** Header names the generation's mappings take a signature from (`verify.header`), beyond the pattern. */
-const configured = new WeakMap<Generation, ReadonlySet<string>>();
-
-export function credentialHeaders(gen: Generation): ReadonlySet<string> {
-  let set = configured.get(gen);
-  if (!set) {
-    const names = new Set<string>();
-    for (const m of gen.config.hooks.mappings) {
-      const h = (m.verify as { header?: unknown } | undefined)?.header;
-      if (typeof h === 'string') names.add(h.toLowerCase());
-    }
-    configured.set(gen, (set = names));
-  }
-  return set;
+/** The request to keep with what it stores; undefined when the request log is off (`retention.requestsDays: 0`). */
+export function keptRequest(gen: Generation, req: HookRequest, owner: Pipeline | undefined): KeepRequest | undefined {
+  if (gen.config.retention.requestsDays <= 0) return undefined;
+  return {
+    hook: req.name,
+    mappingId: owner?.id ?? null,
+    url: req.url,
+    headers: keptHeaders(req.headers, gen.credentialHeaders),
+    body: keptBody(owner, req),
+    receivedAt: req.receivedAt,
+    replayOf: req.replayOf ?? null,
+  };
 }
 
-export function isCredentialHeader(name: string, extra: ReadonlySet<string>): boolean {
-  return CREDENTIAL.test(name) || extra.has(name);
+/** The body the request log keeps: as received, unless the owner's verifier takes a credential out of it. */
+function keptBody(owner: Pipeline | undefined, req: HookRequest): Uint8Array {
+  const keep = owner?.verify?.keptBody;
+  return keep ? keep.call(owner.verify, req.rawBody, req.payload) : req.rawBody;
 }
 
 /** The headers to keep: every one but the credentials, a repeated one joined with `, `. */
@@ -43,13 +39,4 @@ export function keptHeaders(headers: IncomingHttpHeaders, extra: ReadonlySet<str
     out[name] = Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
-}
-
-/** The URL without its `token` query parameter (a hook token may come there when `hooks.allowQueryToken` is on). */
-export function keptUrl(path: string, query: URLSearchParams | undefined): string {
-  if (!query) return path;
-  const q = new URLSearchParams(query);
-  q.delete('token');
-  const s = q.toString();
-  return s ? `${path}?${s}` : path;
 }

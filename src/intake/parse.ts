@@ -52,8 +52,9 @@ const PARSE_OPTS = { protoAction: 'error', constructorAction: 'error' } as const
 /**
  * Whether `text` may hold a `__proto__` or `constructor` key: in JSON a key is quoted, and spelling
  * one with an escape needs `\u`. Without any of the three, secure-json-parse's own check (two regular
- * expressions over the whole text, about 35 µs for 100 KiB against 3 µs for these searches) cannot
- * find one either, and the text is parsed as plain JSON.
+ * expressions over the whole text, many times slower than these searches on a long body; measured:
+ * docs/performance.md, "A 100 KiB agent request") cannot find one either, and the text is parsed as
+ * plain JSON.
  */
 const mayHoldProtoKey = (text: string) => text.includes('\\u') || text.includes('"__proto__"') || text.includes('"constructor"');
 
@@ -94,7 +95,7 @@ export function parseJsonText(text: string): unknown {
 /** True when brackets outside strings open more than `max` levels at some point (a linear scan, no parse). */
 function nestedDeeperThan(text: string, max: number): boolean {
   // a text with at most `max` opening brackets anywhere cannot be deeper: two native searches instead of
-  // a loop over every character (a 100 KiB message: 1.5 µs against 110)
+  // a loop over every character (measured: docs/performance.md, "Parsing and the safety boundary")
   if (openersAtMost(text, max)) return false;
   let depth = 0;
   let inString = false;

@@ -1,94 +1,74 @@
 /**
- * From an authenticated, parsed request to the prepared actions to dispatch.
- * Shared by the HTTP handler and `hook-intake try`, so a dry run shows exactly
- * what would be stored.
+ * The resolve step: a request whose credential passed, as the actions to store — the body of a built-in
+ * endpoint, or the drafts of the mapping that owns it (match → templates → transform), each validated
+ * exactly like a direct request's body and wrapped in the safety boundary — or a skip (204).
  */
-import type { Generation } from '../generation/build.ts';
-import { DEFAULT_AGENT_NAME, toAgentAction, toWakeAction } from './actions.ts';
-import { prepare, type PreparedAction } from './prepare.ts';
-import { errors } from '../errors.ts';
-import { boundaryId } from '../safety/boundary.ts';
+import type { Logger } from 'pino';
+import { HookError } from '../errors.ts';
+import type { Generation } from '../generation/types.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
-import type { DirectAnswer } from '../plugins/define.ts';
+import { type Draft, runPipeline } from '../mapping/run.ts';
+import { boundaryId } from '../safety/boundary.ts';
+import { type Action, DEFAULT_AGENT_NAME, toAgentAction, toMappedAction, toWakeAction } from './actions.ts';
+import { type PreparedAction, prepare } from './prepare.ts';
+import type { HookRequest } from './request.ts';
 
-export interface HookRequest {
-  /** The hook name after the prefix, without surrounding `/`. */
-  name: string;
-  payload: unknown;
-  /** Lower-case header names. */
-  headers: Readonly<Record<string, string | string[] | undefined>>;
-  query: Readonly<Record<string, string>>;
-  /** Full request path (without query string) and URL (query string redacted of tokens). */
-  path: string;
-  url: string;
-  rawBody: Buffer;
-  /**
-   * The body as the JSON text `payload` was parsed from (absent for a form
-   * post). A transform's worker parses its own copy from it, which costs less
-   * than copying the parsed object across threads.
-   */
-  json?: string | undefined;
-  receivedAt: number;
-  /** True when a valid hook token came with the request (a signed hook may not need one). */
-  authenticated: boolean;
-  /** Set when the owning mapping's verifier answers the request itself (a handshake): nothing is run or stored. */
-  answer?: DirectAnswer;
-}
+export type Resolution = { kind: 'actions'; actions: PreparedAction[] } | { kind: 'skip' };
 
-export type Resolution = { kind: 'actions'; actions: PreparedAction[]; mappingId?: string } | { kind: 'skip'; mappingId?: string };
+const SKIP: Resolution = { kind: 'skip' };
 
-/**
- * Named-hook resolution (the mapping engine), in two steps: `authorize` finds
- * the mapping that owns the request and checks its credential, reading nothing
- * stored, so a caller learns nothing derived from stored state (an idempotent
- * repeat's first answer) before its credential has passed; `run` then turns
- * the request into actions.
- */
-export interface NamedResolver {
-  /** The owning mapping, its credential checked; 401 or 404 otherwise. */
-  authorize(gen: Generation, req: HookRequest): Pipeline;
-  run(gen: Generation, req: HookRequest, owner: Pipeline, boundary: string): Promise<Resolution>;
-}
-
-export const RESERVED_NAMES = new Set(['wake', 'agent']);
-
-/**
- * Checks the request's credential: the hook token for the built-in endpoints,
- * the owning mapping's credential for a named hook (returned, so it is matched
- * once). Throws 401 or 404.
- */
-export function authorizeRequest(gen: Generation, req: HookRequest, named?: NamedResolver): Pipeline | undefined {
-  if (req.name === 'wake' || req.name === 'agent') {
-    if (!req.authenticated) throw errors.unauthorized();
-    return undefined;
-  }
-  if (!named || !gen.pipelines.length) throw req.authenticated ? errors.hookNotFound(req.name) : errors.unauthorized();
-  return named.authorize(gen, req);
-}
-
-/** `owner` is what `authorizeRequest` returned, when the caller checked the credential first. */
-export async function resolveRequest(
-  gen: Generation,
-  req: HookRequest,
-  named?: NamedResolver,
-  owner = authorizeRequest(gen, req, named),
-): Promise<Resolution> {
+/** `owner` is the mapping the credential step found (undefined for `/wake` and `/agent`). */
+export async function resolve(gen: Generation, req: HookRequest, owner: Pipeline | undefined, logger: Logger): Promise<Resolution> {
   const boundary = boundaryId();
-  if (req.name === 'wake') {
-    const action = toWakeAction(req.payload);
-    return {
-      kind: 'actions',
-      actions: [prepare(action, { label: 'Webhook', origin: 'wake', trusted: false, nameTrusted: false, boundaryId: boundary })],
-    };
+  if (!owner) return { kind: 'actions', actions: [builtIn(gen, req, boundary)] };
+  const drafts = await runPipeline(owner, req, { logger, transforms: gen.transforms, credentialHeaders: gen.credentialHeaders });
+  if (!drafts.length) return SKIP;
+  return { kind: 'actions', actions: drafts.map((d) => preparedDraft(owner, d, req.name, gen, boundary, logger)) };
+}
+
+/** The body of `/wake` or `/agent` as its action; the source shown in the boundary is `Webhook`. */
+function builtIn(gen: Generation, req: HookRequest, boundary: string): PreparedAction {
+  if (req.name === 'wake')
+    return prepare(toWakeAction(req.payload), {
+      label: 'Webhook',
+      origin: 'wake',
+      trusted: false,
+      nameTrusted: false,
+      boundaryId: boundary,
+    });
+  const action = toAgentAction(req.payload, gen, 'request');
+  // the caller's name is hook-supplied; only the default, a fixed word, may stand outside the boundary
+  const nameTrusted = action.name === DEFAULT_AGENT_NAME;
+  return prepare(action, { label: 'Webhook', origin: 'agent', trusted: false, nameTrusted, boundaryId: boundary });
+}
+
+/** One draft of a mapping checked and prepared for dispatch (its boundary, label and trust). */
+function preparedDraft(p: Pipeline, { partial, overrides }: Draft, hook: string, gen: Generation, boundary: string, logger: Logger) {
+  let a: Action;
+  try {
+    a = toMappedAction(partial, hook, gen, overrides);
+  } catch (err) {
+    if (err instanceof HookError) logger.info({ mapping: p.id, code: err.code, field: err.field }, 'mapped action refused');
+    throw err;
   }
-  if (req.name === 'agent') {
-    const action = toAgentAction(req.payload, gen, 'request');
-    // the caller's name is hook-supplied; only the default, a fixed word, may stand outside the boundary
-    const nameTrusted = action.name === DEFAULT_AGENT_NAME;
-    return {
-      kind: 'actions',
-      actions: [prepare(action, { label: 'Webhook', origin: 'agent', trusted: false, nameTrusted, boundaryId: boundary })],
-    };
-  }
-  return named!.run(gen, req, owner!, boundary);
+  const nameTrusted = a.kind === 'agent' && nameFromConfig(p, partial, overrides);
+  return prepare(a, {
+    // never a hook-supplied name: it would stand in the notice, outside the markers
+    label: p.label ?? (a.kind === 'agent' && nameTrusted ? a.name : (p.path ?? 'Webhook')),
+    origin: p.id,
+    trusted: p.trusted,
+    nameTrusted,
+    boundaryId: boundary,
+  });
+}
+
+/**
+ * Whether an agent action's name comes from the config: the mapping's `name` without templates, or,
+ * without a rendered name, the hook name, when the mapping's `match.path` fixes it. A templated name,
+ * one a transform returned, and the hook name of a mapping that matches any path are hook-supplied.
+ */
+function nameFromConfig(p: Pipeline, partial: Draft['partial'], overrides: Draft['overrides']): boolean {
+  if (overrides?.name !== undefined) return false;
+  if (partial.name !== undefined) return p.templates.name?.isStatic === true;
+  return p.path !== undefined;
 }

@@ -10,7 +10,7 @@ import type { PluginAction } from '../plugins/define.ts';
 import { errors } from '../errors.ts';
 import { toAgentAction, toWakeAction } from './actions.ts';
 import type { Dispatcher } from './dispatch.ts';
-import type { GenerationRef } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import type { Held, Submit } from '../generation/instances.ts';
 import { prepare, type PreparedAction } from './prepare.ts';
 import { boundaryId } from '../safety/boundary.ts';

@@ -14,7 +14,7 @@ import { parsePath, type PathError } from './path.ts';
 import { TEMPLATED_FIELDS, type Pipeline, type TemplatedField } from './pipeline.ts';
 import { resolveTransformModule } from '../transforms/resolve.ts';
 import type { TransformSpec } from '../transforms/pool.ts';
-import { RESERVED_NAMES } from '../intake/resolve.ts';
+import { BUILT_IN_HOOKS } from '../names.ts';
 import type { Verifier } from '../plugins/define.ts';
 
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 5000;
@@ -50,6 +50,8 @@ export type MakeVerifier = (
 
 export interface CompileResult {
   pipelines: Pipeline[];
+  /** Lower-case names of the headers the mappings take a signature from (`verify.header`): credentials, never shown or kept. */
+  credentialHeaders: Set<string>;
   transforms: TransformSpec[];
   issues: ConfigIssue[];
 }
@@ -102,7 +104,12 @@ export function compilePipelines(input: CompileInput): CompileResult {
     );
     if (p && issues.length === before) pipelines.push(p);
   }
-  return { pipelines, transforms: [...transforms.values()], issues };
+  const credentialHeaders = new Set<string>();
+  for (const { mapping } of sources) {
+    const h = (mapping.verify as { header?: unknown } | undefined)?.header;
+    if (typeof h === 'string') credentialHeaders.add(h.toLowerCase());
+  }
+  return { pipelines, credentialHeaders, transforms: [...transforms.values()], issues };
 }
 
 function compileOne(
@@ -125,7 +132,7 @@ function compileOne(
     return undefined;
   }
   const path = m.match?.path !== undefined ? trimSlashes(m.match.path) : undefined;
-  if (path !== undefined && RESERVED_NAMES.has(path))
+  if (path !== undefined && BUILT_IN_HOOKS.has(path))
     issue('match.path', `"${path}" is reserved for the built-in endpoint (mapping "${id}")`);
 
   let forEach: Pipeline['forEach'];

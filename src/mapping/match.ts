@@ -1,5 +1,5 @@
 /**
- * Match specs (SPEC §5.2) compiled once into predicates: a closed set of rule
+ * Match specs (docs/mappings.md, "Match") compiled once into predicates: a closed set of rule
  * kinds (literal, equals, exists, in, regex, all, any, not) — rules as data, no
  * expression language. Regexes are compiled at load; an invalid one is a load
  * error naming where it is.
@@ -41,7 +41,7 @@ interface RuleFn {
 
 const show = (v: unknown) => (v === undefined ? 'missing' : (JSON.stringify(v)?.slice(0, 80) ?? String(v)));
 
-/** Strips surrounding slashes, as hook names are compared (SPEC §5.2). */
+/** Strips surrounding slashes, as hook names are compared (docs/mappings.md, "Match"). */
 export const trimSlashes = (s: string) => s.replace(/^\/+|\/+$/g, '');
 
 function compileRule(rule: RuleConfig, where: string, isHeader: boolean): RuleFn {

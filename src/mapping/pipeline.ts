@@ -8,7 +8,7 @@ import type { Template } from './template.ts';
 import type { Segment } from './path.ts';
 import type { Verifier } from '../plugins/define.ts';
 
-/** Fields a mapping may template (SPEC §5.3). */
+/** Fields a mapping may template (docs/mappings.md, "Templates"). */
 export const TEMPLATED_FIELDS = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to', 'model', 'thinking'] as const;
 export type TemplatedField = (typeof TEMPLATED_FIELDS)[number];
 
@@ -49,3 +49,23 @@ export interface Pipeline {
 }
 
 export const MAX_FAN_OUT = 200;
+
+/** What a mapping reads of a request: its match rules, templates and transform see nothing else. */
+export interface MappingInput {
+  /** The hook name after the prefix, without surrounding `/`. */
+  readonly name: string;
+  readonly payload: unknown;
+  /** Lower-case header names. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The first value of each query parameter, never the token. */
+  readonly query: Readonly<Record<string, string>>;
+  /** The request's URL without a `token` parameter. */
+  readonly url: string;
+  readonly receivedAt: number;
+  /**
+   * The body as the JSON text `payload` was parsed from (absent for a form post and for the built-in
+   * endpoints). A transform's worker parses its own copy from it, which costs less than copying the
+   * parsed object across threads.
+   */
+  readonly json?: string | undefined;
+}

@@ -1,28 +1,22 @@
 /**
- * Running a compiled pipeline for one request: templates → transform (in the
- * generation's worker pool) → actions validated exactly like direct requests →
- * safety boundary. Returns prepared actions, or a skip (204).
+ * Running a compiled pipeline for one request: templates → transform (in the generation's worker
+ * pool) → drafts, one per action, each the template's fields with the transform's overrides. The
+ * intake pipeline validates and prepares them (src/intake/resolve.ts), exactly like a direct
+ * request's body. No draft at all is a skip (204).
  */
 import type { Logger } from 'pino';
-import type { Generation } from '../generation/build.ts';
-import type { HookRequest, Resolution } from '../intake/resolve.ts';
-import { agentFields, toAgentAction, toWakeAction, wakeFields, type Action } from '../intake/actions.ts';
-import { prepare } from '../intake/prepare.ts';
-import { errors, HookError } from '../errors.ts';
+import { isCredentialHeader } from '../auth/credential-headers.ts';
+import { errors, type HookError } from '../errors.ts';
+import type { TransformCallError, TransformPool } from '../transforms/pool.ts';
 import { getPath } from './path.ts';
+import { MAX_FAN_OUT, type MappingInput, type Pipeline } from './pipeline.ts';
 import type { TemplateScope } from './template.ts';
-import { MAX_FAN_OUT, type Pipeline } from './pipeline.ts';
-import type { TransformCallError } from '../transforms/pool.ts';
 
-/** Headers a template or transform never sees: credentials. */
-const HIDDEN_HEADERS = new Set(['authorization', 'x-gateway-token', 'cookie', 'proxy-authorization']);
-const FIELDS_OF = { wake: new Set(['kind', ...wakeFields]), agent: new Set(['kind', ...agentFields]) } as const;
-const ACTION_KEYS = new Set([...FIELDS_OF.wake, ...FIELDS_OF.agent]);
-
-export function visibleHeaders(h: HookRequest['headers']): Record<string, string> {
+/** The headers templates and transforms see: every one but the credentials (src/auth/credential-headers.ts). */
+export function visibleHeaders(h: MappingInput['headers'], credentials: ReadonlySet<string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const k of Object.keys(h)) {
-    if (HIDDEN_HEADERS.has(k)) continue;
+    if (isCredentialHeader(k, credentials)) continue;
     const v = h[k];
     if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
   }
@@ -32,7 +26,7 @@ export function visibleHeaders(h: HookRequest['headers']): Record<string, string
 type Partial = Record<string, unknown>;
 
 /**
- * The action the templates describe for one scope (SPEC §5.1 defaults). A
+ * The action the templates describe for one scope, with the defaults of docs/mappings.md, "A mapping". A
  * transform sees both `message` and `text`; without one, only the field the
  * action uses is rendered (a wake's text, an agent's message), so a wake
  * mapping does not serialise the whole payload for a message nobody reads.
@@ -84,33 +78,16 @@ function fillDeferred(partial: Partial, deferred: readonly string[], bodyJson: (
   if (partial[field] === undefined && deferred.includes(field)) partial[field] = bodyJson();
 }
 
-/** Turns a merged partial into a validated action (400 on failure, as for direct requests). */
-export function toAction(partial: Partial, hookName: string, gen: Generation, overrides: Partial | undefined): Action {
-  const kind = partial.kind;
-  if (kind !== 'wake' && kind !== 'agent') throw errors.invalidPayload('kind', 'must be "wake" or "agent"');
-  for (const k of Object.keys(overrides ?? {})) {
-    if (!ACTION_KEYS.has(k)) throw errors.invalidPayload(k, 'unknown field in the action a transform returned');
-    // a field of the other kind is a mistake in the transform (e.g. `text` on an agent action)
-    if (!FIELDS_OF[kind].has(k)) throw errors.invalidPayload(k, `does not apply to a ${kind} action (the transform returned it)`);
-  }
-  if (kind === 'wake') {
-    const input: Partial = { text: partial.text };
-    const mode = partial.mode ?? partial.wakeMode;
-    if (mode !== undefined) input.mode = mode;
-    return toWakeAction(input);
-  }
-  const input: Partial = {};
-  for (const f of agentFields) if (partial[f] !== undefined) input[f] = partial[f];
-  if (input.name === undefined) input.name = hookName;
-  return toAgentAction(input, gen, 'mapping');
-}
-
 export interface RunDeps {
   logger: Logger;
+  /** The generation's transform workers (absent when no mapping has a transform). */
+  transforms: TransformPool | undefined;
+  /** Header names that carry a credential beyond the common ones (`verify.header` of the generation's mappings). */
+  credentialHeaders: ReadonlySet<string>;
 }
 
 /** One template scope per item of `forEach`, else the request's own. */
-function templateScopes(p: Pipeline, req: HookRequest, headers: Record<string, string>): TemplateScope[] {
+function templateScopes(p: Pipeline, req: MappingInput, headers: Record<string, string>): TemplateScope[] {
   const base: TemplateScope = {
     name: req.name,
     now: new Date(req.receivedAt).toISOString(),
@@ -126,32 +103,33 @@ function templateScopes(p: Pipeline, req: HookRequest, headers: Record<string, s
   return list.map((item, index) => ({ ...base, item, index }));
 }
 
-type Merged = { partial: Partial; overrides?: Partial };
+/** One action as the mapping made it: the templates' fields, and what the transform returned over them. */
+export interface Draft {
+  partial: Partial;
+  overrides?: Partial;
+}
 
-export async function runPipeline(p: Pipeline, req: HookRequest, gen: Generation, boundary: string, deps: RunDeps): Promise<Resolution> {
-  const headers = visibleHeaders(req.headers);
+/** The drafts of the mapping's actions for `req`; none when the mapping skips it (an empty `forEach`, a transform's null). */
+export async function runPipeline(p: Pipeline, req: MappingInput, deps: RunDeps): Promise<Draft[]> {
+  const headers = visibleHeaders(req.headers, deps.credentialHeaders);
   const scopes = templateScopes(p, req, headers);
-  if (!scopes.length) return { kind: 'skip', mappingId: p.id };
+  if (!scopes.length) return [];
   // a single context with the body's JSON text: the worker parses its own payload and computes body-JSON defaults on demand
   const sendText = p.transform !== undefined && !p.forEach && req.json !== undefined;
   const rendered = scopes.map((s) => renderTemplates(p, s, sendText));
-  const merged = p.transform
-    ? await transformed(p, req, gen, { scopes, rendered, headers, sendText }, deps)
-    : rendered.map((partial) => ({ partial }));
-  if (!merged.length) return { kind: 'skip', mappingId: p.id };
-  return { kind: 'actions', mappingId: p.id, actions: merged.map((m) => prepared(p, m, req, gen, boundary, deps)) };
+  if (!p.transform) return rendered.map((partial) => ({ partial }));
+  return transformed(p, req, { scopes, rendered, headers, sendText }, deps);
 }
 
 /** The mapping's transform called on each scope, its results merged over the templates' actions. */
 async function transformed(
   p: Pipeline,
-  req: HookRequest,
-  gen: Generation,
+  req: MappingInput,
   input: { scopes: TemplateScope[]; rendered: Partial[]; headers: Record<string, string>; sendText: boolean },
   deps: RunDeps,
-): Promise<Merged[]> {
+): Promise<Draft[]> {
   const { scopes, rendered, headers, sendText } = input;
-  if (!gen.transforms || !p.transform) throw errors.internal(new Error('transform pool missing'));
+  if (!deps.transforms || !p.transform) throw errors.internal(new Error('transform pool missing'));
   const contexts = scopes.map((s, i) => ({
     payload: sendText ? undefined : s.payload,
     headers,
@@ -165,7 +143,7 @@ async function transformed(
   const deferred = sendText ? deferredFields(rendered[0]!) : [];
   let results: unknown[];
   try {
-    results = await gen.transforms.call(
+    results = await deps.transforms.call(
       p.transform.key,
       contexts,
       p.transform.timeoutMs,
@@ -189,8 +167,8 @@ async function transformed(
 }
 
 /** A transform's results over the templates' actions: undefined keeps the action, null drops it, an object or array of objects overrides it. */
-function mergeResults(p: Pipeline, results: unknown[], rendered: Partial[], deps: RunDeps): Merged[] {
-  const merged: Merged[] = [];
+function mergeResults(p: Pipeline, results: unknown[], rendered: Partial[], deps: RunDeps): Draft[] {
+  const merged: Draft[] = [];
   results.forEach((r, i) => {
     const tpl = rendered[i]!;
     if (r === undefined) merged.push({ partial: tpl });
@@ -206,37 +184,6 @@ function mergeResults(p: Pipeline, results: unknown[], rendered: Partial[], deps
   });
   if (merged.length > MAX_FAN_OUT) throw badResult(p, deps, `${merged.length} actions (at most ${MAX_FAN_OUT})`);
   return merged;
-}
-
-/** One merged action checked and prepared for dispatch (its boundary, label and trust). */
-function prepared(p: Pipeline, { partial, overrides }: Merged, req: HookRequest, gen: Generation, boundary: string, deps: RunDeps) {
-  let a: Action;
-  try {
-    a = toAction(partial, req.name, gen, overrides);
-  } catch (err) {
-    if (err instanceof HookError) deps.logger.info({ mapping: p.id, code: err.code, field: err.field }, 'mapped action refused');
-    throw err;
-  }
-  const nameTrusted = a.kind === 'agent' && nameFromConfig(p, partial, overrides);
-  return prepare(a, {
-    // never a hook-supplied name: it would stand in the notice, outside the markers
-    label: p.label ?? (a.kind === 'agent' && nameTrusted ? a.name : (p.path ?? 'Webhook')),
-    origin: p.id,
-    trusted: p.trusted,
-    nameTrusted,
-    boundaryId: boundary,
-  });
-}
-
-/**
- * Whether an agent action's name comes from the config: the mapping's `name` without templates, or,
- * without a rendered name, the hook name, when the mapping's `match.path` fixes it. A templated name,
- * one a transform returned, and the hook name of a mapping that matches any path are hook-supplied.
- */
-function nameFromConfig(p: Pipeline, partial: Partial, overrides: Partial | undefined): boolean {
-  if (overrides?.name !== undefined) return false;
-  if (partial.name !== undefined) return p.templates.name?.isStatic === true;
-  return p.path !== undefined;
 }
 
 /** The template result overridden field by field; a field set to `undefined` keeps the template value, like an absent one. */

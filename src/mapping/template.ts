@@ -1,5 +1,5 @@
 /**
- * Templates (SPEC §5.3): `{{expr}}` where expr is
+ * Templates (docs/mappings.md, "Templates"): `{{expr}}` where expr is
  *   `path`                the hook name after the prefix
  *   `now`                 the request time, ISO 8601
  *   `headers.<name>`      a request header (case-insensitive name)

@@ -2,12 +2,12 @@
  * jiti's TypeScript compiler (Babel), run in a child process for each module
  * jiti's file cache does not hold yet.
  *
- * Once loaded, jiti's compiler stays in the process: about 20 MB of resident
+ * Once loaded, jiti's compiler stays in the process: megabytes of resident
  * memory for the server's whole life, for one compile at start or at a reload
- * (docs/performance.md). A worker thread does not help: the
+ * (measured: docs/performance.md, "Memory"). A worker thread does not help: the
  * memory it touched stays with the process after it ends. jiti's `transform`
- * option is synchronous, and so is this: the loader waits for the child
- * (about 0.3 s a module). Nothing is started when a module is already in
+ * option is synchronous, and so is this: the loader waits for the child (a
+ * fraction of a second a module). Nothing is started when a module is already in
  * jiti's cache, which is the case at every start but the first after an edit.
  */
 import { spawnSync } from 'node:child_process';

@@ -25,7 +25,7 @@ export async function loadPluginModule(file: string): Promise<Plugin> {
   // without module cache, and never Node's native loader (its module cache
   // cannot be cleared in this thread), so a reload evaluates the current file.
   // What jiti's file cache lacks is compiled in a child process, so jiti's
-  // compiler (~20 MB) does not stay in this one (compiler.ts).
+  // compiler does not stay in this one (compiler.ts; measured: docs/performance.md, "Memory").
   const { createJiti } = await import('jiti');
   const jiti = createJiti(import.meta.url, {
     moduleCache: false,

@@ -4,7 +4,7 @@
  * that folder. Read at every generation build, so edits hot-reload.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { ValidateFunction } from 'ajv';
 import { Type } from '@sinclair/typebox';
 import type { ConfigIssue } from '../errors.ts';
@@ -13,8 +13,9 @@ import { compile } from '../config/ajv.ts';
 import { parseConfigText } from '../config/load.ts';
 import { translateAjvErrors } from '../config/validate.ts';
 import type { PresetDefinition } from '../plugins/define.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 
-export const BUILTIN_PRESETS_DIR = resolve(import.meta.dirname, '../../presets');
+export const BUILTIN_PRESETS_DIR = join(PACKAGE_ROOT, 'presets');
 const PRESET_FILES = ['preset.json5', 'preset.json', 'preset.yaml', 'preset.yml'];
 
 const PresetFile = Type.Object(

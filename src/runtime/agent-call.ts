@@ -1,7 +1,7 @@
 /**
  * One call of an agent provider with a deadline: used by runs and heartbeats.
  */
-import type { Generation } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
 import type { AgentMessage } from '../plugins/define.ts';
 import { splitModel } from '../config/rules.ts';
 import { RecycledSet } from '../util/recycled.ts';

@@ -13,7 +13,7 @@
  * so its outcome's record carries it.
  */
 import type { Logger } from 'pino';
-import type { Generation } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
 import type { Delivery, DeliveryAttempt } from '../store/types.ts';
 import { ChannelError, type Channel } from '../plugins/define.ts';
 import { oneLine } from './agent-call.ts';

@@ -15,12 +15,13 @@
  */
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
-import type { Generation, GenerationRef } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import type { EventRecords, MetaRecords, RunRecords, TaskQueue, Transcripts } from '../store/roles.ts';
 import type { Claim, NewDelivery, NewRun, Task } from '../store/types.ts';
 import { callAgent, Shutdown } from './agent-call.ts';
 import { buildOutcome } from './outcome.ts';
-import { MAIN_SESSION } from '../intake/actions.ts';
+import { MAIN_SESSION } from '../names.ts';
 import { LEASE_MS, TRANSCRIPT_MAX_BYTES, TRANSCRIPT_WINDOW } from './runner.ts';
 import { untilStored } from './until-stored.ts';
 import { stopWithin } from '../util/deadline.ts';
@@ -244,7 +245,14 @@ class HeartbeatLoop implements Heartbeat {
     }
     await this.stored('store the outcome of a heartbeat', () => records.finishRun(outcome));
     this.logger.info(
-      { heartbeatId: run.id, events: events.length, olderEvents: older.count, status: outcome.status, delivery: outcome.delivery.kind },
+      {
+        heartbeatId: run.id,
+        events: events.length,
+        olderEvents: older.count,
+        status: outcome.status,
+        delivery: outcome.delivery.kind,
+        ...(outcome.delivery.kind === 'skipped' ? { reason: outcome.delivery.reason } : {}),
+      },
       'heartbeat',
     );
     if (outcome.delivery.kind === 'outbox') this.deps.notifyOutbox(outcome.delivery.entry);

@@ -14,7 +14,7 @@
  * reason) or ambiguous (it may have been posted: that part is retried once).
  */
 import type { Logger } from 'pino';
-import type { GenerationRef } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import type { OutboxRecords } from '../store/roles.ts';
 import type { Delivery, DeliveryAttempt, NewDelivery } from '../store/types.ts';
 import { RecycledMap, RecycledSet } from '../util/recycled.ts';

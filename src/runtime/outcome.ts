@@ -3,7 +3,7 @@
  * transcript lines, the summary, and the delivery (an outbox entry, or skipped with the reason).
  */
 import { uuidv7 } from '../util/uuid7.ts';
-import type { Generation } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
 import type { MetaRecords } from '../store/roles.ts';
 import type { NewEvent, NewRun, RunOutcome } from '../store/types.ts';
 import { isHeartbeatAck, oneLine, replySummary } from './agent-call.ts';

@@ -7,7 +7,7 @@ import { errors } from '../errors.ts';
 import type { MetaRecords } from '../store/roles.ts';
 import type { NewDelivery, Run } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid7.ts';
-import type { Generation } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
 import { resolveRoute } from './routes.ts';
 
 export async function redeliveryOf(run: Run, gen: Generation, meta: MetaRecords, now: number): Promise<NewDelivery> {

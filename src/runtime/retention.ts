@@ -1,5 +1,5 @@
 /**
- * Retention (SPEC §12): every `retention.pruneEverySeconds`, what is older than its `retention.*Days`
+ * Retention (docs/configuration.md, "Retention"): every `retention.pruneEverySeconds`, what is older than its `retention.*Days`
  * is pruned through `RetentionRecords.prune`, a small batch at a time with a pause between batches, so a request's
  * write never waits behind more than one batch. `hook-intake prune` runs the same passes at once.
  */
@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import type { RetentionRecords } from '../store/roles.ts';
 import type { PruneBefore, PruneCounts } from '../store/types.ts';
-import type { GenerationRef } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import { TRANSCRIPT_WINDOW } from './runner.ts';
 
 const DAY_MS = 86_400_000;

@@ -5,7 +5,7 @@
  * configured. Replies of other sessions never change it, so a conversation
  * elsewhere cannot draw the main session's replies to itself.
  */
-import type { Generation } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
 import type { MetaRecords } from '../store/roles.ts';
 
 export interface Route {

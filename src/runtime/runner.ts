@@ -7,7 +7,8 @@
  */
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
-import type { Generation, GenerationRef } from '../generation/build.ts';
+import type { Generation } from '../generation/types.ts';
+import type { GenerationRef } from '../generation/ref.ts';
 import { onNextTurn } from '../util/next-turn.ts';
 import { stopWithin } from '../util/deadline.ts';
 import type { MetaRecords, RunQueue, RunRecords, Transcripts } from '../store/roles.ts';
@@ -280,7 +281,12 @@ class QueueRunner implements Runner {
     outcome.event = summaryEvent(run, outcome, finishedAt);
     await this.stored(log, 'store the outcome of a run', () => records.finishRun(outcome));
     await this.stored(log, 'end the claim of a run', () => queue.complete(id, this.worker));
-    log.info({ status: outcome.status, ms: finishedAt - startedAt, delivery: outcome.delivery.kind }, 'run finished');
+    const d = outcome.delivery;
+    // a skipped delivery says why (fixed phrases and channel names, never the reply or the recipient)
+    log.info(
+      { status: outcome.status, ms: finishedAt - startedAt, delivery: d.kind, ...(d.kind === 'skipped' ? { reason: d.reason } : {}) },
+      'run finished',
+    );
     if (outcome.delivery.kind === 'outbox') this.deps.notifyOutbox(outcome.delivery.entry);
     if (run.wakeMode === 'now') this.deps.requestHeartbeat();
   }

@@ -5,14 +5,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from 'pino';
-import type { GenerationRef, Generation } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
+import type { Generation } from '../generation/types.ts';
 import type { Store } from '../store/roles.ts';
 import type { Reloader } from '../generation/reload.ts';
 import { createListener } from '../http/app.ts';
 import { Drain, guardRequests, handleClientErrors } from '../http/connection.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { IdempotencyGuard } from '../intake/idempotency.ts';
-import { createNamedResolver } from '../mapping/resolve.ts';
+import { Intake } from '../intake/pipeline.ts';
+import { createRateLimiter } from '../intake/rate-limit.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';
 import { createMetrics, RequestTally } from '../http/metrics.ts';
 import type { ConsoleSessions } from '../auth/sessions.ts';
@@ -101,19 +103,22 @@ export function createApp(p: AppParts) {
   const startedAt = clock();
   const listener = createListener({
     generations,
-    dispatcher: runtime.dispatcher,
-    idempotency: new IdempotencyGuard(store.records),
+    intake: new Intake({
+      dispatcher: runtime.dispatcher,
+      idempotency: new IdempotencyGuard(store.records),
+      rateLimiter: createRateLimiter(store.counters),
+      logger: p.logger,
+    }),
     throttle: p.throttle,
     logger: p.logger,
     clock,
-    named: createNamedResolver({ logger: p.logger, counters: store.counters }),
     tally,
     sessions: p.sessions,
     feed,
     runner: runnerFigures,
     metrics: async () => ({ contentType: metrics.contentType, body: await metrics.metrics() }),
     store,
-    admin: { runsAccepted: () => runner.notify(), queuedRuns: () => runner.queued(), notifyOutbox: (entry) => outbox.notify(entry) },
+    admin: { dispatcher: runtime.dispatcher, notifyOutbox: (entry) => outbox.notify(entry) },
     ready: p.ready,
     status: () => ({
       uptimeSeconds: Math.round((clock() - startedAt) / 1000),

@@ -3,7 +3,8 @@
  */
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import type { GenerationRef, Generation } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
+import type { Generation } from '../generation/types.ts';
 import type { Store } from '../store/roles.ts';
 import type { Reloader } from '../generation/reload.ts';
 import type { Drain } from '../http/connection.ts';

@@ -5,7 +5,9 @@
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load.ts';
 import { builtinPlugins } from '../../plugins/index.ts';
-import { buildGeneration, type GenerationRef, type Generation } from '../generation/build.ts';
+import { buildGeneration } from '../generation/build.ts';
+import type { GenerationRef } from '../generation/ref.ts';
+import type { Generation } from '../generation/types.ts';
 import { openStore } from '../store/index.ts';
 import type { Store } from '../store/roles.ts';
 import { createRunner } from '../runtime/runner.ts';
@@ -14,7 +16,7 @@ import { createOutbox, type Outbox } from '../runtime/outbox.ts';
 import { createDispatcher } from '../intake/dispatch.ts';
 import type { Submit } from '../generation/instances.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';
-import type { ServiceOptions } from '../service.ts';
+import type { ServiceOptions } from './options.ts';
 
 /**
  * The runner's, outbox's and heartbeat's logger. Their lines carry ids,

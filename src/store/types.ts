@@ -124,7 +124,7 @@ export type KeptAction =
   | { kind: 'agent'; name: string; sessionKey: string; channel: string; to: string | null; deliver: boolean; runId: string };
 
 /**
- * An accepted hook request as received (SPEC §12): its raw body and its headers without credentials, the
+ * An accepted hook request as received (docs/http.md, "Kept requests"): its raw body and its headers without credentials, the
  * mapping that took it, its answer's status and what it stored. Kept for `retention.requestsDays`.
  */
 export interface KeptRequest {

@@ -10,9 +10,16 @@ export interface TransformSpec {
   exportName?: string;
 }
 
+/** A module that did not load: its key, why, and the line of its file where it failed, when known. */
+export interface LoadIssue {
+  key: string;
+  message: string;
+  line?: number;
+}
+
 export class TransformLoadError extends Error {
-  readonly errors: { key: string; message: string }[];
-  constructor(errors: { key: string; message: string }[]) {
+  readonly errors: LoadIssue[];
+  constructor(errors: LoadIssue[]) {
     super(errors.map((e) => `${e.key}: ${e.message}`).join('; '));
     this.errors = errors;
   }

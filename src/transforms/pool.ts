@@ -12,13 +12,14 @@
  * Size: the pool starts with `min` workers and grows, up to `max`, only when a
  * call has waited `scaleAfterMs` for a free worker (a slow or stuck transform:
  * its worker has answered nothing for that long); extra workers retire after
- * `idleMs` without work. A worker costs ~17 MB (~33 MB once it strips
- * TypeScript), so a steady pool of one keeps memory low.
+ * `idleMs` without work. Each worker is an isolate of its own, tens of
+ * megabytes (measured: docs/performance.md, "Memory"), so a steady pool of
+ * one keeps memory low.
  *
  * Cost: calls made during one turn go to a worker in one message, a worker
  * holds up to `PIPELINE` calls, and it answers on a port of its own that the
- * pool drains without an event per answer. Under load a call costs a third to
- * a tenth of what it costs through a pool library (docs/development.md,
+ * pool drains without an event per answer. Under load a call costs several
+ * times less than through a pool library (measured: docs/development.md,
  * "Transform workers").
  */
 import { receiveMessageOnPort } from 'node:worker_threads';
@@ -160,7 +161,8 @@ class Pool implements TransformPool {
   private answer(slot: Slot, m: Reply): void {
     // Looked up in the worker's own list (nearly always its first entry), not in a Map of calls by id: V8
     // replaces a Map's table as it grows and shrinks, a replaced table still refers to its entries, and
-    // under load that kept the calls' requests alive into the old generation (~50 MB more peak memory).
+    // under load that kept the calls' requests alive into the old generation (more peak memory; measured:
+    // docs/performance.md, "Ids, deadlines and collections").
     const sent = slot.sent;
     let at = 0;
     while (at < sent.length && sent[at]!.id !== m.id) at++;

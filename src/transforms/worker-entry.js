@@ -1,6 +1,5 @@
-// A transform worker's entry point. Plain JavaScript, so that it can turn on Node's compile cache
-// (each thread has its own; see src/cli/start.js) before the TypeScript worker is loaded: a worker
-// whose modules are all in the cache never loads the type-stripping compiler (docs/performance.md).
+// A transform worker's entry point: it turns on Node's compile cache (each thread has its own; see
+// src/cli/start.js) before the worker's modules are imported.
 import { enableCompileCache } from 'node:module';
 
 enableCompileCache?.();

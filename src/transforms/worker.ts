@@ -11,8 +11,9 @@ import { pathToFileURL } from 'node:url';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { Jiti } from 'jiti';
 import { compileInChild } from '../plugins/compiler.ts';
-import { withoutJsonInput } from './error-text.ts';
+import { loadFailure, withoutJsonInput } from './error-text.ts';
 import { TakenBack } from './taken-back.ts';
+import type { LoadIssue } from './calls.ts';
 
 interface Spec {
   key: string;
@@ -28,7 +29,7 @@ const port = parentPort!;
 // what Node cannot load (enums, extensionless imports…): a fresh instance per worker without module cache,
 // its transformer run in a child process (compiler.ts) for the modules jiti's file cache does not hold, as
 // the memory a worker touched stays with the process. A worker that never needs jiti does not load it
-// (about 5 MB).
+// (measured: docs/performance.md, "Memory").
 let jiti: Jiti | undefined;
 async function load(file: string): Promise<Record<string, unknown> | Fn> {
   try {
@@ -62,8 +63,8 @@ function pick(mod: Record<string, unknown> | Fn, exportName: string | undefined)
   return 'exports neither a default function nor a function named "transform"';
 }
 
-async function init(specs: Spec[]): Promise<{ key: string; message: string }[]> {
-  const errors: { key: string; message: string }[] = [];
+async function init(specs: Spec[]): Promise<LoadIssue[]> {
+  const errors: LoadIssue[] = [];
   for (const s of specs) {
     try {
       const mod = await load(s.file);
@@ -71,7 +72,8 @@ async function init(specs: Spec[]): Promise<{ key: string; message: string }[]> 
       if (typeof fn === 'string') errors.push({ key: s.key, message: fn });
       else fns.set(s.key, fn);
     } catch (err) {
-      errors.push({ key: s.key, message: `cannot load: ${(err as Error)?.message ?? String(err)}`.slice(0, 2000) });
+      const failure = loadFailure(err, s.file);
+      errors.push({ key: s.key, ...failure, message: `cannot load: ${failure.message}`.slice(0, 2000) });
     }
   }
   return errors;
@@ -166,7 +168,7 @@ function bodyDefault(json: string): string {
  * One accessor per deferred field name, shared by every action, which then share one hidden class. A
  * getter made per call (a closure over the body) would give each action a hidden class of its own; V8
  * keeps hidden classes in the old generation, and each would keep its call's objects alive past their
- * scavenges until the next full collection (about 700 KB promoted a scavenge under load).
+ * scavenges until the next full collection (measured: docs/performance.md, "Ids, deadlines and collections").
  */
 const accessors = new Map<string, PropertyDescriptor>();
 function deferredAccessor(field: string): PropertyDescriptor {
@@ -206,7 +208,7 @@ function withBody(contexts: Record<string, unknown>[], json: string, deferred: s
 }
 
 /**
- * Loads Node's type-stripping compiler now (about 40 ms). Through the compile cache a worker
+ * Loads Node's type-stripping compiler now (docs/transforms.md, "Spares"). Through the compile cache a worker
  * starts without it, and a generation whose modules are all cached never needs it; but a spare
  * waits for the next reload, which usually follows an edit, and a TypeScript module just edited
  * is stripped when it is loaded: that should not wait for the compiler to load. A spare started

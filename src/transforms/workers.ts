@@ -2,13 +2,13 @@
  * Starting transform workers. A worker first becomes idle (its TypeScript
  * loader and jiti ready), then `initWorker` hands it a generation's modules.
  * A `WorkerSource` can keep idle spares so that a reload only pays for loading
- * the modules (a few ms) instead of starting a worker (~50 ms, more when the
- * machine is busy).
+ * the modules instead of starting a worker, which takes many times as long,
+ * more when the machine is busy (docs/transforms.md, "Spares").
  */
 import { Worker, type MessagePort } from 'node:worker_threads';
 
 // worker-entry.js turns on the compile cache (each thread has its own), then loads worker.ts: a worker whose
-// modules are all in the cache never loads the type-stripping compiler, about 8 MB of each worker
+// modules are all in the cache never loads the type-stripping compiler (measured: docs/performance.md, "Memory")
 const WORKER_URL = new URL('./worker-entry.js', import.meta.url);
 const MEMORY_LIMIT_MB = 256;
 
@@ -107,14 +107,14 @@ export interface SpareWorkerSource extends WorkerSource {
  * `standby` is on. The first `take` (the first configuration's workers) starts none. Every later
  * `take` (a reload, a worker replaced after a deadline) starts one for the next, which also loads
  * the type-stripping compiler (see worker.ts), so a run of edits never waits for a worker's
- * start-up (about 50 ms on an idle machine, several times that on a busy one); these spares retire
- * after `keepMs` without a `take`. The standby is a worker without the compiler (about 17 MB
- * resident rather than 33): started when `standby` is turned on, and again whenever no other
+ * start-up (docs/transforms.md, "Spares"); these spares retire after `keepMs` without a `take`. The
+ * standby is a worker without the compiler (about half the memory; measured: docs/performance.md,
+ * "Memory"): started when `standby` is turned on, and again whenever no other
  * idle worker is left, so the first save after a start or after a quiet spell finds a worker
  * ready too; it loads the compiler when `prepare` says a reload is coming. A pool that grows
  * takes a spare if one is ready, but never the standby, and starts none: growth comes from a
  * slow transform or a stalled worker, and a spare beside the extra worker would double what it
- * costs, about 20 MB more that the allocator keeps after both have ended. Idle workers do not keep
+ * costs, memory that the allocator keeps after both have ended. Idle workers do not keep
  * the process alive. `spawn` starts a worker
  * (`compiler`: loading the compiler while it waits); tests pass their own.
  */

@@ -3,8 +3,9 @@
  * the new deadline with the one the timer is set for (when all share one
  * timeout, a later deadline never moves the timer), and `delete` unlinks an
  * entry from a list and leaves the timer as it is: a timer set and cleared per
- * request cost about 1 % of the main thread under load, and a `Set` of entries
- * half of that (docs/performance.md). When the timer fires,
+ * request, and to a lesser degree a `Set` of entries, were a visible share of
+ * the main thread under load (measured: docs/performance.md, "Ids, deadlines
+ * and collections"). When the timer fires,
  * every entry past its deadline expires and the timer is set for the earliest
  * deadline left.
  *

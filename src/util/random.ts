@@ -1,8 +1,8 @@
 /**
  * Random hex strings drawn from a pooled CSPRNG buffer. `crypto.randomBytes`
- * makes one call into OpenSSL per id (about 3 µs each on a small server, on
- * every request); refilling a 4 KiB pool spreads that call over 512 ids of 8
- * bytes. Same generator, same strength: node's own `randomUUID()` pools the
+ * makes one call into OpenSSL per id, on every request (measured:
+ * docs/performance.md, "Ids, deadlines and collections"); refilling a 4 KiB
+ * pool spreads that call over 512 ids of 8 bytes. Same generator, same strength: node's own `randomUUID()` pools the
  * same way.
  */
 import { randomBytes, randomFillSync } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
  * A Map and a Set for long-lived collections whose entries come and go with each request, run or
- * delivery (docs/performance.md).
+ * delivery (measured: docs/performance.md, "Ids, deadlines and collections").
  *
  * V8 keeps a Map's entries in a hash table that it replaces every few insertions once deletions
  * have filled it. Its `OrderedHashTable::Rehash` allocates the replacement in the generation of
@@ -9,10 +9,9 @@
  * soon has its table in the old generation, and from then on every replacement is allocated
  * there too: each is garbage a few hundred microseconds later, and it is reclaimed only by a
  * full collection. Until then the young keys and values it still refers to are kept alive by
- * the scavenger as well, and promoted. In a script that sets and
- * deletes 2 million keys, 12 alive at a time, in a Map already in the old generation, the old
- * generation grew by 33–49 MB, with three or four full collections on the way; with this
- * wrapper by 1.0 MB, with one; and the same work without a Map by 0.1 MB, with none.
+ * the scavenger as well, and promoted. In a script that sets and deletes keys, a few alive at a
+ * time, in a Map already in the old generation, the old generation grew by tens of megabytes, with
+ * full collections on the way; with this wrapper, by little more than the same work without a Map.
  *
  * These wrappers replace their Map or Set with a fresh copy every `RECYCLE_AFTER` deletions. The
  * copy's table is young, and under load each replacement of a young table is young too, so their

@@ -1,5 +1,5 @@
 /**
- * The failed-authentication throttle (SPEC §4.1) and the once-per-period
+ * The failed-authentication throttle (docs/http.md, "Authentication") and the once-per-period
  * gate used for the deprecation warning. Time is passed in: no clocks, no sleeps.
  */
 import { describe, expect, it } from 'vitest';

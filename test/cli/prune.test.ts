@@ -46,6 +46,39 @@ describe('hook-intake prune', () => {
     await after.close();
   });
 
+  it('reads only storage and retention: an unset ${ENV} or a mistake elsewhere in the config does not stop it', async () => {
+    const store = new SqliteStore({ path: join(dir, 'other', 'hook-intake.db') });
+    // an old run and one from now, which stays
+    for (const at of [1_000, Date.now()]) {
+      const run = newRun({ createdAt: at });
+      await store.records.accept({ events: [], runs: [run] });
+      await store.records.startRun(run.id, at);
+      await store.records.finishRun(okOutcome(run.id, { finishedAt: at, delivery: { kind: 'skipped', reason: 'ack' } }));
+    }
+    await store.close();
+    const unset = 'HOOK_INTAKE_TEST_UNSET_SECRET';
+    delete process.env[unset];
+    writeFileSync(
+      join(dir, 'whole.json5'),
+      `{
+        hooks: {
+          enabled: true,
+          token: '\${${unset}}',
+          mappings: [{ id: 'gh', match: { path: 'gh' }, verify: { type: 'github', secret: '\${${unset}}' } }],
+        },
+        channels: { hook: { type: 'webhook', url: 'https://example.net', secret: '\${${unset}}' }, typo: { tyep: 'x' } },
+        storage: { path: 'other/hook-intake.db' },
+        retention: { runsDays: 30 },
+      }`,
+    );
+    // serve would refuse it, naming the variable
+    expect((await runInProcess(['check', '--config', join(dir, 'whole.json5'), '--data', join(dir, 'data')])).stderr).toContain(unset);
+    const r = await runInProcess(['prune', '--config', join(dir, 'whole.json5'), '--data', join(dir, 'data')]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('removed 1 runs\n');
+  });
+
   it('refuses a config with a bad retention, naming the key', async () => {
     writeFileSync(join(dir, 'bad.json5'), '{ retention: { runsDays: -1 } }');
     const r = await runInProcess(['prune', '--config', join(dir, 'bad.json5'), '--data', join(dir, 'data')]);

@@ -49,7 +49,7 @@ describe('findConfigFile()', () => {
 });
 
 describe('loadConfig()', () => {
-  it('runs on the embedded defaults of SPEC §3 when there is no file', () => {
+  it('runs on the embedded defaults when there is no file', () => {
     const cwd = join(root, 'empty');
     mkdirSync(cwd);
     const { file, config } = loadConfig({ cwd, env: {} });

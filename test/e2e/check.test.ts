@@ -1,13 +1,13 @@
 /**
  * `hook-intake check`: the summary lists every named hook in match order and every hook that
- * turns the safety boundary off (SPEC §2, §6); an invalid config exits 1 with
+ * turns the safety boundary off (docs/mappings.md, "Dry runs and checks"); an invalid config exits 1 with
  * `file: key.path: reason`. The command runs in this process (`runInProcess()`); the real CLI's
  * check runs in first-start.test.ts.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanup, runInProcess, tempDir } from '../helpers/cli.ts';
+import { cleanup, runCli, runInProcess, tempDir } from '../helpers/cli.ts';
 
 const HOOK = 'hook-token-0123456789abcdef0123';
 let dir: string;
@@ -27,6 +27,34 @@ beforeAll(() => {
 afterAll(() => cleanup(dir));
 
 describe('hook-intake check', () => {
+  it('reads the data directory next to the config file, not the working directory, and says which it is', async () => {
+    const clone = tempDir('hook-intake-clone-');
+    const elsewhere = tempDir('hook-intake-elsewhere-');
+    try {
+      // the working directory has a data directory of its own, with a token, that must not be read
+      mkdirSync(join(clone, 'data'));
+      writeFileSync(join(clone, 'data', 'hook-token'), 'token-of-the-clone-0123456789abcdef\n');
+      mkdirSync(join(elsewhere, 'data'));
+      writeFileSync(join(elsewhere, 'data', 'hook-token'), 'token-of-elsewhere-0123456789abcdef\n');
+      const file = join(elsewhere, 'x.json5');
+      writeFileSync(file, '{ hooks: { enabled: true } }');
+      const r = await runCli(['check', '--config', file], { cwd: clone });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`data directory: ${join(elsewhere, 'data')} (next to the config file)\n`);
+      expect(r.stdout).toContain('(token from the data dir;');
+      expect(r.stdout).toContain(`storage: `);
+      expect(r.stdout).toContain(join(elsewhere, 'data', 'hook-intake.db'));
+      expect(r.stdout).not.toContain(clone);
+      // --data still decides
+      const flagged = await runCli(['check', '--config', file, '--data', 'data'], { cwd: clone });
+      expect(flagged.stdout).toContain(`data directory: ${join(clone, 'data')} (--data)\n`);
+    } finally {
+      cleanup(clone);
+      cleanup(elsewhere);
+    }
+  });
+
   it('lists the hooks in match order and every hook with the safety boundary off', async () => {
     const file = write('unsafe.json', {
       hooks: {
@@ -121,7 +149,30 @@ describe('hook-intake check', () => {
     const r = await check(file);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      `  ${join(dir, 'transforms', 'broken.ts')}: hooks.mappings[0].transform, hooks.mappings[1].transform: cannot load: `,
+      `  ${join(dir, 'transforms', 'broken.ts')}:1: hooks.mappings[0].transform, hooks.mappings[1].transform: cannot load: `,
     );
+  });
+
+  it('gives the line and the message, on one line, of a transform that throws while loading and of one with a syntax error', async () => {
+    writeFileSync(join(dir, 'transforms', 'throws.ts'), "const ready: boolean = false;\nthrow new Error('load-time failure');\n");
+    writeFileSync(join(dir, 'transforms', 'syntax.mjs'), "export default (ctx) => {\n  return { message: 'broken' ;\n};\n");
+    const file = write('load-lines.json', {
+      hooks: {
+        enabled: true,
+        token: HOOK,
+        mappings: [
+          { id: 'throws', match: { path: 'throws' }, transform: { module: 'throws.ts' } },
+          { id: 'syntax', match: { path: 'syntax' }, transform: { module: 'syntax.mjs' } },
+        ],
+      },
+    });
+    const r = await check(file);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.split('\n');
+    expect(lines).toContain(`  ${join(dir, 'transforms', 'throws.ts')}:2: hooks.mappings[0].transform: cannot load: load-time failure`);
+    expect(lines.find((l) => l.includes('syntax.mjs'))).toMatch(
+      new RegExp(`^  ${join(dir, 'transforms', 'syntax.mjs')}:2: hooks\\.mappings\\[1\\]\\.transform: cannot load: \\S.*expected ","$`),
+    );
+    expect(lines.filter((l) => l.trim())).toHaveLength(3); // the heading and one line each
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Crash safety under load (SPEC §7): the real CLI, an OpenAI-compatible
+ * Crash safety under load (docs/runtime.md, "Crash safety"): the real CLI, an OpenAI-compatible
  * stand-in that holds some calls until the kill (so runs are in flight) and a webhook
  * receiver. SIGKILL mid-burst, restart on the same data dir: every 2xx'd wake
  * and run is there, every run reaches a final state, every reply is delivered.

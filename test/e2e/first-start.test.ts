@@ -1,47 +1,85 @@
 /**
- * A new user's path: the bundled config, a generated token printed once with
- * a curl line that works, later starts that do not print it again, and
- * SIGTERM / SIGINT ending with exit code 0.
+ * A new user's path: the bundled config, a generated token printed once at a terminal with a curl
+ * line that works (and only where it is kept when standard output is not a terminal: a service
+ * manager's or container engine's log keeps what is printed), later starts that do not print it
+ * again, and SIGTERM / SIGINT ending with exit code 0.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cleanup, ROOT, runCli, runInProcess, startCli, tempDir } from '../helpers/cli.ts';
+import { BIN, cleanup, ROOT, runCli, runInProcess, startCli, tempDir, until } from '../helpers/cli.ts';
+
+const curlWake = (out: string) =>
+  out
+    .split(/\r?\n/)
+    .find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!
+    .trim();
 
 describe('first start on the bundled config', () => {
-  it('generates a token, prints it once with a curl line that works, and keeps it private afterwards', async () => {
+  it('generates a token, says where it is kept without printing it, with a curl line that works, and keeps it private afterwards', async () => {
     const dir = tempDir();
     copyFileSync(join(ROOT, 'hook-intake.json5'), join(dir, 'hook-intake.json5'));
     try {
-      // no --config: the default ./hook-intake.json5 in the working directory is used
+      // no --config: the default ./hook-intake.json5 in the working directory is used; standard output is a pipe
       const first = await startCli({ dir, cwd: dir });
       await first.waitFor('/api/main/events');
       const tokenFile = join(first.dataDir, 'hook-token');
       const token = readFileSync(tokenFile, 'utf8').trim();
       expect(token.length).toBeGreaterThanOrEqual(32);
       expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+      const gatewayToken = readFileSync(join(first.dataDir, 'gateway-token'), 'utf8').trim();
       const out = first.output();
-      expect(out.split(token).length - 1).toBe(2); // the notice and the curl line, nothing else
-      const curlLine = out.split('\n').find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!;
+      expect(out).toContain(`data directory: ${first.dataDir} (--data)\n`);
+      expect(out).not.toContain(token);
+      expect(out).not.toContain(gatewayToken);
+      expect(out).toContain(`hook token generated and kept in ${tokenFile} (not shown: standard output is not a terminal)`);
+      const curlLine = curlWake(out);
       expect(curlLine).toContain(first.url.replace('http://', ''));
+      expect(curlLine).toContain(`$(cat ${tokenFile})`);
 
-      const reply = execFileSync('bash', ['-c', curlLine.trim()], { encoding: 'utf8' });
+      const reply = execFileSync('bash', ['-c', curlLine], { encoding: 'utf8' });
       expect(JSON.parse(reply)).toMatchObject({ ok: true, mode: 'now' });
       expect(await first.stop('SIGINT')).toBe(0);
+      expect(first.output()).not.toContain(token);
 
       const second = await startCli({ dir, cwd: dir });
       await second.waitFor('/api/main/events');
-      expect(second.output()).not.toContain(token);
+      expect(second.output()).not.toContain('generated');
       expect(second.output()).toContain(`$(cat ${tokenFile})`);
-      const again = second
-        .output()
-        .split('\n')
-        .find((l) => l.trim().startsWith('curl') && l.includes('/hooks/wake'))!;
-      expect(JSON.parse(execFileSync('bash', ['-c', again.trim()], { encoding: 'utf8' }))).toMatchObject({ ok: true });
+      expect(JSON.parse(execFileSync('bash', ['-c', curlWake(second.output())], { encoding: 'utf8' }))).toMatchObject({ ok: true });
       expect(await second.stop('SIGTERM')).toBe(0);
       expect(second.output()).not.toContain(token);
+    } finally {
+      cleanup(dir);
+    }
+  });
+
+  // util-linux's `script` runs the server on a pseudo-terminal
+  const script = existsSync('/usr/bin/script');
+  if (!script) console.info('skipping the first start at a terminal: no /usr/bin/script (util-linux) on this system');
+  it.skipIf(!script)('at a terminal, prints the generated token once, with a curl line that works', async () => {
+    const dir = tempDir();
+    try {
+      const data = join(dir, 'data');
+      const command = `exec '${process.execPath}' '${BIN}' serve --port 0 --data '${data}' --config '${join(ROOT, 'hook-intake.json5')}'`;
+      const proc = spawn('/usr/bin/script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const exited = new Promise((r) => proc.on('exit', r));
+      let out = '';
+      proc.stdout.on('data', (b: Buffer) => (out += b.toString('utf8')));
+      try {
+        await until(() => out.includes('/api/main/events'));
+        const token = readFileSync(join(data, 'hook-token'), 'utf8').trim();
+        expect(out).toContain(`hook token generated and kept in ${join(data, 'hook-token')} (shown only this once): ${token}`);
+        const curlLine = curlWake(out);
+        expect(curlLine).toContain(`Bearer ${token}`);
+        expect(JSON.parse(execFileSync('bash', ['-c', curlLine], { encoding: 'utf8' }))).toMatchObject({ ok: true });
+      } finally {
+        // the server ends with its terminal
+        proc.kill('SIGTERM');
+        await exited;
+      }
     } finally {
       cleanup(dir);
     }

@@ -1,7 +1,7 @@
 /**
- * The /hooks contract of SPEC §4 over real HTTP against the real CLI: every
- * status code and stable code, the order of checks, and the promise that the
- * hook token never shows up in the server's output or in any response.
+ * The /hooks contract (docs/http.md) over real HTTP against the real CLI: every status code and
+ * stable code, the order of checks (docs/http.md, "Order of checks"), and the promise that the hook
+ * token never shows up in the server's output or in any response.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +22,7 @@ const config = {
   session: { defaultRoute: { channel: 'console' } },
 };
 
-describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
+describe('POST /hooks/* over real HTTP', () => {
   let srv: Running;
   const bodies: string[] = [];
   const auth = { authorization: `Bearer ${HOOK}` };
@@ -129,7 +129,7 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
     });
   });
 
-  describe('errors, in the order of SPEC §4.2', () => {
+  describe('errors, in the order of the checks', () => {
     it.each([
       ['GET', 405, 'METHOD_NOT_ALLOWED'],
       ['PUT', 405, 'METHOD_NOT_ALLOWED'],
@@ -328,7 +328,7 @@ describe('POST /hooks/* over real HTTP (SPEC §4)', () => {
   });
 });
 
-describe('the auth-failure throttle (SPEC §4.1)', () => {
+describe('the auth-failure throttle', () => {
   // each test is its own client (X-Forwarded-For, with trustProxy on); the window's end is
   // tested on an injected clock in test/auth/throttle.test.ts
   let srv: Running;

@@ -512,8 +512,8 @@ describe('the failure throttle and the memory of the server under heavy hostile 
   /** Growth allowed of the JavaScript heap after a full collection, and of memory held outside it: what state kept per request would show in. */
   const HEAP_BOUND = 8 * MiB;
   /**
-   * The heavy phase sends over 500 MiB and takes about 6 s on an idle two-core machine; a
-   * machine shared with other work can be several times slower, which is not what is tested.
+   * The heavy phase sends over 500 MiB, seconds of work on an idle two-core machine; a machine
+   * shared with other work can be several times slower, which is not what is tested.
    */
   const HEAVY_TIMEOUT = 180_000;
   /**

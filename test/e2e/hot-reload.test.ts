@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prettyLine } from '../../src/log.ts';
 import { cleanup, get, post, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
 
 const HOOK = `hk_${randomBytes(18).toString('hex')}`;
@@ -35,6 +36,23 @@ describe('hot reload', () => {
     if (r.status !== 200) return `status ${r.status}`;
     const ev = (await get(`${srv.url}/api/main/events?limit=5`, GW)).body.events.find((e: { id: string }) => e.id === r.body.eventId);
     return ev.text as string;
+  };
+
+  /** The first "reload failed" log line printed after `mark`, as the service wrote it (JSON). */
+  const failureLogged = (mark: number) =>
+    srv
+      .output()
+      .slice(mark)
+      .split('\n')
+      .find((l) => l.includes('reload failed'))!;
+  /** The line says where and why, on one line in the pretty log too. */
+  const expectOneLine = (json: string, line: number, reason: RegExp) => {
+    const o = JSON.parse(json);
+    expect(o).toMatchObject({ file: join(dir, 'transforms', 'shape.ts'), path: 'hooks.mappings[0].transform', line });
+    expect(o.reason).toMatch(reason);
+    const pretty = prettyLine(json);
+    expect(pretty).toContain(`line=${line} `);
+    expect(pretty.trimEnd()).not.toMatch(/\n|\\n/);
   };
 
   beforeAll(async () => {
@@ -103,10 +121,20 @@ describe('hot reload', () => {
     writeConfig([{ id: 'shaped', match: { path: 'shaped' }, action: 'wake', transform: { module: 'shape.ts' } }]);
     await srv.waitFor('configuration reloaded', undefined, fixed);
     expect((await status()).lastReloadError).toBeNull();
-    const mark = srv.output().length;
-    writeTransform('shape.ts', `export default (ctx => ({ text: 'broken' `);
+    let mark = srv.output().length;
+    writeTransform('shape.ts', `export default (ctx =>\n ({ text: 'broken' `);
     await srv.waitFor('reload failed', undefined, mark);
-    expect((await status()).lastReloadError.issues[0].file).toBe(join(dir, 'transforms', 'shape.ts'));
+    // the parser stops at the end of the file, on its second line
+    expect((await status()).lastReloadError.issues[0]).toMatchObject({ file: join(dir, 'transforms', 'shape.ts'), line: 2 });
+    expectOneLine(failureLogged(mark), 2, /^cannot load: \S.*expected ","$/);
+    expect(await messageOf('shaped')).toContain('version two 1');
+
+    // one that throws while it loads: where, and what it threw
+    mark = srv.output().length;
+    writeTransform('shape.ts', `const at = 'load';\nthrow new Error('load-time failure');\n`);
+    await srv.waitFor('reload failed', undefined, mark);
+    expect((await status()).lastReloadError.issues[0]).toMatchObject({ line: 2, message: 'cannot load: load-time failure' });
+    expectOneLine(failureLogged(mark), 2, /^cannot load: load-time failure$/);
     expect(await messageOf('shaped')).toContain('version two 1');
     writeTransform('shape.ts', `export default () => ({ text: 'version three' });`);
     await goesLive(async () => (await messageOf('shaped')).includes('version three'));

@@ -1,5 +1,5 @@
 /**
- * The console behind a balancer (SPEC §10, §12): two instances on one redis-server. A browser signed
+ * The console behind a balancer (docs/console.md, "Signing in"): two instances on one redis-server. A browser signed
  * in on one is signed in on the other, a sign-out on either ends the session on both, and what Redis
  * holds of a session cannot be used as its cookie.
  */

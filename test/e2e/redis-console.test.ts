@@ -1,8 +1,9 @@
 /**
- * The admin API and retention (SPEC §12) on a service whose storage is Redis: a kept request listed,
- * shown and replayed, a run retried, a failed reply redelivered, and a retention pass that then
- * removes all of it once it is older than `retention.*Days` (the service's clock moved on). No
- * credential the request carried is anywhere on the Redis server.
+ * The admin API and retention (docs/http.md, "Kept requests" and "Admin actions"; docs/configuration.md,
+ * "Retention") on a service whose storage is Redis: a kept request listed, shown and replayed, a run
+ * retried, a failed reply redelivered, and a retention pass that then removes all of it once it is
+ * older than `retention.*Days` (the service's clock moved on). No credential the request carried is
+ * anywhere on the Redis server.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { builtinPlugins } from '../../plugins/index.ts';

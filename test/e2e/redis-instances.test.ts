@@ -1,5 +1,5 @@
 /**
- * Three `hook-intake serve` instances on one redis-server act as one service (SPEC §10): mixed wake
+ * Three `hook-intake serve` instances on one redis-server act as one service (docs/redis.md): mixed wake
  * and agent load spread over them, one killed with SIGKILL mid-load. Every request answered 2xx is
  * stored and carried out, each session's runs run in order and one at a time, heartbeats never run
  * two at once, and no run is left unfinished; failed authentications count for the whole service.

@@ -1,5 +1,5 @@
 /**
- * SIGTERM (SPEC §2, §7): intake stops at once, a running run may finish within
+ * SIGTERM (docs/runtime.md, "Shutdown"): intake stops at once, a running run may finish within
  * `gateway.shutdownTimeoutSeconds`, runs not started stay queued on disk and
  * run on the next start, and the process exits 0.
  */

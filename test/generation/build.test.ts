@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Plugin } from '../../src/plugins/define.ts';
-import { GenerationRef, type Generation } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
+import type { Generation } from '../../src/generation/types.ts';
 import { testGeneration } from '../helpers/runtime.ts';
 
 /** A generation whose one channel counts its stops: disposing the generation stops it once. */

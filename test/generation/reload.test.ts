@@ -1,11 +1,12 @@
 /**
- * Reloads (SPEC §5.7): a successful build is swapped in, a failed one keeps
+ * Reloads (docs/mappings.md, "Hot reload"): a successful build is swapped in, a failed one keeps
  * the last good generation and records why, and builds never overlap — a
  * change during a build triggers exactly one more build after it.
  */
 import { describe, expect, it } from 'vitest';
 import { createReloader } from '../../src/generation/reload.ts';
-import { GenerationRef, type Generation } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
+import type { Generation } from '../../src/generation/types.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { captureLogger } from '../helpers/runtime.ts';
 

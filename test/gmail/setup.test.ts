@@ -5,7 +5,7 @@
  * (the test plays the browser) and stores the refresh token where the config points.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import JSON5 from 'json5';
 import { parse as parseYaml } from 'yaml';
@@ -187,7 +187,7 @@ ${urls}agents:
     expect(res.commands.join('\n')).not.toContain(google.client.secret);
   });
 
-  it('refuses to run without --account, and without a project for a bare topic name', async () => {
+  it('refuses to run without --account', async () => {
     const dir = newDir();
     const file = join(dir, 'hook-intake.json5');
     writeFileSync(file, '{}\n');
@@ -198,10 +198,82 @@ ${urls}agents:
     } finally {
       stderr.mockRestore();
     }
-    await expect(
-      runSetup({ file, dataDir: join(dir, 'data'), account: 'a@b.c', deps: noGoogle, log: createLogger('silent') }),
-    ).rejects.toThrow('--project is required');
     expect(readFileSync(file, 'utf8')).toBe('{}\n');
+  });
+});
+
+describe('webhooks gmail setup without --project (docs/gmail.md, setup)', () => {
+  /** A folder for PATH holding a `gcloud` that prints `project` for `config get-value project` (nothing: no gcloud). */
+  const pathWith = (project?: string) => {
+    const bin = newDir();
+    if (project !== undefined) {
+      const script = join(bin, 'gcloud');
+      writeFileSync(script, `#!/bin/sh\n[ "$*" = "config get-value project" ] || exit 2\necho '${project}'\n`);
+      chmodSync(script, 0o755);
+    }
+    return bin;
+  };
+  const setupWith = async (env: Record<string, string | undefined>) => {
+    const dir = newDir();
+    const file = join(dir, 'hook-intake.json5');
+    const res = await runSetup({ file, dataDir: join(dir, 'data'), account: 'a@b.c', deps: noGoogle, log: createLogger('silent'), env });
+    return { res, gmail: JSON5.parse(readFileSync(file, 'utf8')).hooks.gmail };
+  };
+
+  it.each([
+    [
+      'gcloud config',
+      { PATH: pathWith('from-gcloud'), GOOGLE_CLOUD_PROJECT: 'from-variable' },
+      'from-gcloud',
+      'gcloud config get-value project',
+    ],
+    [
+      'GOOGLE_CLOUD_PROJECT when gcloud has none',
+      { PATH: pathWith('(unset)'), GOOGLE_CLOUD_PROJECT: 'from-google' },
+      'from-google',
+      'GOOGLE_CLOUD_PROJECT',
+    ],
+    ['CLOUDSDK_CORE_PROJECT without gcloud', { PATH: pathWith(), CLOUDSDK_CORE_PROJECT: 'from-sdk' }, 'from-sdk', 'CLOUDSDK_CORE_PROJECT'],
+  ])('takes the project from %s', async (_where, env, project, from) => {
+    const { res, gmail } = await setupWith(env);
+    expect(gmail).toMatchObject({
+      topic: `projects/${project}/topics/hook-intake-gmail`,
+      subscription: `projects/${project}/subscriptions/hook-intake-gmail-push`,
+    });
+    expect(res.notes).toContain(`project ${project} (from ${from})`);
+    expect(res.commands[1]).toBe(`gcloud pubsub topics create hook-intake-gmail --project=${project}`);
+  });
+
+  it('with no project anywhere, writes the config without a topic and prints the commands with <project-id>, exit 0', async () => {
+    const dir = newDir();
+    const file = join(dir, 'hook-intake.json5');
+    const empty = { GOOGLE_CLOUD_PROJECT: '', CLOUDSDK_CORE_PROJECT: '' };
+    const r = await runCli(['webhooks', 'gmail', 'setup', '--config', file, '--data', join(dir, 'data'), '--account', 'ops@example.com'], {
+      cwd: dir,
+      env: { ...empty, PATH: pathWith() },
+    });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const gmail = JSON5.parse(readFileSync(file, 'utf8')).hooks.gmail;
+    expect(gmail).toMatchObject({ account: 'ops@example.com', pushToken: { file: 'secrets/gmail-push-token' } });
+    expect(gmail.topic).toBeUndefined();
+    expect(gmail.subscription).toBeUndefined();
+    expect(r.stdout).toContain('no Google Cloud project');
+    expect(r.stdout).toContain('run setup again with --project ID');
+    expect(r.stdout).toContain('gcloud pubsub topics create hook-intake-gmail --project=<project-id>');
+    expect(r.stdout).toContain(
+      'gcloud pubsub subscriptions create hook-intake-gmail-push --project=<project-id> --topic=hook-intake-gmail',
+    );
+    // a second run with the project completes it
+    const again = await runCli(
+      ['webhooks', 'gmail', 'setup', '--config', file, '--data', join(dir, 'data'), '--account', 'ops@example.com'],
+      {
+        cwd: dir,
+        env: { ...empty, PATH: pathWith('later') },
+      },
+    );
+    expect(again.code).toBe(0);
+    expect(JSON5.parse(readFileSync(file, 'utf8')).hooks.gmail.topic).toBe('projects/later/topics/hook-intake-gmail');
   });
 });
 

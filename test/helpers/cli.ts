@@ -54,6 +54,8 @@ export interface StartOptions {
   cwd?: string;
   /** How long to wait for `listening on` (default START_DEADLINE_MS). */
   startTimeoutMs?: number;
+  /** The CLI entry to run (default this checkout's bin/hook-intake.js). */
+  bin?: string;
 }
 
 /** Servers started and not exited yet: killed if the test process ends first (a test that timed out, say). */
@@ -70,7 +72,7 @@ export async function startCli(opts: StartOptions = {}): Promise<Running> {
   const dataDir = join(dir, 'data');
   const args = [
     ...(opts.nodeArgs ?? []),
-    BIN,
+    opts.bin ?? BIN,
     'serve',
     '--port',
     '0',

@@ -4,7 +4,7 @@
  * registers `needs-to`, a channel that requires a recipient and splits long
  * texts, `recording`, a channel without limits, and `numbered`, whose recipients are numbers.
  */
-import type { Generation } from '../../src/generation/build.ts';
+import type { Generation } from '../../src/generation/types.ts';
 import { testGeneration as buildTestGeneration } from './runtime.ts';
 import { definePlugin } from '../../src/plugins/define.ts';
 

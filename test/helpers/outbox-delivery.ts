@@ -3,7 +3,7 @@
  * service's log captured: for channel tests that check what reaches the delivery record and the
  * log, without reaching into the service's runtime themselves.
  */
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { createOutbox } from '../../src/runtime/outbox.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import type { RunDelivery } from '../../src/store/types.ts';

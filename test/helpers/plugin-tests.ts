@@ -7,7 +7,7 @@ import type { HeaderBag } from 'hook-intake/plugin';
 import { compileVerifier, type VerifySpec } from '../../src/auth/signatures.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { callAgent, Shutdown, type CallOptions, type CallResult } from '../../src/runtime/agent-call.ts';
-import type { Generation } from '../../src/generation/build.ts';
+import type { Generation } from '../../src/generation/types.ts';
 
 /** What testGeneration returns: a configuration built with its plugin instances. */
 export type { Generation };

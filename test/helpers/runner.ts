@@ -3,7 +3,7 @@
  * tests: runs are added with `add`, answered through `provider.calls`.
  */
 import { vi } from 'vitest';
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { createRunner, type Runner } from '../../src/runtime/runner.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import type { NewRun } from '../../src/store/types.ts';

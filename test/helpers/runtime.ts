@@ -12,7 +12,8 @@ import { ConfigError } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
 import type { ChannelMessage, Plugin } from '../../src/plugins/define.ts';
 import { createRegistry } from '../../src/plugins/registry.ts';
-import { assembleGeneration, type Generation } from '../../src/generation/build.ts';
+import { assembleGeneration } from '../../src/generation/build.ts';
+import type { Generation } from '../../src/generation/types.ts';
 import { builtinPlugins } from '../../plugins/index.ts';
 
 /** Validates `raw` like a config file (defaults filled, rules applied). Throws `ConfigError`. */

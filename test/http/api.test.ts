@@ -1,5 +1,5 @@
 /**
- * The read API and health endpoints (SPEC §8) through `createApp(deps)` on an
+ * The read API and health endpoints (docs/http.md, "Read API" and "Health") through `createApp(deps)` on an
  * ephemeral port: the gateway token, limits and filters, session keys with
  * `/` and `:`, and the one JSON error shape.
  */
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
 import { FailureThrottle } from '../../src/auth/throttle.ts';
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { createLogger } from '../../src/log.ts';
 import { GATEWAY_TOKEN, testGeneration } from '../helpers/generation.ts';

@@ -1,7 +1,8 @@
 /**
- * The admin API (SPEC §12) on a running service: kept requests (list, detail, replay) and the admin
- * actions on runs (retry, redeliver), each logged with who and what; and no credential a request
- * carried anywhere: not in the stored rows, the database file, the answers or the log.
+ * The admin API (docs/http.md, "Kept requests" and "Admin actions") on a running service: kept
+ * requests (list, detail, replay) and the admin actions on runs (retry, redeliver), each logged with
+ * who and what; and no credential a request carried anywhere: not in the stored rows, the database
+ * file, the answers or the log.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, existsSync } from 'node:fs';

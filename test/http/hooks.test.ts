@@ -4,7 +4,7 @@
  * The listener's answers over real HTTP are in test/e2e/hooks-contract.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { clientAddress, isHookPath, target } from '../../src/http/hooks.ts';
+import { clientAddress, isHookPath, target } from '../../src/http/target.ts';
 import { testGeneration } from '../helpers/runtime.ts';
 
 describe('target()', () => {
@@ -19,6 +19,7 @@ describe('target()', () => {
     const t = target(url);
     expect(t.path).toBe(path);
     expect(t.query?.toString()).toBe(query);
+    expect(t.search).toBe(query ?? '');
   });
 });
 

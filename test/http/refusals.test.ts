@@ -77,8 +77,8 @@ function routerRoutes(): string[] {
     ready: () => true,
     status: () => ({}),
     logger: createLogger('silent'),
-    admin: { runsAccepted: () => {}, queuedRuns: () => 0, notifyOutbox: () => {} },
-    dispatcher: {} as never,
+    admin: { dispatcher: {} as never, notifyOutbox: () => {} },
+    intake: {} as never,
   });
   type Routed = Koa.Middleware & { router?: { stack: { methods: string[]; path: string | RegExp }[] } };
   const layers = (app.middleware as Routed[]).flatMap((m) => m.router?.stack ?? []);

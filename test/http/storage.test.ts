@@ -8,10 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailureThrottle } from '../../src/auth/throttle.ts';
 import { createListener } from '../../src/http/app.ts';
+import { Intake } from '../../src/intake/pipeline.ts';
+import { createRateLimiter } from '../../src/intake/rate-limit.ts';
 import { IdempotencyGuard } from '../../src/intake/idempotency.ts';
 import { captureLogger } from '../helpers/runtime.ts';
 import { createDispatcher } from '../../src/intake/dispatch.ts';
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { GATEWAY_TOKEN, HOOK_TOKEN, testGeneration } from '../helpers/generation.ts';
 import { fillableDisk } from '../helpers/storage.ts';
@@ -30,13 +32,17 @@ beforeAll(async () => {
   const listener = createListener({
     generations,
     store,
-    dispatcher: createDispatcher({
-      records: store.records,
-      runsAccepted: () => accepted++,
-      queuedRuns: () => 0,
-      requestHeartbeat: () => {},
+    intake: new Intake({
+      dispatcher: createDispatcher({
+        records: store.records,
+        runsAccepted: () => accepted++,
+        queuedRuns: () => 0,
+        requestHeartbeat: () => {},
+      }),
+      idempotency: new IdempotencyGuard(store.records),
+      rateLimiter: createRateLimiter(store.counters),
+      logger: log.logger,
     }),
-    idempotency: new IdempotencyGuard(store.records),
     throttle: new FailureThrottle({ max: 100, windowMs: 60_000 }),
     logger: log.logger,
     clock: Date.now,

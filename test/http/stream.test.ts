@@ -12,7 +12,7 @@ import { createApp } from '../../src/http/app.ts';
 import { FailureThrottle } from '../../src/auth/throttle.ts';
 import { ConsoleSessions, SESSION_COOKIE } from '../../src/auth/sessions.ts';
 import { ConsoleFeed } from '../../src/http/stream.ts';
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { createLogger } from '../../src/log.ts';
 import { GATEWAY_TOKEN, testGeneration } from '../helpers/generation.ts';

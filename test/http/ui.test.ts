@@ -14,7 +14,7 @@ import { FailureThrottle } from '../../src/auth/throttle.ts';
 import { ConsoleSessions, DEFAULT_SESSION_LIMITS, readCookie, SESSION_COOKIE } from '../../src/auth/sessions.ts';
 import { overTls } from '../../src/http/ui.ts';
 import { RequestTally } from '../../src/http/metrics.ts';
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { createLogger } from '../../src/log.ts';
 import { GATEWAY_TOKEN, testGeneration } from '../helpers/generation.ts';

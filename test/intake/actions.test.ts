@@ -1,6 +1,7 @@
 /**
- * Validation of wake and agent actions (SPEC §4.3, §4.4): defaults, every
- * refused field with its `field` and code, models and the session-key policy.
+ * Validation of wake and agent actions (docs/http.md, "POST {hooks.path}/wake" and
+ * "POST {hooks.path}/agent"): defaults, every refused field with its `field` and code, models and
+ * the session-key policy.
  */
 import { describe, expect, it } from 'vitest';
 import { toAgentAction, toWakeAction, MAX_WAKE_TEXT } from '../../src/intake/actions.ts';
@@ -59,7 +60,7 @@ describe('toWakeAction()', () => {
 });
 
 describe('toAgentAction()', () => {
-  it('fills the defaults of SPEC §4.4 and the config', () => {
+  it('fills the defaults of an agent request and those of the config', () => {
     const action = toAgentAction({ message: '  Summarise the build log  ' }, gen, 'request');
     expect(action).toEqual({
       kind: 'agent',
@@ -148,8 +149,18 @@ describe('toAgentAction()', () => {
     ['an empty to', { message: 'm', to: '' }, 'to', 'to: must not be empty'],
     ['a numeric to', { message: 'm', to: 4915 }, 'to', 'to: must be a string'],
     ['a model without a provider', { message: 'm', model: 'gpt-4o' }, 'model', 'model: must have the form provider/model'],
-    ['a model of an unknown provider', { message: 'm', model: 'openai/gpt-4o' }, 'model', 'model: names a provider that is not configured'],
-    ['an inherited name as provider', { message: 'm', model: 'constructor/x' }, 'model', 'model: names a provider that is not configured'],
+    [
+      'a model of an unknown provider',
+      { message: 'm', model: 'openai/gpt-4o' },
+      'model',
+      'model: names a provider that is not configured; configured: echo, spare',
+    ],
+    [
+      'an inherited name as provider',
+      { message: 'm', model: 'constructor/x' },
+      'model',
+      'model: names a provider that is not configured; configured: echo, spare',
+    ],
     [
       'an unknown thinking level',
       { message: 'm', thinking: 'max' },
@@ -192,13 +203,48 @@ describe('toAgentAction()', () => {
       expect(toAgentAction({ message: 'm' }, limited, 'request').model).toBe('echo/echo');
     });
 
-    it.each([['spare/large'], ['echo/echo'], ['openai/gpt-4o'], ['nonsense']])('refuses %s with 400 MODEL_NOT_ALLOWED', (model) => {
+    it.each([['spare/large'], ['echo/echo']])('refuses %s with 400 MODEL_NOT_ALLOWED', (model) => {
       expect(refusal(() => toAgentAction({ message: 'm', model }, limited, 'request'))).toEqual({
         status: 400,
         code: 'MODEL_NOT_ALLOWED',
         field: 'model',
         message: 'model: is not one of agents.defaults.models',
       });
+    });
+
+    it('says a provider is not configured, naming the configured ones, rather than that the model is not listed', () => {
+      expect(refusal(() => toAgentAction({ message: 'm', model: 'openai/gpt-5' }, limited, 'request'))).toEqual({
+        status: 400,
+        code: 'INVALID_PAYLOAD',
+        field: 'model',
+        message: 'model: names a provider that is not configured; configured: echo, spare',
+      });
+      expect(refusal(() => toAgentAction({ message: 'm', model: 'nonsense' }, limited, 'request'))).toMatchObject({
+        code: 'INVALID_PAYLOAD',
+        message: 'model: must have the form provider/model',
+      });
+    });
+  });
+
+  describe('a channel that cannot deliver without a recipient', () => {
+    const chat = (route?: { channel: string; to?: string }) =>
+      testGeneration({ channels: { console: {}, chat: { type: 'needs-to' } }, ...(route ? { session: { defaultRoute: route } } : {}) });
+
+    it('is refused without `to` when no session.defaultRoute gives one for it, naming `to`', async () => {
+      for (const g of [await chat(), await chat({ channel: 'console' }), await chat({ channel: 'chat' })]) {
+        expect(refusal(() => toAgentAction({ message: 'm', channel: 'chat' }, g, 'request'))).toEqual({
+          status: 400,
+          code: 'INVALID_PAYLOAD',
+          field: 'to',
+          message: 'to: is required for channel "chat" (no session.defaultRoute gives one for it)',
+        });
+      }
+    });
+
+    it('is taken with a `to`, with a default route to it, or when nothing is delivered', async () => {
+      expect(toAgentAction({ message: 'm', channel: 'chat', to: 'room' }, await chat(), 'request').to).toBe('room');
+      expect(toAgentAction({ message: 'm', channel: 'chat' }, await chat({ channel: 'chat', to: 'room' }), 'request').to).toBeNull();
+      expect(toAgentAction({ message: 'm', channel: 'chat', deliver: false }, await chat(), 'request').deliver).toBe(false);
     });
   });
 

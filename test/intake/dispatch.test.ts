@@ -1,5 +1,5 @@
 /**
- * The dispatcher's answers (SPEC §4.3–§4.6): what each combination of actions
+ * The dispatcher's answers (docs/http.md, "Endpoints", "Order of checks" and "Idempotency"): what each combination of actions
  * answers, what it stores before answering, and the queue cap.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Idempotency (SPEC §4.6): which header supplies the key, and the guard that
+ * Idempotency (docs/http.md, "Idempotency"): which header supplies the key, and the guard that
  * runs a keyed request's work once, even for concurrent repeats.
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';

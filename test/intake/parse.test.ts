@@ -1,5 +1,5 @@
 /**
- * Media types and body parsing (SPEC §4.2): JSON only (plus form posts on the
+ * Media types and body parsing (docs/http.md, "Order of checks" and "Form posts"): JSON only (plus form posts on the
  * built-in endpoints), UTF-8 only, and no prototype poisoning.
  */
 import { describe, expect, it } from 'vitest';

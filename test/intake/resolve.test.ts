@@ -1,12 +1,15 @@
 /**
- * From a parsed request to prepared actions: the built-in endpoints, and the
- * hand-off of named hooks to the mapping engine.
+ * The resolve step, from a request whose credential passed to prepared actions: the built-in
+ * endpoints (the credential step's side of them is in credential.test.ts).
  */
-import { describe, expect, it, vi } from 'vitest';
-import { authorizeRequest, resolveRequest, type HookRequest, type Resolution } from '../../src/intake/resolve.ts';
+import { describe, expect, it } from 'vitest';
+import { authorize } from '../../src/intake/credential.ts';
+import type { HookRequest } from '../../src/intake/request.ts';
+import { type Resolution, resolve } from '../../src/intake/resolve.ts';
+import { createLogger } from '../../src/log.ts';
 import { testGeneration } from '../helpers/generation.ts';
-import type { Pipeline } from '../../src/mapping/pipeline.ts';
-import type { Generation } from '../../src/generation/build.ts';
+
+const logger = createLogger('silent');
 
 const request = (name: string, payload: unknown): HookRequest => ({
   name,
@@ -24,7 +27,9 @@ const boundaryOf = (text: string) => /id="([0-9a-f]+)"/.exec(text)?.[1];
 
 const gen = await testGeneration();
 
-describe('resolveRequest()', () => {
+describe('resolve()', () => {
+  const resolveRequest = (g: typeof gen, r: HookRequest) => resolve(g, r, authorize(g, r, logger), logger);
+
   it('turns /wake into one wrapped wake from the "wake" origin', async () => {
     const res = await resolveRequest(gen, request('wake', { text: 'ping' }));
     expect(res.kind).toBe('actions');
@@ -68,49 +73,20 @@ describe('resolveRequest()', () => {
     expect(ids[0]).not.toBe(ids[1]);
   });
 
-  it('refuses a request without a valid hook token: 401 for the built-in endpoints and for any name', async () => {
+  it('refuses a request without a valid hook token: 401 for the built-in endpoints and for any name', () => {
     for (const name of ['wake', 'agent', 'github']) {
-      await expect(resolveRequest(gen, { ...request(name, { text: 'x', message: 'x' }), authenticated: false })).rejects.toMatchObject({
-        status: 401,
-        code: 'UNAUTHORIZED',
-      });
+      expect(() => authorize(gen, { ...request(name, { text: 'x', message: 'x' }), authenticated: false }, logger)).toThrow(
+        'missing or invalid token',
+      );
     }
   });
 
-  it('answers 404 HOOK_NOT_FOUND for a named hook when no mapping is configured', async () => {
-    const named = { authorize: vi.fn(), run: vi.fn() };
-    await expect(resolveRequest(gen, request('github', {}), named)).rejects.toMatchObject({ status: 404, code: 'HOOK_NOT_FOUND' });
-    await expect(resolveRequest(gen, request('github', {}))).rejects.toMatchObject({ code: 'HOOK_NOT_FOUND' });
-    expect(named.authorize).not.toHaveBeenCalled();
+  it('answers 404 HOOK_NOT_FOUND for a named hook when no mapping is configured', () => {
+    expect(() => authorize(gen, request('github', {}), logger)).toThrow(expect.objectContaining({ status: 404, code: 'HOOK_NOT_FOUND' }));
   });
 
-  it('hands a named hook to the mapping engine: the owner it authorized, then the run with a boundary id', async () => {
-    const owner = { id: 'github' } as unknown as Pipeline;
-    const withPipelines: Generation = { ...gen, pipelines: [owner] };
-    const resolution: Resolution = { kind: 'skip', mappingId: 'github' };
-    const named = { authorize: vi.fn(() => owner), run: vi.fn(async () => resolution) };
-    const req = request('github', { action: 'opened' });
-    expect(await resolveRequest(withPipelines, req, named)).toBe(resolution);
-    expect(named.authorize).toHaveBeenCalledWith(withPipelines, req);
-    expect(named.run).toHaveBeenCalledWith(withPipelines, req, owner, expect.stringMatching(/^[0-9a-f]{16}$/));
-  });
-
-  it('takes an owner authorized beforehand without authorizing again', async () => {
-    const owner = { id: 'github' } as unknown as Pipeline;
-    const withPipelines: Generation = { ...gen, pipelines: [owner] };
-    const named = { authorize: vi.fn(() => owner), run: vi.fn(async (): Promise<Resolution> => ({ kind: 'skip' })) };
-    const req = request('github', {});
-    const authorized = authorizeRequest(withPipelines, req, named);
-    await resolveRequest(withPipelines, req, named, authorized);
-    expect(named.authorize).toHaveBeenCalledTimes(1);
-  });
-});
-
-describe('authorizeRequest()', () => {
-  it('passes the built-in endpoints with the token, and reads no mapping for them', () => {
-    const named = { authorize: vi.fn(), run: vi.fn() };
-    expect(authorizeRequest(gen, request('wake', {}), named)).toBeUndefined();
-    expect(() => authorizeRequest(gen, { ...request('agent', {}), authenticated: false }, named)).toThrow('missing or invalid token');
-    expect(named.authorize).not.toHaveBeenCalled();
+  it('passes the built-in endpoints with the token, owned by no mapping', () => {
+    expect(authorize(gen, request('wake', {}), logger)).toBeUndefined();
+    expect(authorize(gen, request('agent', {}), logger)).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 /**
- * The compile step (SPEC §4.5, §5.1, §5.5): config mappings then enabled
- * presets become frozen pipelines, in order; every problem is an issue with
- * the file and the key path, and a mapping with a problem is left out.
+ * The compile step (docs/mappings.md, "A mapping", "Order and the first match" and "Presets"): config
+ * mappings then enabled presets become frozen pipelines, in order; every problem is an issue with the
+ * file and the key path, and a mapping with a problem is left out.
  */
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -298,7 +298,7 @@ describe('compilePipelines()', () => {
     const gmail = loadPresetsDir().presets.get('gmail')!;
     const source: PresetSource = { name: 'gmail', mappings: gmail.mappings, file: gmail.file! };
 
-    it('compiles as SPEC §5.5 describes', () => {
+    it('compiles to one agent action per message, each in a session of its own, with the source Email', () => {
       const { pipelines, issues } = compile([], { presets: [source] });
       expect(issues).toEqual([]);
       const p = pipelines[0]!;

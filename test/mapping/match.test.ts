@@ -1,5 +1,5 @@
 /**
- * Match specs (SPEC §5.2): every rule kind and combinator, compiled once;
+ * Match specs (docs/mappings.md, "Match"): every rule kind and combinator, compiled once;
  * `test` and `explain` always agree, and `explain` says why a match failed.
  */
 import { describe, expect, it } from 'vitest';

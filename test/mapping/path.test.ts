@@ -1,5 +1,5 @@
 /**
- * Path expressions (SPEC §5.3): parsed once at load, prototype segments
+ * Path expressions (docs/mappings.md, "Templates"): parsed once at load, prototype segments
  * refused, and lookups that read own properties only.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,24 +1,26 @@
 /**
- * Running a compiled pipeline (SPEC §4.5, §5.1, §5.3, §5.4): templates and
- * their defaults, forEach, every transform return form (through a real worker
- * pool), validation of the result exactly like a direct request, and the
- * credentials a template or transform never sees.
+ * Running a compiled pipeline (docs/mappings.md, "Templates" and "forEach"; docs/transforms.md,
+ * "What to return"): templates and their defaults, forEach, every transform return form (through a
+ * real worker pool), and the credentials a template or transform never sees; through the intake
+ * pipeline's resolve step, which validates the drafts exactly like a direct request.
  */
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildGeneration, type Generation } from '../../src/generation/build.ts';
-import { renderTemplates, runPipeline, toAction, visibleHeaders } from '../../src/mapping/run.ts';
+import { buildGeneration } from '../../src/generation/build.ts';
+import type { Generation } from '../../src/generation/types.ts';
+import { renderTemplates, visibleHeaders } from '../../src/mapping/run.ts';
+import { toMappedAction } from '../../src/intake/actions.ts';
+import { type Resolution, resolve } from '../../src/intake/resolve.ts';
 import { compileTemplate } from '../../src/mapping/template.ts';
 import type { Pipeline } from '../../src/mapping/pipeline.ts';
-import type { HookRequest, Resolution } from '../../src/intake/resolve.ts';
+import type { HookRequest } from '../../src/intake/request.ts';
 import type { PreparedAction, PreparedAgent, PreparedWake } from '../../src/intake/prepare.ts';
 import { HookError } from '../../src/errors.ts';
 import { builtinPlugins } from '../../plugins/index.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
 import { captureLogger, testConfig } from '../helpers/runtime.ts';
 
-const BOUNDARY = '0123456789abcdef';
 const TOKEN = 'hook-token-0123456789abcdef0123';
 
 const TRANSFORMS: Record<string, string> = {
@@ -167,12 +169,12 @@ function request(name: string, payload: unknown, over: Partial<HookRequest> = {}
 }
 
 const run = (id: string, payload: unknown, over: Partial<HookRequest> = {}): Promise<Resolution> =>
-  runPipeline(pipeline(id), request(pipeline(id).path ?? id, payload, over), gen, BOUNDARY, { logger: log.logger });
+  resolve(gen, request(pipeline(id).path ?? id, payload, over), pipeline(id), log.logger);
 
 async function actions(id: string, payload: unknown, over?: Partial<HookRequest>): Promise<PreparedAction[]> {
   const r = await run(id, payload, over);
   if (r.kind !== 'actions') throw new Error(`expected actions, got ${r.kind}`);
-  expect(r.mappingId).toBe(id);
+  for (const a of r.actions) expect(a.origin).toBe(id);
   return r.actions;
 }
 const agent = async (id: string, payload: unknown, over?: Partial<HookRequest>) => {
@@ -373,7 +375,7 @@ describe('runPipeline() with forEach', () => {
   });
 
   it('skips (204) when the list is empty', async () => {
-    expect(await run('each', { items: [] })).toEqual({ kind: 'skip', mappingId: 'each' });
+    expect(await run('each', { items: [] })).toEqual({ kind: 'skip' });
   });
 
   it('reads index 0 of the forEach array as the current item, in every templated field; other indexes read the payload', async () => {
@@ -423,7 +425,7 @@ describe('runPipeline() with forEach', () => {
   });
 
   it('skips when the transform returns null for every item', async () => {
-    expect(await run('per-item', { items: [{ id: 'y', skip: true }] })).toEqual({ kind: 'skip', mappingId: 'per-item' });
+    expect(await run('per-item', { items: [{ id: 'y', skip: true }] })).toEqual({ kind: 'skip' });
   });
 });
 
@@ -433,7 +435,7 @@ describe('runPipeline() with a transform: every return form', () => {
   });
 
   it('null skips the request (204)', async () => {
-    expect(await run('ret', { ret: null })).toEqual({ kind: 'skip', mappingId: 'ret' });
+    expect(await run('ret', { ret: null })).toEqual({ kind: 'skip' });
   });
 
   it('an object overrides the template result field by field', async () => {
@@ -502,7 +504,7 @@ describe('runPipeline() with a transform: every return form', () => {
       'channel',
       'channel: must be "last" or a configured channel (console, chat)',
     ],
-    ['an unknown provider', { ret: { model: 'nope/x' } }, 'model', 'model: names a provider that is not configured'],
+    ['an unknown provider', { ret: { model: 'nope/x' } }, 'model', 'model: names a provider that is not configured; configured: echo, alt'],
     ['a wake without usable text', { ret: { kind: 'wake', text: '' } }, 'text', 'text: must not be empty'],
   ])('%s is 400 INVALID_PAYLOAD', async (_what, payload, field, message) => {
     expect(await refusal(run('ret', payload))).toEqual({ status: 400, code: 'INVALID_PAYLOAD', field, message });
@@ -650,15 +652,18 @@ describe('runPipeline() sends a transform the body as text', () => {
 describe('visibleHeaders()', () => {
   it('drops credentials and joins repeated headers', () => {
     expect(
-      visibleHeaders({
-        authorization: 'Bearer t',
-        'x-gateway-token': 't',
-        cookie: 'c',
-        'proxy-authorization': 'p',
-        accept: 'a',
-        'x-list': ['1', '2'],
-        'x-none': undefined,
-      }),
+      visibleHeaders(
+        {
+          authorization: 'Bearer t',
+          'x-gateway-token': 't',
+          cookie: 'c',
+          'proxy-authorization': 'p',
+          accept: 'a',
+          'x-list': ['1', '2'],
+          'x-none': undefined,
+        },
+        new Set(),
+      ),
     ).toEqual({ accept: 'a', 'x-list': '1, 2' });
   });
 });
@@ -724,18 +729,18 @@ describe('renderTemplates()', () => {
   });
 });
 
-describe('toAction()', () => {
+describe('toMappedAction()', () => {
   it('names an agent action after the hook when nothing else does', () => {
-    expect(toAction({ kind: 'agent', message: 'm' }, 'github', gen, undefined)).toMatchObject({ kind: 'agent', name: 'github' });
+    expect(toMappedAction({ kind: 'agent', message: 'm' }, 'github', gen, undefined)).toMatchObject({ kind: 'agent', name: 'github' });
   });
 
   it('takes wakeMode as the mode of a wake', () => {
-    expect(toAction({ kind: 'wake', text: 't', wakeMode: 'next-heartbeat' }, 'x', gen, undefined)).toEqual({
+    expect(toMappedAction({ kind: 'wake', text: 't', wakeMode: 'next-heartbeat' }, 'x', gen, undefined)).toEqual({
       kind: 'wake',
       text: 't',
       mode: 'next-heartbeat',
     });
-    expect(toAction({ kind: 'wake', text: 't', wakeMode: 'next-heartbeat', mode: 'now' }, 'x', gen, undefined)).toEqual({
+    expect(toMappedAction({ kind: 'wake', text: 't', wakeMode: 'next-heartbeat', mode: 'now' }, 'x', gen, undefined)).toEqual({
       kind: 'wake',
       text: 't',
       mode: 'now',

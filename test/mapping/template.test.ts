@@ -1,5 +1,5 @@
 /**
- * Templates (SPEC §5.3): the `{{expr}}` grammar, parsed once at load, with
+ * Templates (docs/mappings.md, "Templates"): the `{{expr}}` grammar, parsed once at load, with
  * missing values rendering "" and objects rendering as JSON.
  */
 import { describe, expect, it } from 'vitest';

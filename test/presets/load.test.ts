@@ -1,5 +1,5 @@
 /**
- * Preset folders (SPEC §5.5): each folder of a presets directory with a
+ * Preset folders (docs/mappings.md, "Presets"): each folder of a presets directory with a
  * `preset.json5` / `.json` / `.yaml` / `.yml` holding `{mappings}` is a preset
  * named after the folder; problems name the file and the key path.
  */

@@ -1,9 +1,9 @@
 /**
- * The heartbeat (SPEC §7): coalescing of `now` requests, the periodic timer,
+ * The heartbeat (docs/runtime.md, "The main session and the heartbeat"): coalescing of `now` requests, the periodic timer,
  * consumption of pending events, and what happens to the reply.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { COALESCE_MS, createHeartbeat, type Heartbeat } from '../../src/runtime/heartbeat.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { captureLogger, scriptedProvider, testGeneration } from '../helpers/runtime.ts';
@@ -92,10 +92,9 @@ describe('createHeartbeat()', () => {
   it('turns a burst of now requests into exactly one heartbeat over all pending events', async () => {
     const s = setup();
     const ids: string[] = [];
-    for (let i = 0; i < 25; i++) {
-      ids.push(await s.wake(`event ${i}`));
-      s.heartbeat.request();
-    }
+    for (let i = 0; i < 25; i++) ids.push(await s.wake(`event ${i}`));
+    // the burst in one turn, so that however slow the machine, it falls in one coalescing window
+    for (let i = 0; i < 25; i++) s.heartbeat.request();
     await s.heartbeat.idle();
     const runs = await s.heartbeatRuns();
     expect(runs).toHaveLength(1);

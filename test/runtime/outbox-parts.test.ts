@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChannelError, type ChannelMessage, type Plugin } from '../../src/plugins/define.ts';
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { createOutbox, MAX_ATTEMPTS, type Outbox } from '../../src/runtime/outbox.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import type { Store } from '../../src/store/roles.ts';

@@ -1,10 +1,10 @@
 /**
- * The delivery outbox (SPEC §7) with an in-memory channel: backoff, the
+ * The delivery outbox (docs/runtime.md, "Delivery") with an in-memory channel: backoff, the
  * outcome recorded on the run, shutdown, and what reaches the log.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChannelError, type ChannelMessage, type Plugin } from '../../src/plugins/define.ts';
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { backoffFor, createOutbox, MAX_ATTEMPTS, MAX_RETRY_AFTER_MS, type Outbox } from '../../src/runtime/outbox.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { until } from '../helpers/cli.ts';

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { createRetention, pruneAll, pruneBefore } from '../../src/runtime/retention.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';

@@ -1,6 +1,6 @@
 /**
- * The run executor across restarts and shutdowns (SPEC §7): recovery of
- * queued and interrupted runs, leases kept while a run goes on, and stop()
+ * The run executor across restarts and shutdowns (docs/runtime.md, "Agent runs", "Crash safety" and
+ * "Shutdown"): recovery of queued and interrupted runs, leases kept while a run goes on, and stop()
  * with a deadline.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';

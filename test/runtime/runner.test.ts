@@ -1,5 +1,5 @@
 /**
- * The run executor (SPEC §7): states and timestamps, order within a session
+ * The run executor (docs/runtime.md, "Agent runs"): states and timestamps, order within a session
  * key, concurrency across keys, deadlines, transcripts, summaries, the
  * heartbeat request and delivery decisions.
  */

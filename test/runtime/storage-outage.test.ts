@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ChannelError, type ChannelMessage, type Plugin } from '../../src/plugins/define.ts';
-import { GenerationRef } from '../../src/generation/build.ts';
+import { GenerationRef } from '../../src/generation/ref.ts';
 import { createHeartbeat } from '../../src/runtime/heartbeat.ts';
 import { createOutbox, MAX_ATTEMPTS, type Outbox } from '../../src/runtime/outbox.ts';
 import { createRunner, type Runner } from '../../src/runtime/runner.ts';

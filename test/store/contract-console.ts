@@ -1,5 +1,5 @@
 /**
- * The Store contract's cases for the operator console (SPEC §12): kept requests. Called from inside
+ * The Store contract's cases for the operator console (docs/http.md, "Kept requests"): kept requests. Called from inside
  * `storeContract`, so every driver that runs the contract runs these too.
  */
 import { randomBytes } from 'node:crypto';

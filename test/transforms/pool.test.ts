@@ -1,5 +1,5 @@
 /**
- * The transform worker pool (SPEC §5.4): modules loaded once per worker with
+ * The transform worker pool (docs/transforms.md, "Worker threads" and "Deadline"): modules loaded once per worker with
  * the export rules, results as plain data, deadlines that terminate a stuck
  * worker while the pool keeps serving, load errors naming the module, and an
  * elastic size (grows when a call waits, shrinks back when idle).
@@ -228,16 +228,17 @@ describe('createTransformPool()', () => {
 
   describe('load errors', () => {
     it.each([
-      ['a syntax error', 'syntax.ts', undefined, /^cannot load: /],
-      ['a module that throws while loading', 'load-throws.mjs', undefined, /^cannot load: .*refusing to load/],
+      ['a syntax error', 'syntax.ts', undefined, /^cannot load: [^\n]+$/, 1],
+      ['a module that throws while loading', 'load-throws.mjs', undefined, /^cannot load: refusing to load$/, 1],
       [
         'a module without a usable export',
         'no-export.mjs',
         undefined,
         /^exports neither a default function nor a function named "transform"$/,
+        undefined,
       ],
-      ['a missing named export', 'default.ts', 'shape', /^has no function export "shape"$/],
-    ])('fail the pool for %s, naming the module', async (_what, file, exportName, message) => {
+      ['a missing named export', 'default.ts', 'shape', /^has no function export "shape"$/, undefined],
+    ])('fail the pool for %s, naming the module (and the line)', async (_what, file, exportName, message, line) => {
       const bad = spec(file, exportName);
       const err = await createTransformPool([spec('default.ts'), bad], { max: 1 }).then(
         (p) => {
@@ -251,6 +252,7 @@ describe('createTransformPool()', () => {
       expect(e.errors).toHaveLength(1);
       expect(e.errors[0]!.key).toBe(bad.key);
       expect(e.errors[0]!.message).toMatch(message);
+      expect(e.errors[0]!.line).toBe(line);
       expect(e.message).toContain(`${bad.key}: `);
     });
 

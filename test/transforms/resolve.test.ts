@@ -1,5 +1,5 @@
 /**
- * Confinement of transform modules (SPEC §5.4): a module reference resolves
+ * Confinement of transform modules (docs/transforms.md, "Where the files go"): a module reference resolves
  * inside the transforms directory, compared by realpath, or it is refused.
  */
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';

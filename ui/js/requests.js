@@ -1,4 +1,4 @@
-// The request log: each kept hook request, its payload and headers, and replay (SPEC §12).
+// The request log: each kept hook request, its payload and headers, and replay (docs/console.md, "The pages").
 import { api } from './api.js';
 import { badge, h, pre, problem, shortId, show, table, time } from './dom.js';
 

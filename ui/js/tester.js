@@ -3,7 +3,7 @@ import { api } from './api.js';
 import { badge, h, problem, show } from './dom.js';
 
 /** What the form holds, kept while the console is open. */
-const form = { hook: '', headers: '', body: '{\n  \n}' };
+const form = { hook: '', headers: '', body: '{\n  \n}', skipVerify: false };
 
 /** `name: value` lines into an object; a line without a colon is an error naming it. */
 function parseHeaders(text) {
@@ -56,6 +56,13 @@ export function tester() {
     { id: 'try-body', name: 'body', rows: 12, spellcheck: false, oninput: (e) => (form.body = e.target.value) },
     form.body,
   );
+  const skipVerify = h('input', {
+    type: 'checkbox',
+    id: 'try-skip-verify',
+    name: 'skipVerify',
+    checked: form.skipVerify,
+    onchange: (e) => (form.skipVerify = e.target.checked),
+  });
   let prefix = '/hooks';
   api('/api/mappings').then(
     ({ mappings, hooksPath }) => {
@@ -81,7 +88,7 @@ export function tester() {
     try {
       const data = await api('/api/try', {
         method: 'POST',
-        body: { hook: hook.value, body: body.value, headers: parseHeaders(headers.value) },
+        body: { hook: hook.value, body: body.value, headers: parseHeaders(headers.value), skipVerify: skipVerify.checked },
       });
       result(out, data);
     } catch (err) {
@@ -108,6 +115,12 @@ export function tester() {
       headers,
       h('label', { for: 'try-body' }, 'Payload'),
       body,
+      h(
+        'label',
+        { for: 'try-skip-verify', class: 'check' },
+        skipVerify,
+        " Don't check the mapping's signature (try an example payload unsigned)",
+      ),
       h('button', { type: 'submit', id: 'try-run' }, 'Try it'),
     ),
     out,

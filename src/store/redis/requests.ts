@@ -1,5 +1,5 @@
 /**
- * Kept hook requests on Redis (the request log, SPEC §12): a hash each (`req:<id>`: the request as JSON
+ * Kept hook requests on Redis (the request log, docs/http.md, "Kept requests"): a hash each (`req:<id>`: the request as JSON
  * without its body, the body as bytes), listed through sorted sets by acceptance order: all of them
  * (`reqs`), by hook (`reqs:hook:<hook>`) and by status (`reqs:status:<status>`). Written by the accept
  * script with the request's events and runs; never updated after.

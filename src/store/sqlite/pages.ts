@@ -7,7 +7,10 @@
  */
 import type { StatementSync } from 'node:sqlite';
 
-/** Keys one piece of a filtered list looks through: about 1–2 ms of rows that fail the filter. */
+/**
+ * Keys one piece of a filtered list looks through, so that rows that fail the filter hold the loop only
+ * briefly (measured: docs/performance.md, "Reads on a large store").
+ */
 export const LIST_WINDOW = 10_000;
 
 /** How long one piece reads rows that pass, in milliseconds, before letting other work run. */

@@ -1,12 +1,12 @@
 /**
- * Kept hook requests (the request log, SPEC §12, `Store.requests`): one row each, its headers and actions as JSON, its body as
+ * Kept hook requests (the request log, docs/http.md, "Kept requests"; `Store.requests`): one row each, its headers and actions as JSON, its body as
  * a blob. Written in the transaction that stores the request's events and runs; never updated after.
  *
  * A body of 4 KiB or more that compresses well is stored compressed (`compressed`).
  *
  * A kept request's id is made from its row: a UUIDv7 whose timestamp is `received_at` and whose random
  * bits are its `seq`. A lookup by id reads the row by its key, so the table needs no index of ids, which
- * would cost about 2-3 µs of each accepted request's write (docs/performance.md). `seq` is never reused:
+ * would add to each accepted request's write (measured: docs/performance.md, "Gaps to the targets"). `seq` is never reused:
  * retention keeps the newest row (prune.ts), and the timestamp tells a reused one apart anyway.
  */
 import type { DatabaseSync } from 'node:sqlite';
@@ -189,7 +189,8 @@ const FAST = { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 0 } };
 /**
  * A long body compressed (Brotli, its fastest setting), or undefined to store it as received. A kept
  * request is read only when an operator looks at it, and a long body's pages cost more to write to
- * the log and copy into the database at a checkpoint than compressing costs (docs/performance.md).
+ * the log and copy into the database at a checkpoint than compressing costs (measured: docs/performance.md,
+ * "Gaps to the targets").
  * Its first 4 KiB are tried first, so a body that does not compress (an encoded attachment) costs
  * little before it is stored as it is.
  */

@@ -55,8 +55,8 @@ export const EVENT_COLUMNS = `SELECT e.*, c.consumed_at AS range_at, c.heartbeat
 
 /**
  * The columns a run was accepted with, which the queue reads to hand a run out (`CLAIM_COLUMNS`), in
- * the order `toNewRun` takes them: that read returns arrays, which node:sqlite makes in about half the
- * time of objects (docs/performance.md).
+ * the order `toNewRun` takes them: that read returns arrays, which node:sqlite makes faster than objects
+ * (measured: docs/performance.md, "Keeping the speed").
  */
 export const QUEUED = [
   'id',

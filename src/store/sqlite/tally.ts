@@ -1,8 +1,8 @@
 /**
  * The counts of events, runs and outbox entries by status (`SqliteStore.counts`), kept so that a read
  * costs what changed since the previous one, never the size of the tables, and the writes pay nothing.
- * Counting whole tables took 1.1–1.6 s per `/metrics` scrape with two million pending events, all of
- * it holding the event loop.
+ * Counting whole tables held the event loop for over a second per `/metrics` scrape with two million
+ * pending events (measured: docs/performance.md, "Reads on a large store").
  *
  * Each table's rows below a boundary (`below`) are tallied; a read first counts the rows added since
  * (rows are never deleted, so rowids only grow), TALLY_SLICE rowids per turn of the event loop.

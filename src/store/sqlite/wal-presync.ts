@@ -4,7 +4,8 @@
  * With `synchronous = NORMAL` a commit does not wait for the disk. The checkpoint SQLite runs inside
  * the commit that takes the WAL past 1,000 pages does, on the event loop: it syncs the WAL (all of
  * it not yet on disk), copies the pages into the database file, and syncs that. Every request in
- * flight waits for that stall, and the first sync is about a third of it (docs/performance.md).
+ * flight waits for that stall, and the first sync is a large part of it (measured: docs/performance.md,
+ * "Checkpoints set p99").
  *
  * This starts an `fdatasync` of the WAL file on libuv's thread pool within `intervalMs` of a commit,
  * one at a time, so that when the checkpoint comes only the last few milliseconds of the log are

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildGeneration, type Generation } from '../../src/generation/build.ts';
-import { createNamedResolver, explainMatch, findPipeline } from '../../src/mapping/resolve.ts';
-import { HookError } from '../../src/errors.ts';
-import { signatureHeaders } from '../../src/auth/signing.ts';
-import type { HookRequest } from '../../src/intake/resolve.ts';
+import { buildGeneration } from '../../src/generation/build.ts';
+import type { Generation } from '../../src/generation/types.ts';
+import { explainMatch, findPipeline } from '../../src/mapping/find.ts';
+import type { HookRequest } from '../../src/intake/request.ts';
 import { builtinPlugins } from '../../plugins/index.ts';
 import { captureLogger, testConfig } from '../helpers/runtime.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
@@ -84,67 +83,6 @@ describe('findPipeline()', () => {
     expect(findPipeline(strict, req('github'))).toBeUndefined();
   });
 });
-
-describe('createNamedResolver()', () => {
-  const named = createNamedResolver({ logger });
-  const resolve = (g: Generation, r: HookRequest) => named.run(g, r, named.authorize(g, r), 'abcdef0123456789');
-
-  it('runs the pipeline that owns the request', async () => {
-    const r = await resolve(gen, req('github', { action: 'opened' }, { 'x-github-event': 'issues' }));
-    expect(r.kind === 'actions' && r.mappingId).toBe('issues');
-    expect(r.kind === 'actions' && r.actions[0]!.kind === 'wake' && r.actions[0]!.text).toContain('\nissue opened\n');
-  });
-
-  it('answers 404 HOOK_NOT_FOUND when nothing matches', () => {
-    const err = thrown(() => named.authorize(strict, req('github')));
-    expect(err).toBeInstanceOf(HookError);
-    expect(err).toMatchObject({ status: 404, code: 'HOOK_NOT_FOUND', message: 'no hook mapping matches "github"' });
-  });
-
-  describe('a signed mapping', () => {
-    const body = Buffer.from('{"zen":"Keep it logically awesome."}');
-    const signedReq = (event: string, headers: Record<string, string>): HookRequest => ({
-      ...req('gh', JSON.parse(body.toString()), { 'x-github-event': event, ...headers }),
-      rawBody: body,
-      authenticated: false,
-    });
-    const valid = signatureHeaders({ type: 'github', secret: SECRET }, body, 0);
-    const forged = signatureHeaders({ type: 'github', secret: 'not-the-secret' }, body, 0);
-
-    it('owns a request with its valid signature, without the token', () => {
-      expect(named.authorize(signed, signedReq('push', valid)).id).toBe('gh-push');
-    });
-
-    it('tells a validly signed request that nothing matches (404), not that its credential is wrong', () => {
-      const err = thrown(() => named.authorize(signed, signedReq('ping', valid)));
-      expect(err).toMatchObject({ status: 404, code: 'HOOK_NOT_FOUND' });
-      expect((err as Error).message).toBe(
-        'the signature is valid for mapping "gh-push", but no mapping\'s match accepts this request to "gh"',
-      );
-    });
-
-    it('still answers 401 to an unmatched request with no valid credential, and to a signature for another path', () => {
-      for (const r of [signedReq('ping', {}), signedReq('ping', forged), { ...signedReq('ping', valid), name: 'elsewhere' }]) {
-        expect(thrown(() => named.authorize(signed, r))).toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
-      }
-    });
-
-    it('refuses a matched request without its signature, the token notwithstanding', () => {
-      for (const r of [signedReq('push', {}), signedReq('push', forged), { ...signedReq('push', {}), authenticated: true }]) {
-        expect(thrown(() => named.authorize(signed, r))).toMatchObject({ status: 401, code: 'INVALID_SIGNATURE' });
-      }
-    });
-  });
-});
-
-function thrown(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('did not throw');
-}
 
 describe('explainMatch()', () => {
   it('lists every earlier pipeline with its reason, then the one that matched, and stops there', () => {

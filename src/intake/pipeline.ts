@@ -1,0 +1,84 @@
+/**
+ * The intake pipeline: the one way a hook request becomes stored work (docs/development.md, "The intake
+ * pipeline"). Its adapters — the `/hooks` listener, a replay of a kept request, a dry run (`try`, the
+ * console's tester) — build a `HookRequest` and call its steps; none stores anything another way.
+ *
+ *   credential → idempotency (a repeat gets the first answer) → rate limit → resolve → keep → dispatch
+ *
+ * The credential step reads nothing stored, and everything after it runs once per idempotency key.
+ */
+import type { Logger } from 'pino';
+import { errors } from '../errors.ts';
+import type { Generation } from '../generation/types.ts';
+import type { Pipeline } from '../mapping/pipeline.ts';
+import { authorize } from './credential.ts';
+import type { Dispatcher } from './dispatch.ts';
+import { type IdempotencyGuard, idempotencyKey, idempotencyScope } from './idempotency.ts';
+import { keptRequest } from './keep.ts';
+import type { RateLimiter } from './rate-limit.ts';
+import type { HookRequest } from './request.ts';
+import { resolve } from './resolve.ts';
+
+export interface IntakeDeps {
+  dispatcher: Dispatcher;
+  idempotency: IdempotencyGuard;
+  /** Counts requests of mappings with `rateLimit` (shared by the instances of a shared store). */
+  rateLimiter: RateLimiter;
+  logger: Logger;
+}
+
+/** What the request is answered: its status and body, and the id of the kept request when one was kept. */
+export interface IntakeAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  requestId?: string;
+}
+
+export class Intake {
+  private readonly deps: IntakeDeps;
+
+  constructor(deps: IntakeDeps) {
+    this.deps = deps;
+  }
+
+  /** The credential step: the owning mapping (undefined for `/wake` and `/agent`), or 401 / 404 (credential.ts). */
+  authorize(gen: Generation, req: HookRequest): Pipeline | undefined {
+    return authorize(gen, req, this.deps.logger);
+  }
+
+  /**
+   * Everything after the credential: once per idempotency key, the mapping's rate limit, resolve, and
+   * the actions stored with the request kept beside them in one commit. `idempotent: false` (a replay)
+   * does not apply the request's idempotency key, or it would get the first answer back.
+   */
+  accept(gen: Generation, req: HookRequest, owner: Pipeline | undefined, idempotent = true): Promise<IntakeAnswer> {
+    const key = idempotent ? idempotencyKey(req.headers) : undefined;
+    if (key === undefined) return this.store(gen, req, owner, undefined);
+    const scoped = idempotencyScope(req.name, key);
+    return this.deps.idempotency.once(scoped, req.receivedAt, () => this.store(gen, req, owner, scoped));
+  }
+
+  private async store(gen: Generation, req: HookRequest, owner: Pipeline | undefined, scoped: string | undefined): Promise<IntakeAnswer> {
+    const { dispatcher } = this.deps;
+    const hc = gen.config.hooks;
+    if (owner?.rateLimit) await this.rateLimit(owner, owner.rateLimit, req.receivedAt);
+    const resolution = await resolve(gen, req, owner, this.deps.logger);
+    const keep = keptRequest(gen, req, owner);
+    if (resolution.kind === 'skip') {
+      if (!keep) return { status: 204, body: {} };
+      return { status: 204, body: {}, requestId: await dispatcher.keepSkipped(keep) };
+    }
+    return dispatcher.dispatch(resolution.actions, {
+      agentStatus: hc.agentStatus,
+      maxQueuedRuns: hc.maxQueuedRuns,
+      ...(scoped !== undefined ? { idempotency: { key: scoped, ttlSeconds: hc.idempotencyTtlSeconds } } : {}),
+      ...(keep ? { keep } : {}),
+    });
+  }
+
+  /** `429 RATE_LIMITED` past the mapping's `rateLimit` (docs/mappings.md). */
+  private async rateLimit(p: Pipeline, limit: { max: number; perSeconds: number }, now: number): Promise<void> {
+    const wait = await this.deps.rateLimiter.take(p.id, limit, now);
+    if (wait !== undefined) throw errors.rateLimited(wait, `hook "${p.id}" takes at most ${limit.max} requests per ${limit.perSeconds}s`);
+  }
+}
