@@ -4,7 +4,7 @@
  * validating its own options (`secret`, one or a list during a rotation;
  * `header`; `toleranceSeconds` for the schemes that sign a timestamp), and the
  * chat services' (`telegram`, `discord`, `meta`, `mattermost`; `slack` is the
- * HMAC scheme answering Slack's URL check).
+ * HMAC scheme answering Slack's URL check, `github` the one answering GitHub's ping).
  */
 import { Type } from '@sinclair/typebox';
 import type { Plugin, VerifierFactory } from '../plugins/define.ts';
@@ -15,6 +15,7 @@ import { discordVerifier } from './chat/discord.ts';
 import { metaVerifier } from './chat/meta.ts';
 import { mattermostVerifier } from './chat/mattermost.ts';
 import { withUrlVerification } from './chat/slack.ts';
+import { withPing } from './github-ping.ts';
 import { bodyWithoutToken } from './chat/tokens.ts';
 
 const Secret = Type.String({ minLength: 1, description: 'signing secret' });
@@ -39,6 +40,8 @@ function hmacVerifier(type: SignatureType): VerifierFactory<Omit<VerifySpec, 'ty
           verify: (req) => withUrlVerification(check(req.headers, req.rawBody, req.receivedAt), req.payload),
           keptBody: bodyWithoutToken,
         };
+      // GitHub's ping when a webhook is created is answered 204, whatever the mapping takes
+      if (type === 'github') return { verify: (req) => withPing(check(req.headers, req.rawBody, req.receivedAt), req.headers) };
       return { verify: (req) => check(req.headers, req.rawBody, req.receivedAt) };
     },
   };

@@ -5,7 +5,8 @@
  * only then tells the runner and the heartbeat; the HTTP answer is sent after `dispatch` resolves. Event and run
  * ids are time-ordered (UUIDv7) so that their unique indexes grow at one edge.
  */
-import type { AcceptBatch, KeptAction, KeptRequest, NewEvent, NewRun, Store } from '../store/types.ts';
+import type { AcceptRecords } from '../store/roles.ts';
+import type { AcceptBatch, KeptAction, KeptRequest, NewEvent, NewRun } from '../store/types.ts';
 import type { PreparedAction } from './prepare.ts';
 import { errors } from '../errors.ts';
 import { uuidv7 } from '../util/uuid7.ts';
@@ -35,7 +36,7 @@ export interface DispatchResult {
 }
 
 export interface DispatcherDeps {
-  store: Store;
+  records: AcceptRecords;
   clock?: () => number;
   /** Tells the runner runs were accepted. */
   runsAccepted: () => void;
@@ -45,8 +46,8 @@ export interface DispatcherDeps {
 
 export interface Dispatcher {
   dispatch(actions: readonly PreparedAction[], opts: DispatchOptions): Promise<DispatchResult>;
-  /** Keeps a request its mapping skipped (answered 204, nothing else stored); resolves with its id. */
-  keepSkipped(keep: KeepRequest): Promise<string>;
+  /** Keeps a request that was skipped (answered 204, nothing else stored) with why; resolves with its id. */
+  keepSkipped(keep: KeepRequest, reason: string): Promise<string>;
   /** Stores a run made again from an earlier one (`POST /api/runs/<id>/retry`), under the same cap on queued runs. */
   requeue(run: NewRun, maxQueuedRuns: number): Promise<void>;
 }
@@ -79,7 +80,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (opts.keep) batch.request = { ...opts.keep, status: result.status, actions: keptActions(actions, events, runs) };
       reserved += runs.length;
       try {
-        const { requestId } = await deps.store.accept(batch);
+        const { requestId } = await deps.records.accept(batch);
         if (requestId !== undefined) result.requestId = requestId;
       } finally {
         reserved -= runs.length;
@@ -88,15 +89,15 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (wakeNow) deps.requestHeartbeat();
       return result;
     },
-    async keepSkipped(keep) {
-      const { requestId } = await deps.store.accept({ events: [], runs: [], request: { ...keep, status: 204, actions: [] } });
+    async keepSkipped(keep, _reason) {
+      const { requestId } = await deps.records.accept({ events: [], runs: [], request: { ...keep, status: 204, actions: [] } });
       return requestId!;
     },
     async requeue(run, maxQueuedRuns) {
       checkCap(1, maxQueuedRuns);
       reserved++;
       try {
-        await deps.store.accept({ events: [], runs: [run] });
+        await deps.records.accept({ events: [], runs: [run] });
       } finally {
         reserved--;
       }

@@ -6,7 +6,8 @@
  * repeating it is safe. Concurrent repeats wait for the first to finish; on a
  * store shared by several instances, the store refuses the second write of a key.
  */
-import type { Store } from '../store/types.ts';
+import { createHash } from 'node:crypto';
+import type { IdempotencyRecords } from '../store/roles.ts';
 import { errors } from '../errors.ts';
 import { IdempotencyTakenError } from '../store/errors.ts';
 import { RecycledMap } from '../util/recycled.ts';
@@ -26,6 +27,11 @@ export function idempotencyKey(headers: Readonly<Record<string, string | string[
   return undefined;
 }
 
+/** A key a mapping rendered from the payload, at most MAX_KEY_LENGTH characters: a longer one is named by its hash. */
+export function boundedKey(key: string): string {
+  return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
+}
+
 /** The key's scope: a key is one hook's (the same key on two hooks names two requests). */
 export function idempotencyScope(hook: string, key: string): string {
   return `${hook}\n${key}`;
@@ -39,14 +45,14 @@ export interface Answer {
 export class IdempotencyGuard {
   private readonly inFlight = new RecycledMap<string, Promise<Answer | undefined>>();
 
-  private readonly store: Store;
-  constructor(store: Store) {
-    this.store = store;
+  private readonly records: IdempotencyRecords;
+  constructor(records: IdempotencyRecords) {
+    this.records = records;
   }
 
   /** The stored answer to `scoped`, while it has not expired. */
   private async firstAnswer(scoped: string, now: number): Promise<Answer | undefined> {
-    const rec = await this.store.getIdempotency(scoped, now);
+    const rec = await this.records.getIdempotency(scoped, now);
     return rec ? { status: rec.status, body: JSON.parse(rec.body) as Record<string, unknown> } : undefined;
   }
 

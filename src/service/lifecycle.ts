@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { GenerationRef } from '../generation/ref.ts';
 import type { Generation } from '../generation/types.ts';
-import type { Store } from '../store/types.ts';
+import type { Store } from '../store/roles.ts';
 import type { Reloader } from '../generation/reload.ts';
 import type { Drain } from '../http/connection.ts';
 import { watchSources, type SourceWatcher } from '../config/watch.ts';
@@ -35,8 +35,8 @@ export async function startBackground(p: BackgroundParts) {
   const { store, runtime, first, workers, logger, clock } = p;
   runtime.heartbeat.start();
   runtime.outbox.start();
-  // on a store other instances share: take over what one of them left when it stopped
-  const unwatch = store.shared?.(() => {
+  // on a store other instances share: take over what one of them left when it stopped (never called on one this process owns)
+  const unwatch = store.pollTakeovers(() => {
     runtime.runner.notify();
     runtime.heartbeat.poll();
     runtime.outbox.notify();
@@ -53,10 +53,15 @@ export async function startBackground(p: BackgroundParts) {
       )
     : undefined;
   const prune = setInterval(() => {
-    store.pruneIdempotency(clock()).catch((err) => logger.warn({ err }, 'idempotency prune failed'));
+    store.records.pruneIdempotency(clock()).catch((err) => logger.warn({ err }, 'idempotency prune failed'));
   }, IDEMPOTENCY_PRUNE_MS);
   prune.unref();
-  const retention = createRetention({ store, generations: p.generations, logger: runtimeLogger(logger, 'retention'), clock });
+  const retention = createRetention({
+    records: store.records,
+    generations: p.generations,
+    logger: runtimeLogger(logger, 'retention'),
+    clock,
+  });
   retention.start();
   return {
     watcher,
@@ -64,7 +69,7 @@ export async function startBackground(p: BackgroundParts) {
     /** Stops the timers and the shared store's watch; the rest stops in `stopAll`. */
     stop(): void {
       clearInterval(prune);
-      unwatch?.();
+      unwatch();
     },
   };
 }

@@ -13,7 +13,9 @@ import { IdempotencyGuard } from '../../src/intake/idempotency.ts';
 import { Intake } from '../../src/intake/pipeline.ts';
 import { createRateLimiter } from '../../src/intake/rate-limit.ts';
 import type { HookRequest } from '../../src/intake/request.ts';
-import type { AcceptBatch, IdempotencyRecord, Store } from '../../src/store/types.ts';
+import { LocalCounters } from '../../src/store/local/counters.ts';
+import type { AcceptRecords, IdempotencyRecords } from '../../src/store/roles.ts';
+import type { AcceptBatch, IdempotencyRecord } from '../../src/store/types.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
 import { captureLogger, testConfig } from '../helpers/runtime.ts';
 
@@ -21,11 +23,11 @@ const NOW = Date.parse('2026-11-29T10:00:00Z');
 const dir = tempDir('hook-intake-pipeline-');
 const { logger } = captureLogger('silent');
 
-/** A store that keeps each commit in memory: enough for the pipeline, which only accepts and reads idempotency records. */
-function fakeStore() {
+/** Records that keep each commit in memory: the two roles the pipeline uses, accepting and reading idempotency records. */
+function fakeRecords() {
   const commits: AcceptBatch[] = [];
   const keys = new Map<string, IdempotencyRecord>();
-  const store = {
+  const records: AcceptRecords & IdempotencyRecords = {
     async accept(batch: AcceptBatch) {
       commits.push(batch);
       if (batch.idempotency) keys.set(batch.idempotency.key, batch.idempotency);
@@ -34,21 +36,29 @@ function fakeStore() {
     async getIdempotency(key: string) {
       return keys.get(key);
     },
-  } as unknown as Store;
-  return { store, commits };
+    async pruneIdempotency() {
+      return 0;
+    },
+  };
+  return { records, commits };
 }
 
 function pipeline() {
-  const { store, commits } = fakeStore();
+  const { records, commits } = fakeRecords();
   const accepted = { runs: 0, heartbeats: 0 };
   const dispatcher = createDispatcher({
-    store,
+    records,
     clock: () => NOW,
     runsAccepted: () => accepted.runs++,
     queuedRuns: () => 0,
     requestHeartbeat: () => accepted.heartbeats++,
   });
-  const intake = new Intake({ dispatcher, idempotency: new IdempotencyGuard(store), rateLimiter: createRateLimiter(), logger });
+  const intake = new Intake({
+    dispatcher,
+    idempotency: new IdempotencyGuard(records),
+    rateLimiter: createRateLimiter(new LocalCounters()),
+    logger,
+  });
   return { intake, commits, accepted };
 }
 
@@ -81,6 +91,15 @@ beforeAll(async () => {
             { id: 'issues', match: { path: 'github' }, name: 'GitHub', messageTemplate: 'issue {{action}}', sessionKey: 'gh:{{number}}' },
             { id: 'each', match: { path: 'batch' }, action: 'wake', forEach: 'items', textTemplate: 'item {{items[0].n}}' },
             { id: 'limited', match: { path: 'limited' }, action: 'wake', textTemplate: 'hi', rateLimit: { max: 1, perSeconds: 60 } },
+            {
+              id: 'acme',
+              match: { path: 'acme' },
+              messageTemplate: '{{note}}',
+              event: '{{headers.x-acme-event}}',
+              events: ['order.paid'],
+              idempotencyKey: '{{id}}',
+              maxChars: 100,
+            },
           ],
         },
         retention,
@@ -185,6 +204,46 @@ describe('the intake pipeline', () => {
     expect(answer.body.duplicate).toBeUndefined();
     expect(commits[1]!.idempotency).toBeUndefined();
     expect(commits[1]!.request).toMatchObject({ replayOf: 'req-1', mappingId: 'issues' });
+  });
+
+  it('names the event type, and skips one the mapping does not take: 204, kept, nothing run', async () => {
+    const { intake, commits } = pipeline();
+    const req = request(
+      'acme',
+      { id: 'evt_1', note: 'hi' },
+      { headers: { 'content-type': 'application/json', 'x-acme-event': 'order.created' } },
+    );
+    expect(await intake.accept(gen, req, intake.authorize(gen, req))).toMatchObject({ status: 204, body: {} });
+    expect(req.event).toBe('order.created');
+    expect(commits).toEqual([
+      expect.objectContaining({ runs: [], events: [], request: expect.objectContaining({ status: 204, mappingId: 'acme' }) }),
+    ]);
+  });
+
+  it('takes the delivery id the mapping names as the idempotency key, over the headers', async () => {
+    const { intake, commits } = pipeline();
+    const req = (key: string) =>
+      request(
+        'acme',
+        { id: 'evt_2', note: 'paid' },
+        { headers: { 'content-type': 'application/json', 'x-acme-event': 'order.paid', 'idempotency-key': key } },
+      );
+    const first = await intake.accept(gen, req('a'), intake.authorize(gen, req('a')));
+    // another header key, the same delivery id: the same delivery
+    const again = await intake.accept(gen, req('b'), intake.authorize(gen, req('b')));
+    expect(again).toEqual({ status: 202, body: { ...first.body, duplicate: true } });
+    expect(commits).toHaveLength(1);
+    expect(commits[0]!.idempotency!.key).toBe('acme\nevt_2');
+  });
+
+  it('cuts hook content past maxChars inside the boundary, saying how much was left out', async () => {
+    const { intake, commits } = pipeline();
+    const note = `${'word '.repeat(40)}${'x'.repeat(300)}`;
+    const req = request('acme', { id: 'evt_3', note }, { headers: { 'content-type': 'application/json', 'x-acme-event': 'order.paid' } });
+    await intake.accept(gen, req, intake.authorize(gen, req));
+    const message = commits[0]!.runs[0]!.message;
+    expect(message).toContain(`${'word '.repeat(19)}word\n[… ${(note.length - 99).toLocaleString('en-US')} more characters not shown]`);
+    expect(message).not.toContain('xxx');
   });
 
   it('refuses an invalid body as a direct request would be refused, storing nothing', async () => {
