@@ -62,6 +62,7 @@ export function createHttpServer(cfg: Config, listener: (req: IncomingMessage, r
   // Expect: 100-continue goes to the app like any request: it sends 100 Continue only when it reads the body
   server.on('checkContinue', onRequest);
   handleClientErrors(server, logger);
+  drain.attach(server);
   return { server, drain };
 }
 

@@ -89,22 +89,23 @@ export interface Running {
 
 /** Stops the service in order, within one budget: intake, then work, then replies, plugins and the store. */
 export async function stopAll(r: Running): Promise<void> {
-  const { server, generations, logger } = r;
+  const { generations, logger } = r;
   // one budget for the whole shutdown (wall time: the injected clock may be a test's)
   const deadline = Date.now() + generations.current.config.gateway.shutdownTimeoutSeconds * 1000;
   const left = () => Math.max(0, deadline - Date.now());
-  // stop intake first: no new connections; idle keep-alive ones close now, busy ones after their
-  // answer (which says `Connection: close`); a request arriving on one meanwhile is refused
-  r.drain.begin();
+  // stop intake first: no new connections; busy ones close after their answer (which says
+  // `Connection: close`), idle keep-alive ones once runs and heartbeats have stopped; a request
+  // arriving on one meanwhile is refused with 503 (docs/runtime.md, "Shutdown")
+  let drained!: () => void;
+  const intake = r.drain.close(new Promise<void>((res) => (drained = res)), left);
   // the console's event streams would hold their connections open to the end of the budget
   r.feed.close();
-  const closed = new Promise<void>((res) => server.close(() => res()));
-  server.closeIdleConnections();
   await r.retention.stop();
   await r.watcher?.close();
-  const intake = settlesWithin(closed, left()).then(() => server.closeAllConnections());
   // meanwhile no run or heartbeat starts; the ones running may finish within the budget
-  await Promise.all([intake, r.runtime.runner.stop(left()), r.runtime.heartbeat.stop(left())]);
+  await Promise.all([r.runtime.runner.stop(left()), r.runtime.heartbeat.stop(left())]);
+  drained();
+  await intake;
   // replies of runs that just finished go out if there is time left; the rest stays in the outbox
   await r.runtime.outbox.stop(left());
   // plugin instances stop (a service may still be storing) before the store closes, within what is left of the budget;

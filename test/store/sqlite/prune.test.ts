@@ -34,7 +34,7 @@ async function finished(store: SqliteStore, at: number, sessionKey: string) {
   return run;
 }
 
-describe('SqliteStore.prune()', () => {
+describe('the SQLite records: prune()', () => {
   it('removes a long text with the last row that refers to it', async () => {
     const path = join(dir, `${++n}.db`);
     const store = new SqliteStore({ path });
