@@ -72,7 +72,12 @@ function optionIssues(def: PresetDefinition, entry: PresetEntryConfig): PresetIs
     issues.push({ path: 'secret', message: `the "${entry.name}" preset has no signature to check: the hook token is its credential` });
   if (entry.secret !== undefined && entry.secrets !== undefined)
     issues.push({ path: 'secrets', message: 'give `secret` or `secrets`, not both' });
-  for (const [i, event] of (entry.events ?? []).entries()) {
+  if (entry.events && !def.event)
+    issues.push({
+      path: 'events',
+      message: `the "${entry.name}" preset names no event type per request (one delivery holds several): choose the events on the provider's side`,
+    });
+  for (const [i, event] of (def.event ? (entry.events ?? []) : []).entries()) {
     if (!def.events || def.events.includes(event)) continue;
     const hint = didYouMean(event, def.events);
     issues.push({

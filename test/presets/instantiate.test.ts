@@ -98,6 +98,17 @@ describe('presetMappings()', () => {
     ]);
   });
 
+  it('refuses events for a preset that names no event type per request', () => {
+    const batched: PresetDefinition = { ...source, event: undefined, events: undefined };
+    expect(presetMappings(batched, { name: 'acme', secret: 's', events: ['bounce'] }).issues).toEqual([
+      {
+        path: 'events',
+        message:
+          'the "acme" preset names no event type per request (one delivery holds several): choose the events on the provider\'s side',
+      },
+    ]);
+  });
+
   it('takes a preset of mappings as it is, and refuses options for it', () => {
     const mappings = [{ id: 'm', action: 'agent' as const }];
     expect(presetMappings({ mappings }, { name: 'gmail' })).toEqual({ mappings, issues: [] });
