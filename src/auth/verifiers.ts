@@ -5,7 +5,7 @@
  * schemes that sign a timestamp); the providers whose scheme is more than an HMAC of the body
  * (auth/providers/: `gitlab`, `postmark`, `twilio`, `hubspot`, `sendgrid`, `mailgun`, and `linear`
  * and `zoom` around their HMAC); and the chat services' (`telegram`, `discord`, `meta`, `mattermost`;
- * `slack` is the HMAC scheme answering Slack's URL check).
+ * `slack` is the HMAC scheme answering Slack's URL check, `github` the one answering GitHub's ping).
  */
 import { Type } from '@sinclair/typebox';
 import type { Plugin, VerifierFactory } from '../plugins/define.ts';
@@ -16,6 +16,7 @@ import { discordVerifier } from './chat/discord.ts';
 import { metaVerifier } from './chat/meta.ts';
 import { mattermostVerifier } from './chat/mattermost.ts';
 import { withUrlVerification } from './chat/slack.ts';
+import { withPing } from './github-ping.ts';
 import { bodyWithoutToken } from './chat/tokens.ts';
 import { gitlabVerifier } from './providers/gitlab.ts';
 import { hubspotVerifier } from './providers/hubspot.ts';
@@ -48,6 +49,8 @@ function hmacVerifier(type: SignatureType): VerifierFactory<Omit<VerifySpec, 'ty
           verify: (req) => withUrlVerification(check(req.headers, req.rawBody, req.receivedAt), req.payload),
           keptBody: bodyWithoutToken,
         };
+      // GitHub's ping when a webhook is created is answered 204, whatever the mapping takes
+      if (type === 'github') return { verify: (req) => withPing(check(req.headers, req.rawBody, req.receivedAt), req.headers) };
       return { verify: (req) => check(req.headers, req.rawBody, req.receivedAt) };
     },
   };

@@ -91,9 +91,58 @@ export const Mapping = Type.Object(
     // the verifier `type` names validates the other keys (its options)
     verify: Type.Optional(Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true })),
     rateLimit: Type.Optional(Type.Object({ max: Type.Integer({ minimum: 1 }), perSeconds: Type.Number({ exclusiveMinimum: 0 }) }, strict)),
+    event: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'a template naming the event type, e.g. {{headers.x-github-event}} (docs/mappings.md, "Events")',
+      }),
+    ),
+    events: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        description: 'the event types taken (by `event`); others answer 204 and are kept with the reason',
+      }),
+    ),
+    idempotencyKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "a template naming the sender's delivery id, e.g. {{id}}; replaces the headers' key when it renders",
+      }),
+    ),
+    maxChars: Type.Optional(
+      Type.Integer({
+        minimum: 100,
+        maximum: 1000000,
+        description: 'most characters of hook content inside the boundary; the rest is cut and counted',
+      }),
+    ),
   },
   strict,
 );
+
+/**
+ * An entry of `hooks.presets` beyond a bare name: the preset and its options (docs/presets.md). The
+ * options every preset takes are here; a preset's own (`publicKey`, `publicUrl`) are checked against
+ * what it declares when the generation is built.
+ */
+export const PresetEntry = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    secret: Type.Optional(Secret('the signing secret the provider shows')),
+    secrets: Type.Optional(Type.Array(Secret('a signing secret (several while rotating)'), { minItems: 1 })),
+    path: Type.Optional(Type.String({ minLength: 1, description: 'the hook name it answers (default: its name)' })),
+    events: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+    action: Type.Optional(Type.Union([Type.Literal('wake'), Type.Literal('agent')])),
+    channel: Type.Optional(Type.String({ minLength: 1 })),
+    to: Type.Optional(Type.String({ minLength: 1 })),
+    model: Type.Optional(Type.String({ minLength: 1 })),
+    sessionKey: Type.Optional(Type.String({ minLength: 1 })),
+    maxChars: Type.Optional(Type.Integer({ minimum: 100, maximum: 1000000 })),
+  },
+  { additionalProperties: true },
+);
+/** The options a preset declares beyond the common ones arrive as further keys. */
+export type PresetEntryConfig = Static<typeof PresetEntry> & Record<string, unknown>;
 
 const HttpUrl = (fallback: string) => Type.String({ default: fallback, pattern: '^https?://' });
 
@@ -195,7 +244,7 @@ export const ConfigSchema = Type.Object(
           description: 'most transform workers; the pool grows from one only when calls wait',
         }),
         reloadDebounceMs: Type.Integer({ default: 50, minimum: 0, maximum: 10000 }),
-        presets: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+        presets: Type.Array(Type.Union([Type.String({ minLength: 1 }), PresetEntry]), { default: [] }),
         mappings: Type.Array(Mapping, { default: [] }),
         transformsDir: Type.Optional(Type.String({ minLength: 1 })),
         gmail: Type.Optional(Gmail),

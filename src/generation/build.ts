@@ -22,6 +22,7 @@ import { BUILTIN_PRESETS_DIR, loadPresetsDir } from '../presets/load.ts';
 import { createTransformPool, TransformLoadError, type TransformPool, type WorkerSource } from '../transforms/pool.ts';
 import { signatureVerifiers } from '../auth/verifiers.ts';
 import { storageIssues } from '../store/config.ts';
+import { presetEntry, presetMappings } from '../presets/instantiate.ts';
 import { createInstanceMaker, instantiatePlugins, releaseInstances, startInstances, type InstanceMaker, type Submit } from './instances.ts';
 
 export interface BuildDeps {
@@ -80,28 +81,51 @@ async function loadRegistry(loaded: LoadedConfig, deps: BuildDeps, issues: Confi
   return registry;
 }
 
-/** The presets `hooks.presets` names, in order; an unknown name is an issue. */
+/**
+ * The presets `hooks.presets` enables, in order, each as the mappings it adds (src/presets/instantiate.ts);
+ * an unknown name, an option it does not take, and a path two entries share are issues.
+ */
 function namedPresets(loaded: LoadedConfig, registry: Registry, issues: ConfigIssue[]): PresetSource[] {
   const file = loaded.file ?? '(embedded defaults)';
   const presets: PresetSource[] = [];
-  loaded.config.hooks.presets.forEach((name, i) => {
-    const def = registry.preset(name);
+  const paths = new Map<string, number>();
+  for (const [i, raw] of loaded.config.hooks.presets.entries()) {
+    const entry = presetEntry(raw);
+    const at = `hooks.presets[${i}]`;
+    const def = registry.preset(entry.name);
     if (!def) {
-      const hint = didYouMean(name, registry.presetNames());
+      const hint = didYouMean(entry.name, registry.presetNames());
+      const where = typeof raw === 'string' ? at : `${at}.name`;
+      const known = registry.presetNames().join(', ') || 'none';
       issues.push({
         file,
-        path: `hooks.presets[${i}]`,
-        message: `unknown preset "${name}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${registry.presetNames().join(', ') || 'none'}`,
+        path: where,
+        message: `unknown preset "${entry.name}"${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${known}`,
       });
-      return;
+      continue;
     }
+    const made = presetMappings(def, entry);
+    for (const p of made.issues) issues.push({ file, path: p.path ? `${at}.${p.path}` : at, message: p.message });
+    for (const m of made.mappings) {
+      const path = m.match?.path;
+      if (path === undefined) continue;
+      const first = paths.get(path);
+      if (first !== undefined && first !== i)
+        issues.push({
+          file,
+          path: `${at}.path`,
+          message: `"${path}" is already the path of hooks.presets[${first}]; give this one a path of its own`,
+        });
+      paths.set(path, i);
+    }
+    if (made.issues.length) continue;
     presets.push({
-      name,
-      mappings: def.mappings,
+      name: entry.name,
+      mappings: made.mappings,
       ...(def.transformsDir ? { transformsDir: def.transformsDir } : {}),
       ...(def.file ? { file: def.file } : {}),
     });
-  });
+  }
   return presets;
 }
 

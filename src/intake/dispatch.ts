@@ -45,8 +45,8 @@ export interface DispatcherDeps {
 
 export interface Dispatcher {
   dispatch(actions: readonly PreparedAction[], opts: DispatchOptions): Promise<DispatchResult>;
-  /** Keeps a request its mapping skipped (answered 204, nothing else stored); resolves with its id. */
-  keepSkipped(keep: KeepRequest): Promise<string>;
+  /** Keeps a request that was skipped (answered 204, nothing else stored) with why; resolves with its id. */
+  keepSkipped(keep: KeepRequest, reason: string): Promise<string>;
   /** Stores a run made again from an earlier one (`POST /api/runs/<id>/retry`), under the same cap on queued runs. */
   requeue(run: NewRun, maxQueuedRuns: number): Promise<void>;
 }
@@ -88,7 +88,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (wakeNow) deps.requestHeartbeat();
       return result;
     },
-    async keepSkipped(keep) {
+    async keepSkipped(keep, _reason) {
       const { requestId } = await deps.store.accept({ events: [], runs: [], request: { ...keep, status: 204, actions: [] } });
       return requestId!;
     },

@@ -6,6 +6,7 @@
  * repeating it is safe. Concurrent repeats wait for the first to finish; on a
  * store shared by several instances, the store refuses the second write of a key.
  */
+import { createHash } from 'node:crypto';
 import type { Store } from '../store/types.ts';
 import { errors } from '../errors.ts';
 import { IdempotencyTakenError } from '../store/errors.ts';
@@ -24,6 +25,11 @@ export function idempotencyKey(headers: Readonly<Record<string, string | string[
     return key;
   }
   return undefined;
+}
+
+/** A key a mapping rendered from the payload, at most MAX_KEY_LENGTH characters: a longer one is named by its hash. */
+export function boundedKey(key: string): string {
+  return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;
 }
 
 /** The key's scope: a key is one hook's (the same key on two hooks names two requests). */

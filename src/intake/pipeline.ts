@@ -3,9 +3,11 @@
  * pipeline"). Its adapters — the `/hooks` listener, a replay of a kept request, a dry run (`try`, the
  * console's tester) — build a `HookRequest` and call its steps; none stores anything another way.
  *
- *   credential → idempotency (a repeat gets the first answer) → rate limit → resolve → keep → dispatch
+ *   credential → idempotency (a repeat gets the first answer) → event → rate limit → resolve → keep → dispatch
  *
  * The credential step reads nothing stored, and everything after it runs once per idempotency key.
+ * The event step names the request's event type when its mapping says how (a preset does), and skips
+ * one its `events` do not take: answered 204 and kept with the reason.
  */
 import type { Logger } from 'pino';
 import { errors } from '../errors.ts';
@@ -13,8 +15,9 @@ import type { Generation } from '../generation/types.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import { authorize } from './credential.ts';
 import type { Dispatcher } from './dispatch.ts';
-import { type IdempotencyGuard, idempotencyKey, idempotencyScope } from './idempotency.ts';
+import { boundedKey, type IdempotencyGuard, idempotencyKey, idempotencyScope } from './idempotency.ts';
 import { keptRequest } from './keep.ts';
+import { renderOverRequest } from '../mapping/run.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { HookRequest } from './request.ts';
 import { resolve } from './resolve.ts';
@@ -52,7 +55,7 @@ export class Intake {
    * does not apply the request's idempotency key, or it would get the first answer back.
    */
   accept(gen: Generation, req: HookRequest, owner: Pipeline | undefined, idempotent = true): Promise<IntakeAnswer> {
-    const key = idempotent ? idempotencyKey(req.headers) : undefined;
+    const key = idempotent ? requestKey(gen, req, owner) : undefined;
     if (key === undefined) return this.store(gen, req, owner, undefined);
     const scoped = idempotencyScope(req.name, key);
     return this.deps.idempotency.once(scoped, req.receivedAt, () => this.store(gen, req, owner, scoped));
@@ -61,13 +64,12 @@ export class Intake {
   private async store(gen: Generation, req: HookRequest, owner: Pipeline | undefined, scoped: string | undefined): Promise<IntakeAnswer> {
     const { dispatcher } = this.deps;
     const hc = gen.config.hooks;
+    const skipped = owner?.event ? eventStep(gen, req, owner) : undefined;
+    if (skipped) return this.skip(gen, req, owner, skipped);
     if (owner?.rateLimit) await this.rateLimit(owner, owner.rateLimit, req.receivedAt);
     const resolution = await resolve(gen, req, owner, this.deps.logger);
+    if (resolution.kind === 'skip') return this.skip(gen, req, owner, resolution.reason);
     const keep = keptRequest(gen, req, owner);
-    if (resolution.kind === 'skip') {
-      if (!keep) return { status: 204, body: {} };
-      return { status: 204, body: {}, requestId: await dispatcher.keepSkipped(keep) };
-    }
     return dispatcher.dispatch(resolution.actions, {
       agentStatus: hc.agentStatus,
       maxQueuedRuns: hc.maxQueuedRuns,
@@ -76,9 +78,41 @@ export class Intake {
     });
   }
 
+  /** A request that runs nothing: answered 204, kept with the reason when the request log is on. */
+  private async skip(gen: Generation, req: HookRequest, owner: Pipeline | undefined, reason: string): Promise<IntakeAnswer> {
+    const keep = keptRequest(gen, req, owner);
+    if (!keep) return { status: 204, body: {} };
+    return { status: 204, body: {}, requestId: await this.deps.dispatcher.keepSkipped(keep, reason) };
+  }
+
   /** `429 RATE_LIMITED` past the mapping's `rateLimit` (docs/mappings.md). */
   private async rateLimit(p: Pipeline, limit: { max: number; perSeconds: number }, now: number): Promise<void> {
     const wait = await this.deps.rateLimiter.take(p.id, limit, now);
     if (wait !== undefined) throw errors.rateLimited(wait, `hook "${p.id}" takes at most ${limit.max} requests per ${limit.perSeconds}s`);
   }
 }
+
+/**
+ * The request's idempotency key: the sender's delivery id as its mapping names it (`idempotencyKey`, a
+ * preset's), else the first of the idempotency headers (idempotency.ts).
+ */
+function requestKey(gen: Generation, req: HookRequest, owner: Pipeline | undefined): string | undefined {
+  if (owner?.idempotencyKey) {
+    const key = renderOverRequest(owner.idempotencyKey, req, gen.credentialHeaders).trim();
+    if (key) return boundedKey(key);
+  }
+  return idempotencyKey(req.headers);
+}
+
+/**
+ * The event step: names the request's event type (`req.event`, which the transform sees) and says why
+ * the request is skipped when the mapping's `events` do not take it.
+ */
+function eventStep(gen: Generation, req: HookRequest, owner: Pipeline): string | undefined {
+  const event = renderOverRequest(owner.event!, req, gen.credentialHeaders).trim();
+  req.event = event;
+  if (owner.events && !owner.events.has(event)) return event ? `event "${cut(event)}" is not in events` : 'the request names no event type';
+  return undefined;
+}
+
+const cut = (s: string) => (s.length > 100 ? `${s.slice(0, 100)}…` : s);

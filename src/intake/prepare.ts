@@ -20,6 +20,8 @@ export interface Provenance {
   nameTrusted: boolean;
   /** Random id shared by the markers of one request. */
   boundaryId: string;
+  /** Most characters of hook content inside the boundary (a mapping's `maxChars`); the rest is cut and counted. */
+  maxChars?: number | undefined;
 }
 
 export interface PreparedWake extends WakeAction {
@@ -34,7 +36,10 @@ export interface PreparedAgent extends AgentAction {
 export type PreparedAction = PreparedWake | PreparedAgent;
 
 export function prepare(action: Action, p: Provenance): PreparedAction {
-  const wrap = (s: string) => (p.trusted ? s : wrapExternal(s, p.label, p.boundaryId));
+  const wrap = (s: string) => {
+    const content = p.maxChars === undefined ? s : cutContent(s, p.maxChars);
+    return p.trusted ? content : wrapExternal(content, p.label, p.boundaryId);
+  };
   if (action.kind === 'wake') return { ...action, text: wrap(action.text), origin: p.origin };
   return {
     ...action,
@@ -45,4 +50,21 @@ export function prepare(action: Action, p: Provenance): PreparedAction {
     trusted: p.trusted,
     nameTrusted: p.nameTrusted,
   };
+}
+
+/**
+ * Content past `max` characters cut at the last line or word break before it, with a last line saying
+ * how many characters were left out (docs/mappings.md, "Events"); the agent knows the text is not whole.
+ */
+export function cutContent(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let end = max;
+  const nl = s.lastIndexOf('\n', max);
+  const sp = s.lastIndexOf(' ', max);
+  if (nl > max * 0.8) end = nl;
+  else if (sp > max * 0.8) end = sp;
+  // never between the two halves of a surrogate pair
+  const c = s.charCodeAt(end - 1);
+  if (c >= 0xd800 && c <= 0xdbff) end--;
+  return `${s.slice(0, end).trimEnd()}\n[… ${(s.length - end).toLocaleString('en-US')} more characters not shown]`;
 }

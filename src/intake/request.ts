@@ -18,6 +18,8 @@ export interface HookRequest extends MappingInput {
   answer?: DirectAnswer;
   /** The kept request this one replays (`POST /api/requests/<id>/replay`). */
   replayOf?: string;
+  /** The event type, set by the pipeline's event step when the owning mapping names one. */
+  event?: string;
 }
 
 /**

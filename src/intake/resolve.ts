@@ -13,9 +13,9 @@ import { type Action, DEFAULT_AGENT_NAME, toAgentAction, toMappedAction, toWakeA
 import { type PreparedAction, prepare } from './prepare.ts';
 import type { HookRequest } from './request.ts';
 
-export type Resolution = { kind: 'actions'; actions: PreparedAction[] } | { kind: 'skip' };
+export type Resolution = { kind: 'actions'; actions: PreparedAction[] } | { kind: 'skip'; reason: string };
 
-const SKIP: Resolution = { kind: 'skip' };
+const SKIP: Resolution = { kind: 'skip', reason: 'the mapping made no action (forEach found no items, or the transform returned null)' };
 
 /** `owner` is the mapping the credential step found (undefined for `/wake` and `/agent`). */
 export async function resolve(gen: Generation, req: HookRequest, owner: Pipeline | undefined, logger: Logger): Promise<Resolution> {
@@ -59,6 +59,7 @@ function preparedDraft(p: Pipeline, { partial, overrides }: Draft, hook: string,
     trusted: p.trusted,
     nameTrusted,
     boundaryId: boundary,
+    maxChars: p.maxChars,
   });
 }
 

@@ -191,6 +191,10 @@ function compileOne(
     verify = made.verifier;
   }
 
+  const event = requestTemplate(m.event, 'event', issue, id);
+  const idempotencyKey = requestTemplate(m.idempotencyKey, 'idempotencyKey', issue, id);
+  if (m.events && !event) issue('events', `needs \`event\`, the template that names a request's event type (mapping "${id}")`);
+
   const statics: { -readonly [K in keyof Pipeline['statics']]: Pipeline['statics'][K] } = {};
   if (m.wakeMode !== undefined) statics.wakeMode = m.wakeMode;
   if (m.deliver !== undefined) statics.deliver = m.deliver;
@@ -212,5 +216,26 @@ function compileOne(
     rateLimit: m.rateLimit ? Object.freeze({ ...m.rateLimit }) : undefined,
     verify,
     verifyType: m.verify?.type,
+    event,
+    events: m.events ? new Set(m.events) : undefined,
+    idempotencyKey,
+    maxChars: m.maxChars,
   });
+}
+
+/** A template over the request alone (no `forEach` item): a mapping's `event` or `idempotencyKey`. */
+function requestTemplate(
+  source: string | undefined,
+  field: string,
+  issue: (path: string, message: string) => void,
+  id: string,
+): Template | undefined {
+  if (source === undefined) return undefined;
+  try {
+    return compileTemplate(source);
+  } catch (err) {
+    if (err instanceof TemplateError) issue(field, `${err.message} (mapping "${id}")`);
+    else throw err;
+    return undefined;
+  }
 }

@@ -46,6 +46,14 @@ export interface Pipeline {
   readonly verify: Verifier | undefined;
   /** The verifier's type, for messages. */
   readonly verifyType: string | undefined;
+  /** Names the request's event type (`event`), when the mapping says how. */
+  readonly event: Template | undefined;
+  /** The event types the mapping takes (`events`); another is skipped (204) with the reason. */
+  readonly events: ReadonlySet<string> | undefined;
+  /** Names the sender's delivery id (`idempotencyKey`), used as the idempotency key when it renders. */
+  readonly idempotencyKey: Template | undefined;
+  /** Most characters of hook content inside the boundary (`maxChars`); undefined: no cut. */
+  readonly maxChars: number | undefined;
 }
 
 export const MAX_FAN_OUT = 200;
@@ -68,4 +76,6 @@ export interface MappingInput {
    * parsed object across threads.
    */
   readonly json?: string | undefined;
+  /** The event type the mapping's `event` named, when it has one. */
+  readonly event?: string | undefined;
 }

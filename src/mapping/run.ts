@@ -10,7 +10,7 @@ import { errors, type HookError } from '../errors.ts';
 import type { TransformCallError, TransformPool } from '../transforms/pool.ts';
 import { getPath } from './path.ts';
 import { MAX_FAN_OUT, type MappingInput, type Pipeline } from './pipeline.ts';
-import type { TemplateScope } from './template.ts';
+import type { Template, TemplateScope } from './template.ts';
 
 /** The headers templates and transforms see: every one but the credentials (src/auth/credential-headers.ts). */
 export function visibleHeaders(h: MappingInput['headers'], credentials: ReadonlySet<string>): Record<string, string> {
@@ -86,6 +86,17 @@ export interface RunDeps {
   credentialHeaders: ReadonlySet<string>;
 }
 
+/** A template over the request alone (a mapping's `event`, `idempotencyKey`), rendered as templates are. */
+export function renderOverRequest(t: Template, req: MappingInput, credentials: ReadonlySet<string>): string {
+  return t({
+    name: req.name,
+    now: new Date(req.receivedAt).toISOString(),
+    headers: visibleHeaders(req.headers, credentials),
+    query: req.query,
+    payload: req.payload,
+  });
+}
+
 /** One template scope per item of `forEach`, else the request's own. */
 function templateScopes(p: Pipeline, req: MappingInput, headers: Record<string, string>): TemplateScope[] {
   const base: TemplateScope = {
@@ -138,6 +149,7 @@ async function transformed(
     url: req.url,
     now: s.now,
     ...(p.forEach ? { item: s.item, index: s.index } : {}),
+    ...(req.event !== undefined ? { event: req.event } : {}),
     action: rendered[i],
   }));
   const deferred = sendText ? deferredFields(rendered[0]!) : [];

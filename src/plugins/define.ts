@@ -302,9 +302,33 @@ export interface ServiceFactory<C = Record<string, unknown>> {
   create(config: C, ctx: PluginContext): Service;
 }
 
+/**
+ * A preset (docs/presets.md): either a list of mappings taken as they are (`mappings`), or a source —
+ * one provider's webhooks — from which `hooks.presets` options (`secret`, `path`, `events`, …) build
+ * one mapping: its signature scheme, how it names the event type and the delivery id, and the
+ * transform that writes the agent's message.
+ */
 export interface PresetDefinition {
+  description?: string;
   /** Mappings in order; transform modules resolve inside `transformsDir`. */
-  mappings: MappingConfig[];
+  mappings?: MappingConfig[];
+  /** A source preset's action name (`GitHub`), also the source shown in the safety boundary unless `label`. */
+  name?: string;
+  label?: string;
+  /** The `verify.type` of the provider's signature scheme; absent: the hook token is the credential. */
+  verify?: string;
+  /** Options of the scheme the preset takes beside `secret` (`publicKey`, `publicUrl`), passed into `verify`. */
+  verifyOptions?: string[];
+  /** A template naming the event type (`{{headers.x-github-event}}`, `{{type}}`). */
+  event?: string;
+  /** The event types the preset writes a message for; others get a generic summary. */
+  events?: string[];
+  /** A template naming the provider's delivery id, the idempotency key (`{{headers.x-github-delivery}}`). */
+  idempotencyKey?: string;
+  /** The transform (a module in `transformsDir`) that writes the message and the session key. */
+  transform?: string;
+  /** The action by default (`agent`). */
+  action?: 'agent' | 'wake';
   /** Directory of the preset's own transforms (absolute). */
   transformsDir?: string;
   /** File the preset was read from (error messages, hot reload). */

@@ -26,6 +26,8 @@ export interface TransformContext<P = unknown, I = unknown> {
   /** In a `forEach` mapping: the current element and its index. */
   item?: I;
   index?: number;
+  /** The event type, when the mapping names one (`event`, as a preset does: `pull_request`, `invoice.paid`). */
+  event?: string;
   /** What the mapping's templates produced for this request (or item), before the transform. */
   action: Readonly<PartialAction>;
 }

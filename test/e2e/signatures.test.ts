@@ -2,7 +2,8 @@
  * Provider signatures as a hook's credential, and per-mapping rate limits,
  * over real HTTP against the real CLI.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { sign as githubSign } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, get, post, startCli, type Running } from '../helpers/cli.ts';
 import { signatureHeaders } from '../../src/auth/signing.ts';
@@ -131,20 +132,55 @@ describe('signed hooks', () => {
   });
 
   it('tells a validly signed request that no mapping matches (404), and one without a valid credential 401', async () => {
-    const body = JSON.stringify({ zen: 'Design for failure.', hook_id: 1 });
-    const ping = await send(srv, 'ghpush', body, { ...sign('github', body), 'x-github-event': 'ping' });
-    expect(ping.status).toBe(404);
-    expect(ping.body).toEqual({
+    const body = JSON.stringify({ action: 'opened', issue: { number: 1 } });
+    const issues = await send(srv, 'ghpush', body, { ...sign('github', body), 'x-github-event': 'issues' });
+    expect(issues.status).toBe(404);
+    expect(issues.body).toEqual({
       ok: false,
       code: 'HOOK_NOT_FOUND',
       error: 'the signature is valid for mapping "gh-push", but no mapping\'s match accepts this request to "ghpush"',
     });
     expect((await send(srv, 'ghpush', body, { ...sign('github', body), 'x-github-event': 'push' })).status).toBe(200);
     for (const headers of [{}, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }] as Record<string, string>[]) {
-      const r = await send(srv, 'ghpush', body, { ...headers, 'x-github-event': 'ping' });
+      const r = await send(srv, 'ghpush', body, { ...headers, 'x-github-event': 'issues' });
       expect(r.status).toBe(401);
       expect(r.body.code).toBe('UNAUTHORIZED');
     }
+  });
+
+  it("answers GitHub's ping 204 when its signature verifies, whatever the mapping matches, and stores and runs nothing", async () => {
+    // a ping as GitHub sends it when a webhook is created, signed by GitHub's own library
+    const secret = (specs.github!.secret as string[])[1]!;
+    const body = JSON.stringify({ zen: 'Design for failure.', hook_id: 42, hook: { type: 'Repository', events: ['push'] } });
+    const ping = (signature: string, path = 'ghpush') =>
+      send(srv, path, body, {
+        'x-github-event': 'ping',
+        'x-github-delivery': randomUUID(),
+        'x-github-hook-id': '42',
+        'user-agent': 'GitHub-Hookshot/044aadd',
+        'x-hub-signature-256': signature,
+      });
+    const stored = async () => ({
+      events: (await get(`${srv.url}/api/main/events?limit=10000`, GW)).body.events.length,
+      kept: (await get(`${srv.url}/api/requests?limit=10000`, GW)).body.requests.filter((r: { status: number }) => r.status < 400).length,
+      runs: (await get(`${srv.url}/api/runs?limit=10000`, GW)).body.runs.length,
+    });
+    const before = await stored();
+    // gh-push matches push alone; github matches any event
+    for (const path of ['ghpush', 'github']) {
+      const r = await ping(await githubSign(secret, body), path);
+      expect(r.status).toBe(204);
+      expect(r.text).toBe('');
+    }
+    expect(await stored()).toEqual(before);
+    // not verified, not answered
+    const forged = await ping(await githubSign('not-the-secret', body));
+    expect(forged.status).toBe(401);
+    // a push signed the same way is taken as before
+    const push = JSON.stringify({ event: 'push', ref: 'refs/heads/main' });
+    expect(
+      (await send(srv, 'ghpush', push, { 'x-github-event': 'push', 'x-hub-signature-256': await githubSign(secret, push) })).status,
+    ).toBe(200);
   });
 
   it('takes a Slack slash command: a form post, its signature over the raw bytes, a repeated field as an array', async () => {

@@ -104,7 +104,7 @@ describe('authorize()', () => {
     });
 
     it('tells a validly signed request that nothing matches (404), not that its credential is wrong', () => {
-      const err = thrown(() => authorize(signed, signedReq('ping', valid), logger));
+      const err = thrown(() => authorize(signed, signedReq('issues', valid), logger));
       expect(err).toMatchObject({ status: 404, code: 'HOOK_NOT_FOUND' });
       expect((err as Error).message).toBe(
         'the signature is valid for mapping "gh-push", but no mapping\'s match accepts this request to "gh"',
@@ -112,9 +112,17 @@ describe('authorize()', () => {
     });
 
     it('still answers 401 to an unmatched request with no valid credential, and to a signature for another path', () => {
-      for (const r of [signedReq('ping', {}), signedReq('ping', forged), { ...signedReq('ping', valid), name: 'elsewhere' }]) {
+      for (const r of [signedReq('issues', {}), signedReq('issues', forged), { ...signedReq('issues', valid), name: 'elsewhere' }]) {
         expect(thrown(() => authorize(signed, r, logger))).toMatchObject({ status: 401, code: 'UNAUTHORIZED' });
       }
+    });
+
+    // docs/mappings.md, "GitHub's ping"
+    it('answers a verified GitHub ping 204 though the mapping matches push alone', () => {
+      const ping = signedReq('ping', valid);
+      expect(authorize(signed, ping, logger)?.id).toBe('gh-push');
+      expect(ping.answer).toEqual({ status: 204, body: {} });
+      expect(thrown(() => authorize(signed, signedReq('ping', forged), logger))).toMatchObject({ status: 401 });
     });
 
     it('refuses a matched request without its signature, the token notwithstanding', () => {

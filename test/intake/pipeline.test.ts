@@ -81,6 +81,15 @@ beforeAll(async () => {
             { id: 'issues', match: { path: 'github' }, name: 'GitHub', messageTemplate: 'issue {{action}}', sessionKey: 'gh:{{number}}' },
             { id: 'each', match: { path: 'batch' }, action: 'wake', forEach: 'items', textTemplate: 'item {{items[0].n}}' },
             { id: 'limited', match: { path: 'limited' }, action: 'wake', textTemplate: 'hi', rateLimit: { max: 1, perSeconds: 60 } },
+            {
+              id: 'acme',
+              match: { path: 'acme' },
+              messageTemplate: '{{note}}',
+              event: '{{headers.x-acme-event}}',
+              events: ['order.paid'],
+              idempotencyKey: '{{id}}',
+              maxChars: 100,
+            },
           ],
         },
         retention,
@@ -185,6 +194,46 @@ describe('the intake pipeline', () => {
     expect(answer.body.duplicate).toBeUndefined();
     expect(commits[1]!.idempotency).toBeUndefined();
     expect(commits[1]!.request).toMatchObject({ replayOf: 'req-1', mappingId: 'issues' });
+  });
+
+  it('names the event type, and skips one the mapping does not take: 204, kept, nothing run', async () => {
+    const { intake, commits } = pipeline();
+    const req = request(
+      'acme',
+      { id: 'evt_1', note: 'hi' },
+      { headers: { 'content-type': 'application/json', 'x-acme-event': 'order.created' } },
+    );
+    expect(await intake.accept(gen, req, intake.authorize(gen, req))).toMatchObject({ status: 204, body: {} });
+    expect(req.event).toBe('order.created');
+    expect(commits).toEqual([
+      expect.objectContaining({ runs: [], events: [], request: expect.objectContaining({ status: 204, mappingId: 'acme' }) }),
+    ]);
+  });
+
+  it('takes the delivery id the mapping names as the idempotency key, over the headers', async () => {
+    const { intake, commits } = pipeline();
+    const req = (key: string) =>
+      request(
+        'acme',
+        { id: 'evt_2', note: 'paid' },
+        { headers: { 'content-type': 'application/json', 'x-acme-event': 'order.paid', 'idempotency-key': key } },
+      );
+    const first = await intake.accept(gen, req('a'), intake.authorize(gen, req('a')));
+    // another header key, the same delivery id: the same delivery
+    const again = await intake.accept(gen, req('b'), intake.authorize(gen, req('b')));
+    expect(again).toEqual({ status: 202, body: { ...first.body, duplicate: true } });
+    expect(commits).toHaveLength(1);
+    expect(commits[0]!.idempotency!.key).toBe('acme\nevt_2');
+  });
+
+  it('cuts hook content past maxChars inside the boundary, saying how much was left out', async () => {
+    const { intake, commits } = pipeline();
+    const note = `${'word '.repeat(40)}${'x'.repeat(300)}`;
+    const req = request('acme', { id: 'evt_3', note }, { headers: { 'content-type': 'application/json', 'x-acme-event': 'order.paid' } });
+    await intake.accept(gen, req, intake.authorize(gen, req));
+    const message = commits[0]!.runs[0]!.message;
+    expect(message).toContain(`${'word '.repeat(19)}word\n[… ${(note.length - 99).toLocaleString('en-US')} more characters not shown]`);
+    expect(message).not.toContain('xxx');
   });
 
   it('refuses an invalid body as a direct request would be refused, storing nothing', async () => {

@@ -296,7 +296,7 @@ describe('compilePipelines()', () => {
 
   describe('the gmail preset', () => {
     const gmail = loadPresetsDir().presets.get('gmail')!;
-    const source: PresetSource = { name: 'gmail', mappings: gmail.mappings, file: gmail.file! };
+    const source: PresetSource = { name: 'gmail', mappings: gmail.mappings!, file: gmail.file! };
 
     it('compiles to one agent action per message, each in a session of its own, with the source Email', () => {
       const { pipelines, issues } = compile([], { presets: [source] });

@@ -56,8 +56,8 @@ describe('loadPresetsDir()', () => {
     const { presets: loaded, issues, files } = loadPresetsDir(dir);
     expect(issues).toEqual([]);
     expect([...loaded.keys()].sort()).toEqual(['alpha', 'beta', 'delta', 'gamma']);
-    expect(loaded.get('alpha')!.mappings[0]).toEqual({ match: { path: 'alpha' }, textTemplate: 'a', action: 'agent' });
-    expect(loaded.get('beta')!.mappings[0]!.action).toBe('wake');
+    expect(loaded.get('alpha')!.mappings![0]).toEqual({ match: { path: 'alpha' }, textTemplate: 'a', action: 'agent' });
+    expect(loaded.get('beta')!.mappings![0]!.action).toBe('wake');
     expect(loaded.get('gamma')!.transformsDir).toBe(join(dir, 'gamma'));
     expect(files.sort()).toEqual(
       ['alpha/preset.json5', 'beta/preset.json', 'delta/preset.yml', 'gamma/preset.yaml'].map((f) => join(dir, f)),
@@ -106,6 +106,6 @@ describe('loadPresetsDir()', () => {
 
   it('prefers preset.json5 when a folder has several preset files', () => {
     const dir = presets({ 'p/preset.json5': '{ mappings: [{ id: "from-json5" }] }', 'p/preset.yaml': 'mappings:\n  - id: from-yaml\n' });
-    expect(loadPresetsDir(dir).presets.get('p')!.mappings[0]!.id).toBe('from-json5');
+    expect(loadPresetsDir(dir).presets.get('p')!.mappings![0]!.id).toBe('from-json5');
   });
 });
