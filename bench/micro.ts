@@ -13,6 +13,7 @@ import { createLogger } from '../src/log.ts';
 import { randomHex } from '../src/util/random.ts';
 import { uuidv7 } from '../src/util/uuid7.ts';
 import { SqliteStore } from '../src/store/sqlite/store.ts';
+import { statements } from '../src/store/sqlite/statements.ts';
 import { wrapExternal } from '../src/safety/boundary.ts';
 import { packBoundary, unpackBoundary } from '../src/store/sqlite/boundary.ts';
 
@@ -92,7 +93,7 @@ async function commits(
     for (let i = 0; i < total; i += 50) {
       const batch = [];
       for (let j = 0; j < 50; j++)
-        batch.push(store.accept({ events: [{ id: id(), source: 'wake', text, createdAt: Date.now(), runId: null }], runs: [] }));
+        batch.push(store.records.accept({ events: [{ id: id(), source: 'wake', text, createdAt: Date.now(), runId: null }], runs: [] }));
       await Promise.all(batch);
     }
     const c = process.cpuUsage(c0);
@@ -151,12 +152,12 @@ async function queuedReads(): Promise<void> {
         to: null,
         createdAt: Date.now(),
       }));
-      await store.accept({ events: [], runs });
+      await store.records.accept({ events: [], runs });
       ids.push(...runs.map((r) => r.id));
     }
     // the same statement, returning objects, read into a run the way the store did
-    const internals = store as unknown as { db: import('node:sqlite').DatabaseSync; q: { queuedRun: import('node:sqlite').StatementSync } };
-    const objects = internals.db.prepare(internals.q.queuedRun.sourceSQL);
+    const db = (store as unknown as { db: import('node:sqlite').DatabaseSync }).db;
+    const objects = db.prepare(statements(db).queuedRun.sourceSQL);
     let seq = 0;
     const next = () => ids[seq++ % ids.length]!;
     const s = (v: unknown) => (v === null ? null : String(v));
@@ -180,7 +181,7 @@ async function queuedReads(): Promise<void> {
         createdAt: Number(r.created_at),
       };
     });
-    time('  rows as arrays (store.queuedRun)', 200_000, () => store.queuedRun(next()));
+    time('  rows as arrays (store.records.queuedRun)', 200_000, () => store.records.queuedRun(next()));
     await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { GenerationRef } from './generation/ref.ts';
 import type { Generation } from './generation/types.ts';
-import type { SharedCounter, Store } from './store/types.ts';
+import type { Store } from './store/roles.ts';
 import type { Runner } from './runtime/runner.ts';
 import type { Heartbeat } from './runtime/heartbeat.ts';
 import type { Outbox } from './runtime/outbox.ts';
@@ -18,7 +18,7 @@ import { createSubmit } from './intake/submit.ts';
 import { FailureThrottle } from './auth/throttle.ts';
 import type { SourceWatcher } from './config/watch.ts';
 import { createWorkerSource, type SpareWorkerSource } from './transforms/pool.ts';
-import { ConsoleSessions, type SharedSessions } from './auth/sessions.ts';
+import { ConsoleSessions } from './auth/sessions.ts';
 import { tokenFingerprint } from './auth/token.ts';
 import type { Retention } from './runtime/retention.ts';
 import { createRuntime, firstGenerationAndStore, generationBuilder } from './service/runtime.ts';
@@ -65,8 +65,6 @@ function onSwap(
   return (prev: Generation, next: Generation): void => {
     const c = next.config;
     parts.throttle.configure({ max: c.hooks.authFailures.max, windowMs: c.hooks.authFailures.windowSeconds * 1000 });
-    // a console session was given for the token it was signed in with
-    if (c.gateway.auth.token !== prev.config.gateway.auth.token) parts.sessions.clear();
     if (c.agents.defaults.heartbeat.every !== prev.config.agents.defaults.heartbeat.every) parts.heartbeat.start();
     for (const k of RESTART_KEYS)
       if (JSON.stringify(at(c, k)) !== JSON.stringify(at(cfg, k)))
@@ -75,13 +73,6 @@ function onSwap(
     parts.watcher()?.update(next.sources);
     parts.workers?.standby(next.transforms !== undefined);
   };
-}
-
-/** The store's session calls, when it has them (a store several instances share). */
-function sharedSessions(store: Store): { shared?: SharedSessions } {
-  const { putSession, getSession, deleteSession } = store;
-  if (!putSession || !getSession || !deleteSession) return {};
-  return { shared: { putSession: putSession.bind(store), getSession: getSession.bind(store), deleteSession: deleteSession.bind(store) } };
 }
 
 /** The fingerprint of the gateway token serving now, computed again only when the token changes. */
@@ -114,17 +105,14 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const recovered = await runner.recover();
   if (recovered.queued || recovered.heartbeats) logger.info(recovered, 'recovered unfinished runs');
 
-  // on a store several instances share, failure counts and rate-limit windows are shared too
-  const counter: SharedCounter | undefined =
-    store.countInWindow && store.resetCount
-      ? { countInWindow: store.countInWindow.bind(store), resetCount: store.resetCount.bind(store) }
-      : undefined;
+  // failure counts and rate-limit windows in the store's counters (on Redis, the service's)
   const throttle = new FailureThrottle({
     max: cfg.hooks.authFailures.max,
     windowMs: cfg.hooks.authFailures.windowSeconds * 1000,
-    ...(counter ? { shared: counter } : {}),
+    counters: store.counters,
   });
-  const sessions = new ConsoleSessions({ ...sharedSessions(store), currentFingerprint: fingerprintOf(generations) });
+  // a console session ends once the gateway token it was signed in with is no longer the one serving
+  const sessions = new ConsoleSessions({ sessions: store.sessions, currentFingerprint: fingerprintOf(generations) });
   let watcher: SourceWatcher | undefined;
   const reloader = createReloader({
     generations,
@@ -142,7 +130,6 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     reloader,
     throttle,
     sessions,
-    counter,
     workers,
     logger,
     clock,

@@ -5,12 +5,14 @@
  * every state-changing call.
  *
  * A session belongs to the gateway token it was signed in with: once the token
- * changes, it ends. On a store one process owns (SQLite) sessions live in this
- * process's memory, and a restart ends them. On a store several instances
- * share (Redis) they live in the store, keyed by a hash of the session id, so a
- * browser may reach any instance and a sign-out on one ends the session on all.
+ * changes, it ends. Sessions live in the store's sessions (`Store.sessions`),
+ * keyed by a hash of the session id: on SQLite in the process's memory (a
+ * restart ends them), on Redis on the server the instances share, so a browser
+ * may reach any instance and a sign-out on one ends the session on all.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { LocalSessions } from '../store/local/sessions.ts';
+import type { Sessions } from '../store/roles.ts';
 
 export const SESSION_COOKIE = 'hook_intake_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -20,11 +22,9 @@ export interface SessionLimits {
   idleMs: number;
   /** A session ends this long after sign-in, however much it is used. */
   maxAgeMs: number;
-  /** At most this many sessions are kept in memory; the oldest is dropped first. */
-  maxSessions: number;
 }
 
-export const DEFAULT_SESSION_LIMITS: SessionLimits = { idleMs: 60 * 60 * 1000, maxAgeMs: 12 * 60 * 60 * 1000, maxSessions: 1000 };
+export const DEFAULT_SESSION_LIMITS: SessionLimits = { idleMs: 60 * 60 * 1000, maxAgeMs: 12 * 60 * 60 * 1000 };
 
 export interface ConsoleSession {
   id: string;
@@ -35,21 +35,10 @@ export interface ConsoleSession {
   lastUsedAt: number;
 }
 
-/**
- * Sessions kept in a store several instances share (`Store.putSession` and the rest): values under
- * keys, each gone after its time to live.
- */
-export interface SharedSessions {
-  /** Sets `key`, gone after `ttlMs`; with `onlyIfKept`, only when it is still there (a use must not bring back a session signed out meanwhile). */
-  putSession(key: string, value: string, ttlMs: number, onlyIfKept: boolean): Promise<void>;
-  getSession(key: string): Promise<string | undefined>;
-  deleteSession(key: string): Promise<void>;
-}
-
 export interface SessionOptions {
   limits?: Partial<SessionLimits>;
-  /** Where sessions live when several instances share them; this process's memory when absent. */
-  shared?: SharedSessions;
+  /** Where sessions live: the store's (`Store.sessions`); sessions of its own, in memory, when absent. */
+  sessions?: Sessions;
   /** The fingerprint of the gateway token serving now: a session signed in with another one has ended. */
   currentFingerprint?: () => string;
 }
@@ -58,14 +47,13 @@ export interface SessionOptions {
 const sessionKey = (id: string) => createHash('sha256').update(id).digest('base64url');
 
 export class ConsoleSessions {
-  private readonly local = new Map<string, ConsoleSession>();
   private readonly limits: SessionLimits;
-  private readonly shared: SharedSessions | undefined;
+  private readonly kept: Sessions;
   private readonly currentFingerprint: (() => string) | undefined;
 
   constructor(opts: SessionOptions = {}) {
     this.limits = { ...DEFAULT_SESSION_LIMITS, ...opts.limits };
-    this.shared = opts.shared;
+    this.kept = opts.sessions ?? new LocalSessions();
     this.currentFingerprint = opts.currentFingerprint;
   }
 
@@ -77,16 +65,7 @@ export class ConsoleSessions {
       createdAt: now,
       lastUsedAt: now,
     };
-    if (this.shared) {
-      await this.save(s, now, false);
-      return s;
-    }
-    this.local.set(s.id, s);
-    // Map order is sign-in order: the oldest go first
-    for (const k of this.local.keys()) {
-      if (this.local.size <= this.limits.maxSessions) break;
-      this.local.delete(k);
-    }
+    await this.save(s, now, false);
     return s;
   }
 
@@ -98,7 +77,7 @@ export class ConsoleSessions {
       return undefined;
     }
     s.lastUsedAt = now;
-    if (this.shared) await this.save(s, now, true);
+    await this.save(s, now, true);
     return s;
   }
 
@@ -110,17 +89,11 @@ export class ConsoleSessions {
   /** True while `s` has not expired or ended (without counting as a use). */
   async alive(s: ConsoleSession, now: number): Promise<boolean> {
     const kept = await this.find(s.id);
-    return kept !== undefined && (this.shared || kept === s) && this.live(kept, now);
+    return kept !== undefined && this.live(kept, now);
   }
 
   async end(id: string): Promise<void> {
-    this.local.delete(id);
-    await this.shared?.deleteSession(sessionKey(id));
-  }
-
-  /** Ends every session kept in memory (the gateway token changed; shared ones end by their fingerprint). */
-  clear(): void {
-    this.local.clear();
+    await this.kept.delete(sessionKey(id));
   }
 
   private live(s: ConsoleSession, now: number): boolean {
@@ -129,8 +102,7 @@ export class ConsoleSessions {
   }
 
   private async find(id: string): Promise<ConsoleSession | undefined> {
-    if (!this.shared) return this.local.get(id);
-    const value = await this.shared.getSession(sessionKey(id));
+    const value = await this.kept.get(sessionKey(id));
     if (value === undefined) return undefined;
     const { csrf, fingerprint, createdAt, lastUsedAt } = JSON.parse(value) as Omit<ConsoleSession, 'id'>;
     return { id, csrf, fingerprint, createdAt, lastUsedAt };
@@ -138,7 +110,7 @@ export class ConsoleSessions {
 
   private async save(s: ConsoleSession, now: number, onlyIfKept: boolean): Promise<void> {
     const { csrf, fingerprint, createdAt, lastUsedAt } = s;
-    await this.shared!.putSession(
+    await this.kept.put(
       sessionKey(s.id),
       JSON.stringify({ csrf, fingerprint, createdAt, lastUsedAt }),
       Math.max(1, this.expiresAt(s) - now),

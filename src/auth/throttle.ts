@@ -2,22 +2,24 @@
  * Failed-authentication throttle per client address (docs/http.md, "Authentication"): more than
  * `max` failures within `windowMs` of the first one block that address until
  * the window passes. A success resets the count. Memory is bounded: at most
- * `maxEntries` addresses are tracked, expired ones are dropped first. On a store
- * several instances share, the counts are shared too (`ThrottleOptions.shared`).
+ * `maxEntries` addresses are tracked, expired ones are dropped first. Each
+ * failure is counted in the store's counters too (`ThrottleOptions.counters`),
+ * which on a store several instances share are the service's.
  */
-import type { SharedCounter } from '../store/types.ts';
+import { LocalCounters } from '../store/local/counters.ts';
+import type { Counters } from '../store/roles.ts';
 
 export interface ThrottleOptions {
   max: number;
   windowMs: number;
   maxEntries?: number;
   /**
-   * Counts shared with the other instances on the same store (the Redis driver). Each failure is counted
-   * there too, without waiting: the shared count, once it comes back, replaces the local one, so an
-   * address spreading its failures over instances is blocked by each once it has seen one of them
-   * after the total crossed the limit.
+   * The store's counters (`Store.counters`; counters of its own when absent). Each failure is counted
+   * there too, without waiting: their count, once it comes back, replaces the local one, so on a store
+   * several instances share (Redis) an address spreading its failures over instances is blocked by each
+   * once it has seen one of them after the total crossed the limit.
    */
-  shared?: SharedCounter;
+  counters?: Counters;
 }
 
 interface Entry {
@@ -28,17 +30,17 @@ interface Entry {
 export class FailureThrottle {
   private readonly entries = new Map<string, Entry>();
   private readonly maxEntries: number;
-  private readonly shared: SharedCounter | undefined;
+  private readonly counters: Counters;
   private opts: ThrottleOptions;
 
   constructor(opts: ThrottleOptions) {
     this.opts = opts;
     this.maxEntries = opts.maxEntries ?? 10_000;
-    this.shared = opts.shared;
+    this.counters = opts.counters ?? new LocalCounters();
   }
 
   /** New limits apply to later failures (config reload). */
-  configure(opts: Omit<ThrottleOptions, 'shared'>): void {
+  configure(opts: Omit<ThrottleOptions, 'counters'>): void {
     this.opts = { ...opts, maxEntries: this.maxEntries };
   }
 
@@ -63,13 +65,13 @@ export class FailureThrottle {
       if (this.entries.size > this.maxEntries) this.evict(now);
     }
     e.count++;
-    if (this.shared) this.share(client, e, now);
+    this.share(client, e, now);
     return e.count > this.opts.max ? this.retryAfter(e, now) : undefined;
   }
 
-  /** Counts the failure in the shared window and takes its count (and start) for this address's entry. */
+  /** Counts the failure in the store's window and takes its count (and start) for this address's entry. */
   private share(client: string, e: Entry, now: number): void {
-    this.shared!.countInWindow(`auth:${client}`, this.opts.windowMs, now).then(
+    this.counters.countInWindow(`auth:${client}`, this.opts.windowMs, now).then(
       (w) => {
         // the entry may have been reset (a success) or replaced (a new window) meanwhile
         if (this.entries.get(client) !== e || w.count < e.count) return;
@@ -83,7 +85,7 @@ export class FailureThrottle {
   }
 
   succeed(client: string): void {
-    if (this.entries.size && this.entries.delete(client) && this.shared) this.shared.resetCount(`auth:${client}`).catch(() => {});
+    if (this.entries.size && this.entries.delete(client)) this.counters.resetCount(`auth:${client}`).catch(() => {});
   }
 
   size(): number {

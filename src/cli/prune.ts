@@ -79,7 +79,7 @@ export async function prune(argv: string[], clock: () => number = Date.now): Pro
   try {
     const before = pruneBefore(config.retention, clock());
     const dryRun = values['dry-run'] === true;
-    const counts = dryRun ? await store.countPrunable(before) : await pruneAll(store, before, { batch: 1000 });
+    const counts = dryRun ? await store.records.countPrunable(before) : await pruneAll(store.records, before, { batch: 1000 });
     process.stdout.write(formatCounts(counts, dryRun));
     return 0;
   } finally {

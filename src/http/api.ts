@@ -6,7 +6,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { GenerationRef } from '../generation/ref.ts';
-import type { Store, RunStatus, EventStatus } from '../store/types.ts';
+import type { EventRecords, RecordCounts, RunRecords, Transcripts } from '../store/roles.ts';
+import type { RunStatus, EventStatus } from '../store/types.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { BearerAuth } from '../auth/bearer.ts';
 import { errors } from '../errors.ts';
@@ -21,7 +22,8 @@ import { requestHost } from './ui.ts';
 
 export interface ApiDeps {
   generations: GenerationRef;
-  store: Store;
+  /** What the read API reads: runs, events, transcripts and the counts (`Store.records`). */
+  store: { readonly records: RunRecords & EventRecords & Transcripts & RecordCounts };
   throttle: FailureThrottle;
   clock: () => number;
   /** Runtime figures for `/api/status`. */
@@ -119,7 +121,7 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
   });
 
   router.get('/api/runs/:id', auth, async (ctx) => {
-    const run = await deps.store.getRun(ctx.params.id!);
+    const run = await deps.store.records.getRun(ctx.params.id!);
     if (!run) throw errors.notFound();
     ctx.body = { ok: true, run };
   });
@@ -133,7 +135,7 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
       ...(hook !== undefined ? { hook } : {}),
       ...(session !== undefined ? { session } : {}),
     };
-    answerList(ctx, { ok: true }, 'runs', await deps.store.listRuns({ limit, ...filters }));
+    answerList(ctx, { ok: true }, 'runs', await deps.store.records.listRuns({ limit, ...filters }));
   });
   // session keys may contain "/", so the key is everything between the prefix and "/messages"
   router.get(/^\/api\/sessions\/(.+)\/messages$/, auth, async (ctx) => {
@@ -145,12 +147,12 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
       throw errors.invalidPayload('sessionKey', 'is not validly percent-encoded');
     }
     const limit = parseLimit(ctx.query.limit);
-    answerList(ctx, { ok: true, sessionKey: key }, 'messages', await deps.store.listMessages(key, { limit }));
+    answerList(ctx, { ok: true, sessionKey: key }, 'messages', await deps.store.records.listMessages(key, { limit }));
   });
   router.get('/api/main/events', auth, async (ctx) => {
     const limit = parseLimit(ctx.query.limit);
     const status = oneOf(ctx.query.status, EVENT_STATUSES, 'status');
-    answerList(ctx, { ok: true }, 'events', await deps.store.listEvents({ limit, ...(status ? { status } : {}) }));
+    answerList(ctx, { ok: true }, 'events', await deps.store.records.listEvents({ limit, ...(status ? { status } : {}) }));
   });
   router.get('/metrics', auth, async (ctx) => {
     if (!deps.metrics) throw errors.notFound();
@@ -167,7 +169,7 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
         ? { at: new Date(deps.generations.lastReloadError.at).toISOString(), issues: deps.generations.lastReloadError.issues }
         : null,
       hooks: { enabled: gen.config.hooks.enabled, path: gen.config.hooks.path, mappings: gen.pipelines.length },
-      counts: await deps.store.counts(),
+      counts: await deps.store.records.counts(),
       ...deps.status(),
     };
   });

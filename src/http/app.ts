@@ -19,9 +19,14 @@ import type { RequestState } from './state.ts';
 /** What the admin API needs beyond the read API's deps (absent: no admin API, as in tests of the read API alone). */
 export type AdminDeps = Pick<ConsoleDeps, 'dispatcher' | 'notifyOutbox'>;
 
-export type AppDeps = HooksDeps & ApiDeps & { logger: Logger; admin?: AdminDeps };
+/** The parts of the store the routes read and write: the read API's and the admin API's. */
+type AppStore = ApiDeps['store'] & ConsoleDeps['store'];
 
-export function createApp(deps: ApiDeps & { logger: Logger; admin?: AdminDeps; intake?: HooksDeps['intake'] }): Koa<RequestState> {
+export type AppDeps = HooksDeps & ApiDeps & { store: AppStore; logger: Logger; admin?: AdminDeps };
+
+export function createApp(
+  deps: ApiDeps & { store: AppStore; logger: Logger; admin?: AdminDeps; intake?: HooksDeps['intake'] },
+): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.silent = true; // errors are logged once, by errorsAndLog
   // one token check (and one failure throttle) for the read API and the console's sign-in

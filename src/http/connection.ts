@@ -6,9 +6,10 @@
  * that answer, and at shutdown kept-alive connections stop bringing new work.
  */
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { errors, HookError } from '../errors.ts';
+import { settlesWithin } from '../util/deadline.ts';
 
 /**
  * How long a connection closed with request bytes still coming keeps reading
@@ -17,6 +18,13 @@ import { errors, HookError } from '../errors.ts';
  * reset can destroy the answer before the client has read it.
  */
 export const LINGER_MS = 2000;
+
+/**
+ * At shutdown, how long a kept-alive connection idle at the signal stays open at least (longer
+ * while the work drains), so that a request already on its way on it is answered
+ * `503 SHUTTING_DOWN` rather than met by a closed socket.
+ */
+export const IDLE_GRACE_MS = 250;
 
 /** Sockets closing after their last answer: nothing more is read from them as a request. */
 const closing = new WeakSet<Socket>();
@@ -158,6 +166,9 @@ export function handleClientErrors(server: Server, logger: Logger): void {
  */
 export class Drain {
   private on = false;
+  private server: Server | undefined;
+  /** The server's open connections. */
+  private readonly sockets = new Set<Socket>();
   /** The server's response class (`createServer({ServerResponse})`): it closes the connection once draining. */
   readonly Response: typeof ServerResponse<IncomingMessage>;
 
@@ -178,6 +189,41 @@ export class Drain {
 
   begin(): void {
     this.on = true;
+  }
+
+  /** The server `close()` stops; its connections are followed from now on. */
+  attach(server: Server): void {
+    this.server = server;
+    server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  /**
+   * Begins, and stops the attached server taking connections at once, then lets the open ones end: a request
+   * in progress gets its answer (with `Connection: close`); a request that arrives on a connection
+   * kept alive from before is refused with 503 (`guardRequests`). Idle connections close once
+   * `work` has drained and at least `IDLE_GRACE_MS` after the signal; whatever is still open when
+   * `left()` runs out is closed then. (The `close()` of node:http's server would close the idle
+   * connections at once, so a request already on its way on one met a reset; that of net.Server,
+   * which it extends, only stops listening.)
+   */
+  async close(work: Promise<unknown>, left: () => number): Promise<void> {
+    const server = this.server!;
+    this.begin();
+    const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(IDLE_GRACE_MS, left()))));
+    try {
+      await settlesWithin(Promise.race([closed, Promise.all([grace, work])]), left());
+    } finally {
+      clearTimeout(timer);
+    }
+    server.closeIdleConnections();
+    // and those that never sent a byte, which node:http counts as waiting for a request (a browser opens them ahead)
+    for (const socket of this.sockets) if (socket.bytesRead === 0) socket.destroy();
+    if (!(await settlesWithin(closed, left()))) server.closeAllConnections();
   }
 }
 

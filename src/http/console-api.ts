@@ -13,7 +13,8 @@ import { errors } from '../errors.ts';
 import type { Dispatcher } from '../intake/dispatch.ts';
 import type { Intake } from '../intake/pipeline.ts';
 import type { GenerationRef } from '../generation/ref.ts';
-import type { KeptRequest, KeptRequestSummary, NewDelivery, NewRun, Store } from '../store/types.ts';
+import type { KeptRequests, MetaRecords, OutboxRecords, RunRecords } from '../store/roles.ts';
+import type { KeptRequest, KeptRequestSummary, NewDelivery, NewRun } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid7.ts';
 import { parseLimit } from './api.ts';
 import { clientAddress } from './target.ts';
@@ -25,7 +26,8 @@ import { redeliveryOf } from '../runtime/redeliver.ts';
 
 export interface ConsoleDeps {
   generations: GenerationRef;
-  store: Store;
+  /** The kept requests, and the records a redelivery reads and writes (`Store.records`, `Store.requests`). */
+  store: { readonly records: RunRecords & OutboxRecords & MetaRecords; readonly requests: KeptRequests };
   throttle: FailureThrottle;
   clock: () => number;
   logger: Logger;
@@ -108,7 +110,7 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
     if (status !== undefined && !(Number.isInteger(status) && status >= 100 && status <= 599))
       throw errors.invalidPayload('status', 'must be an HTTP status code');
     const before = first(ctx.query.before);
-    const list = await deps.store.listRequests({
+    const list = await deps.store.requests.list({
       limit,
       ...(hook ? { hook } : {}),
       ...(status !== undefined ? { status } : {}),
@@ -119,13 +121,13 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
   });
 
   router.get('/api/requests/:id', auth, async (ctx) => {
-    const r = await deps.store.getRequest(ctx.params.id!);
+    const r = await deps.store.requests.get(ctx.params.id!);
     if (!r) throw errors.notFound();
     ctx.body = { ok: true, request: requestView(r) };
   });
 
   router.post('/api/requests/:id/replay', auth, async (ctx) => {
-    const kept = await deps.store.getRequest(ctx.params.id!);
+    const kept = await deps.store.requests.get(ctx.params.id!);
     if (!kept) throw errors.notFound();
     const answer = await replayRequest(kept, { generations: deps.generations, intake: deps.intake, clock: deps.clock });
     audit(ctx, 'replay', { requestId: kept.id, hook: kept.hook, status: answer.status, newRequestId: answer.requestId ?? null });
@@ -140,7 +142,7 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
   });
 
   router.post('/api/runs/:id/retry', auth, async (ctx) => {
-    const run = await deps.store.getRun(ctx.params.id!);
+    const run = await deps.store.records.getRun(ctx.params.id!);
     if (!run) throw errors.notFound();
     if (run.kind !== 'hook') throw errors.conflict('only a hook run can be retried; a heartbeat runs again on its own');
     if (run.status === 'queued' || run.status === 'running')
@@ -155,10 +157,10 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
   });
 
   router.post('/api/runs/:id/redeliver', auth, async (ctx) => {
-    const run = await deps.store.getRun(ctx.params.id!);
+    const run = await deps.store.records.getRun(ctx.params.id!);
     if (!run) throw errors.notFound();
-    const entry = await redeliveryOf(run, deps.generations.current, deps.store, deps.clock());
-    await deps.store.redeliver(entry);
+    const entry = await redeliveryOf(run, deps.generations.current, deps.store.records, deps.clock());
+    await deps.store.records.redeliver(entry);
     deps.notifyOutbox(entry);
     audit(ctx, 'redeliver', { runId: run.id, deliveryId: entry.id, channel: entry.channel });
     ctx.status = 202;

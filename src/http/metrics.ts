@@ -5,7 +5,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { GenerationRef } from '../generation/ref.ts';
-import type { Store } from '../store/types.ts';
+import type { RecordCounts, Store } from '../store/roles.ts';
 
 /** How many minutes of answers by status `RequestTally` keeps for the console's overview. */
 export const TALLY_MINUTES = 60;
@@ -66,7 +66,8 @@ export class RequestTally {
 
 export interface MetricsDeps {
   tally: RequestTally;
-  store: Store;
+  /** The counts of the records, and the driver's own figures. */
+  store: { readonly records: RecordCounts } & Pick<Store, 'histograms'>;
   generations: GenerationRef;
   runner: () => { queued: number; running: number };
   reloadFailures: () => number;
@@ -98,15 +99,15 @@ export function createMetrics(deps: MetricsDeps): Registry {
       },
     });
   gauge('hook_intake_runs', 'Stored agent runs and heartbeats by status.', ['status'], async (g) => {
-    const c = await deps.store.counts();
+    const c = await deps.store.records.counts();
     for (const [status, n] of Object.entries(c.runs)) g.set({ status }, n);
   });
   gauge('hook_intake_events', 'System events of the main session by status.', ['status'], async (g) => {
-    const c = await deps.store.counts();
+    const c = await deps.store.records.counts();
     for (const [status, n] of Object.entries(c.events)) g.set({ status }, n);
   });
   gauge('hook_intake_deliveries', 'Outbox entries by status.', ['status'], async (g) => {
-    const c = await deps.store.counts();
+    const c = await deps.store.records.counts();
     for (const [status, n] of Object.entries(c.outbox)) g.set({ status }, n);
   });
   gauge('hook_intake_runner', 'Runs waiting in the queue and runs executing now.', ['state'], (g) => {
@@ -142,7 +143,7 @@ export function createMetrics(deps: MetricsDeps): Registry {
     },
   });
   // the store driver's own figures (the SQLite driver's group commits)
-  for (const h of deps.store.histograms?.() ?? []) {
+  for (const h of deps.store.histograms()) {
     const histogram = new Histogram({ name: h.name, help: h.help, buckets: h.buckets, registers: [registry] });
     h.observe((v) => histogram.observe(v));
   }

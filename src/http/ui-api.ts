@@ -10,7 +10,7 @@ import { basename } from 'node:path';
 import type { Context } from 'koa';
 import { createLogger } from '../log.ts';
 import type { GenerationRef } from '../generation/ref.ts';
-import type { Store } from '../store/types.ts';
+import type { RecordCounts } from '../store/roles.ts';
 import { errors } from '../errors.ts';
 import { readBody } from './body.ts';
 import { jsonText, parseJsonText } from '../intake/parse.ts';
@@ -23,7 +23,8 @@ import type { RequestState } from './state.ts';
 
 export interface UiApiDeps {
   generations: GenerationRef;
-  store: Store;
+  /** The counts of the overview (`Store.records`). */
+  store: { readonly records: RecordCounts };
   clock: () => number;
   tally?: RequestTally;
   /** This process's runner: runs waiting for it and running in it. */
@@ -39,7 +40,7 @@ type Auth = (ctx: Context, next: () => Promise<unknown>) => Promise<unknown>;
 /** The overview's figures: answers per minute by status, the run queue, the outbox, the configuration. */
 export async function consoleStats(deps: UiApiDeps): Promise<Record<string, unknown>> {
   const gen = deps.generations.current;
-  const counts = await deps.store.counts();
+  const counts = await deps.store.records.counts();
   const err = deps.generations.lastReloadError;
   return {
     requestsPerMinute: (deps.tally?.perMinute(deps.clock()) ?? []).map((m) => ({ at: new Date(m.at).toISOString(), byStatus: m.byStatus })),

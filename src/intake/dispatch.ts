@@ -5,7 +5,8 @@
  * only then tells the runner and the heartbeat; the HTTP answer is sent after `dispatch` resolves. Event and run
  * ids are time-ordered (UUIDv7) so that their unique indexes grow at one edge.
  */
-import type { AcceptBatch, KeptAction, KeptRequest, NewEvent, NewRun, Store } from '../store/types.ts';
+import type { AcceptRecords } from '../store/roles.ts';
+import type { AcceptBatch, KeptAction, KeptRequest, NewEvent, NewRun } from '../store/types.ts';
 import type { PreparedAction } from './prepare.ts';
 import { errors } from '../errors.ts';
 import { uuidv7 } from '../util/uuid7.ts';
@@ -35,7 +36,7 @@ export interface DispatchResult {
 }
 
 export interface DispatcherDeps {
-  store: Store;
+  records: AcceptRecords;
   clock?: () => number;
   /** Tells the runner runs were accepted. */
   runsAccepted: () => void;
@@ -79,7 +80,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (opts.keep) batch.request = { ...opts.keep, status: result.status, actions: keptActions(actions, events, runs) };
       reserved += runs.length;
       try {
-        const { requestId } = await deps.store.accept(batch);
+        const { requestId } = await deps.records.accept(batch);
         if (requestId !== undefined) result.requestId = requestId;
       } finally {
         reserved -= runs.length;
@@ -89,14 +90,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       return result;
     },
     async keepSkipped(keep, _reason) {
-      const { requestId } = await deps.store.accept({ events: [], runs: [], request: { ...keep, status: 204, actions: [] } });
+      const { requestId } = await deps.records.accept({ events: [], runs: [], request: { ...keep, status: 204, actions: [] } });
       return requestId!;
     },
     async requeue(run, maxQueuedRuns) {
       checkCap(1, maxQueuedRuns);
       reserved++;
       try {
-        await deps.store.accept({ events: [], runs: [run] });
+        await deps.records.accept({ events: [], runs: [run] });
       } finally {
         reserved--;
       }

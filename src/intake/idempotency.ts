@@ -7,7 +7,7 @@
  * store shared by several instances, the store refuses the second write of a key.
  */
 import { createHash } from 'node:crypto';
-import type { Store } from '../store/types.ts';
+import type { IdempotencyRecords } from '../store/roles.ts';
 import { errors } from '../errors.ts';
 import { IdempotencyTakenError } from '../store/errors.ts';
 import { RecycledMap } from '../util/recycled.ts';
@@ -45,14 +45,14 @@ export interface Answer {
 export class IdempotencyGuard {
   private readonly inFlight = new RecycledMap<string, Promise<Answer | undefined>>();
 
-  private readonly store: Store;
-  constructor(store: Store) {
-    this.store = store;
+  private readonly records: IdempotencyRecords;
+  constructor(records: IdempotencyRecords) {
+    this.records = records;
   }
 
   /** The stored answer to `scoped`, while it has not expired. */
   private async firstAnswer(scoped: string, now: number): Promise<Answer | undefined> {
-    const rec = await this.store.getIdempotency(scoped, now);
+    const rec = await this.records.getIdempotency(scoped, now);
     return rec ? { status: rec.status, body: JSON.parse(rec.body) as Record<string, unknown> } : undefined;
   }
 

@@ -17,7 +17,8 @@ import { uuidv7 } from '../util/uuid7.ts';
 import type { Logger } from 'pino';
 import type { Generation } from '../generation/types.ts';
 import type { GenerationRef } from '../generation/ref.ts';
-import type { Claim, NewDelivery, NewRun, Store, Task } from '../store/types.ts';
+import type { EventRecords, MetaRecords, RunRecords, TaskQueue, Transcripts } from '../store/roles.ts';
+import type { Claim, NewDelivery, NewRun, Task } from '../store/types.ts';
 import { callAgent, Shutdown } from './agent-call.ts';
 import { buildOutcome } from './outcome.ts';
 import { MAIN_SESSION } from '../names.ts';
@@ -31,7 +32,10 @@ export const COALESCE_MS = 250;
 const MAIN_TASK: Task = { kind: 'heartbeat', key: MAIN_SESSION };
 
 export interface HeartbeatDeps {
-  store: Store;
+  /** The heartbeat's records (`Store.records`): the pending events, its run, the main session's transcript, the main route. */
+  records: RunRecords & EventRecords & Transcripts & MetaRecords;
+  /** Where heartbeats are asked for and claimed (`Store.tasks`). */
+  tasks: TaskQueue;
   generations: GenerationRef;
   logger: Logger;
   clock?: () => number;
@@ -64,7 +68,8 @@ export function createHeartbeat(deps: HeartbeatDeps): Heartbeat {
  */
 class HeartbeatLoop implements Heartbeat {
   private readonly deps: HeartbeatDeps;
-  private readonly store: Store;
+  private readonly records: HeartbeatDeps['records'];
+  private readonly tasks: TaskQueue;
   private readonly generations: GenerationRef;
   private readonly logger: Logger;
   private readonly clock: () => number;
@@ -87,7 +92,8 @@ class HeartbeatLoop implements Heartbeat {
 
   constructor(deps: HeartbeatDeps) {
     this.deps = deps;
-    this.store = deps.store;
+    this.records = deps.records;
+    this.tasks = deps.tasks;
     this.generations = deps.generations;
     this.logger = deps.logger;
     this.clock = deps.clock ?? Date.now;
@@ -114,7 +120,7 @@ class HeartbeatLoop implements Heartbeat {
     if (this.stopped || (this.dueAt !== undefined && this.dueAt <= at)) return; // the queue would coalesce it
     this.dueAt = at;
     this.asking++;
-    this.stored('request a heartbeat', () => this.store.queue.enqueue(MAIN_TASK, at)).then(
+    this.stored('request a heartbeat', () => this.tasks.enqueue(MAIN_TASK, at)).then(
       (due) => {
         this.asking--;
         // the heartbeat waiting may be due sooner (asked for by another instance)
@@ -151,11 +157,11 @@ class HeartbeatLoop implements Heartbeat {
     // the time the claim is made at: a timer may fire a moment before its time, and by the answer the
     // clock may have passed it, so "not due yet" is judged by the time the queue judged it at
     const asked = this.clock();
-    const { queue } = this.store;
-    this.stored('claim a heartbeat', () => queue.claimTasks('heartbeat', this.worker, LEASE_MS, 1)).then(
+    const { tasks } = this;
+    this.stored('claim a heartbeat', () => tasks.claim('heartbeat', this.worker, LEASE_MS, 1)).then(
       ([c]) => {
         this.asking--;
-        if (c && this.stopped) void queue.release(c.id, this.worker).catch(() => {});
+        if (c && this.stopped) void tasks.release(c.id, this.worker).catch(() => {});
         else if (c) this.run(c);
         // not due yet by the queue's clock: tried again at its time (one waiting behind another instance's
         // heartbeat is claimed by that instance when it ends its claim)
@@ -171,10 +177,10 @@ class HeartbeatLoop implements Heartbeat {
   }
 
   private run(c: Claim<Task>): void {
-    const { queue } = this.store;
+    const { tasks } = this;
     const renew = setInterval(
       () =>
-        void queue
+        void tasks
           .extend(c.id, this.worker, LEASE_MS)
           .catch((err) => this.logger.warn({ err }, 'renewing the lease of a heartbeat failed')),
       LEASE_MS / 3,
@@ -182,7 +188,7 @@ class HeartbeatLoop implements Heartbeat {
     renew.unref();
     this.running = this.beat()
       .catch((err) => this.logger.error({ err }, 'heartbeat failed'))
-      .then(() => this.stored('end the claim of a heartbeat', () => queue.complete(c.id, this.worker)))
+      .then(() => this.stored('end the claim of a heartbeat', () => tasks.complete(c.id, this.worker)))
       .catch((err) => this.logger.error({ err }, 'ending the claim of a heartbeat failed'))
       .finally(() => {
         clearInterval(renew);
@@ -200,16 +206,16 @@ class HeartbeatLoop implements Heartbeat {
   }
 
   private async beatOn(gen: Generation): Promise<string | undefined> {
-    const { store, clock } = this;
+    const { records, clock } = this;
     const defaults = gen.config.agents.defaults;
-    const { events, older } = await this.stored('read the pending events', () => store.pendingBacklog(defaults.heartbeat.maxEvents));
+    const { events, older } = await this.stored('read the pending events', () => records.pendingBacklog(defaults.heartbeat.maxEvents));
     if (!events.length) return undefined;
     const startedAt = clock();
     const prompt = heartbeatPrompt(events, defaults.heartbeat.prompt ?? DEFAULT_HEARTBEAT_PROMPT, older);
     const run = heartbeatRun(gen, prompt, startedAt);
-    await this.stored('store the start of a heartbeat', () => store.insertHeartbeat(run, startedAt));
+    await this.stored('store the start of a heartbeat', () => records.insertHeartbeat(run, startedAt));
     const history = await this.stored('read the main transcript', () =>
-      store.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES),
+      records.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES),
     );
     const result = await callAgent(gen, {
       runId: run.id,
@@ -223,7 +229,7 @@ class HeartbeatLoop implements Heartbeat {
     const finishedAt = clock();
     const ended = result.status === 'aborted' ? { status: 'error' as const, error: 'interrupted by shutdown' } : result;
     const outcome = await this.stored('choose the route of a reply', () =>
-      buildOutcome(gen, store, {
+      buildOutcome(gen, records, {
         run,
         result: ended,
         finishedAt,
@@ -237,7 +243,7 @@ class HeartbeatLoop implements Heartbeat {
       outcome.consumedEventIds = events.map((e) => e.id);
       if (older.count) outcome.consumeOlder = true;
     }
-    await this.stored('store the outcome of a heartbeat', () => store.finishRun(outcome));
+    await this.stored('store the outcome of a heartbeat', () => records.finishRun(outcome));
     this.logger.info(
       {
         heartbeatId: run.id,

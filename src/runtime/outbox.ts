@@ -15,7 +15,8 @@
  */
 import type { Logger } from 'pino';
 import type { GenerationRef } from '../generation/ref.ts';
-import type { Delivery, DeliveryAttempt, NewDelivery, Store } from '../store/types.ts';
+import type { OutboxRecords } from '../store/roles.ts';
+import type { Delivery, DeliveryAttempt, NewDelivery } from '../store/types.ts';
 import { RecycledMap, RecycledSet } from '../util/recycled.ts';
 import { untilStored } from './until-stored.ts';
 import { stopWithin } from '../util/deadline.ts';
@@ -24,7 +25,8 @@ import { attemptDelivery, type AttemptContext, type AttemptOutcome } from './del
 export { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS } from './delivery-attempt.ts';
 
 export interface OutboxDeps {
-  store: Store;
+  /** The outbox's records (`Store.records`). */
+  records: OutboxRecords;
   generations: GenerationRef;
   logger: Logger;
   clock?: () => number;
@@ -67,7 +69,7 @@ export function createOutbox(deps: OutboxDeps): Outbox {
  * in memory (at start, or a `notify()` without an entry).
  */
 class RouteOutbox implements Outbox {
-  private readonly store: Store;
+  private readonly records: OutboxRecords;
   private readonly generations: GenerationRef;
   private readonly logger: Logger;
   private readonly clock: () => number;
@@ -91,7 +93,7 @@ class RouteOutbox implements Outbox {
   private readonly attemptContext: AttemptContext;
 
   constructor(deps: OutboxDeps) {
-    this.store = deps.store;
+    this.records = deps.records;
     this.generations = deps.generations;
     this.logger = deps.logger;
     this.clock = deps.clock ?? Date.now;
@@ -245,7 +247,7 @@ class RouteOutbox implements Outbox {
   private async scanUntilCaughtUp(): Promise<void> {
     do {
       this.scanAgain = false;
-      const due = await untilStored(() => this.store.dueDeliveries(SCAN_ALL, SCAN_LIMIT), {
+      const due = await untilStored(() => this.records.dueDeliveries(SCAN_ALL, SCAN_LIMIT), {
         signal: this.shutdown.signal,
         logger: this.logger,
         what: 'read the outbox',
@@ -261,7 +263,7 @@ class RouteOutbox implements Outbox {
 
   /** Records an attempt, again and again while the store cannot write, until it can or the outbox stops. */
   private record(a: DeliveryAttempt, log: Logger): Promise<void> {
-    return untilStored(() => this.store.recordDelivery(a), {
+    return untilStored(() => this.records.recordDelivery(a), {
       signal: this.shutdown.signal,
       logger: log,
       what: 'record a delivery attempt',

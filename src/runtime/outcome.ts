@@ -4,7 +4,8 @@
  */
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Generation } from '../generation/types.ts';
-import type { NewEvent, NewRun, RunOutcome, Store } from '../store/types.ts';
+import type { MetaRecords } from '../store/roles.ts';
+import type { NewEvent, NewRun, RunOutcome } from '../store/types.ts';
 import { isHeartbeatAck, oneLine, replySummary } from './agent-call.ts';
 import { hookLine } from '../safety/boundary.ts';
 import { resolveRoute } from './routes.ts';
@@ -28,8 +29,8 @@ export interface OutcomeInput {
   mainSession?: boolean;
 }
 
-/** The outcome to store with `Store.finishRun`. Reads the main route when the reply is to be delivered. */
-export async function buildOutcome(gen: Generation, store: Store, o: OutcomeInput): Promise<RunOutcome> {
+/** The outcome to store with `RunRecords.finishRun`. Reads the main route (`meta`) when the reply is to be delivered. */
+export async function buildOutcome(gen: Generation, meta: MetaRecords, o: OutcomeInput): Promise<RunOutcome> {
   const { run, result, finishedAt } = o;
   const ok = result.status === 'ok';
   const outcome: RunOutcome = {
@@ -47,16 +48,16 @@ export async function buildOutcome(gen: Generation, store: Store, o: OutcomeInpu
   if (!ok) return outcome;
   if (o.summarize) outcome.summary = replySummary(result.text, SUMMARY_MAX) || '(empty reply)';
   outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: run.id, createdAt: finishedAt });
-  outcome.delivery = await deliveryOf(gen, store, o, result.text);
+  outcome.delivery = await deliveryOf(gen, meta, o, result.text);
   return outcome;
 }
 
-async function deliveryOf(gen: Generation, store: Store, o: OutcomeInput, text: string): Promise<RunOutcome['delivery']> {
+async function deliveryOf(gen: Generation, meta: MetaRecords, o: OutcomeInput, text: string): Promise<RunOutcome['delivery']> {
   const { run } = o;
   if (!run.deliver) return { kind: 'skipped', reason: 'deliver is false' };
   if (isHeartbeatAck(text)) return { kind: 'skipped', reason: 'heartbeat acknowledgement only' };
   if (!text.trim()) return { kind: 'skipped', reason: 'empty reply' };
-  const d = await resolveRoute(gen, store, run.channel, run.to);
+  const d = await resolveRoute(gen, meta, run.channel, run.to);
   if ('skip' in d) return { kind: 'skipped', reason: d.skip, channel: d.route?.channel ?? null, to: d.route?.to ?? null };
   const entry = { id: uuidv7(), runId: run.id, channel: d.route.channel, to: d.route.to, text, createdAt: o.finishedAt };
   return { kind: 'outbox', entry: o.mainSession ? { ...entry, mainSession: true } : entry };

@@ -4,12 +4,13 @@
  * (the run's `deliver: false` is overridden: the operator asked for it).
  */
 import { errors } from '../errors.ts';
-import type { NewDelivery, Run, Store } from '../store/types.ts';
+import type { MetaRecords } from '../store/roles.ts';
+import type { NewDelivery, Run } from '../store/types.ts';
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Generation } from '../generation/types.ts';
 import { resolveRoute } from './routes.ts';
 
-export async function redeliveryOf(run: Run, gen: Generation, store: Store, now: number): Promise<NewDelivery> {
+export async function redeliveryOf(run: Run, gen: Generation, meta: MetaRecords, now: number): Promise<NewDelivery> {
   const d = run.delivery;
   if (run.status === 'queued' || run.status === 'running') throw errors.conflict(`the run is ${run.status}; it has no reply yet`);
   if (d.status !== 'failed' && d.status !== 'skipped')
@@ -18,7 +19,7 @@ export async function redeliveryOf(run: Run, gen: Generation, store: Store, now:
   let route: { channel: string; to: string | null };
   if (d.status === 'failed' && d.channel !== null && gen.channels.has(d.channel)) route = { channel: d.channel, to: d.to };
   else {
-    const r = await resolveRoute(gen, store, run.channel, run.to);
+    const r = await resolveRoute(gen, meta, run.channel, run.to);
     if ('skip' in r) throw errors.conflict(`the reply cannot be delivered: ${r.skip}`);
     route = r.route;
   }

@@ -1,11 +1,12 @@
 /**
  * Retention (docs/configuration.md, "Retention"): every `retention.pruneEverySeconds`, what is older than its `retention.*Days`
- * is pruned through `Store.prune`, a small batch at a time with a pause between batches, so a request's
+ * is pruned through `RetentionRecords.prune`, a small batch at a time with a pause between batches, so a request's
  * write never waits behind more than one batch. `hook-intake prune` runs the same passes at once.
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
-import type { PruneBefore, PruneCounts, Store } from '../store/types.ts';
+import type { RetentionRecords } from '../store/roles.ts';
+import type { PruneBefore, PruneCounts } from '../store/types.ts';
 import type { GenerationRef } from '../generation/ref.ts';
 import { TRANSCRIPT_WINDOW } from './runner.ts';
 
@@ -29,13 +30,13 @@ export const noCounts = (): PruneCounts => ({ runs: 0, events: 0, messages: 0, d
 
 /** Prunes in batches until nothing is left to prune (or `stopped()`), `pause` between batches; resolves with the totals. */
 export async function pruneAll(
-  store: Store,
+  records: RetentionRecords,
   before: PruneBefore,
   opts: { batch?: number; pause?: () => Promise<void>; stopped?: () => boolean } = {},
 ): Promise<PruneCounts> {
   const total = noCounts();
   for (;;) {
-    const { more, ...c } = await store.prune(before, opts.batch ?? PRUNE_BATCH);
+    const { more, ...c } = await records.prune(before, opts.batch ?? PRUNE_BATCH);
     for (const k of Object.keys(total) as (keyof PruneCounts)[]) total[k] += c[k];
     if (!more || opts.stopped?.()) return total;
     await opts.pause?.();
@@ -43,7 +44,8 @@ export async function pruneAll(
 }
 
 export interface RetentionDeps {
-  store: Store;
+  /** `Store.records`. */
+  records: RetentionRecords;
   generations: GenerationRef;
   logger: Logger;
   clock: () => number;
@@ -70,7 +72,7 @@ export function createRetention(deps: RetentionDeps): Retention {
       const cfg = deps.generations.current.config;
       const before = pruneBefore(cfg.retention, deps.clock());
       const started = performance.now();
-      const total = await pruneAll(deps.store, before, { pause, stopped: () => stopped });
+      const total = await pruneAll(deps.records, before, { pause, stopped: () => stopped });
       if (Object.values(total).some((n) => n > 0))
         deps.logger.info({ pruned: total, ms: Math.round(performance.now() - started) }, 'retention: pruned');
       return total;

@@ -6,7 +6,7 @@
  * elsewhere cannot draw the main session's replies to itself.
  */
 import type { Generation } from '../generation/types.ts';
-import type { Store } from '../store/types.ts';
+import type { MetaRecords } from '../store/roles.ts';
 
 export interface Route {
   channel: string;
@@ -30,8 +30,8 @@ function parseRoute(text: string): Route | undefined {
   return lastStored.route;
 }
 
-export async function mainRoute(gen: Generation, store: Store): Promise<Route | undefined> {
-  const stored = await store.getMeta('mainRoute');
+export async function mainRoute(gen: Generation, meta: MetaRecords): Promise<Route | undefined> {
+  const stored = await meta.getMeta('mainRoute');
   const r = stored ? parseRoute(stored) : undefined;
   if (r && gen.channels.has(r.channel)) return r;
   const def = gen.config.session.defaultRoute;
@@ -40,8 +40,8 @@ export async function mainRoute(gen: Generation, store: Store): Promise<Route | 
   return undefined;
 }
 
-export async function resolveRoute(gen: Generation, store: Store, channel: string, to: string | null): Promise<RouteDecision> {
-  const main = await mainRoute(gen, store);
+export async function resolveRoute(gen: Generation, meta: MetaRecords, channel: string, to: string | null): Promise<RouteDecision> {
+  const main = await mainRoute(gen, meta);
   let route: Route;
   if (channel === 'last') {
     if (!main) return { skip: 'no main route is known yet (set session.defaultRoute)' };

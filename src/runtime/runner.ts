@@ -11,7 +11,8 @@ import type { Generation } from '../generation/types.ts';
 import type { GenerationRef } from '../generation/ref.ts';
 import { onNextTurn } from '../util/next-turn.ts';
 import { stopWithin } from '../util/deadline.ts';
-import type { Claim, NewRun, Store, NewDelivery, WorkQueue } from '../store/types.ts';
+import type { MetaRecords, RunQueue, RunRecords, Transcripts } from '../store/roles.ts';
+import type { Claim, NewRun, NewDelivery } from '../store/types.ts';
 import { callAgent, Shutdown } from './agent-call.ts';
 import { buildOutcome, summaryEvent } from './outcome.ts';
 import { untilStored } from './until-stored.ts';
@@ -32,9 +33,10 @@ export const RUNS_PER_TURN = 12;
 export const LEASE_MS = 60_000;
 
 export interface RunnerDeps {
-  store: Store;
-  /** The runs to carry out (the store's queue). */
-  queue: WorkQueue<NewRun>;
+  /** The runs' records (`Store.records`): their starts and outcomes, the transcripts, the main route. */
+  records: RunRecords & Transcripts & MetaRecords;
+  /** The runs to carry out (`Store.runs`). */
+  queue: RunQueue;
   generations: GenerationRef;
   logger: Logger;
   clock?: () => number;
@@ -68,8 +70,8 @@ export function createRunner(deps: RunnerDeps): Runner {
 /** The runs this process claimed from the queue and carries out, within `maxConcurrent` agent calls at a time. */
 class QueueRunner implements Runner {
   private readonly deps: RunnerDeps;
-  private readonly store: Store;
-  private readonly queue: WorkQueue<NewRun>;
+  private readonly records: RunnerDeps['records'];
+  private readonly queue: RunQueue;
   private readonly generations: GenerationRef;
   private readonly logger: Logger;
   private readonly clock: () => number;
@@ -104,7 +106,7 @@ class QueueRunner implements Runner {
 
   constructor(deps: RunnerDeps) {
     this.deps = deps;
-    this.store = deps.store;
+    this.records = deps.records;
     this.queue = deps.queue;
     this.generations = deps.generations;
     this.logger = deps.logger;
@@ -231,7 +233,7 @@ class QueueRunner implements Runner {
 
   /** `release` frees the run's concurrency slot; called once the agent call is over. */
   private async executeOn(gen: Generation, c: Claim<NewRun>, release: () => void): Promise<void> {
-    const { store, queue } = this;
+    const { records, queue } = this;
     const run = c.item;
     const id = c.id;
     // started twice already and never finished: interrupted by two restarts
@@ -240,7 +242,7 @@ class QueueRunner implements Runner {
     // Not awaited: writes commit in order, so `running` is stored before the outcome can be, and a
     // fast provider's run then costs one commit instead of two. A crash before this commit leaves the
     // run `queued`, which a restart runs again as it would after a crash just before the start.
-    const started = store.startRun(id, startedAt);
+    const started = records.startRun(id, startedAt);
     // a start the store could not write (a full disk) is kept and written with the run's outcome
     started.catch(
       (err) => err instanceof StorageUnavailableError || this.logger.error({ err, runId: id }, 'recording the start of a run failed'),
@@ -248,7 +250,7 @@ class QueueRunner implements Runner {
     const log = this.logger.child({ runId: id, hook: run.hookName });
     const history = run.newSession
       ? []
-      : await this.stored(log, 'read a transcript', () => store.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
+      : await this.stored(log, 'read a transcript', () => records.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
     const result = await callAgent(gen, {
       runId: id,
       sessionKey: run.sessionKey,
@@ -267,7 +269,7 @@ class QueueRunner implements Runner {
     const finishedAt = this.clock();
     // the route is chosen by the config serving now, which a reload during the call may have changed
     const outcome = await this.stored(log, 'choose the route of a reply', () =>
-      buildOutcome(this.generations.current, store, {
+      buildOutcome(this.generations.current, records, {
         run,
         result,
         finishedAt,
@@ -277,7 +279,7 @@ class QueueRunner implements Runner {
       }),
     );
     outcome.event = summaryEvent(run, outcome, finishedAt);
-    await this.stored(log, 'store the outcome of a run', () => store.finishRun(outcome));
+    await this.stored(log, 'store the outcome of a run', () => records.finishRun(outcome));
     await this.stored(log, 'end the claim of a run', () => queue.complete(id, this.worker));
     const d = outcome.delivery;
     // a skipped delivery says why (fixed phrases and channel names, never the reply or the recipient)
@@ -293,10 +295,10 @@ class QueueRunner implements Runner {
     const run = c.item;
     const at = this.clock();
     const result = { status: 'error' as const, error: 'interrupted twice by a service restart' };
-    const o = await buildOutcome(this.generations.current, this.store, { run, result, finishedAt: at, failedReason: NOT_OK });
+    const o = await buildOutcome(this.generations.current, this.records, { run, result, finishedAt: at, failedReason: NOT_OK });
     o.event = summaryEvent(run, o, at);
     const log = this.logger.child({ runId: c.id, hook: run.hookName });
-    await this.stored(log, 'store the outcome of a run', () => this.store.finishRun(o));
+    await this.stored(log, 'store the outcome of a run', () => this.records.finishRun(o));
     await this.stored(log, 'end the claim of a run', () => this.queue.complete(c.id, this.worker));
     log.warn('run interrupted by a restart twice; marked error');
     if (run.wakeMode === 'now') this.deps.requestHeartbeat();
@@ -307,7 +309,7 @@ class QueueRunner implements Runner {
   }
 
   async recover(): Promise<{ queued: number; heartbeats: number }> {
-    const heartbeats = await this.store.failInterruptedHeartbeats(this.clock(), 'interrupted by a service restart');
+    const heartbeats = await this.records.failInterruptedHeartbeats(this.clock(), 'interrupted by a service restart');
     const queued = this.queue.size().waiting;
     this.pump();
     return { queued, heartbeats };

@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.ts';
 import type { Logger } from 'pino';
 import type { GenerationRef } from '../generation/ref.ts';
 import type { Generation } from '../generation/types.ts';
-import type { SharedCounter, Store } from '../store/types.ts';
+import type { Store } from '../store/roles.ts';
 import type { Reloader } from '../generation/reload.ts';
 import { createListener } from '../http/app.ts';
 import { Drain, guardRequests, handleClientErrors } from '../http/connection.ts';
@@ -62,6 +62,7 @@ export function createHttpServer(cfg: Config, listener: (req: IncomingMessage, r
   // Expect: 100-continue goes to the app like any request: it sends 100 Continue only when it reads the body
   server.on('checkContinue', onRequest);
   handleClientErrors(server, logger);
+  drain.attach(server);
   return { server, drain };
 }
 
@@ -82,7 +83,6 @@ export interface AppParts {
   reloader: Reloader;
   throttle: FailureThrottle;
   sessions: ConsoleSessions;
-  counter: SharedCounter | undefined;
   workers: SpareWorkerSource | undefined;
   logger: Logger;
   clock: () => number;
@@ -106,8 +106,8 @@ export function createApp(p: AppParts) {
     generations,
     intake: new Intake({
       dispatcher: runtime.dispatcher,
-      idempotency: new IdempotencyGuard(store),
-      rateLimiter: createRateLimiter(p.counter),
+      idempotency: new IdempotencyGuard(store.records),
+      rateLimiter: createRateLimiter(store.counters),
       logger: p.logger,
     }),
     throttle: p.throttle,

@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { GenerationRef } from '../generation/ref.ts';
 import type { Generation } from '../generation/types.ts';
-import type { Store } from '../store/types.ts';
+import type { Store } from '../store/roles.ts';
 import type { Reloader } from '../generation/reload.ts';
 import type { Drain } from '../http/connection.ts';
 import { watchSources, type SourceWatcher } from '../config/watch.ts';
@@ -35,8 +35,8 @@ export async function startBackground(p: BackgroundParts) {
   const { store, runtime, first, workers, logger, clock } = p;
   runtime.heartbeat.start();
   runtime.outbox.start();
-  // on a store other instances share: take over what one of them left when it stopped
-  const unwatch = store.shared?.(() => {
+  // on a store other instances share: take over what one of them left when it stopped (never called on one this process owns)
+  const unwatch = store.pollTakeovers(() => {
     runtime.runner.notify();
     runtime.heartbeat.poll();
     runtime.outbox.notify();
@@ -53,10 +53,15 @@ export async function startBackground(p: BackgroundParts) {
       )
     : undefined;
   const prune = setInterval(() => {
-    store.pruneIdempotency(clock()).catch((err) => logger.warn({ err }, 'idempotency prune failed'));
+    store.records.pruneIdempotency(clock()).catch((err) => logger.warn({ err }, 'idempotency prune failed'));
   }, IDEMPOTENCY_PRUNE_MS);
   prune.unref();
-  const retention = createRetention({ store, generations: p.generations, logger: runtimeLogger(logger, 'retention'), clock });
+  const retention = createRetention({
+    records: store.records,
+    generations: p.generations,
+    logger: runtimeLogger(logger, 'retention'),
+    clock,
+  });
   retention.start();
   return {
     watcher,
@@ -64,7 +69,7 @@ export async function startBackground(p: BackgroundParts) {
     /** Stops the timers and the shared store's watch; the rest stops in `stopAll`. */
     stop(): void {
       clearInterval(prune);
-      unwatch?.();
+      unwatch();
     },
   };
 }
@@ -84,22 +89,23 @@ export interface Running {
 
 /** Stops the service in order, within one budget: intake, then work, then replies, plugins and the store. */
 export async function stopAll(r: Running): Promise<void> {
-  const { server, generations, logger } = r;
+  const { generations, logger } = r;
   // one budget for the whole shutdown (wall time: the injected clock may be a test's)
   const deadline = Date.now() + generations.current.config.gateway.shutdownTimeoutSeconds * 1000;
   const left = () => Math.max(0, deadline - Date.now());
-  // stop intake first: no new connections; idle keep-alive ones close now, busy ones after their
-  // answer (which says `Connection: close`); a request arriving on one meanwhile is refused
-  r.drain.begin();
+  // stop intake first: no new connections; busy ones close after their answer (which says
+  // `Connection: close`), idle keep-alive ones once runs and heartbeats have stopped; a request
+  // arriving on one meanwhile is refused with 503 (docs/runtime.md, "Shutdown")
+  let drained!: () => void;
+  const intake = r.drain.close(new Promise<void>((res) => (drained = res)), left);
   // the console's event streams would hold their connections open to the end of the budget
   r.feed.close();
-  const closed = new Promise<void>((res) => server.close(() => res()));
-  server.closeIdleConnections();
   await r.retention.stop();
   await r.watcher?.close();
-  const intake = settlesWithin(closed, left()).then(() => server.closeAllConnections());
   // meanwhile no run or heartbeat starts; the ones running may finish within the budget
-  await Promise.all([intake, r.runtime.runner.stop(left()), r.runtime.heartbeat.stop(left())]);
+  await Promise.all([r.runtime.runner.stop(left()), r.runtime.heartbeat.stop(left())]);
+  drained();
+  await intake;
   // replies of runs that just finished go out if there is time left; the rest stays in the outbox
   await r.runtime.outbox.stop(left());
   // plugin instances stop (a service may still be storing) before the store closes, within what is left of the budget;

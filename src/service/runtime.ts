@@ -9,7 +9,7 @@ import { buildGeneration } from '../generation/build.ts';
 import type { GenerationRef } from '../generation/ref.ts';
 import type { Generation } from '../generation/types.ts';
 import { openStore } from '../store/index.ts';
-import type { Store } from '../store/types.ts';
+import type { Store } from '../store/roles.ts';
 import { createRunner } from '../runtime/runner.ts';
 import { createHeartbeat, type Heartbeat } from '../runtime/heartbeat.ts';
 import { createOutbox, type Outbox } from '../runtime/outbox.ts';
@@ -76,7 +76,7 @@ export async function firstGenerationAndStore(
     await workers?.close();
     throw err;
   }
-  for (const w of (await store.startupWarnings?.().catch(() => [])) ?? []) opts.logger.warn(w);
+  for (const w of await store.startupWarnings().catch(() => [])) opts.logger.warn(w);
   return { first, store };
 }
 
@@ -85,24 +85,25 @@ export function createRuntime(store: Store, generations: GenerationRef, logger: 
   let outbox: Outbox | undefined;
   let heartbeat: Heartbeat | undefined;
   const runner = createRunner({
-    store,
-    queue: store.queue,
+    records: store.records,
+    queue: store.runs,
     generations,
     logger: runtimeLogger(logger, 'runner'),
     clock,
     requestHeartbeat: () => heartbeat?.request(),
     notifyOutbox: (entry) => outbox?.notify(entry),
   });
-  const out = (outbox = createOutbox({ store, generations, logger: runtimeLogger(logger, 'outbox'), clock }));
+  const out = (outbox = createOutbox({ records: store.records, generations, logger: runtimeLogger(logger, 'outbox'), clock }));
   const beat = (heartbeat = createHeartbeat({
-    store,
+    records: store.records,
+    tasks: store.tasks,
     generations,
     logger: runtimeLogger(logger, 'heartbeat'),
     clock,
     notifyOutbox: (entry) => out.notify(entry),
   }));
   const dispatcher = createDispatcher({
-    store,
+    records: store.records,
     clock,
     runsAccepted: () => runner.notify(),
     queuedRuns: () => runner.queued(),

@@ -1,14 +1,14 @@
 /**
- * Opens the store the configuration names (`storage.driver`), with its work queue (`Store.queue`).
+ * Opens the store the configuration names (`storage.driver`).
  * `sqlite` (the default) keeps one instance's state in a file; `redis` shares it between instances on one server.
- * Everything above the store uses the `Store` and `WorkQueue` interfaces only; a driver's own options and tricks stay in its folder.
+ * Everything above the store uses its roles only (roles.ts); a driver's own options and tricks stay in its folder.
  */
 import type { StorageConfig } from '../config/storage.ts';
 import { SqliteStore } from './sqlite/store.ts';
-import type { Store } from './types.ts';
+import type { Store } from './roles.ts';
 
 export { IdempotencyTakenError, StoreInUseError, StoreOpenError, StoreSchemaError } from './errors.ts';
-export type { Store, WorkQueue } from './types.ts';
+export type { Store } from './roles.ts';
 export { describeStorage, inspectStorage, storageIssues } from './config.ts';
 
 /** `clock` is the queue's, for leases and retries (default Date.now). */

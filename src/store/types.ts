@@ -1,11 +1,8 @@
 /**
- * The storage contract: records of events, runs, transcripts, deliveries and idempotency keys, and
- * the work queue of runs beside them (`Store.queue`). Every method is async so that a networked
- * driver fits the same interface. It says nothing of how a driver keeps them (tables, keys,
- * transactions): that stays inside the driver.
- *
- * Write methods resolve only once what they wrote is durable: callers answer 2xx after `await`,
- * never before.
+ * What the store keeps, as its callers see it: events, runs, transcripts, deliveries, idempotency
+ * keys, kept requests and the items of its queues. The store's parts (its roles) that read and
+ * write them are in roles.ts. Nothing here says how a driver keeps them (tables, keys, transactions):
+ * that stays inside the driver.
  */
 
 export type EventStatus = 'pending' | 'consumed';
@@ -131,7 +128,7 @@ export type KeptAction =
  * mapping that took it, its answer's status and what it stored. Kept for `retention.requestsDays`.
  */
 export interface KeptRequest {
-  /** Named by the driver when it stores the request (`Store.accept`). */
+  /** Named by the driver when it stores the request (`Records.accept`). */
   id: string;
   /** The hook name after the prefix (`wake`, `agent`, `github`). */
   hook: string;
@@ -231,7 +228,7 @@ export interface RequestListOptions extends ListOptions {
   before?: string;
 }
 
-/** What a heartbeat shows of the pending events (`Store.pendingBacklog`). */
+/** What a heartbeat shows of the pending events (`EventRecords.pendingBacklog`). */
 export interface PendingBacklog {
   /** The newest pending events, oldest first. */
   events: SystemEvent[];
@@ -239,7 +236,7 @@ export interface PendingBacklog {
   older: { count: number; bySource: Record<string, number>; firstAt: number | null; lastAt: number | null };
 }
 
-/** Retention cutoffs (epoch ms): what finished, was consumed or was received before these goes (`Store.prune`). */
+/** Retention cutoffs (epoch ms): what finished, was consumed or was received before these goes (`RetentionRecords.prune`). */
 export interface PruneBefore {
   /** Finished runs, delivered (sent, skipped, failed) outbox entries, and transcripts of sessions idle since before it. */
   runs: number;
@@ -279,7 +276,7 @@ export interface StoreHistogram {
   observe(fn: (value: number) => void): void;
 }
 
-/** An item a worker claimed from a `WorkQueue`, with its lease. */
+/** An item a worker claimed from a queue (`RunQueue`, `TaskQueue`), with its lease. */
 export interface Claim<T> {
   id: string;
   /** Items of one key are claimed in the order they were enqueued, one at a time. */
@@ -298,145 +295,9 @@ export interface Claim<T> {
 
 /**
  * Work the runtime enqueues itself, beside the runs: today a session's heartbeat (`key` is the
- * session key). Claimed with `claimTasks`, ended like a run with `complete`, `fail`, `release`, `extend`.
+ * session key). Kept in the store's `TaskQueue`.
  */
 export interface Task {
   kind: 'heartbeat';
   key: string;
-}
-
-/**
- * Work to be done, item by item: a worker claims due items with a lease and ends each claim with
- * `complete`, `fail` or `release`. An item of a key waits while an earlier one of the same key is
- * claimed or waits for its retry, so one key's items are worked on in order, one at a time. A
- * lease that runs out makes its item claimable again (the worker stopped or crashed); a worker whose
- * lease another claim has taken over gets `false` from `complete`, `fail`, `extend` and `release`,
- * which take the id of a run or of a task. Times are the driver's clock, in epoch milliseconds.
- */
-export interface WorkQueue<T> {
-  /** Up to `limit` items due now, each leased to `worker` for `leaseMs`, oldest first. */
-  claim(worker: string, leaseMs: number, limit: number): Promise<Claim<T>[]>;
-  /** The work is done (its result already stored): the item leaves the queue, and the next of its key is due. */
-  complete(id: string, worker: string): Promise<boolean>;
-  /** This attempt failed: the item is due again at `retryAt` (now when absent), counted as an attempt. */
-  fail(id: string, worker: string, opts: { retryAt?: number; error: string }): Promise<boolean>;
-  /** The worker gives the item back unworked (it is stopping): due at once, and this claim is not counted. */
-  release(id: string, worker: string): Promise<boolean>;
-  /** The lease runs `leaseMs` from now (a long agent call). */
-  extend(id: string, worker: string, leaseMs: number): Promise<boolean>;
-  /** Items waiting (due or not) and items claimed, as this process sees them (runs only, not tasks). */
-  size(): { waiting: number; claimed: number };
-  /** When the next item waiting for a time (a retry, a lease) becomes due; undefined when none does (runs only). */
-  nextAt(): Promise<number | undefined>;
-  /**
-   * Enqueues a task due at `runAt`. While a task of the same kind and key waits unclaimed, the two are
-   * one: it stays, due at the earlier time. One enqueued while its key's task is claimed waits for that
-   * one to end, as a run waits for the run of its key. Resolves with when the waiting task is due.
-   */
-  enqueue(task: Task, runAt: number): Promise<number>;
-  /** Up to `limit` tasks of `kind` due now, each leased to `worker` for `leaseMs`: one per kind and key at a time. */
-  claimTasks(kind: Task['kind'], worker: string, leaseMs: number, limit: number): Promise<Claim<Task>[]>;
-}
-
-/** The shared counters of a store (`Store.countInWindow`, `Store.resetCount`). */
-export interface SharedCounter {
-  countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }>;
-  resetCount(key: string): Promise<void>;
-}
-
-export interface Store {
-  readonly driver: string;
-  /** The runs to be worked on: every run `accept` stores is enqueued in the same atomic write, keyed by its session key. */
-  readonly queue: WorkQueue<NewRun>;
-  /**
-   * Commits an accepted request's events, runs and idempotency record atomically, and its runs' entries in `queue` with them.
-   * A driver shared by several processes rejects with `IdempotencyTakenError` when another request stored the key first.
-   * Resolves with the id the driver gave the kept request (a UUIDv7 string, time-ordered by `receivedAt`).
-   */
-  accept(batch: AcceptBatch): Promise<Accepted>;
-  getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined>;
-  pruneIdempotency(now: number): Promise<number>;
-
-  getRun(id: string): Promise<Run | undefined>;
-  getRequest(id: string): Promise<KeptRequest | undefined>;
-  /** Newest first, without headers and bodies (a page of large bodies would be read whole only to be counted). */
-  listRequests(opts: RequestListOptions): Promise<KeptRequestSummary[]>;
-  /** The run as accepted, while it is `queued` (fewer columns than getRun; a claim of `queue` carries it too). */
-  queuedRun(id: string): Promise<NewRun | undefined>;
-  /** Newest first. */
-  listRuns(opts: RunListOptions): Promise<Run[]>;
-  listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]>;
-  /** Oldest first; what an agent sees as its conversation. */
-  /** At most `limit` messages and, beyond the newest one, at most `maxBytes` of content. */
-  transcript(sessionKey: string, limit: number, maxBytes?: number): Promise<SessionMessage[]>;
-  listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]>;
-  /** Oldest first. */
-  pendingEvents(limit: number): Promise<SystemEvent[]>;
-  /** The newest `limit` pending events and the older ones counted, however many are pending; counting does not hold the event loop. */
-  pendingBacklog(limit: number): Promise<PendingBacklog>;
-  counts(): Promise<StoreCounts>;
-
-  /** Runs of kind `hook` left `queued` or `running`, oldest first. */
-  unfinishedRuns(): Promise<Run[]>;
-  /** Inserts a heartbeat run directly in state `running`. */
-  insertHeartbeat(run: NewRun, startedAt: number): Promise<void>;
-  startRun(id: string, at: number): Promise<void>;
-  /** Back to `queued`. `refundAttempt` for a graceful shutdown, which is not the run's fault. */
-  requeueRun(id: string, opts: { refundAttempt: boolean }): Promise<void>;
-  finishRun(outcome: RunOutcome): Promise<void>;
-  /**
-   * Marks heartbeat runs left `running` by a crash as `error` with `reason`
-   * (their events were not consumed, so the next heartbeat sees them again).
-   */
-  failInterruptedHeartbeats(at: number, reason: string): Promise<number>;
-
-  dueDeliveries(now: number, limit: number): Promise<Delivery[]>;
-  /** When the earliest pending delivery is due; with `after`, the earliest due strictly later than it. */
-  nextDeliveryAt(after?: number): Promise<number | undefined>;
-  recordDelivery(attempt: DeliveryAttempt): Promise<void>;
-  /**
-   * A finished run's reply sent again (`POST /api/runs/<id>/redeliver`): a new pending outbox entry, which
-   * becomes the run's delivery; the earlier entry stays as it was.
-   */
-  redeliver(entry: NewDelivery): Promise<void>;
-
-  /**
-   * One small batch of pruning: removes at most `limit` rows of each kind older than `before` (see PruneBefore),
-   * in one short write. `more` is false once every kind was looked through to its cutoff, so a caller loops
-   * while it is true. A driver may keep the newest row of each kind whatever its age (SQLite does, so that its
-   * keys never go back; Redis does not need to); `countPrunable` counts by the driver's own rules.
-   */
-  prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }>;
-  /** What pruning everything now would remove (`hook-intake prune --dry-run`); may read whole tables. */
-  countPrunable(before: PruneBefore): Promise<PruneCounts>;
-
-  getMeta(key: string): Promise<string | undefined>;
-  setMeta(key: string, value: string): Promise<void>;
-  /**
-   * A store several processes share (the Redis driver): calls `onWork` every so often, so that this
-   * process takes over what another one left when it stopped (claims whose lease ran out, deliveries it
-   * held). Returns a function that stops the calls. Absent for a store one process owns.
-   */
-  shared?(onWork: () => void): () => void;
-  /**
-   * A counter in a fixed window shared by the processes on the store (the Redis driver): counts one
-   * event for `key` and gives the window's count and start. A window starts with the first event after
-   * the last one ended (`windowMs` after its start). Absent for a store one process owns, which counts in memory.
-   */
-  countInWindow?(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }>;
-  /** Ends `key`'s window (a success after authentication failures). */
-  resetCount?(key: string): Promise<void>;
-  /**
-   * The console's sessions, on a store several processes share (the Redis driver), so that any of them
-   * takes a session another made (src/auth/sessions.ts `SharedSessions`). Absent for a store one process
-   * owns, whose sessions stay in its memory.
-   */
-  putSession?(key: string, value: string, ttlMs: number, onlyIfKept: boolean): Promise<void>;
-  getSession?(key: string): Promise<string | undefined>;
-  deleteSession?(key: string): Promise<void>;
-  /** What the operator should know of the store's settings at start (a Redis server that does not persist what it acknowledges). */
-  startupWarnings?(): Promise<string[]>;
-  /** The driver's own figures for `/metrics`, if it keeps any. */
-  histograms?(): StoreHistogram[];
-  close(): Promise<void>;
 }

@@ -1,15 +1,17 @@
 /**
- * Console sessions (src/auth/sessions.ts): in this process's memory, and in a store several
- * instances share (here a map with times to live, as the Redis driver keeps them; the driver's own
- * calls are in test/e2e/redis-console-sessions.test.ts).
+ * Console sessions (src/auth/sessions.ts): in this process's memory (the sessions SQLite's store
+ * gives), and in a store several instances share (here a map with times to live, as the Redis driver
+ * keeps them; the driver's own calls are in test/e2e/redis-console-sessions.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { ConsoleSessions, type SharedSessions } from '../../src/auth/sessions.ts';
+import { ConsoleSessions } from '../../src/auth/sessions.ts';
+import { LocalSessions } from '../../src/store/local/sessions.ts';
+import type { Sessions } from '../../src/store/roles.ts';
 
-const LIMITS = { idleMs: 1_000, maxAgeMs: 5_000, maxSessions: 3 };
+const LIMITS = { idleMs: 1_000, maxAgeMs: 5_000 };
 
 /** A shared store with times to live on the test's clock. */
-function sharedStore(clock: () => number): SharedSessions & { keys(): string[]; values(): string[] } {
+function sharedStore(clock: () => number): Sessions & { keys(): string[]; values(): string[] } {
   const kept = new Map<string, { value: string; until: number }>();
   const live = (k: string) => {
     const e = kept.get(k);
@@ -17,14 +19,14 @@ function sharedStore(clock: () => number): SharedSessions & { keys(): string[]; 
     return kept.get(k);
   };
   return {
-    async putSession(key, value, ttlMs, onlyIfKept) {
+    async put(key, value, ttlMs, onlyIfKept) {
       if (onlyIfKept && !live(key)) return;
       kept.set(key, { value, until: clock() + ttlMs });
     },
-    async getSession(key) {
+    async get(key) {
       return live(key)?.value;
     },
-    async deleteSession(key) {
+    async delete(key) {
       kept.delete(key);
     },
     keys: () => [...kept.keys()],
@@ -49,7 +51,7 @@ describe('console sessions in memory', () => {
   });
 
   it('keep at most maxSessions, dropping the oldest', async () => {
-    const sessions = new ConsoleSessions({ limits: LIMITS });
+    const sessions = new ConsoleSessions({ limits: LIMITS, sessions: new LocalSessions({ maxSessions: 3 }) });
     const made = [];
     for (let i = 0; i < 4; i++) made.push(await sessions.create(0, 'fp'));
     expect(await sessions.use(made[0]!.id, 1)).toBeUndefined();
@@ -73,8 +75,8 @@ describe('console sessions shared by several instances', () => {
   it('a session made by one instance is taken by another, and a sign-out on either ends it on both', async () => {
     let now = 0;
     const store = sharedStore(() => now);
-    const a = new ConsoleSessions({ limits: LIMITS, shared: store });
-    const b = new ConsoleSessions({ limits: LIMITS, shared: store });
+    const a = new ConsoleSessions({ limits: LIMITS, sessions: store });
+    const b = new ConsoleSessions({ limits: LIMITS, sessions: store });
     const s = await a.create(now, 'fp');
     now = 500;
     expect(await b.use(s.id, now)).toEqual({ ...s, lastUsedAt: 500 });
@@ -90,16 +92,16 @@ describe('console sessions shared by several instances', () => {
     const store = sharedStore(() => 0);
     let signOut: (() => Promise<void>) | undefined;
     // instance a reads the session, then b signs it out before a writes its new idle time back
-    const racing: SharedSessions = {
+    const racing: Sessions = {
       ...store,
-      async getSession(key) {
-        const value = await store.getSession(key);
+      async get(key) {
+        const value = await store.get(key);
         await signOut?.();
         return value;
       },
     };
-    const a = new ConsoleSessions({ limits: LIMITS, shared: racing });
-    const b = new ConsoleSessions({ limits: LIMITS, shared: store });
+    const a = new ConsoleSessions({ limits: LIMITS, sessions: racing });
+    const b = new ConsoleSessions({ limits: LIMITS, sessions: store });
     const s = await a.create(0, 'fp');
     signOut = () => b.end(s.id);
     await a.use(s.id, 10);
@@ -111,12 +113,12 @@ describe('console sessions shared by several instances', () => {
   it('keep neither the session id nor anything that gives it, and expire in the store with the session', async () => {
     let now = 0;
     const store = sharedStore(() => now);
-    const a = new ConsoleSessions({ limits: LIMITS, shared: store });
+    const a = new ConsoleSessions({ limits: LIMITS, sessions: store });
     const s = await a.create(now, 'fp');
     expect(store.keys().join()).not.toContain(s.id);
     expect(store.values().join()).not.toContain(s.id);
     now = 1_000; // idle time over: the store has let it go
     expect(store.keys()).toHaveLength(1);
-    expect(await store.getSession(store.keys()[0]!)).toBeUndefined();
+    expect(await store.get(store.keys()[0]!)).toBeUndefined();
   });
 });

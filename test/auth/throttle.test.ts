@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FailureThrottle, OncePer } from '../../src/auth/throttle.ts';
-import { memoryCounter } from '../helpers/shared-counter.ts';
+import { LocalCounters } from '../../src/store/local/counters.ts';
 
 const WINDOW = 60_000;
 const T0 = 1_000_000;
@@ -16,14 +16,14 @@ function failTimes(t: FailureThrottle, client: string, count: number, at = T0): 
   return last;
 }
 
-describe('FailureThrottle shared by instances', () => {
+describe('FailureThrottle on counters several instances share', () => {
   const settled = () => new Promise((r) => setImmediate(r));
 
   it('blocks an address whose failures, spread over instances, cross the limit together', async () => {
-    const counter = memoryCounter();
+    const counters = new LocalCounters();
     const [a, b] = [
-      new FailureThrottle({ max: 4, windowMs: WINDOW, shared: counter }),
-      new FailureThrottle({ max: 4, windowMs: WINDOW, shared: counter }),
+      new FailureThrottle({ max: 4, windowMs: WINDOW, counters }),
+      new FailureThrottle({ max: 4, windowMs: WINDOW, counters }),
     ];
     failTimes(a, 'x', 2);
     failTimes(b, 'x', 2);
@@ -40,20 +40,20 @@ describe('FailureThrottle shared by instances', () => {
   });
 
   it('a success resets the shared count too', async () => {
-    const counter = memoryCounter();
-    const a = new FailureThrottle({ max: 4, windowMs: WINDOW, shared: counter });
+    const counters = new LocalCounters();
+    const a = new FailureThrottle({ max: 4, windowMs: WINDOW, counters });
     failTimes(a, 'x', 3);
     await settled();
     a.succeed('x');
     await settled();
-    expect(counter.windows.has('auth:x')).toBe(false);
+    expect(await counters.countInWindow('auth:x', WINDOW, T0)).toEqual({ count: 1, start: T0 });
   });
 
   it('keeps its own count when the shared counter fails', async () => {
     const a = new FailureThrottle({
       max: 2,
       windowMs: WINDOW,
-      shared: { countInWindow: () => Promise.reject(new Error('down')), resetCount: async () => {} },
+      counters: { countInWindow: () => Promise.reject(new Error('down')), resetCount: async () => {} },
     });
     expect(failTimes(a, 'x', 3)).toBe(60);
     await settled();

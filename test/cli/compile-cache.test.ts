@@ -1,13 +1,13 @@
 /**
  * Node's compile cache, which the CLI turns on in the main thread and in each transform worker
- * (docs/performance.md, "The compile cache"): a start fills it, in the workers too, and a start
- * that finds every module in it compiles nothing and so writes nothing.
+ * (docs/performance.md, "Engine settings"): a start fills it, in the workers too, as soon as it
+ * answers, and a start that finds every module in it compiles nothing and so writes nothing.
  */
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { cleanup, post, startCli, tempDir } from '../helpers/cli.ts';
+import { cleanup, post, startCli, tempDir, until } from '../helpers/cli.ts';
 
 /** Every file of the cache directory with its size and modification time. */
 function snapshot(cache: string): Map<string, string> {
@@ -65,6 +65,24 @@ describe('hook-intake serve and the compile cache', () => {
       const before = snapshot(withTransform);
       await serveOnce(dir, join(dir, 'tmp-transform'), [shape]);
       expect(snapshot(withTransform)).toEqual(before);
+    } finally {
+      cleanup(dir);
+    }
+  });
+
+  it('is written by a first start once it answers, not left to its exit (which it would keep waiting after `stopped`)', async () => {
+    const dir = setup();
+    try {
+      const tmp = join(dir, 'tmp');
+      mkdirSync(tmp);
+      const srv = await startCli({ dir, config: { hooks: { enabled: true, token } }, env: { TMPDIR: tmp } });
+      try {
+        const cache = join(tmp, 'node-compile-cache');
+        await until(() => existsSync(cache) && snapshot(cache).size > 0);
+        expect(srv.proc.exitCode).toBeNull();
+      } finally {
+        expect(await srv.stop()).toBe(0);
+      }
     } finally {
       cleanup(dir);
     }

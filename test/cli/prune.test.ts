@@ -21,9 +21,9 @@ describe('hook-intake prune', () => {
     // three old runs and requests (1970), and one of each from now, which stays
     for (const at of [1_000, 2_000, 3_000, now]) {
       const run = newRun({ createdAt: at });
-      await store.accept({ events: [newEvent({ createdAt: at })], runs: [run], request: newRequest({ receivedAt: at }) });
-      await store.startRun(run.id, at);
-      await store.finishRun(okOutcome(run.id, { finishedAt: at, delivery: { kind: 'skipped', reason: 'ack' } }));
+      await store.records.accept({ events: [newEvent({ createdAt: at })], runs: [run], request: newRequest({ receivedAt: at }) });
+      await store.records.startRun(run.id, at);
+      await store.records.finishRun(okOutcome(run.id, { finishedAt: at, delivery: { kind: 'skipped', reason: 'ack' } }));
     }
     await store.close();
     writeFileSync(join(dir, 'config.json5'), '{ retention: { runsDays: 30, requestsDays: 7 } }');
@@ -42,7 +42,7 @@ describe('hook-intake prune', () => {
     expect((await runInProcess([...args, '--dry-run'])).stdout).toContain('would remove 0 runs\n');
 
     const after = new SqliteStore({ path: join(dir, 'data', 'hook-intake.db') });
-    expect((await after.listRuns({ limit: 10 })).map((r) => r.createdAt)).toEqual([now]);
+    expect((await after.records.listRuns({ limit: 10 })).map((r) => r.createdAt)).toEqual([now]);
     await after.close();
   });
 
@@ -51,9 +51,9 @@ describe('hook-intake prune', () => {
     // an old run and one from now, which stays
     for (const at of [1_000, Date.now()]) {
       const run = newRun({ createdAt: at });
-      await store.accept({ events: [], runs: [run] });
-      await store.startRun(run.id, at);
-      await store.finishRun(okOutcome(run.id, { finishedAt: at, delivery: { kind: 'skipped', reason: 'ack' } }));
+      await store.records.accept({ events: [], runs: [run] });
+      await store.records.startRun(run.id, at);
+      await store.records.finishRun(okOutcome(run.id, { finishedAt: at, delivery: { kind: 'skipped', reason: 'ack' } }));
     }
     await store.close();
     const unset = 'HOOK_INTAKE_TEST_UNSET_SECRET';

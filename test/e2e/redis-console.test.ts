@@ -79,7 +79,7 @@ redisSuite('admin API and retention on Redis', () => {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
-  const runOf = (id: string) => svc.store.getRun(id);
+  const runOf = (id: string) => svc.store.records.getRun(id);
   /** Every member, field and value of every key on the server, as text. */
   const everything = async () => {
     const c = redis.client;
@@ -141,7 +141,7 @@ redisSuite('admin API and retention on Redis', () => {
     expect((await call('GET', '/api/requests')).body.requests).toEqual([]);
     for (const id of [r.body.runId, replay.body.runId, retry.body.runId]) expect(await runOf(id)).toBeUndefined();
     expect(
-      await svc.store.countPrunable({
+      await svc.store.records.countPrunable({
         runs: Date.now() + shift,
         events: Date.now() + shift,
         requests: Date.now() + shift,

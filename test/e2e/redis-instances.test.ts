@@ -139,7 +139,7 @@ redisSuite('several instances on one Redis', () => {
     const runIds = new Set(runs.values());
     const final = await until(
       async () => {
-        const all = await store.listRuns({ limit: 10_000 });
+        const all = await store.records.listRuns({ limit: 10_000 });
         const hooks = all.filter((r) => r.kind === 'hook');
         const done = hooks.every((r) => ['ok', 'error', 'timeout'].includes(r.status) && r.delivery.status !== 'pending');
         return done && [...runIds].every((id) => delivered.has(id)) ? all : undefined;
@@ -148,13 +148,17 @@ redisSuite('several instances on one Redis', () => {
       100,
     );
     // the last heartbeat consumes what is still pending
-    await until(async () => (await store.counts()).events.pending === 0 && (await store.counts()).runs.running === 0, 15_000, 100);
+    await until(
+      async () => (await store.records.counts()).events.pending === 0 && (await store.records.counts()).runs.running === 0,
+      15_000,
+      100,
+    );
 
     const hooks = final.filter((r) => r.kind === 'hook');
     const lost = [...runIds].filter((id) => !hooks.some((r) => r.id === id && r.status === 'ok')).length;
     const duplicateRuns = hooks.length - runIds.size;
     const duplicateDeliveries = [...delivered.values()].filter((n) => n > 1).length;
-    const events = await store.listEvents({ limit: 10_000 });
+    const events = await store.records.listEvents({ limit: 10_000 });
     const lostWakes = wakes.filter((id) => !events.some((e) => e.id === id && e.status === 'consumed')).length;
     console.info(
       `redis-instances: ${figures.requests} requests, ${figures.answered2xx} answered 2xx (${runs.size} runs, ${wakes.length} wakes), ` +
@@ -167,7 +171,7 @@ redisSuite('several instances on one Redis', () => {
     expect(lost + lostWakes).toBe(0);
     expect(duplicateRuns).toBe(0);
     // each request kept once in the request log, whichever instance took it (a repeat is not kept again)
-    expect((await store.listRequests({ limit: 10_000 })).length).toBe(figures.requests);
+    expect((await store.requests.list({ limit: 10_000 })).length).toBe(figures.requests);
     // a reply the killed instance sent but had not recorded as sent is sent again by the one taking over
     // (at least once, as after a crash on SQLite): only the few it had in flight, never the whole outbox
     expect(duplicateDeliveries).toBeLessThanOrEqual(SESSIONS);
@@ -194,8 +198,8 @@ redisSuite('several instances on one Redis', () => {
     const nowRequests = Math.ceil(RUNS_PER_SESSION / 3) * SESSIONS + Math.ceil(WAKES_PER_CHAIN / 4) * WAKE_CHAINS;
     expect(final.filter((r) => r.kind === 'heartbeat').length).toBeLessThanOrEqual(nowRequests);
     // nothing left in the queue
-    await store.queue.refresh();
-    expect(store.queue.size()).toEqual({ waiting: 0, claimed: 0 });
+    await store.runs.refresh();
+    expect(store.runs.size()).toEqual({ waiting: 0, claimed: 0 });
 
     // authentication failures are counted for the service: spread over the two instances left, they are
     // refused soon after the 20th in all (hooks.authFailures.max), not after the 20th on each (the 41st).

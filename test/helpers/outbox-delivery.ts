@@ -37,8 +37,8 @@ export function outboxFor(config: Record<string, unknown>): OutboxHarness {
   const store = new SqliteStore({ path: ':memory:' });
   const log = captureLogger('trace');
   const g = testGeneration({ delivery: { initialBackoffMs: 10 }, ...config }, { logger: log.logger });
-  const outbox = createOutbox({ store, generations: new GenerationRef(g), logger: log.logger });
-  const run = async (runId: string) => (await store.getRun(runId))!;
+  const outbox = createOutbox({ records: store.records, generations: new GenerationRef(g), logger: log.logger });
+  const run = async (runId: string) => (await store.records.getRun(runId))!;
   return {
     queueReply: (d) => runAwaitingDelivery(store, d),
     start: () => outbox.start(),

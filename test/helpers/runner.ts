@@ -53,8 +53,8 @@ export function setup(
   const heartbeats = vi.fn();
   const outbox = vi.fn();
   const runner = createRunner({
-    store,
-    queue: store.queue,
+    records: store.records,
+    queue: store.runs,
     generations: new GenerationRef(gen),
     logger: captureLogger('silent').logger,
     requestHeartbeat: heartbeats,
@@ -68,7 +68,7 @@ export function setup(
     outbox,
     async add(over = {}) {
       const run = newRun({ model: 'sp/m', ...over });
-      await store.accept({ events: [], runs: [run] });
+      await store.records.accept({ events: [], runs: [run] });
       runner.notify();
       return run;
     },
@@ -79,6 +79,6 @@ export function setup(
 
 export const finished = async (s: Setup, id: string) =>
   until(async () => {
-    const r = await s.store.getRun(id);
+    const r = await s.store.records.getRun(id);
     return r && ['ok', 'error', 'timeout'].includes(r.status) ? r : undefined;
   });

@@ -99,14 +99,14 @@ export function newRun(over: Partial<import('../../src/store/types.ts').NewRun> 
 
 /** Stores a run finished `ok` whose reply waits in the outbox for `channel`/`to`. */
 export async function runAwaitingDelivery(
-  store: import('../../src/store/types.ts').Store,
+  store: import('../../src/store/roles.ts').Store,
   d: { channel: string; to?: string | null; text: string; mainSession?: boolean },
 ): Promise<{ runId: string; deliveryId: string }> {
   const run = newRun();
-  await store.accept({ events: [], runs: [run] });
-  await store.startRun(run.id, Date.now());
+  await store.records.accept({ events: [], runs: [run] });
+  await store.records.startRun(run.id, Date.now());
   const deliveryId = `delivery-${run.id}`;
-  await store.finishRun({
+  await store.records.finishRun({
     id: run.id,
     status: 'ok',
     finishedAt: Date.now(),

@@ -114,8 +114,8 @@ describe('gateway token', () => {
 describe('lists', () => {
   const runs = [newRun({ hookName: 'GitHub', sessionKey: 'hook:gh:1' }), newRun(), newRun()];
   beforeAll(async () => {
-    await store.accept({ events: Array.from({ length: 105 }, (_, i) => newEvent({ text: `e${i}` })), runs });
-    await store.startRun(runs[0]!.id, 1);
+    await store.records.accept({ events: Array.from({ length: 105 }, (_, i) => newEvent({ text: `e${i}` })), runs });
+    await store.records.startRun(runs[0]!.id, 1);
   });
 
   it('GET /api/runs lists newest first and filters by status', async () => {
@@ -156,7 +156,7 @@ describe('lists', () => {
     const res = await fetch(`${base}/api/main/events?limit=10000`, { headers: AUTH });
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     const text = await res.text();
-    expect(text).toBe(JSON.stringify({ ok: true, events: await store.listEvents({ limit: 10_000 }) }));
+    expect(text).toBe(JSON.stringify({ ok: true, events: await store.records.listEvents({ limit: 10_000 }) }));
   });
 
   it.each(['0', '-1', '1.5', 'abc', '', '10001', '1e9'])('answers 400 INVALID_PAYLOAD with field "limit" for ?limit=%s', async (limit) => {
@@ -179,8 +179,8 @@ describe('GET /api/sessions/<key>/messages', () => {
   const key = 'hook:gmail/18c2f:thread.1';
   beforeAll(async () => {
     const run = newRun({ sessionKey: key });
-    await store.accept({ events: [], runs: [run] });
-    await store.finishRun(
+    await store.records.accept({ events: [], runs: [run] });
+    await store.records.finishRun(
       okOutcome(run.id, {
         messages: [
           newMessage({ sessionKey: key, content: 'question' }),

@@ -22,6 +22,7 @@ afterEach(async () => {
 /** A server behind `guardRequests` with `drain`; `handler` answers what gets through. */
 async function start(drain: Drain, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<number> {
   server = createServer({ ServerResponse: drain.Response }, guardRequests(handler, createLogger('silent'), drain));
+  drain.attach(server);
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   return (server.address() as AddressInfo).port;
 }
@@ -88,5 +89,41 @@ describe('Drain', () => {
     expect(refusal).toMatchObject({ status: 503, headers: { connection: 'close' } });
     expect(JSON.parse(refusal.body)).toEqual({ ok: false, error: 'the service is shutting down', code: 'SHUTTING_DOWN' });
     expect(seen).toEqual(['/before']);
+  });
+  it('close(): stops listening at once; a kept-alive connection stays open while the work drains, its request refused; then it ends', async () => {
+    const drain = new Drain();
+    const port = await start(drain, (_req, res) => ok(res));
+    // a second connection that stays idle throughout
+    const idle = connect(port, '127.0.0.1');
+    let idleClosed = false;
+    idle.on('close', () => (idleClosed = true));
+    await new Promise((r) => idle.once('connect', r));
+    const c = client(port);
+    c.send('/before');
+    await until(() => c.answers().length === 1);
+
+    let drained!: () => void;
+    const stopped = drain.close(new Promise<void>((r) => (drained = r)), () => 60_000);
+    // the port is closed at once: a new connection is refused
+    const refused = () =>
+      new Promise<boolean>((resolve) => {
+        const s = connect(port, '127.0.0.1');
+        s.on('connect', () => {
+          s.destroy();
+          resolve(false);
+        });
+        s.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+      });
+    await until(refused);
+    // the kept-alive connection is still open: its next request is refused, and it ends after the answer
+    c.send('/during');
+    await c.closed;
+    expect(c.answers()[1]).toMatchObject({ status: 503, headers: { connection: 'close' } });
+    expect(JSON.parse(c.answers()[1]!.body)).toMatchObject({ code: 'SHUTTING_DOWN' });
+    // the idle one is kept until the work has drained, then closed
+    expect(idleClosed).toBe(false);
+    drained();
+    await stopped;
+    await until(() => idleClosed);
   });
 });

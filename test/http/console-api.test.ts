@@ -95,7 +95,8 @@ const hook = (path: string, body: unknown, headers: Record<string, string> = {})
     body: JSON.stringify(body),
     headers: { 'content-type': 'application/json', authorization: `Bearer ${HOOK}`, ...headers },
   });
-const finished = (runId: string) => until(async () => ((await svc.store.getRun(runId))?.finishedAt ? svc.store.getRun(runId) : undefined));
+const finished = (runId: string) =>
+  until(async () => ((await svc.store.records.getRun(runId))?.finishedAt ? svc.store.records.getRun(runId) : undefined));
 
 beforeAll(async () => {
   svc = await startService({
@@ -226,12 +227,12 @@ describe('admin actions', () => {
   it('redelivers a failed reply through the outbox, and refuses one already sent', async () => {
     failing = true;
     const r = await hook('/hooks/agent', { message: 'deliver me' });
-    await until(async () => (await svc.store.getRun(r.body.runId))?.delivery.status === 'failed');
+    await until(async () => (await svc.store.records.getRun(r.body.runId))?.delivery.status === 'failed');
     failing = false;
     const again = await call('POST', `/api/runs/${r.body.runId}/redeliver`);
     expect(again.status).toBe(202);
     expect(again.body).toMatchObject({ ok: true, runId: r.body.runId, channel: 'flaky' });
-    await until(async () => (await svc.store.getRun(r.body.runId))?.delivery.status === 'sent');
+    await until(async () => (await svc.store.records.getRun(r.body.runId))?.delivery.status === 'sent');
     expect(sent.some((t) => t.includes('deliver me'))).toBe(true);
     expect((await call('POST', `/api/runs/${r.body.runId}/redeliver`)).body).toMatchObject({ code: 'CONFLICT' });
   });
@@ -240,7 +241,7 @@ describe('admin actions', () => {
     const r = await hook('/hooks/agent', { message: 'skipped at first', deliver: false });
     expect((await finished(r.body.runId))!.delivery.status).toBe('skipped');
     expect((await call('POST', `/api/runs/${r.body.runId}/redeliver`)).status).toBe(202);
-    await until(async () => (await svc.store.getRun(r.body.runId))?.delivery.status === 'sent');
+    await until(async () => (await svc.store.records.getRun(r.body.runId))?.delivery.status === 'sent');
   });
 
   it('logs each action with the token fingerprint and address, never the token', () => {
@@ -256,8 +257,8 @@ describe('admin actions', () => {
 
 describe('secrets', () => {
   it('no credential a request carried is in the stored rows, the database file, an answer or the log', async () => {
-    const listed = await svc.store.listRequests({ limit: 1000 });
-    const kept = await Promise.all(listed.map((k) => svc.store.getRequest(k.id)));
+    const listed = await svc.store.requests.list({ limit: 1000 });
+    const kept = await Promise.all(listed.map((k) => svc.store.requests.get(k.id)));
     const stored = JSON.stringify(kept.map((k) => k!.headers));
     const db = join(dir, 'hook-intake.db');
     const files = [db, `${db}-wal`].filter(existsSync).map((f) => readFileSync(f).toString('latin1'));

@@ -98,9 +98,9 @@ const gateway = { authorization: `Bearer ${GW}` };
 
 /** What any of the routes would change: runs, events, deliveries, accepted kept requests, the session. */
 async function snapshot() {
-  const counts = await svc.store.counts();
-  const kept = await svc.store.listRequests({ limit: 1000 });
-  const runs = await svc.store.listRuns({ limit: 1000 });
+  const counts = await svc.store.records.counts();
+  const kept = await svc.store.requests.list({ limit: 1000 });
+  const runs = await svc.store.records.listRuns({ limit: 1000 });
   const signedIn = await call('GET', '/ui/session', { cookie: session.cookie });
   return {
     counts,
@@ -121,8 +121,8 @@ beforeAll(async () => {
   );
   expect(accepted.status).toBe(202);
   runId = accepted.body.runId;
-  await until(async () => (await svc.store.getRun(runId))?.finishedAt);
-  requestId = (await svc.store.listRequests({ limit: 1 }))[0]!.id;
+  await until(async () => (await svc.store.records.getRun(runId))?.finishedAt);
+  requestId = (await svc.store.requests.list({ limit: 1 }))[0]!.id;
   const signIn = await call('POST', '/ui/session', gateway);
   session = { cookie: `${SESSION_COOKIE}=${readCookie(signIn.setCookie ?? '', SESSION_COOKIE)}`, csrf: signIn.body.csrfToken };
 });

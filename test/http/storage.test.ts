@@ -33,9 +33,14 @@ beforeAll(async () => {
     generations,
     store,
     intake: new Intake({
-      dispatcher: createDispatcher({ store, runsAccepted: () => accepted++, queuedRuns: () => 0, requestHeartbeat: () => {} }),
-      idempotency: new IdempotencyGuard(store),
-      rateLimiter: createRateLimiter(),
+      dispatcher: createDispatcher({
+        records: store.records,
+        runsAccepted: () => accepted++,
+        queuedRuns: () => 0,
+        requestHeartbeat: () => {},
+      }),
+      idempotency: new IdempotencyGuard(store.records),
+      rateLimiter: createRateLimiter(store.counters),
       logger: log.logger,
     }),
     throttle: new FailureThrottle({ max: 100, windowMs: 60_000 }),
@@ -79,9 +84,9 @@ describe('intake on a full disk', () => {
       });
     }
     expect(disk.failedCommits()).toBeGreaterThan(0);
-    expect([accepted, store.queue.size().waiting]).toEqual([0, 0]);
-    expect(await store.listEvents({ limit: 10 })).toEqual([]);
-    expect(await store.listRuns({ limit: 10 })).toEqual([]);
+    expect([accepted, store.runs.size().waiting]).toEqual([0, 0]);
+    expect(await store.records.listEvents({ limit: 10 })).toEqual([]);
+    expect(await store.records.listRuns({ limit: 10 })).toEqual([]);
     // the cause reaches the log, the request's body does not
     expect(log.text()).toContain('database or disk is full');
     expect(log.text()).toContain('STORAGE_UNAVAILABLE');
@@ -95,7 +100,7 @@ describe('intake on a full disk', () => {
     const agent = await hook('agent', { message: 'disk full agent' }, { 'idempotency-key': 'k-agent' });
     expect(agent.status).toBe(202);
     expect(accepted).toBe(1);
-    expect((await store.queue.claim('w', 1000, 10)).map((c) => c.id)).toEqual([agent.body.runId]);
-    expect((await store.listEvents({ limit: 10 })).map((e) => e.id)).toEqual([wake.body.eventId]);
+    expect((await store.runs.claim('w', 1000, 10)).map((c) => c.id)).toEqual([agent.body.runId]);
+    expect((await store.records.listEvents({ limit: 10 })).map((e) => e.id)).toEqual([wake.body.eventId]);
   });
 });

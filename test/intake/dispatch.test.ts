@@ -51,9 +51,9 @@ beforeEach(() => {
   enqueued = [];
   heartbeats = 0;
   dispatcher = createDispatcher({
-    store,
+    records: store.records,
     clock: () => NOW,
-    runsAccepted: () => enqueued.push(store.queue.size().waiting),
+    runsAccepted: () => enqueued.push(store.runs.size().waiting),
     queuedRuns: () => queued,
     requestHeartbeat: () => heartbeats++,
   });
@@ -65,7 +65,7 @@ describe('dispatcher.dispatch()', () => {
     const r = await dispatcher.dispatch([wake({ mode: 'next-heartbeat' })], OPTS);
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ ok: true, mode: 'next-heartbeat', eventId: expect.stringMatching(UUID) });
-    expect(await store.pendingEvents(10)).toEqual([
+    expect(await store.records.pendingEvents(10)).toEqual([
       {
         id: r.body.eventId,
         source: 'wake',
@@ -96,10 +96,10 @@ describe('dispatcher.dispatch()', () => {
   it('stores and queues the run before telling the runner', async () => {
     let storedAtEnqueue: unknown;
     const d = createDispatcher({
-      store,
+      records: store.records,
       clock: () => NOW,
       runsAccepted: () => {
-        storedAtEnqueue = store.queue.claim('w', 1000, 1).then((c) => store.getRun(c[0]!.id));
+        storedAtEnqueue = store.runs.claim('w', 1000, 1).then((c) => store.records.getRun(c[0]!.id));
       },
       queuedRuns: () => 0,
       requestHeartbeat: () => {},
@@ -130,10 +130,10 @@ describe('dispatcher.dispatch()', () => {
     expect(r.body).toEqual({ ok: true, runIds: r.runIds, eventIds: r.eventIds });
     expect(r.runIds).toHaveLength(2);
     expect(r.eventIds).toHaveLength(2);
-    expect((await store.listRuns({ limit: 10 })).map((x) => x.id).sort()).toEqual([...r.runIds].sort());
+    expect((await store.records.listRuns({ limit: 10 })).map((x) => x.id).sort()).toEqual([...r.runIds].sort());
     expect(enqueued).toEqual([2]);
     // a session key made for its action tells the runner there is no transcript to read
-    const claimed = await store.queue.claim('w', 1000, 10);
+    const claimed = await store.runs.claim('w', 1000, 10);
     expect(claimed.map((c) => [c.id, c.key, c.item.newSession])).toEqual([
       [r.runIds[0], 'hook:a', undefined],
       [r.runIds[1], 'hook:b', true],
@@ -149,7 +149,7 @@ describe('dispatcher.dispatch()', () => {
     );
     expect(r.runIds.every((id) => UUID.test(id) && !made.includes(id))).toBe(true);
     expect(new Set(r.runIds).size).toBe(2);
-    expect((await store.getRun(r.runIds[0]!))!.sessionKey).toBe(made);
+    expect((await store.records.getRun(r.runIds[0]!))!.sessionKey).toBe(made);
   });
 
   it('answers two wakes as a fan-out too', async () => {
@@ -166,7 +166,7 @@ describe('dispatcher.dispatch()', () => {
         code: 'UNAVAILABLE',
         headers: { 'Retry-After': '30' },
       });
-      expect(await store.counts()).toMatchObject({ events: { pending: 0 }, runs: { queued: 0 } });
+      expect(await store.records.counts()).toMatchObject({ events: { pending: 0 }, runs: { queued: 0 } });
       expect(enqueued).toEqual([]);
       expect(heartbeats).toBe(0);
     });
@@ -174,9 +174,9 @@ describe('dispatcher.dispatch()', () => {
     it('holds the cap for concurrent requests whose runs commit together', async () => {
       // the runner's count grows only after each commit, as in the service
       dispatcher = createDispatcher({
-        store,
+        records: store.records,
         clock: () => NOW,
-        runsAccepted: () => (queued = store.queue.size().waiting),
+        runsAccepted: () => (queued = store.runs.size().waiting),
         queuedRuns: () => queued,
         requestHeartbeat: () => heartbeats++,
       });
@@ -187,9 +187,9 @@ describe('dispatcher.dispatch()', () => {
       expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason.code === 'UNAVAILABLE')).toBe(
         true,
       );
-      expect((await store.counts()).runs.queued).toBe(5);
+      expect((await store.records.counts()).runs.queued).toBe(5);
       // a failed commit gives its reservation back
-      vi.spyOn(store, 'accept').mockRejectedValueOnce(new Error('disk full'));
+      vi.spyOn(store.records, 'accept').mockRejectedValueOnce(new Error('disk full'));
       queued = 3;
       await expect(dispatcher.dispatch([agent()], { ...OPTS, maxQueuedRuns: 5 })).rejects.toThrow('disk full');
       expect((await dispatcher.dispatch([agent(), agent()], { ...OPTS, maxQueuedRuns: 5 })).status).toBe(202);
@@ -206,24 +206,24 @@ describe('dispatcher.dispatch()', () => {
   describe('idempotency', () => {
     it('stores the answer under the key, in the same commit as the actions', async () => {
       const r = await dispatcher.dispatch([agent()], { ...OPTS, idempotency: { key: 'agent\nk1', ttlSeconds: 86_400 } });
-      expect(await store.getIdempotency('agent\nk1', NOW)).toEqual({
+      expect(await store.records.getIdempotency('agent\nk1', NOW)).toEqual({
         key: 'agent\nk1',
         status: 202,
         body: JSON.stringify(r.body),
         createdAt: NOW,
         expiresAt: NOW + 86_400_000,
       });
-      expect(await store.getIdempotency('agent\nk1', NOW + 86_400_000)).toBeUndefined();
+      expect(await store.records.getIdempotency('agent\nk1', NOW + 86_400_000)).toBeUndefined();
     });
 
     it('stores nothing without a key', async () => {
       await dispatcher.dispatch([wake()], OPTS);
-      expect(await store.pruneIdempotency(Number.MAX_SAFE_INTEGER)).toBe(0);
+      expect(await store.records.pruneIdempotency(Number.MAX_SAFE_INTEGER)).toBe(0);
     });
   });
 
   it('tells neither the runner nor the heartbeat when the store refuses the write', async () => {
-    vi.spyOn(store, 'accept').mockRejectedValueOnce(new Error('disk full'));
+    vi.spyOn(store.records, 'accept').mockRejectedValueOnce(new Error('disk full'));
     await expect(dispatcher.dispatch([agent(), wake()], OPTS)).rejects.toThrow('disk full');
     expect(enqueued).toEqual([]);
     expect(heartbeats).toBe(0);

@@ -35,8 +35,8 @@ describe('idempotencyKey()', () => {
 async function storeWith(...records: IdempotencyRecord[]) {
   const store = new SqliteStore({ path: ':memory:' });
   stores.push(store);
-  for (const idempotency of records) await store.accept({ events: [], runs: [], idempotency });
-  return { store, getIdempotency: vi.spyOn(store, 'getIdempotency') };
+  for (const idempotency of records) await store.records.accept({ events: [], runs: [], idempotency });
+  return { store, getIdempotency: vi.spyOn(store.records, 'getIdempotency') };
 }
 const stores: SqliteStore[] = [];
 afterAll(() => Promise.all(stores.map((s) => s.close())));
@@ -45,7 +45,7 @@ const ACCEPTED: Answer = { status: 202, body: { ok: true, runId: 'r1', sessionKe
 
 describe('IdempotencyGuard.once()', () => {
   it('runs the work of a new key and returns its answer', async () => {
-    const guard = new IdempotencyGuard((await storeWith()).store);
+    const guard = new IdempotencyGuard((await storeWith()).store.records);
     const work = vi.fn(async () => ACCEPTED);
     expect(await guard.once('agent\nk', 0, work)).toEqual(ACCEPTED);
     expect(work).toHaveBeenCalledOnce();
@@ -53,7 +53,7 @@ describe('IdempotencyGuard.once()', () => {
 
   it('answers a stored key with the first answer marked duplicate, without running the work', async () => {
     const { store } = await storeWith({ key: 'agent\nk', status: 202, body: JSON.stringify(ACCEPTED.body), createdAt: 0, expiresAt: 100 });
-    const guard = new IdempotencyGuard(store);
+    const guard = new IdempotencyGuard(store.records);
     const work = vi.fn(async () => ACCEPTED);
     expect(await guard.once('agent\nk', 50, work)).toEqual({ status: 202, body: { ...ACCEPTED.body, duplicate: true } });
     expect(work).not.toHaveBeenCalled();
@@ -61,7 +61,7 @@ describe('IdempotencyGuard.once()', () => {
   });
 
   it('runs the work once for concurrent callers with one key; the others get the answer as a duplicate', async () => {
-    const guard = new IdempotencyGuard((await storeWith()).store);
+    const guard = new IdempotencyGuard((await storeWith()).store.records);
     const gate = Promise.withResolvers<Answer>();
     const work = vi.fn(() => gate.promise);
     const callers = [guard.once('k', 0, work), guard.once('k', 0, work), guard.once('k', 0, work)];
@@ -75,10 +75,10 @@ describe('IdempotencyGuard.once()', () => {
 
   it('answers as a repeat when the store refuses the write because another instance stored the key first', async () => {
     const { store } = await storeWith();
-    const guard = new IdempotencyGuard(store);
+    const guard = new IdempotencyGuard(store.records);
     // the other instance's record lands between this one's look-up and its write
     const work = vi.fn(async () => {
-      await store.accept({
+      await store.records.accept({
         events: [],
         runs: [],
         idempotency: { key: 'agent\nk', status: 202, body: JSON.stringify(ACCEPTED.body), createdAt: 0, expiresAt: 100 },
@@ -89,7 +89,7 @@ describe('IdempotencyGuard.once()', () => {
   });
 
   it('does not make different keys wait for each other', async () => {
-    const guard = new IdempotencyGuard((await storeWith()).store);
+    const guard = new IdempotencyGuard((await storeWith()).store.records);
     const gate = Promise.withResolvers<Answer>();
     const slow = guard.once('a', 0, () => gate.promise);
     expect(await guard.once('b', 0, async () => ACCEPTED)).toEqual(ACCEPTED);
@@ -98,7 +98,7 @@ describe('IdempotencyGuard.once()', () => {
   });
 
   it('lets a waiting caller run fresh when the first one failed', async () => {
-    const guard = new IdempotencyGuard((await storeWith()).store);
+    const guard = new IdempotencyGuard((await storeWith()).store.records);
     const gate = Promise.withResolvers<Answer>();
     const first = guard.once('k', 0, () => gate.promise);
     const secondWork = vi.fn(async (): Promise<Answer> => ({ status: 200, body: { ok: true, mode: 'now', eventId: 'e2' } }));
@@ -114,7 +114,7 @@ describe('IdempotencyGuard.once()', () => {
   it('releases the key when the store look-up fails', async () => {
     const { store, getIdempotency } = await storeWith();
     getIdempotency.mockRejectedValueOnce(new Error('disk I/O error'));
-    const guard = new IdempotencyGuard(store);
+    const guard = new IdempotencyGuard(store.records);
     await expect(guard.once('k', 0, async () => ACCEPTED)).rejects.toThrow('disk I/O error');
     expect(await guard.once('k', 0, async () => ACCEPTED)).toEqual(ACCEPTED);
   });

@@ -13,7 +13,9 @@ import { IdempotencyGuard } from '../../src/intake/idempotency.ts';
 import { Intake } from '../../src/intake/pipeline.ts';
 import { createRateLimiter } from '../../src/intake/rate-limit.ts';
 import type { HookRequest } from '../../src/intake/request.ts';
-import type { AcceptBatch, IdempotencyRecord, Store } from '../../src/store/types.ts';
+import { LocalCounters } from '../../src/store/local/counters.ts';
+import type { AcceptRecords, IdempotencyRecords } from '../../src/store/roles.ts';
+import type { AcceptBatch, IdempotencyRecord } from '../../src/store/types.ts';
 import { cleanup, tempDir } from '../helpers/cli.ts';
 import { captureLogger, testConfig } from '../helpers/runtime.ts';
 
@@ -21,11 +23,11 @@ const NOW = Date.parse('2026-11-29T10:00:00Z');
 const dir = tempDir('hook-intake-pipeline-');
 const { logger } = captureLogger('silent');
 
-/** A store that keeps each commit in memory: enough for the pipeline, which only accepts and reads idempotency records. */
-function fakeStore() {
+/** Records that keep each commit in memory: the two roles the pipeline uses, accepting and reading idempotency records. */
+function fakeRecords() {
   const commits: AcceptBatch[] = [];
   const keys = new Map<string, IdempotencyRecord>();
-  const store = {
+  const records: AcceptRecords & IdempotencyRecords = {
     async accept(batch: AcceptBatch) {
       commits.push(batch);
       if (batch.idempotency) keys.set(batch.idempotency.key, batch.idempotency);
@@ -34,21 +36,29 @@ function fakeStore() {
     async getIdempotency(key: string) {
       return keys.get(key);
     },
-  } as unknown as Store;
-  return { store, commits };
+    async pruneIdempotency() {
+      return 0;
+    },
+  };
+  return { records, commits };
 }
 
 function pipeline() {
-  const { store, commits } = fakeStore();
+  const { records, commits } = fakeRecords();
   const accepted = { runs: 0, heartbeats: 0 };
   const dispatcher = createDispatcher({
-    store,
+    records,
     clock: () => NOW,
     runsAccepted: () => accepted.runs++,
     queuedRuns: () => 0,
     requestHeartbeat: () => accepted.heartbeats++,
   });
-  const intake = new Intake({ dispatcher, idempotency: new IdempotencyGuard(store), rateLimiter: createRateLimiter(), logger });
+  const intake = new Intake({
+    dispatcher,
+    idempotency: new IdempotencyGuard(records),
+    rateLimiter: createRateLimiter(new LocalCounters()),
+    logger,
+  });
   return { intake, commits, accepted };
 }
 

@@ -57,7 +57,8 @@ function setup(
   const outbox = vi.fn();
   const make = () =>
     createHeartbeat({
-      store,
+      records: store.records,
+      tasks: store.tasks,
       generations: new GenerationRef(gen),
       logger: captureLogger('silent').logger,
       notifyOutbox: outbox,
@@ -73,7 +74,7 @@ function setup(
     outbox,
     async wake(text) {
       const id = `ev-${++seq}`;
-      await store.accept({ events: [{ id, source: 'wake', text, createdAt: Date.now(), runId: null }], runs: [] });
+      await store.records.accept({ events: [{ id, source: 'wake', text, createdAt: Date.now(), runId: null }], runs: [] });
       return id;
     },
     another() {
@@ -81,7 +82,7 @@ function setup(
       others.push(h);
       return h;
     },
-    heartbeatRuns: async () => (await store.listRuns({ limit: 1000 })).filter((r) => r.kind === 'heartbeat'),
+    heartbeatRuns: async () => (await store.records.listRuns({ limit: 1000 })).filter((r) => r.kind === 'heartbeat'),
   };
   open.push(s);
   return s;
@@ -100,7 +101,7 @@ describe('createHeartbeat()', () => {
     expect(s.provider.calls).toHaveLength(1);
     const prompt = s.provider.calls[0]!.req.messages.at(-1)!.content;
     for (let i = 0; i < 25; i++) expect(prompt).toContain(`event ${i}`);
-    const events = await s.store.listEvents({ limit: 100 });
+    const events = await s.store.records.listEvents({ limit: 100 });
     expect(events.map((e) => [e.status, e.heartbeatId])).toEqual(ids.map(() => ['consumed', runs[0]!.id]));
   });
 
@@ -127,10 +128,10 @@ describe('createHeartbeat()', () => {
     // the wall clock the service reads can lag the timers' clock by a millisecond
     let lag = 0;
     const s = setup({ clock: () => Date.now() - lag });
-    const claim = s.store.queue.claimTasks.bind(s.store.queue);
+    const claim = s.store.tasks.claim.bind(s.store.tasks);
     let claims = 0;
     // by the time the first claim's answer is read, the lag is gone (time went on)
-    vi.spyOn(s.store.queue, 'claimTasks').mockImplementation((...args) => {
+    vi.spyOn(s.store.tasks, 'claim').mockImplementation((...args) => {
       const claimed = claim(...args);
       if (++claims === 1) lag = 0;
       return claimed;
@@ -145,7 +146,7 @@ describe('createHeartbeat()', () => {
     expect(claims).toBeGreaterThan(1);
     expect(s.provider.calls).toHaveLength(1);
     await s.heartbeat.idle();
-    expect((await s.store.listEvents({ limit: 10 }))[0]!.status).toBe('consumed');
+    expect((await s.store.records.listEvents({ limit: 10 }))[0]!.status).toBe('consumed');
   });
 
   it('leaves next-heartbeat events pending until the periodic timer fires', async () => {
@@ -155,14 +156,14 @@ describe('createHeartbeat()', () => {
     s.heartbeat.start();
     await vi.advanceTimersByTimeAsync(30 * 60_000 - 1000);
     expect(s.provider.calls).toHaveLength(0);
-    expect((await s.store.listEvents({ limit: 10 }))[0]).toMatchObject({ id, status: 'pending' });
+    expect((await s.store.records.listEvents({ limit: 10 }))[0]).toMatchObject({ id, status: 'pending' });
     await vi.advanceTimersByTimeAsync(1000);
-    for (let i = 0; i < 100 && (await s.store.listEvents({ limit: 10 }))[0]!.status === 'pending'; i++) {
+    for (let i = 0; i < 100 && (await s.store.records.listEvents({ limit: 10 }))[0]!.status === 'pending'; i++) {
       await new Promise((r) => setImmediate(r));
       await vi.advanceTimersByTimeAsync(1);
     }
     expect(s.provider.calls).toHaveLength(1);
-    expect((await s.store.listEvents({ limit: 10 }))[0]).toMatchObject({ id, status: 'consumed' });
+    expect((await s.store.records.listEvents({ limit: 10 }))[0]).toMatchObject({ id, status: 'consumed' });
   });
 
   it('runs a heartbeat asked of several instances on one store once, on the one that claims it', async () => {
@@ -181,7 +182,7 @@ describe('createHeartbeat()', () => {
     await passFake(1);
     await Promise.all([s.heartbeat.idle(), other.idle()]);
     expect(await s.heartbeatRuns()).toHaveLength(1);
-    expect((await s.store.listEvents({ limit: 10 }))[0]!.status).toBe('consumed');
+    expect((await s.store.records.listEvents({ limit: 10 }))[0]!.status).toBe('consumed');
   });
 
   it('coalesces a now request and the timer within the window into one heartbeat, and the timer goes on firing at its period', async () => {
@@ -210,9 +211,9 @@ describe('createHeartbeat()', () => {
     await s.heartbeat.idle();
     const [run] = await s.heartbeatRuns();
     expect(run).toMatchObject({ status: 'ok', delivery: { status: 'skipped', reason: 'heartbeat acknowledgement only' } });
-    expect(await s.store.dueDeliveries(Date.now() + 1000, 10)).toEqual([]);
+    expect(await s.store.records.dueDeliveries(Date.now() + 1000, 10)).toEqual([]);
     expect(s.outbox).not.toHaveBeenCalled();
-    expect((await s.store.listEvents({ limit: 10 }))[0]!.status).toBe('consumed');
+    expect((await s.store.records.listEvents({ limit: 10 }))[0]!.status).toBe('consumed');
   });
 
   it('delivers any other reply to the main route', async () => {
@@ -223,7 +224,7 @@ describe('createHeartbeat()', () => {
     const [run] = await s.heartbeatRuns();
     expect(run!.delivery).toMatchObject({ status: 'pending', channel: 'console' });
     // a reply of the main session: once sent, its route is the main route
-    expect(await s.store.dueDeliveries(Date.now() + 1000, 10)).toMatchObject([
+    expect(await s.store.records.dueDeliveries(Date.now() + 1000, 10)).toMatchObject([
       { runId: run!.id, channel: 'console', text: 'The disk is nearly full; I opened a ticket.', mainSession: true },
     ]);
     expect(s.outbox).toHaveBeenCalledTimes(1);
@@ -242,7 +243,7 @@ describe('createHeartbeat()', () => {
 
   it('takes a backlog in one heartbeat: the newest 200 events shown, the older ones counted by source, all consumed and still listed', async () => {
     const s = setup();
-    await s.store.accept({ events: backlog(1000), runs: [] });
+    await s.store.records.accept({ events: backlog(1000), runs: [] });
     s.heartbeat.request();
     await s.heartbeat.idle();
     const runs = await s.heartbeatRuns();
@@ -256,55 +257,55 @@ describe('createHeartbeat()', () => {
         'wake 400, github 240, run 160. The newest 200 follow.',
     );
     expect(prompt.indexOf('[Backlog]')).toBeLessThan(prompt.indexOf('backlog 800'));
-    const events = await s.store.listEvents({ limit: 10_000 });
+    const events = await s.store.records.listEvents({ limit: 10_000 });
     expect(events).toHaveLength(1000);
     expect(events.filter((e) => e.status !== 'consumed' || e.heartbeatId !== runs[0]!.id)).toEqual([]);
-    expect((await s.store.counts()).events).toEqual({ pending: 0, consumed: 1000 });
-    expect(await s.store.pendingEvents(10)).toEqual([]);
+    expect((await s.store.records.counts()).events).toEqual({ pending: 0, consumed: 1000 });
+    expect(await s.store.records.pendingEvents(10)).toEqual([]);
   });
 
   it('shows at most agents.defaults.heartbeat.maxEvents events, and all of them when no more are pending', async () => {
     const s = setup({ maxEvents: 50 });
-    await s.store.accept({ events: backlog(120), runs: [] });
+    await s.store.records.accept({ events: backlog(120), runs: [] });
     s.heartbeat.request();
     await s.heartbeat.idle();
     const first = s.provider.calls[0]!.req.messages.at(-1)!.content;
     expect(shownIn(first)).toEqual(Array.from({ length: 50 }, (_, i) => 70 + i));
     expect(first).toContain('[Backlog] 70 older pending events');
-    await s.store.accept({ events: backlog(1000).slice(120, 170), runs: [] });
+    await s.store.records.accept({ events: backlog(1000).slice(120, 170), runs: [] });
     s.heartbeat.request();
     await s.heartbeat.idle();
     const second = s.provider.calls[1]!.req.messages.at(-1)!.content;
     expect(shownIn(second)).toEqual(Array.from({ length: 50 }, (_, i) => 120 + i));
     expect(second).not.toContain('[Backlog]');
     expect(s.provider.calls).toHaveLength(2);
-    expect((await s.store.counts()).events).toEqual({ pending: 0, consumed: 170 });
+    expect((await s.store.records.counts()).events).toEqual({ pending: 0, consumed: 170 });
   });
 
   it('leaves events that arrive during a backlog heartbeat pending for the next one', async () => {
     const provider = scriptedProvider();
     const s = setup({ provider, maxEvents: 10 });
-    await s.store.accept({ events: backlog(30), runs: [] });
+    await s.store.records.accept({ events: backlog(30), runs: [] });
     s.heartbeat.request();
     await provider.waitForCalls(1);
     const late = await s.wake('arrived meanwhile');
     provider.calls[0]!.reply('HEARTBEAT_OK');
     await s.heartbeat.idle();
     expect(provider.calls).toHaveLength(1);
-    expect((await s.store.pendingEvents(10)).map((e) => e.id)).toEqual([late]);
-    expect((await s.store.counts()).events).toEqual({ pending: 1, consumed: 30 });
+    expect((await s.store.records.pendingEvents(10)).map((e) => e.id)).toEqual([late]);
+    expect((await s.store.records.counts()).events).toEqual({ pending: 1, consumed: 30 });
   });
 
   it('leaves a whole backlog pending when its heartbeat fails', async () => {
     const provider = scriptedProvider();
     const s = setup({ provider, maxEvents: 10 });
-    await s.store.accept({ events: backlog(30), runs: [] });
+    await s.store.records.accept({ events: backlog(30), runs: [] });
     s.heartbeat.request();
     await provider.waitForCalls(1);
     provider.calls[0]!.fail(new Error('endpoint down'));
     await s.heartbeat.idle();
-    expect((await s.store.counts()).events).toEqual({ pending: 30, consumed: 0 });
-    expect(await s.store.listEvents({ limit: 100, status: 'consumed' })).toEqual([]);
+    expect((await s.store.records.counts()).events).toEqual({ pending: 30, consumed: 0 });
+    expect(await s.store.records.listEvents({ limit: 100, status: 'consumed' })).toEqual([]);
   });
 
   it('runs nothing when no event is pending', async () => {
@@ -322,7 +323,7 @@ describe('createHeartbeat()', () => {
     provider.calls[0]!.fail(new Error('endpoint down'));
     await s.heartbeat.idle();
     expect((await s.heartbeatRuns())[0]).toMatchObject({ status: 'error', error: 'endpoint down' });
-    expect((await s.store.listEvents({ limit: 10 }))[0]!.status).toBe('pending');
+    expect((await s.store.records.listEvents({ limit: 10 }))[0]!.status).toBe('pending');
   });
 
   it('lets a running heartbeat finish within the stop deadline, and ignores requests after stop', async () => {

@@ -11,7 +11,7 @@ import { ChannelError, type ChannelMessage, type Plugin } from '../../src/plugin
 import { GenerationRef } from '../../src/generation/ref.ts';
 import { createOutbox, MAX_ATTEMPTS, type Outbox } from '../../src/runtime/outbox.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import type { Store } from '../../src/store/types.ts';
+import type { Store } from '../../src/store/roles.ts';
 import { cleanup, tempDir, until } from '../helpers/cli.ts';
 import { captureLogger, runAwaitingDelivery, testGeneration } from '../helpers/runtime.ts';
 
@@ -60,7 +60,7 @@ function outboxFor(store: Store, plugin: Plugin, opts: { max?: number; clock?: (
     testGeneration({ channels: { chat: { type: 'parts', max: opts.max ?? 10 } } }, { plugins: [plugin] }),
   );
   const outbox: Outbox = createOutbox({
-    store,
+    records: store.records,
     generations,
     logger: log.logger,
     backoffMs: () => opts.backoffMs ?? 1,
@@ -78,7 +78,7 @@ function memoryStore(): SqliteStore {
 
 /** Three parts at a limit of 10: "aaaa aaaa", "bbbb bbbb", "cccc cccc". */
 const THREE = 'aaaa aaaa bbbb bbbb cccc cccc';
-const due = async (store: Store) => (await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0];
+const due = async (store: Store) => (await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0];
 
 describe('parts fixed at the first attempt', () => {
   it('renders once, stores the parts before the first is sent, and a retry after a config change sends the stored parts', async () => {
@@ -103,7 +103,7 @@ describe('parts fixed at the first attempt', () => {
     await until(async () => (await due(store))?.attempts === 1);
     // the limit changes before the retry: what was fixed is sent, not a new split
     generations.swap(testGeneration({ channels: { chat: { type: 'parts', max: 1000 } } }, { plugins: [plugin] }));
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'sent');
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'sent');
     expect(storedAtFirstSend).toEqual(['aaaa aaaa', 'bbbb bbbb', 'cccc cccc']);
     expect(renders).toEqual([THREE]);
     expect(sent.map((m) => [m.part, m.parts, m.text, m.attempt])).toEqual([
@@ -120,7 +120,7 @@ describe('parts fixed at the first attempt', () => {
     const { outbox } = outboxFor(store, plugin);
     const { runId } = await runAwaitingDelivery(store, { channel: 'chat', text: THREE });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'sent');
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'sent');
     expect(sent).toEqual(['aaaa aaaa', 'bbbb bbbb', 'cccc cccc']);
   });
 
@@ -140,7 +140,7 @@ describe('parts fixed at the first attempt', () => {
     const { outbox } = outboxFor(store, plugin);
     const { runId } = await runAwaitingDelivery(store, { channel: 'chat', text: 'hi' });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'sent');
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'sent');
     expect(seen).toEqual([null, ['<b>hi</b>']]);
     expect(renders).toEqual(['hi']);
     expect(sent).toEqual(['<b>hi</b>']);
@@ -178,8 +178,11 @@ describe('parts fixed at the first attempt', () => {
     const { outbox, log } = outboxFor(store, plugin);
     const { runId } = await runAwaitingDelivery(store, { channel: 'chat', text: 'PRIVATE-REPLY' });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'failed');
-    expect((await store.getRun(runId))!.delivery).toMatchObject({ reason: 'channel "chat" could not render the reply', attempts: 1 });
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'failed');
+    expect((await store.records.getRun(runId))!.delivery).toMatchObject({
+      reason: 'channel "chat" could not render the reply',
+      attempts: 1,
+    });
     expect(log.text()).not.toContain('PRIVATE-REPLY');
   });
 });
@@ -195,8 +198,8 @@ describe('a reply that renders to nothing', () => {
     const { outbox, log } = outboxFor(store, plugin);
     const { runId } = await runAwaitingDelivery(store, { channel: 'chat', to: 'c1', text: '[ref]: https://example.com' });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status !== 'pending');
-    expect((await store.getRun(runId))!.delivery).toMatchObject({ status: 'skipped', reason: 'empty reply', attempts: 0 });
+    await until(async () => (await store.records.getRun(runId))!.delivery.status !== 'pending');
+    expect((await store.records.getRun(runId))!.delivery).toMatchObject({ status: 'skipped', reason: 'empty reply', attempts: 0 });
     expect(renders).toHaveLength(1);
     expect(sent).toEqual([]);
     expect(await due(store)).toBeUndefined();
@@ -212,7 +215,7 @@ describe('progress stored per part', () => {
     const { outbox } = outboxFor(store, plugin);
     const { runId } = await runAwaitingDelivery(store, { channel: 'chat', text: THREE });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'sent');
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'sent');
     expect(storedAtSend).toEqual([0, 1, 2]);
   });
 
@@ -243,13 +246,13 @@ describe('progress stored per part', () => {
     const two = partsChannel(async (m) => void second.push(m));
     const b = outboxFor(store, two.plugin, { max: 1000 });
     b.outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'sent');
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'sent');
     expect(first).toEqual(['aaaa aaaa']);
     expect(second.map((m) => [m.part, m.parts, m.text])).toEqual([
       [2, 3, 'bbbb bbbb'],
       [3, 3, 'cccc cccc'],
     ]);
-    expect((await store.getRun(runId))!.delivery).toMatchObject({ status: 'sent', attempts: 1 });
+    expect((await store.records.getRun(runId))!.delivery).toMatchObject({ status: 'sent', attempts: 1 });
   });
 });
 
@@ -284,8 +287,12 @@ describe('error classes', () => {
     const { outbox } = outboxFor(store, plugin);
     const { runId } = await runAwaitingDelivery(store, { channel: 'chat', text: 'hi' });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'failed');
-    expect((await store.getRun(runId))!.delivery).toMatchObject({ status: 'failed', reason: 'HTTP 400: chat not found', attempts: 1 });
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'failed');
+    expect((await store.records.getRun(runId))!.delivery).toMatchObject({
+      status: 'failed',
+      reason: 'HTTP 400: chat not found',
+      attempts: 1,
+    });
     expect(calls).toBe(1);
   });
 
@@ -299,8 +306,8 @@ describe('error classes', () => {
     const { outbox } = outboxFor(store, plugin);
     const { runId } = await runAwaitingDelivery(store, { channel: 'chat', text: 'hi' });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'failed');
-    expect((await store.getRun(runId))!.delivery).toMatchObject({ reason: 'HTTP 502', attempts: MAX_ATTEMPTS });
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'failed');
+    expect((await store.records.getRun(runId))!.delivery).toMatchObject({ reason: 'HTTP 502', attempts: MAX_ATTEMPTS });
     expect(calls).toBe(MAX_ATTEMPTS);
   });
 
@@ -314,9 +321,9 @@ describe('error classes', () => {
     const { outbox } = outboxFor(store, plugin);
     const { runId } = await runAwaitingDelivery(store, { channel: 'chat', text: THREE });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'failed');
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'failed');
     expect(tries).toEqual([1, 2, 2]);
-    expect((await store.getRun(runId))!.delivery).toMatchObject({
+    expect((await store.records.getRun(runId))!.delivery).toMatchObject({
       status: 'failed',
       attempts: 2,
       reason: 'timed out after sending; part 2 of 3 may or may not have been delivered',
@@ -336,9 +343,9 @@ describe('error classes', () => {
     const { outbox } = outboxFor(store, plugin);
     const { runId } = await runAwaitingDelivery(store, { channel: 'chat', text: THREE });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'sent');
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'sent');
     expect(tries).toEqual(['1:ambiguous', '1:ok', '2:ambiguous', '2:transient', '2:ok', '3:ok']);
-    expect((await store.getRun(runId))!.delivery.attempts).toBe(4);
+    expect((await store.records.getRun(runId))!.delivery.attempts).toBe(4);
   });
 
   it('ambiguous: the first failure is remembered across a restart, so the second after it ends the delivery', async () => {
@@ -361,8 +368,8 @@ describe('error classes', () => {
     // the retry is due in a minute: the new process's clock is past it
     const b = outboxFor(store, partsChannel(ambiguous).plugin, { clock: () => Date.now() + 120_000 });
     b.outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'failed');
-    expect((await store.getRun(runId))!.delivery).toMatchObject({
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'failed');
+    expect((await store.records.getRun(runId))!.delivery).toMatchObject({
       attempts: 2,
       reason: 'connection reset after sending; the reply may or may not have been delivered',
     });

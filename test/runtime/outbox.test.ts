@@ -30,7 +30,7 @@ function setup(send: Send, opts: { delivery?: Record<string, number>; channels?:
     { plugins: [memoryChannel(send)] },
   );
   const outbox: Outbox = createOutbox({
-    store,
+    records: store.records,
     generations: new GenerationRef(gen),
     logger: log.logger,
     ...(opts.clock ? { clock: opts.clock } : {}),
@@ -65,19 +65,25 @@ describe('createOutbox()', () => {
     });
     const { runId, deliveryId } = await runAwaitingDelivery(store, { channel: 'mem', to: 'chat-1', text: 'hello', mainSession: true });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'sent');
-    expect((await store.getRun(runId))!.delivery).toEqual({ status: 'sent', reason: null, channel: 'mem', to: 'chat-1', attempts: 2 });
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'sent');
+    expect((await store.records.getRun(runId))!.delivery).toEqual({
+      status: 'sent',
+      reason: null,
+      channel: 'mem',
+      to: 'chat-1',
+      attempts: 2,
+    });
     expect(sent).toMatchObject([{ runId, deliveryId, to: 'chat-1', text: 'hello', part: 1, parts: 1 }]);
-    expect(JSON.parse((await store.getMeta('mainRoute'))!)).toEqual({ channel: 'mem', to: 'chat-1' });
+    expect(JSON.parse((await store.records.getMeta('mainRoute'))!)).toEqual({ channel: 'mem', to: 'chat-1' });
   });
 
   it('does not take the route of a reply of another session as the main route', async () => {
     const { store, outbox } = setup(async () => undefined);
-    await store.setMeta('mainRoute', JSON.stringify({ channel: 'mem', to: 'owner' }));
+    await store.records.setMeta('mainRoute', JSON.stringify({ channel: 'mem', to: 'owner' }));
     const { runId } = await runAwaitingDelivery(store, { channel: 'mem', to: 'someone-else', text: 'hello' });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'sent');
-    expect(JSON.parse((await store.getMeta('mainRoute'))!)).toEqual({ channel: 'mem', to: 'owner' });
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'sent');
+    expect(JSON.parse((await store.records.getMeta('mainRoute'))!)).toEqual({ channel: 'mem', to: 'owner' });
   });
 
   it(`gives up after ${MAX_ATTEMPTS} attempts with the last reason`, async () => {
@@ -88,9 +94,9 @@ describe('createOutbox()', () => {
     });
     const { runId } = await runAwaitingDelivery(store, { channel: 'mem', text: 'x' });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'failed');
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'failed');
     await outbox.idle();
-    expect((await store.getRun(runId))!.delivery).toMatchObject({
+    expect((await store.records.getRun(runId))!.delivery).toMatchObject({
       status: 'failed',
       reason: `HTTP 503 (try ${MAX_ATTEMPTS})`,
       attempts: MAX_ATTEMPTS,
@@ -109,8 +115,8 @@ describe('createOutbox()', () => {
     );
     await runAwaitingDelivery(store, { channel: 'mem', text: 'x' });
     outbox.start();
-    await until(async () => (await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]?.attempts === 1);
-    const [d] = await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10);
+    await until(async () => (await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]?.attempts === 1);
+    const [d] = await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10);
     expect(d!.nextAttemptAt - NOW).toBeGreaterThanOrEqual(48_000);
     expect(d!.nextAttemptAt - NOW).toBeLessThanOrEqual(72_000);
     expect(d!.lastError).toBe('connection reset');
@@ -126,8 +132,8 @@ describe('createOutbox()', () => {
     );
     const { deliveryId } = await runAwaitingDelivery(store, { channel: 'mem', text: 'x' });
     outbox.start();
-    await until(async () => (await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]?.attempts === 1);
-    const [d] = await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10);
+    await until(async () => (await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]?.attempts === 1);
+    const [d] = await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10);
     expect(d!.id).toBe(deliveryId);
     expect(d!.nextAttemptAt - NOW).toBe(MAX_RETRY_AFTER_MS);
   });
@@ -136,8 +142,8 @@ describe('createOutbox()', () => {
     const { store, outbox } = setup(async () => undefined);
     const { runId } = await runAwaitingDelivery(store, { channel: 'removed', text: 'x' });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'failed');
-    expect((await store.getRun(runId))!.delivery.reason).toBe('channel "removed" is not configured');
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'failed');
+    expect((await store.records.getRun(runId))!.delivery.reason).toBe('channel "removed" is not configured');
   });
 
   it('on stop, aborts a send still going at the deadline and leaves it pending without counting the attempt', async () => {
@@ -154,8 +160,8 @@ describe('createOutbox()', () => {
     await until(() => signal);
     await outbox.stop(50);
     expect(signal!.aborted).toBe(true);
-    expect((await store.getRun(runId))!.delivery).toMatchObject({ status: 'pending', attempts: 0 });
-    expect(await store.dueDeliveries(Date.now() + 1, 10)).toMatchObject([{ id: deliveryId, status: 'pending', attempts: 0 }]);
+    expect((await store.records.getRun(runId))!.delivery).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(await store.records.dueDeliveries(Date.now() + 1, 10)).toMatchObject([{ id: deliveryId, status: 'pending', attempts: 0 }]);
   });
 
   it('logs the run, channel, attempt and reason, never the reply text', async () => {
@@ -164,7 +170,7 @@ describe('createOutbox()', () => {
     });
     const { runId } = await runAwaitingDelivery(store, { channel: 'mem', text: 'PRIVATE-REPLY-TEXT' });
     outbox.start();
-    await until(async () => (await store.getRun(runId))!.delivery.status === 'failed');
+    await until(async () => (await store.records.getRun(runId))!.delivery.status === 'failed');
     expect(log.text()).toContain(runId);
     expect(log.text()).toContain('HTTP 400: bad request');
     expect(log.text()).not.toContain('PRIVATE-REPLY-TEXT');

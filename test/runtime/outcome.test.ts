@@ -23,7 +23,7 @@ const input = (more: Partial<OutcomeInput>): OutcomeInput => ({
 
 describe('buildOutcome()', () => {
   it('keeps the prompt and the reply as the session lines, summarizes when asked, and routes the reply to the outbox', async () => {
-    const o = await buildOutcome(gen, store, input({ summarize: true }));
+    const o = await buildOutcome(gen, store.records, input({ summarize: true }));
     expect(o).toMatchObject({ id: 'r1', status: 'ok', finishedAt: 2_000, reply: 'Done.', summary: 'Done.', error: null });
     expect(o.messages).toEqual([
       { sessionKey: 's1', role: 'user', content: 'Do it', runId: 'r1', createdAt: 1_000 },
@@ -36,13 +36,13 @@ describe('buildOutcome()', () => {
   });
 
   it('has no summary unless asked, and marks the entry of a main-session reply', async () => {
-    const o = await buildOutcome(gen, store, input({ mainSession: true }));
+    const o = await buildOutcome(gen, store.records, input({ mainSession: true }));
     expect(o.summary).toBeNull();
     expect(o.delivery).toMatchObject({ kind: 'outbox', entry: { mainSession: true } });
   });
 
   it('summarizes an empty reply as such', async () => {
-    const o = await buildOutcome(gen, store, input({ summarize: true, result: { status: 'ok', text: '  ' } }));
+    const o = await buildOutcome(gen, store.records, input({ summarize: true, result: { status: 'ok', text: '  ' } }));
     expect(o.summary).toBe('(empty reply)');
     expect(o.delivery).toEqual({ kind: 'skipped', reason: 'empty reply' });
   });
@@ -65,13 +65,13 @@ describe('buildOutcome()', () => {
       { kind: 'skipped', reason: 'channel "gone" is not configured', channel: 'gone', to: 'x' },
     ],
   ])('skips the delivery for %s', async (_what, more, delivery) => {
-    expect((await buildOutcome(gen, store, input(more))).delivery).toEqual(delivery);
+    expect((await buildOutcome(gen, store.records, input(more))).delivery).toEqual(delivery);
   });
 
   it('keeps the error of a run that did not succeed, with only its prompt, and skips the delivery with the reason given', async () => {
     const o = await buildOutcome(
       gen,
-      store,
+      store.records,
       input({ result: { status: 'timeout', error: 'no answer in 30 s' }, failedReason: 'heartbeat did not succeed', summarize: true }),
     );
     expect(o).toMatchObject({
@@ -86,6 +86,6 @@ describe('buildOutcome()', () => {
 
   it('writes no session line when no agent was called', async () => {
     const { prompt: _, ...rest } = input({ result: { status: 'error', error: 'interrupted' } });
-    expect((await buildOutcome(gen, store, rest)).messages).toEqual([]);
+    expect((await buildOutcome(gen, store.records, rest)).messages).toEqual([]);
   });
 });

@@ -23,9 +23,9 @@ async function storeWithDays(count: number): Promise<SqliteStore> {
   const store = new SqliteStore({ path: join(dir, `${++n}.db`) });
   for (let d = 0; d < count; d++) {
     const run = newRun({ createdAt: d * DAY });
-    await store.accept({ events: [newEvent({ createdAt: d * DAY })], runs: [run], request: newRequest({ receivedAt: d * DAY }) });
-    await store.startRun(run.id, d * DAY);
-    await store.finishRun(okOutcome(run.id, { finishedAt: d * DAY, delivery: { kind: 'skipped', reason: 'ack' } }));
+    await store.records.accept({ events: [newEvent({ createdAt: d * DAY })], runs: [run], request: newRequest({ receivedAt: d * DAY }) });
+    await store.records.startRun(run.id, d * DAY);
+    await store.records.finishRun(okOutcome(run.id, { finishedAt: d * DAY, delivery: { kind: 'skipped', reason: 'ack' } }));
   }
   return store;
 }
@@ -46,19 +46,23 @@ describe('pruneAll()', () => {
     const store = await storeWithDays(10);
     let pauses = 0;
     const total = await pruneAll(
-      store,
+      store.records,
       { runs: 5 * DAY, events: 0, requests: 7 * DAY, sessionLines: 50 },
       { batch: 2, pause: async () => void pauses++ },
     );
     expect(total).toEqual({ runs: 5, events: 0, messages: 0, deliveries: 0, requests: 7 });
     expect(pauses).toBeGreaterThanOrEqual(3);
-    expect((await store.listRuns({ limit: 100 })).map((r) => r.createdAt / DAY)).toEqual([9, 8, 7, 6, 5]);
+    expect((await store.records.listRuns({ limit: 100 })).map((r) => r.createdAt / DAY)).toEqual([9, 8, 7, 6, 5]);
     await store.close();
   });
 
   it('stops after the batch under way when told to', async () => {
     const store = await storeWithDays(10);
-    const total = await pruneAll(store, { runs: 10 * DAY, events: 0, requests: 0, sessionLines: 50 }, { batch: 2, stopped: () => true });
+    const total = await pruneAll(
+      store.records,
+      { runs: 10 * DAY, events: 0, requests: 0, sessionLines: 50 },
+      { batch: 2, stopped: () => true },
+    );
     expect(total.runs).toBe(2);
     await store.close();
   });
@@ -71,7 +75,7 @@ describe('createRetention()', () => {
     let lines = '';
     const logger = createLogger('info', { write: (s: string) => void (lines += s) });
     const generations = new GenerationRef(await testGeneration({ retention: { runsDays: 3, eventsDays: 30, requestsDays: 1 } }));
-    const retention = createRetention({ store, generations, logger, clock: () => now, pause: async () => {} });
+    const retention = createRetention({ records: store.records, generations, logger, clock: () => now, pause: async () => {} });
     expect(await retention.runOnce()).toEqual({ runs: 7, events: 0, messages: 0, deliveries: 0, requests: 9 });
     expect(JSON.parse(lines.trim())).toMatchObject({ msg: 'retention: pruned', pruned: { runs: 7, requests: 9 } });
     now += DAY;

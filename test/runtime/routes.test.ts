@@ -6,15 +6,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { mainRoute, resolveRoute } from '../../src/runtime/routes.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
-import type { Store } from '../../src/store/types.ts';
+import type { MetaRecords } from '../../src/store/roles.ts';
 import { testGeneration } from '../helpers/generation.ts';
 
 /** A store (SQLite in memory) that remembers `route` as the main route, when given (a string as stored). */
-async function remembered(route?: unknown): Promise<Store> {
+/** The records of a store that remembers `route` as the main route (none when absent). */
+async function remembered(route?: unknown): Promise<MetaRecords> {
   const store = new SqliteStore({ path: ':memory:' });
   stores.push(store);
-  if (route !== undefined) await store.setMeta('mainRoute', typeof route === 'string' ? route : JSON.stringify(route));
-  return store;
+  if (route !== undefined) await store.records.setMeta('mainRoute', typeof route === 'string' ? route : JSON.stringify(route));
+  return store.records;
 }
 const stores: SqliteStore[] = [];
 afterAll(() => Promise.all(stores.map((s) => s.close())));

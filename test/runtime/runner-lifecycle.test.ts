@@ -27,20 +27,22 @@ describe('createRunner() across restarts and shutdowns', () => {
       const once = newRun({ model: 'sp/m', wakeMode: 'next-heartbeat' });
       const twice = newRun({ model: 'sp/m', hookName: 'Twice', wakeMode: 'now' });
       const heartbeat = newRun({ kind: 'heartbeat', sessionKey: 'main', model: 'sp/m' });
-      await store.accept({ events: [], runs: [queued, once, twice] });
-      await store.startRun(once.id, Date.now()); // attempts 1: interrupted once
-      await store.startRun(twice.id, Date.now());
-      await store.requeueRun(twice.id, { refundAttempt: false });
-      await store.startRun(twice.id, Date.now()); // attempts 2: interrupted again
-      await store.insertHeartbeat(heartbeat, Date.now());
+      await store.records.accept({ events: [], runs: [queued, once, twice] });
+      await store.records.startRun(once.id, Date.now()); // attempts 1: interrupted once
+      await store.records.startRun(twice.id, Date.now());
+      await store.records.requeueRun(twice.id, { refundAttempt: false });
+      await store.records.startRun(twice.id, Date.now()); // attempts 2: interrupted again
+      await store.records.insertHeartbeat(heartbeat, Date.now());
 
       const s = setup({ store, provider: scriptedProvider(() => 'done') });
       expect(await s.runner.recover()).toEqual({ queued: 3, heartbeats: 1 });
       expect(await finished(s, queued.id)).toMatchObject({ status: 'ok', attempts: 1 });
       expect(await finished(s, once.id)).toMatchObject({ status: 'ok', attempts: 2 });
-      expect(await s.store.getRun(twice.id)).toMatchObject({ status: 'error', error: 'interrupted twice by a service restart' });
-      expect(await s.store.getRun(heartbeat.id)).toMatchObject({ status: 'error', error: 'interrupted by a service restart' });
-      expect((await s.store.pendingEvents(10)).map((e) => e.text)).toContain('Hook Twice (error): interrupted twice by a service restart');
+      expect(await s.store.records.getRun(twice.id)).toMatchObject({ status: 'error', error: 'interrupted twice by a service restart' });
+      expect(await s.store.records.getRun(heartbeat.id)).toMatchObject({ status: 'error', error: 'interrupted by a service restart' });
+      expect((await s.store.records.pendingEvents(10)).map((e) => e.text)).toContain(
+        'Hook Twice (error): interrupted twice by a service restart',
+      );
       expect(s.heartbeats).toHaveBeenCalledTimes(1); // Twice asked for wakeMode now
       expect(s.provider.calls.map((c) => c.req.runId).sort()).toEqual([queued.id, once.id].sort());
     });
@@ -57,11 +59,11 @@ describe('createRunner() across restarts and shutdowns', () => {
         await turns();
       }
       expect(s.provider.calls).toHaveLength(1);
-      expect(s.store.queue.size()).toEqual({ waiting: 0, claimed: 1 });
+      expect(s.store.runs.size()).toEqual({ waiting: 0, claimed: 1 });
       s.provider.calls[0]!.reply('done');
-      while ((await s.store.getRun(run.id))!.status !== 'ok') await turns();
+      while ((await s.store.records.getRun(run.id))!.status !== 'ok') await turns();
       await turns();
-      expect(s.store.queue.size()).toEqual({ waiting: 0, claimed: 0 });
+      expect(s.store.runs.size()).toEqual({ waiting: 0, claimed: 0 });
     });
   });
 
@@ -74,20 +76,20 @@ describe('createRunner() across restarts and shutdowns', () => {
       const stopping = s.runner.stop(5000);
       setTimeout(() => s.provider.calls[0]!.reply('done'), 100);
       await stopping;
-      expect(await s.store.getRun(a.id)).toMatchObject({ status: 'ok', reply: 'done' });
-      expect(await s.store.getRun(b.id)).toMatchObject({ status: 'queued', attempts: 0 });
+      expect(await s.store.records.getRun(a.id)).toMatchObject({ status: 'ok', reply: 'done' });
+      expect(await s.store.records.getRun(b.id)).toMatchObject({ status: 'queued', attempts: 0 });
       expect(s.provider.calls).toHaveLength(1);
     });
 
     it('starts none of the runs a claim under way at the stop gives it, and leaves them in the queue', async () => {
       const s = setup();
       const run = newRun({ model: 'sp/m' });
-      await s.store.accept({ events: [], runs: [run] });
+      await s.store.records.accept({ events: [], runs: [run] });
       s.runner.notify();
       await s.runner.stop(0);
       await new Promise((r) => setImmediate(r));
       expect(s.provider.calls).toHaveLength(0);
-      expect((await s.store.queue.claim('next', 1000, 10)).map((c) => [c.id, c.attempts])).toEqual([[run.id, 0]]);
+      expect((await s.store.runs.claim('next', 1000, 10)).map((c) => [c.id, c.attempts])).toEqual([[run.id, 0]]);
     });
 
     it('aborts a run still going at the deadline and puts it back in the queue without counting the attempt', async () => {
@@ -96,8 +98,8 @@ describe('createRunner() across restarts and shutdowns', () => {
       await s.provider.waitForCalls(1);
       await s.runner.stop(100);
       expect(s.provider.calls[0]!.req.signal.aborted).toBe(true);
-      expect(await s.store.getRun(a.id)).toMatchObject({ status: 'queued', attempts: 0 });
-      expect(await s.store.pendingEvents(10)).toEqual([]);
+      expect(await s.store.records.getRun(a.id)).toMatchObject({ status: 'queued', attempts: 0 });
+      expect(await s.store.records.pendingEvents(10)).toEqual([]);
     });
   });
 });

@@ -19,13 +19,13 @@ describe('createRunner()', () => {
     it('moves a run queued → running → ok with timestamps, attempts, reply and summary', async () => {
       const s = setup();
       const run = newRun({ model: 'sp/m', hookName: 'CI', message: 'build failed' });
-      await s.store.accept({ events: [], runs: [run] });
-      expect((await s.store.getRun(run.id))!).toMatchObject({ status: 'queued', startedAt: null, finishedAt: null, attempts: 0 });
+      await s.store.records.accept({ events: [], runs: [run] });
+      expect((await s.store.records.getRun(run.id))!).toMatchObject({ status: 'queued', startedAt: null, finishedAt: null, attempts: 0 });
       s.runner.notify();
       await s.provider.waitForCalls(1);
       // stored as running while the provider works (the write commits with the next batch)
       const running = await until(async () => {
-        const r = (await s.store.getRun(run.id))!;
+        const r = (await s.store.records.getRun(run.id))!;
         return r.status === 'running' ? r : undefined;
       });
       expect(running).toMatchObject({ status: 'running', attempts: 1 });
@@ -55,7 +55,7 @@ describe('createRunner()', () => {
       const done = await finished(s, run.id);
       expect(done).toMatchObject({ status: 'timeout', error: 'timed out after 0.2s', reply: null });
       expect(s.provider.calls[0]!.req.signal.aborted).toBe(true);
-      const [ev] = await s.store.pendingEvents(10);
+      const [ev] = await s.store.records.pendingEvents(10);
       expect(ev!.text).toBe('Hook Slow (timeout): timed out after 0.2s');
     });
 
@@ -66,7 +66,7 @@ describe('createRunner()', () => {
       s.provider.calls[0]!.fail(new Error('HTTP 500 from endpoint:\n overloaded'));
       const done = await finished(s, run.id);
       expect(done).toMatchObject({ status: 'error', error: 'HTTP 500 from endpoint: overloaded' });
-      expect((await s.store.pendingEvents(10))[0]!.text).toBe('Hook Mail (error): HTTP 500 from endpoint: overloaded');
+      expect((await s.store.records.pendingEvents(10))[0]!.text).toBe('Hook Mail (error): HTTP 500 from endpoint: overloaded');
     });
 
     it('ends a run whose model names an unconfigured provider as error', async () => {
@@ -116,7 +116,7 @@ describe('createRunner()', () => {
     it('with an agent that answers at once, refills freed slots in the same turn up to RUNS_PER_TURN runs, the rest on later turns', async () => {
       const s = setup({ maxConcurrent: 2, provider: scriptedProvider(() => 'done') });
       const runs = Array.from({ length: 3 * RUNS_PER_TURN }, (_, i) => newRun({ model: 'sp/m', sessionKey: `hook:fast${i}` }));
-      await s.store.accept({ events: [], runs });
+      await s.store.records.accept({ events: [], runs });
       let inFirstTurn = 0;
       await new Promise<void>((done) =>
         setImmediate(() => {
@@ -138,7 +138,7 @@ describe('createRunner()', () => {
       const s = setup({ maxConcurrent: 1 });
       const keyed = ['a', 'b', 'c'].map((k) => newRun({ model: 'sp/m', sessionKey: `hook:${k}`, message: `${k}1` }));
       const fresh = [1, 2, 3].map((i) => newRun({ model: 'sp/m', sessionKey: `hook:new-${i}`, message: `f${i}`, newSession: true }));
-      await s.store.accept({ events: [], runs: [...keyed, ...fresh] });
+      await s.store.records.accept({ events: [], runs: [...keyed, ...fresh] });
       s.runner.notify();
       await until(() => s.runner.running() === 1);
       // one started at once, five waiting
@@ -151,7 +151,7 @@ describe('createRunner()', () => {
       expect(s.provider.calls.map((c) => c.req.messages.at(-1)!.content)).toEqual(['a1', 'b1', 'c1', 'f1', 'f2', 'f3']);
       // a new session's run reads no transcript, and its own is stored under its key
       expect(s.provider.calls[3]!.req.messages).toHaveLength(1);
-      expect((await s.store.transcript('hook:new-2', 10)).map((m) => m.content)).toEqual(['f2', 'r4']);
+      expect((await s.store.records.transcript('hook:new-2', 10)).map((m) => m.content)).toEqual(['f2', 'r4']);
       await s.runner.idle();
       expect([s.runner.running(), s.runner.queued()]).toEqual([0, 0]);
     });
@@ -159,8 +159,8 @@ describe('createRunner()', () => {
     it('frees the slot once the agent has answered; the same key waits until the outcome is stored', async () => {
       const store = new SqliteStore({ path: ':memory:' });
       const stored = Promise.withResolvers<void>();
-      const finishRun = store.finishRun.bind(store);
-      store.finishRun = async (o) => {
+      const finishRun = store.records.finishRun.bind(store.records);
+      store.records.finishRun = async (o) => {
         await stored.promise;
         return finishRun(o);
       };
@@ -218,8 +218,8 @@ describe('createRunner()', () => {
     it('reads no transcript for a run whose session key was made for it; later runs of that session do', async () => {
       const store = new SqliteStore({ path: ':memory:' });
       const read: string[] = [];
-      const transcript = store.transcript.bind(store);
-      store.transcript = (key, limit, maxBytes) => {
+      const transcript = store.records.transcript.bind(store.records);
+      store.records.transcript = (key, limit, maxBytes) => {
         read.push(key);
         return transcript(key, limit, maxBytes);
       };
@@ -227,7 +227,7 @@ describe('createRunner()', () => {
       const fresh = newRun({ model: 'sp/m', sessionKey: 'hook:made-for-it', message: 'Q1', newSession: true });
       const next = newRun({ model: 'sp/m', sessionKey: 'hook:made-for-it', message: 'Q2' });
       const old = newRun({ model: 'sp/m', sessionKey: 'hook:old', message: 'Z' });
-      await store.accept({ events: [], runs: [fresh, next, old] });
+      await store.records.accept({ events: [], runs: [fresh, next, old] });
       s.runner.notify();
       await s.provider.waitForCalls(1);
       s.provider.calls[0]!.reply('A1');
@@ -249,12 +249,12 @@ describe('createRunner()', () => {
       const s = setup({ maxConcurrent: 1, store });
       const id = uuidv7();
       const fresh = newRun({ id, model: 'sp/m', sessionKey: `hook:${id}`, message: 'Q1', newSession: true });
-      await store.accept({ events: [], runs: [fresh] });
+      await store.records.accept({ events: [], runs: [fresh] });
       s.runner.notify();
       await s.provider.waitForCalls(1);
       s.provider.calls[0]!.reply('A1');
       const run = await finished(s, id);
-      const lines = await store.listMessages(fresh.sessionKey, { limit: 10 });
+      const lines = await store.records.listMessages(fresh.sessionKey, { limit: 10 });
       expect(lines).toEqual([
         { id: expect.any(Number), sessionKey: fresh.sessionKey, role: 'assistant', content: 'A1', runId: id, createdAt: run.finishedAt },
         { id: expect.any(Number), sessionKey: fresh.sessionKey, role: 'user', content: 'Q1', runId: id, createdAt: run.startedAt },
@@ -269,7 +269,7 @@ describe('createRunner()', () => {
       ]);
       s.provider.calls[1]!.reply('A2');
       await finished(s, next.id);
-      expect((await store.transcript(fresh.sessionKey, 10)).map((m) => m.content)).toEqual(['Q1', 'A1', 'Q2', 'A2']);
+      expect((await store.records.transcript(fresh.sessionKey, 10)).map((m) => m.content)).toEqual(['Q1', 'A1', 'Q2', 'A2']);
     });
 
     it('queues "Hook <name>: <summary>" in the main session, inside the boundary for untrusted hooks', async () => {
@@ -280,7 +280,7 @@ describe('createRunner()', () => {
       for (const c of s.provider.calls) c.reply('All green.');
       await finished(s, trusted.id);
       await finished(s, untrusted.id);
-      const events = await s.store.pendingEvents(10);
+      const events = await s.store.records.pendingEvents(10);
       const text = (id: string) => events.find((e) => e.runId === id)!.text;
       expect(text(trusted.id)).toBe('Hook Cron: All green.');
       expect(text(untrusted.id)).toMatch(
@@ -299,7 +299,7 @@ describe('createRunner()', () => {
       s.provider.calls.find((c) => c.req.sessionKey === 'hook:err')!.fail(new Error('overloaded'));
       await finished(s, ok.id);
       await finished(s, failed.id);
-      const events = await s.store.pendingEvents(10);
+      const events = await s.store.records.pendingEvents(10);
       const text = (id: string) => events.find((e) => e.runId === id)!.text;
       const inside = (head: string, content: string) =>
         new RegExp(
@@ -343,7 +343,7 @@ describe('createRunner()', () => {
         attempts: 0,
       });
       expect(s.outbox).toHaveBeenCalledTimes(1);
-      expect(await s.store.dueDeliveries(Date.now() + 1, 10)).toMatchObject([
+      expect(await s.store.records.dueDeliveries(Date.now() + 1, 10)).toMatchObject([
         { channel: 'console', text: 'hello', status: 'pending', mainSession: false },
       ]);
     });

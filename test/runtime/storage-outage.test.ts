@@ -77,7 +77,7 @@ function world(
   const generations = new GenerationRef(gen);
   const log = captureLogger('info');
   const newOutbox = () => {
-    const o = createOutbox({ store, generations, logger: log.logger, backoffMs: () => 1000 });
+    const o = createOutbox({ records: store.records, generations, logger: log.logger, backoffMs: () => 1000 });
     stops.push(() => o.stop(0));
     return o;
   };
@@ -91,8 +91,8 @@ describe('a full disk', () => {
     const w = world(async (m) => void sent.push(m), provider);
     const outbox: Outbox = w.newOutbox();
     const runner: Runner = createRunner({
-      store: w.store,
-      queue: w.store.queue,
+      records: w.store.records,
+      queue: w.store.runs,
       generations: w.generations,
       logger: w.log.logger,
       requestHeartbeat: () => {},
@@ -100,7 +100,7 @@ describe('a full disk', () => {
     });
     stops.push(() => runner.stop(0));
     const runs = ['first', 'second', 'third'].map((message) => newRun({ model: 'sp/m', message }));
-    await w.store.accept({ events: [], runs });
+    await w.store.records.accept({ events: [], runs });
     runner.notify();
     await provider.waitForCalls(1);
 
@@ -114,15 +114,15 @@ describe('a full disk', () => {
     // both outcomes wait in memory; the third run is not started while the store cannot write
     expect(provider.calls).toHaveLength(2);
     expect([runner.running(), runner.queued()]).toEqual([2, 1]);
-    expect((await w.store.unfinishedRuns()).map((r) => r.id)).toEqual(runs.map((r) => r.id));
+    expect((await w.store.records.unfinishedRuns()).map((r) => r.id)).toEqual(runs.map((r) => r.id));
     expect(w.log.text()).toContain('store the outcome of a run: storage unavailable; trying again until it works');
 
     w.disk.full = false;
     await eventually(() => provider.calls.length === 3);
     provider.calls[2]!.reply('reply to third');
-    for (const r of runs) await eventually(async () => (await w.store.getRun(r.id))!.delivery.status === 'sent');
+    for (const r of runs) await eventually(async () => (await w.store.records.getRun(r.id))!.delivery.status === 'sent');
     for (const r of runs) {
-      const stored = (await w.store.getRun(r.id))!;
+      const stored = (await w.store.records.getRun(r.id))!;
       expect(stored).toMatchObject({
         status: 'ok',
         attempts: 1,
@@ -149,11 +149,11 @@ describe('a full disk', () => {
     await pass(5 * 60_000);
     // one send, whose failure could not be recorded: the next one waits for that record
     expect(sends).toBe(1);
-    expect((await w.store.getRun(runId))!.delivery).toMatchObject({ status: 'pending', attempts: 0 });
+    expect((await w.store.records.getRun(runId))!.delivery).toMatchObject({ status: 'pending', attempts: 0 });
 
     w.disk.full = false;
-    await eventually(async () => (await w.store.getRun(runId))!.delivery.status === 'failed');
-    expect((await w.store.getRun(runId))!.delivery).toMatchObject({ status: 'failed', attempts: MAX_ATTEMPTS, reason: 'HTTP 503' });
+    await eventually(async () => (await w.store.records.getRun(runId))!.delivery.status === 'failed');
+    expect((await w.store.records.getRun(runId))!.delivery).toMatchObject({ status: 'failed', attempts: MAX_ATTEMPTS, reason: 'HTTP 503' });
     expect(sends).toBe(MAX_ATTEMPTS);
     // a restart finds nothing left to send
     await first.stop(0);
@@ -173,24 +173,33 @@ describe('a full disk', () => {
     await eventually(() => w.disk.failedCommits() > 0);
     await pass(60_000);
     w.disk.full = false;
-    await eventually(async () => (await w.store.getRun(runId))!.delivery.status === 'sent');
-    expect((await w.store.getRun(runId))!.delivery).toMatchObject({ status: 'sent', attempts: 3 });
+    await eventually(async () => (await w.store.records.getRun(runId))!.delivery.status === 'sent');
+    expect((await w.store.records.getRun(runId))!.delivery).toMatchObject({ status: 'sent', attempts: 3 });
     expect(sends).toBe(3);
   });
 
   it('lets a heartbeat requested while the disk is full run once it has room, consuming its events', async () => {
     const w = world(async () => {});
-    const heartbeat = createHeartbeat({ store: w.store, generations: w.generations, logger: w.log.logger, notifyOutbox: () => {} });
+    const heartbeat = createHeartbeat({
+      records: w.store.records,
+      tasks: w.store.tasks,
+      generations: w.generations,
+      logger: w.log.logger,
+      notifyOutbox: () => {},
+    });
     stops.push(() => heartbeat.stop(0));
-    await w.store.accept({ events: [{ id: 'ev-1', source: 'wake', text: 'disk at 100%', createdAt: Date.now(), runId: null }], runs: [] });
+    await w.store.records.accept({
+      events: [{ id: 'ev-1', source: 'wake', text: 'disk at 100%', createdAt: Date.now(), runId: null }],
+      runs: [],
+    });
     w.disk.full = true;
     heartbeat.request();
     await eventually(() => w.disk.failedCommits() > 0);
     await pass(60_000);
     expect(w.provider.calls).toHaveLength(0);
     w.disk.full = false;
-    await eventually(async () => (await w.store.listEvents({ limit: 10 }))[0]!.status === 'consumed');
-    const [hb] = (await w.store.listRuns({ limit: 10 })).filter((r) => r.kind === 'heartbeat');
+    await eventually(async () => (await w.store.records.listEvents({ limit: 10 }))[0]!.status === 'consumed');
+    const [hb] = (await w.store.records.listRuns({ limit: 10 })).filter((r) => r.kind === 'heartbeat');
     expect(hb).toMatchObject({ status: 'ok' });
     expect(w.provider.calls).toHaveLength(1);
   });
@@ -198,15 +207,15 @@ describe('a full disk', () => {
   it('gives up on an outcome the store still cannot take at the stop deadline, leaving the run for the next start', async () => {
     const w = world(async () => {});
     const runner = createRunner({
-      store: w.store,
-      queue: w.store.queue,
+      records: w.store.records,
+      queue: w.store.runs,
       generations: w.generations,
       logger: w.log.logger,
       requestHeartbeat: () => {},
       notifyOutbox: () => {},
     });
     const run = newRun({ model: 'sp/m' });
-    await w.store.accept({ events: [], runs: [run] });
+    await w.store.records.accept({ events: [], runs: [run] });
     w.disk.full = true;
     runner.notify();
     await eventually(() => w.disk.failedCommits() > 0);
@@ -216,6 +225,6 @@ describe('a full disk', () => {
     expect([runner.running(), runner.queued()]).toEqual([0, 0]);
     expect(w.log.text()).toContain('run left for the next start');
     w.disk.full = false;
-    expect((await w.store.unfinishedRuns()).map((r) => r.id)).toEqual([run.id]);
+    expect((await w.store.records.unfinishedRuns()).map((r) => r.id)).toEqual([run.id]);
   });
 });

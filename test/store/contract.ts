@@ -5,9 +5,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { wrapExternal } from '../../src/safety/boundary.ts';
 import { ConflictError } from '../../src/store/errors.ts';
-import type { NewRun, Store } from '../../src/store/types.ts';
+import type { NewRun } from '../../src/store/types.ts';
+import type { Store } from '../../src/store/roles.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
 import { consoleContract } from './contract-console.ts';
+import { sharedRolesContract } from './contract-shared.ts';
 
 /** 100 KiB of text that is not ASCII, so that characters and bytes differ. */
 const long = (tag: string, chars = 100 * 1024) => `${tag}: ${'Zürich ✓ '.repeat(Math.ceil(chars / 9))}`.slice(0, chars);
@@ -25,16 +27,16 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     /** A hook run accepted and started, as the runner does before the agent is called. */
     const started = async (over: Partial<NewRun> = {}, at = 1_500): Promise<NewRun> => {
       const run = newRun(over);
-      await store.accept({ events: [], runs: [run] });
-      const read = (await store.queuedRun(run.id))!;
-      await store.startRun(run.id, at);
+      await store.records.accept({ events: [], runs: [run] });
+      const read = (await store.records.queuedRun(run.id))!;
+      await store.records.startRun(run.id, at);
       return read;
     };
     /** A heartbeat that consumes `ids` (with `older`, every pending event before them too). */
     const consume = async (ids: string[], older = false, at = 3_000) => {
       const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
-      await store.insertHeartbeat(hb, at - 1);
-      await store.finishRun(okOutcome(hb.id, { finishedAt: at, delivery: skipped, consumedEventIds: ids, consumeOlder: older }));
+      await store.records.insertHeartbeat(hb, at - 1);
+      await store.records.finishRun(okOutcome(hb.id, { finishedAt: at, delivery: skipped, consumedEventIds: ids, consumeOlder: older }));
       return hb.id;
     };
 
@@ -42,12 +44,12 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       it('stores the events, runs and idempotency record of a request together', async () => {
         const run = newRun({ to: '42', thinking: 'low', trusted: true, nameTrusted: true, deliver: false });
         const event = newEvent({ text: 'disk full' });
-        await store.accept({
+        await store.records.accept({
           events: [event],
           runs: [run],
           idempotency: { key: 'k', status: 202, body: '{"ok":true}', createdAt: 1, expiresAt: 10 },
         });
-        expect(await store.getRun(run.id)).toEqual({
+        expect(await store.records.getRun(run.id)).toEqual({
           ...run,
           status: 'queued',
           attempts: 0,
@@ -58,72 +60,92 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           error: null,
           delivery: { status: 'pending', reason: null, channel: null, to: null, attempts: 0 },
         });
-        expect(await store.listEvents({ limit: 10 })).toEqual([{ ...event, status: 'pending', consumedAt: null, heartbeatId: null }]);
-        expect(await store.getIdempotency('k', 5)).toEqual({ key: 'k', status: 202, body: '{"ok":true}', createdAt: 1, expiresAt: 10 });
+        expect(await store.records.listEvents({ limit: 10 })).toEqual([
+          { ...event, status: 'pending', consumedAt: null, heartbeatId: null },
+        ]);
+        expect(await store.records.getIdempotency('k', 5)).toEqual({
+          key: 'k',
+          status: 202,
+          body: '{"ok":true}',
+          createdAt: 1,
+          expiresAt: 10,
+        });
       });
 
       it('is atomic: a batch with a run id already taken stores nothing of it', async () => {
         const taken = newRun();
-        await store.accept({ events: [], runs: [taken] });
+        await store.records.accept({ events: [], runs: [taken] });
         const fresh = newRun();
         await expect(
-          store.accept({
+          store.records.accept({
             events: [newEvent()],
             runs: [fresh, taken],
             idempotency: { key: 'k', status: 200, body: '{}', createdAt: 1, expiresAt: 10 },
           }),
         ).rejects.toBeInstanceOf(ConflictError);
-        expect(await store.getRun(fresh.id)).toBeUndefined();
-        expect(await store.listEvents({ limit: 10 })).toEqual([]);
-        expect(await store.getIdempotency('k', 5)).toBeUndefined();
+        expect(await store.records.getRun(fresh.id)).toBeUndefined();
+        expect(await store.records.listEvents({ limit: 10 })).toEqual([]);
+        expect(await store.records.getIdempotency('k', 5)).toBeUndefined();
       });
 
       it('lets a failing request fail alone when several are accepted at once', async () => {
         const taken = newRun();
-        await store.accept({ events: [], runs: [taken] });
+        await store.records.accept({ events: [], runs: [taken] });
         const results = await Promise.allSettled([
-          store.accept({ events: [newEvent()], runs: [newRun()] }),
-          store.accept({ events: [newEvent()], runs: [taken] }),
-          store.accept({ events: [newEvent()], runs: [] }),
+          store.records.accept({ events: [newEvent()], runs: [newRun()] }),
+          store.records.accept({ events: [newEvent()], runs: [taken] }),
+          store.records.accept({ events: [newEvent()], runs: [] }),
         ]);
         expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-        expect((await store.counts()).runs.queued).toBe(2);
-        expect((await store.counts()).events.pending).toBe(2);
+        expect((await store.records.counts()).runs.queued).toBe(2);
+        expect((await store.records.counts()).events.pending).toBe(2);
       });
     });
 
     describe('idempotency records', () => {
       it('are found until they expire', async () => {
-        await store.accept({ events: [], runs: [], idempotency: { key: 'k', status: 200, body: '{}', createdAt: 1, expiresAt: 10 } });
-        expect((await store.getIdempotency('k', 9))?.status).toBe(200);
-        expect(await store.getIdempotency('k', 10)).toBeUndefined();
-        expect(await store.getIdempotency('other', 1)).toBeUndefined();
+        await store.records.accept({
+          events: [],
+          runs: [],
+          idempotency: { key: 'k', status: 200, body: '{}', createdAt: 1, expiresAt: 10 },
+        });
+        expect((await store.records.getIdempotency('k', 9))?.status).toBe(200);
+        expect(await store.records.getIdempotency('k', 10)).toBeUndefined();
+        expect(await store.records.getIdempotency('other', 1)).toBeUndefined();
       });
 
       it('are pruned once expired, and only then', async () => {
-        await store.accept({ events: [], runs: [], idempotency: { key: 'a', status: 200, body: '{}', createdAt: 1, expiresAt: 10 } });
-        await store.accept({ events: [], runs: [], idempotency: { key: 'b', status: 200, body: '{}', createdAt: 1, expiresAt: 20 } });
-        expect(await store.pruneIdempotency(10)).toBe(1);
-        expect(await store.pruneIdempotency(10)).toBe(0);
-        expect(await store.getIdempotency('b', 11)).toBeDefined();
+        await store.records.accept({
+          events: [],
+          runs: [],
+          idempotency: { key: 'a', status: 200, body: '{}', createdAt: 1, expiresAt: 10 },
+        });
+        await store.records.accept({
+          events: [],
+          runs: [],
+          idempotency: { key: 'b', status: 200, body: '{}', createdAt: 1, expiresAt: 20 },
+        });
+        expect(await store.records.pruneIdempotency(10)).toBe(1);
+        expect(await store.records.pruneIdempotency(10)).toBe(0);
+        expect(await store.records.getIdempotency('b', 11)).toBeDefined();
       });
     });
 
     describe('runs', () => {
       it('queuedRun() gives the run as accepted while it is queued, and nothing once started or unknown', async () => {
         const run = newRun({ message: 'first' });
-        await store.accept({ events: [], runs: [run] });
-        expect(await store.queuedRun(run.id)).toEqual(run);
-        await store.startRun(run.id, 1_500);
-        expect(await store.queuedRun(run.id)).toBeUndefined();
-        expect(await store.queuedRun('nope')).toBeUndefined();
+        await store.records.accept({ events: [], runs: [run] });
+        expect(await store.records.queuedRun(run.id)).toEqual(run);
+        await store.records.startRun(run.id, 1_500);
+        expect(await store.records.queuedRun(run.id)).toBeUndefined();
+        expect(await store.records.queuedRun('nope')).toBeUndefined();
       });
 
       it('go queued → running → ok with their attempts, times, reply and summary', async () => {
         const run = await started({}, 1_500);
-        expect(await store.getRun(run.id)).toMatchObject({ status: 'running', attempts: 1, startedAt: 1_500, finishedAt: null });
-        await store.finishRun(okOutcome(run.id, { finishedAt: 2_000, reply: 'done', summary: 'done.', delivery: skipped }));
-        expect(await store.getRun(run.id)).toMatchObject({
+        expect(await store.records.getRun(run.id)).toMatchObject({ status: 'running', attempts: 1, startedAt: 1_500, finishedAt: null });
+        await store.records.finishRun(okOutcome(run.id, { finishedAt: 2_000, reply: 'done', summary: 'done.', delivery: skipped }));
+        expect(await store.records.getRun(run.id)).toMatchObject({
           status: 'ok',
           attempts: 1,
           startedAt: 1_500,
@@ -137,58 +159,58 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       it('end as error or timeout with the reason, and no reply', async () => {
         const failed = await started();
         const slow = await started();
-        await store.finishRun({
+        await store.records.finishRun({
           ...okOutcome(failed.id, { delivery: { kind: 'skipped', reason: 'run did not succeed' } }),
           status: 'error',
           reply: null,
           summary: null,
           error: 'HTTP 500',
         });
-        await store.finishRun({
+        await store.records.finishRun({
           ...okOutcome(slow.id, { delivery: { kind: 'skipped', reason: 'run did not succeed' } }),
           status: 'timeout',
           reply: null,
           summary: null,
           error: 'timed out',
         });
-        expect(await store.getRun(failed.id)).toMatchObject({
+        expect(await store.records.getRun(failed.id)).toMatchObject({
           status: 'error',
           reply: null,
           error: 'HTTP 500',
           delivery: { status: 'skipped', reason: 'run did not succeed' },
         });
-        expect(await store.getRun(slow.id)).toMatchObject({ status: 'timeout', error: 'timed out' });
+        expect(await store.records.getRun(slow.id)).toMatchObject({ status: 'timeout', error: 'timed out' });
       });
 
       it('a start and a finish given at once make one started, finished run with one attempt', async () => {
         const run = newRun();
-        await store.accept({ events: [], runs: [run] });
-        await Promise.all([store.startRun(run.id, 1_500), store.finishRun(okOutcome(run.id, { delivery: skipped }))]);
-        expect(await store.getRun(run.id)).toMatchObject({ status: 'ok', attempts: 1, startedAt: 1_500, finishedAt: 2_000 });
+        await store.records.accept({ events: [], runs: [run] });
+        await Promise.all([store.records.startRun(run.id, 1_500), store.records.finishRun(okOutcome(run.id, { delivery: skipped }))]);
+        expect(await store.records.getRun(run.id)).toMatchObject({ status: 'ok', attempts: 1, startedAt: 1_500, finishedAt: 2_000 });
       });
 
       it('are requeued with the attempt given back when asked, kept otherwise; only running runs', async () => {
         const run = await started();
-        await store.requeueRun(run.id, { refundAttempt: true });
-        expect(await store.getRun(run.id)).toMatchObject({ status: 'queued', attempts: 0 });
-        await store.startRun(run.id, 1_600);
-        await store.requeueRun(run.id, { refundAttempt: false });
-        expect(await store.getRun(run.id)).toMatchObject({ status: 'queued', attempts: 1 });
-        await store.requeueRun(run.id, { refundAttempt: true });
-        expect(await store.getRun(run.id)).toMatchObject({ status: 'queued', attempts: 1 });
-        expect((await store.queuedRun(run.id))?.id).toBe(run.id);
+        await store.records.requeueRun(run.id, { refundAttempt: true });
+        expect(await store.records.getRun(run.id)).toMatchObject({ status: 'queued', attempts: 0 });
+        await store.records.startRun(run.id, 1_600);
+        await store.records.requeueRun(run.id, { refundAttempt: false });
+        expect(await store.records.getRun(run.id)).toMatchObject({ status: 'queued', attempts: 1 });
+        await store.records.requeueRun(run.id, { refundAttempt: true });
+        expect(await store.records.getRun(run.id)).toMatchObject({ status: 'queued', attempts: 1 });
+        expect((await store.records.queuedRun(run.id))?.id).toBe(run.id);
       });
 
       it('lists newest first, with a limit and a status filter', async () => {
         const runs = [newRun(), newRun(), newRun()];
-        for (const r of runs) await store.accept({ events: [], runs: [r] });
-        await store.startRun(runs[1]!.id, 5);
+        for (const r of runs) await store.records.accept({ events: [], runs: [r] });
+        await store.records.startRun(runs[1]!.id, 5);
         const ids = (rs: { id: string }[]) => rs.map((r) => r.id);
-        expect(ids(await store.listRuns({ limit: 10 }))).toEqual([runs[2]!.id, runs[1]!.id, runs[0]!.id]);
-        expect(ids(await store.listRuns({ limit: 2 }))).toEqual([runs[2]!.id, runs[1]!.id]);
-        expect(ids(await store.listRuns({ limit: 10, status: 'queued' }))).toEqual([runs[2]!.id, runs[0]!.id]);
-        expect(ids(await store.listRuns({ limit: 10, status: 'running' }))).toEqual([runs[1]!.id]);
-        expect(await store.listRuns({ limit: 10, status: 'ok' })).toEqual([]);
+        expect(ids(await store.records.listRuns({ limit: 10 }))).toEqual([runs[2]!.id, runs[1]!.id, runs[0]!.id]);
+        expect(ids(await store.records.listRuns({ limit: 2 }))).toEqual([runs[2]!.id, runs[1]!.id]);
+        expect(ids(await store.records.listRuns({ limit: 10, status: 'queued' }))).toEqual([runs[2]!.id, runs[0]!.id]);
+        expect(ids(await store.records.listRuns({ limit: 10, status: 'running' }))).toEqual([runs[1]!.id]);
+        expect(await store.records.listRuns({ limit: 10, status: 'ok' })).toEqual([]);
       });
 
       it('lists filtered by a part of the hook name in any case and a part of the session key, with the status too', async () => {
@@ -198,31 +220,31 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           newRun({ hookName: 'GitHub', sessionKey: 'hook:gh:2' }),
           newRun({ hookName: 'Gmail', sessionKey: 'hook:gmail:abc' }),
         ];
-        for (const r of runs) await store.accept({ events: [], runs: [r] });
-        await store.startRun(runs[0]!.id, 5);
+        for (const r of runs) await store.records.accept({ events: [], runs: [r] });
+        await store.records.startRun(runs[0]!.id, 5);
         const ids = (rs: { id: string }[]) => rs.map((r) => r.id);
         const [gh1, deploy, gh2, gmail] = runs.map((r) => r.id);
-        expect(ids(await store.listRuns({ limit: 10, hook: 'github' }))).toEqual([gh2, gh1]);
-        expect(ids(await store.listRuns({ limit: 1, hook: 'GITHUB' }))).toEqual([gh2]);
-        expect(ids(await store.listRuns({ limit: 10, hook: 'g' }))).toEqual([gmail, gh2, gh1]);
-        expect(ids(await store.listRuns({ limit: 10, session: 'hook:gh:' }))).toEqual([gh2, gh1]);
-        expect(ids(await store.listRuns({ limit: 10, session: 'HOOK:GH:' }))).toEqual([]);
-        expect(ids(await store.listRuns({ limit: 10, session: 'deploy' }))).toEqual([deploy]);
-        expect(ids(await store.listRuns({ limit: 10, hook: 'github', status: 'running' }))).toEqual([gh1]);
-        expect(ids(await store.listRuns({ limit: 10, hook: 'github', session: ':2' }))).toEqual([gh2]);
-        expect(await store.listRuns({ limit: 10, hook: 'nothing' })).toEqual([]);
+        expect(ids(await store.records.listRuns({ limit: 10, hook: 'github' }))).toEqual([gh2, gh1]);
+        expect(ids(await store.records.listRuns({ limit: 1, hook: 'GITHUB' }))).toEqual([gh2]);
+        expect(ids(await store.records.listRuns({ limit: 10, hook: 'g' }))).toEqual([gmail, gh2, gh1]);
+        expect(ids(await store.records.listRuns({ limit: 10, session: 'hook:gh:' }))).toEqual([gh2, gh1]);
+        expect(ids(await store.records.listRuns({ limit: 10, session: 'HOOK:GH:' }))).toEqual([]);
+        expect(ids(await store.records.listRuns({ limit: 10, session: 'deploy' }))).toEqual([deploy]);
+        expect(ids(await store.records.listRuns({ limit: 10, hook: 'github', status: 'running' }))).toEqual([gh1]);
+        expect(ids(await store.records.listRuns({ limit: 10, hook: 'github', session: ':2' }))).toEqual([gh2]);
+        expect(await store.records.listRuns({ limit: 10, hook: 'nothing' })).toEqual([]);
       });
 
       it('unfinishedRuns() gives the hook runs queued or running, oldest first, for recovery', async () => {
         const a = newRun();
         const b = newRun();
         const done = newRun();
-        await store.accept({ events: [], runs: [a, b, done] });
-        await store.startRun(b.id, 5);
-        await store.startRun(done.id, 5);
-        await store.finishRun(okOutcome(done.id, { delivery: skipped }));
-        await store.insertHeartbeat(newRun({ kind: 'heartbeat', sessionKey: 'main' }), 6);
-        expect((await store.unfinishedRuns()).map((r) => [r.id, r.status])).toEqual([
+        await store.records.accept({ events: [], runs: [a, b, done] });
+        await store.records.startRun(b.id, 5);
+        await store.records.startRun(done.id, 5);
+        await store.records.finishRun(okOutcome(done.id, { delivery: skipped }));
+        await store.records.insertHeartbeat(newRun({ kind: 'heartbeat', sessionKey: 'main' }), 6);
+        expect((await store.records.unfinishedRuns()).map((r) => [r.id, r.status])).toEqual([
           [a.id, 'queued'],
           [b.id, 'running'],
         ]);
@@ -230,18 +252,18 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
       it('insertHeartbeat() stores a heartbeat already running, with one attempt', async () => {
         const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
-        await store.insertHeartbeat(hb, 7);
-        expect(await store.getRun(hb.id)).toMatchObject({ kind: 'heartbeat', status: 'running', attempts: 1, startedAt: 7 });
+        await store.records.insertHeartbeat(hb, 7);
+        expect(await store.records.getRun(hb.id)).toMatchObject({ kind: 'heartbeat', status: 'running', attempts: 1, startedAt: 7 });
       });
 
       it('failInterruptedHeartbeats() ends the heartbeats left running as error, and only those', async () => {
         const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
-        await store.insertHeartbeat(hb, 7);
+        await store.records.insertHeartbeat(hb, 7);
         const hook = await started();
-        expect(await store.failInterruptedHeartbeats(9, 'interrupted')).toBe(1);
-        expect(await store.getRun(hb.id)).toMatchObject({ status: 'error', finishedAt: 9, error: 'interrupted' });
-        expect((await store.getRun(hook.id))!.status).toBe('running');
-        expect(await store.failInterruptedHeartbeats(10, 'interrupted')).toBe(0);
+        expect(await store.records.failInterruptedHeartbeats(9, 'interrupted')).toBe(1);
+        expect(await store.records.getRun(hb.id)).toMatchObject({ status: 'error', finishedAt: 9, error: 'interrupted' });
+        expect((await store.records.getRun(hook.id))!.status).toBe('running');
+        expect(await store.records.failInterruptedHeartbeats(10, 'interrupted')).toBe(0);
       });
     });
 
@@ -251,26 +273,26 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         const lines = ['one', 'two', 'three'].map((content, i) =>
           newMessage({ sessionKey: 'hook:s', content, runId: run.id, createdAt: i }),
         );
-        await store.finishRun(okOutcome(run.id, { messages: lines, delivery: skipped }));
-        await store.finishRun(
+        await store.records.finishRun(okOutcome(run.id, { messages: lines, delivery: skipped }));
+        await store.records.finishRun(
           okOutcome((await started({ sessionKey: 'other' })).id, { messages: [newMessage({ sessionKey: 'other' })], delivery: skipped }),
         );
-        const all = await store.transcript('hook:s', 10);
+        const all = await store.records.transcript('hook:s', 10);
         expect(all.map((m) => m.content)).toEqual(['one', 'two', 'three']);
         expect(all.every((m, i) => m.id > 0 && (i === 0 || m.id > all[i - 1]!.id))).toBe(true);
         expect(all[0]).toEqual({ id: all[0]!.id, sessionKey: 'hook:s', role: 'user', content: 'one', runId: run.id, createdAt: 0 });
-        expect((await store.transcript('hook:s', 2)).map((m) => m.content)).toEqual(['two', 'three']);
-        expect((await store.listMessages('hook:s', { limit: 2 })).map((m) => m.content)).toEqual(['three', 'two']);
-        expect(await store.transcript('nobody', 10)).toEqual([]);
+        expect((await store.records.transcript('hook:s', 2)).map((m) => m.content)).toEqual(['two', 'three']);
+        expect((await store.records.listMessages('hook:s', { limit: 2 })).map((m) => m.content)).toEqual(['three', 'two']);
+        expect(await store.records.transcript('nobody', 10)).toEqual([]);
       });
 
       it('transcript() stops at a byte budget, keeping the newest line whatever its size', async () => {
         const run = await started({ sessionKey: 'big' });
         const contents = ['a', 'b', 'c', 'd'].map((c) => c.repeat(250));
-        await store.finishRun(
+        await store.records.finishRun(
           okOutcome(run.id, { messages: contents.map((content) => newMessage({ sessionKey: 'big', content })), delivery: skipped }),
         );
-        const firsts = async (limit: number, max: number) => (await store.transcript('big', limit, max)).map((m) => m.content[0]);
+        const firsts = async (limit: number, max: number) => (await store.records.transcript('big', limit, max)).map((m) => m.content[0]);
         expect(await firsts(10, 1000)).toEqual(['a', 'b', 'c', 'd']);
         expect(await firsts(10, 999)).toEqual(['b', 'c', 'd']);
         expect(await firsts(10, 500)).toEqual(['c', 'd']);
@@ -281,14 +303,14 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       it("count a line's bytes in UTF-8, as read back", async () => {
         const run = await started({ sessionKey: 'utf' });
         const [x, y] = ['é'.repeat(100), wrapExternal('ü'.repeat(50), 'Webhook')];
-        await store.finishRun(
+        await store.records.finishRun(
           okOutcome(run.id, {
             messages: [newMessage({ sessionKey: 'utf', content: x }), newMessage({ sessionKey: 'utf', content: y })],
             delivery: skipped,
           }),
         );
-        expect((await store.transcript('utf', 10, bytes(x) + bytes(y))).map((m) => m.content)).toEqual([x, y]);
-        expect((await store.transcript('utf', 10, bytes(x) + bytes(y) - 1)).map((m) => m.content)).toEqual([y]);
+        expect((await store.records.transcript('utf', 10, bytes(x) + bytes(y))).map((m) => m.content)).toEqual([x, y]);
+        expect((await store.records.transcript('utf', 10, bytes(x) + bytes(y) - 1)).map((m) => m.content)).toEqual([y]);
       });
     });
 
@@ -301,10 +323,10 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           newMessage({ sessionKey: run.sessionKey, content: run.message, runId: run.id }),
           newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: reply, runId: run.id }),
         ];
-        await store.finishRun(okOutcome(run.id, { reply, messages, delivery: { kind: 'outbox', entry } }));
-        expect(await store.getRun(run.id)).toMatchObject({ message: run.message, reply });
-        expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([run.message, reply]);
-        expect((await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => d.text)).toEqual([reply]);
+        await store.records.finishRun(okOutcome(run.id, { reply, messages, delivery: { kind: 'outbox', entry } }));
+        expect(await store.records.getRun(run.id)).toMatchObject({ message: run.message, reply });
+        expect((await store.records.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([run.message, reply]);
+        expect((await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => d.text)).toEqual([reply]);
       });
 
       it('an echo: a reply equal to the long message reads back whole', async () => {
@@ -313,16 +335,16 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           newMessage({ sessionKey: run.sessionKey, content: run.message }),
           newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: run.message }),
         ];
-        await store.finishRun(
+        await store.records.finishRun(
           okOutcome(run.id, {
             reply: run.message,
             messages,
             delivery: { kind: 'outbox', entry: newDelivery(run.id, { text: run.message }) },
           }),
         );
-        expect((await store.getRun(run.id))!.reply).toBe(run.message);
-        expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([run.message, run.message]);
-        expect((await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]!.text).toBe(run.message);
+        expect((await store.records.getRun(run.id))!.reply).toBe(run.message);
+        expect((await store.records.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([run.message, run.message]);
+        expect((await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]!.text).toBe(run.message);
       });
 
       it('keep texts with safety boundaries byte for byte, in every record', async () => {
@@ -331,34 +353,34 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         const summary = `Hook agent: ${wrapExternal('You said: disk usage', 'Webhook')}`;
         const wake = newEvent({ text: wrapExternal('deploy finished', 'Wake') });
         const run = newRun({ message });
-        await store.accept({ events: [wake], runs: [run] });
-        expect((await store.queuedRun(run.id))!.message).toBe(message);
-        await store.startRun(run.id, 1_500);
+        await store.records.accept({ events: [wake], runs: [run] });
+        expect((await store.records.queuedRun(run.id))!.message).toBe(message);
+        await store.records.startRun(run.id, 1_500);
         const messages = [
           newMessage({ sessionKey: run.sessionKey, content: message }),
           newMessage({ sessionKey: run.sessionKey, role: 'assistant', content: reply }),
         ];
         const event = newEvent({ source: 'run', text: summary, runId: run.id });
-        await store.finishRun(
+        await store.records.finishRun(
           okOutcome(run.id, { reply, messages, event, delivery: { kind: 'outbox', entry: newDelivery(run.id, { text: reply }) } }),
         );
-        expect(await store.getRun(run.id)).toMatchObject({ message, reply });
-        expect((await store.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([message, reply]);
-        expect((await store.pendingEvents(10)).map((e) => e.text)).toEqual([wake.text, summary]);
-        expect((await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => d.text)).toEqual([reply]);
+        expect(await store.records.getRun(run.id)).toMatchObject({ message, reply });
+        expect((await store.records.transcript(run.sessionKey, 10)).map((m) => m.content)).toEqual([message, reply]);
+        expect((await store.records.pendingEvents(10)).map((e) => e.text)).toEqual([wake.text, summary]);
+        expect((await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).map((d) => d.text)).toEqual([reply]);
       });
     });
 
     describe('events', () => {
       it('are pending until a heartbeat consumes them, then consumed by it; pendingEvents() oldest first', async () => {
         const [a, b, c] = ['a', 'b', 'c'].map((text) => newEvent({ text }));
-        await store.accept({ events: [a!, b!, c!], runs: [] });
-        expect((await store.pendingEvents(10)).map((e) => e.text)).toEqual(['a', 'b', 'c']);
-        expect((await store.pendingEvents(2)).map((e) => e.text)).toEqual(['a', 'b']);
-        const shown = await store.pendingEvents(2);
+        await store.records.accept({ events: [a!, b!, c!], runs: [] });
+        expect((await store.records.pendingEvents(10)).map((e) => e.text)).toEqual(['a', 'b', 'c']);
+        expect((await store.records.pendingEvents(2)).map((e) => e.text)).toEqual(['a', 'b']);
+        const shown = await store.records.pendingEvents(2);
         const hb = await consume(shown.map((e) => e.id));
-        expect((await store.pendingEvents(10)).map((e) => e.text)).toEqual(['c']);
-        expect((await store.listEvents({ limit: 10 })).map((e) => [e.text, e.status, e.heartbeatId, e.consumedAt])).toEqual([
+        expect((await store.records.pendingEvents(10)).map((e) => e.text)).toEqual(['c']);
+        expect((await store.records.listEvents({ limit: 10 })).map((e) => [e.text, e.status, e.heartbeatId, e.consumedAt])).toEqual([
           ['c', 'pending', null, null],
           ['b', 'consumed', hb, 3_000],
           ['a', 'consumed', hb, 3_000],
@@ -367,30 +389,30 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
       it('list newest first with a limit and a status filter', async () => {
         const events = ['a', 'b', 'c', 'd'].map((text) => newEvent({ text }));
-        await store.accept({ events, runs: [] });
+        await store.records.accept({ events, runs: [] });
         await consume([events[0]!.id, events[1]!.id]);
         const texts = (es: { text: string }[]) => es.map((e) => e.text);
-        expect(texts(await store.listEvents({ limit: 10 }))).toEqual(['d', 'c', 'b', 'a']);
-        expect(texts(await store.listEvents({ limit: 1 }))).toEqual(['d']);
-        expect(texts(await store.listEvents({ limit: 10, status: 'pending' }))).toEqual(['d', 'c']);
-        expect(texts(await store.listEvents({ limit: 10, status: 'consumed' }))).toEqual(['b', 'a']);
+        expect(texts(await store.records.listEvents({ limit: 10 }))).toEqual(['d', 'c', 'b', 'a']);
+        expect(texts(await store.records.listEvents({ limit: 1 }))).toEqual(['d']);
+        expect(texts(await store.records.listEvents({ limit: 10, status: 'pending' }))).toEqual(['d', 'c']);
+        expect(texts(await store.records.listEvents({ limit: 10, status: 'consumed' }))).toEqual(['b', 'a']);
       });
 
       it('a consumed set that is not the oldest pending ones leaves the others pending', async () => {
         const events = ['a', 'b', 'c'].map((text) => newEvent({ text }));
-        await store.accept({ events, runs: [] });
-        await store.pendingEvents(10);
+        await store.records.accept({ events, runs: [] });
+        await store.records.pendingEvents(10);
         await consume([events[1]!.id]);
-        expect((await store.pendingEvents(10)).map((e) => e.text)).toEqual(['a', 'c']);
-        expect((await store.counts()).events).toEqual({ pending: 2, consumed: 1 });
+        expect((await store.records.pendingEvents(10)).map((e) => e.text)).toEqual(['a', 'c']);
+        expect((await store.records.counts()).events).toEqual({ pending: 2, consumed: 1 });
       });
 
       it("a finish's summary event is pending, with its run", async () => {
         const run = await started();
-        await store.finishRun(
+        await store.records.finishRun(
           okOutcome(run.id, { event: newEvent({ source: 'run', text: 'Hook: done', runId: run.id }), delivery: skipped }),
         );
-        expect(await store.pendingEvents(10)).toEqual([
+        expect(await store.records.pendingEvents(10)).toEqual([
           expect.objectContaining({ source: 'run', text: 'Hook: done', runId: run.id, status: 'pending' }),
         ]);
       });
@@ -398,8 +420,8 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
     describe('pendingBacklog()', () => {
       it('shows every pending event when they fit, with nothing older', async () => {
-        await store.accept({ events: ['a', 'b'].map((text) => newEvent({ text })), runs: [] });
-        const b = await store.pendingBacklog(5);
+        await store.records.accept({ events: ['a', 'b'].map((text) => newEvent({ text })), runs: [] });
+        const b = await store.records.pendingBacklog(5);
         expect(b.events.map((e) => e.text)).toEqual(['a', 'b']);
         expect(b.older).toEqual({ count: 0, bySource: {}, firstAt: null, lastAt: null });
       });
@@ -412,38 +434,38 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           newEvent({ source: 'wake', text: '4', createdAt: 40 }),
           newEvent({ source: 'wake', text: '5', createdAt: 50 }),
         ];
-        await store.accept({ events, runs: [] });
-        const b = await store.pendingBacklog(2);
+        await store.records.accept({ events, runs: [] });
+        const b = await store.records.pendingBacklog(2);
         expect(b.events.map((e) => e.text)).toEqual(['4', '5']);
         expect(b.older).toEqual({ count: 3, bySource: { wake: 2, github: 1 }, firstAt: 10, lastAt: 30 });
-        await store.accept({ events: [newEvent({ text: '6' })], runs: [] });
+        await store.records.accept({ events: [newEvent({ text: '6' })], runs: [] });
         await consume(
           b.events.map((e) => e.id),
           true,
         );
-        expect((await store.pendingEvents(10)).map((e) => e.text)).toEqual(['6']);
-        expect((await store.counts()).events).toEqual({ pending: 1, consumed: 5 });
+        expect((await store.records.pendingEvents(10)).map((e) => e.text)).toEqual(['6']);
+        expect((await store.records.counts()).events).toEqual({ pending: 1, consumed: 5 });
       });
     });
 
     it('counts events, runs and deliveries by status', async () => {
       const [queued, ok, failed] = [newRun(), newRun(), newRun()];
-      await store.accept({ events: [newEvent(), newEvent()], runs: [queued, ok, failed] });
-      await store.startRun(ok.id, 5);
-      await store.startRun(failed.id, 5);
-      expect((await store.counts()).runs).toEqual({ queued: 1, running: 2, ok: 0, error: 0, timeout: 0 });
+      await store.records.accept({ events: [newEvent(), newEvent()], runs: [queued, ok, failed] });
+      await store.records.startRun(ok.id, 5);
+      await store.records.startRun(failed.id, 5);
+      expect((await store.records.counts()).runs).toEqual({ queued: 1, running: 2, ok: 0, error: 0, timeout: 0 });
       const entry = newDelivery(ok.id);
-      await store.finishRun(okOutcome(ok.id, { delivery: { kind: 'outbox', entry } }));
-      await store.finishRun({ ...okOutcome(failed.id, { delivery: skipped }), status: 'error', reply: null, error: 'x' });
-      await consume([(await store.pendingEvents(1))[0]!.id]);
+      await store.records.finishRun(okOutcome(ok.id, { delivery: { kind: 'outbox', entry } }));
+      await store.records.finishRun({ ...okOutcome(failed.id, { delivery: skipped }), status: 'error', reply: null, error: 'x' });
+      await consume([(await store.records.pendingEvents(1))[0]!.id]);
       // the heartbeat that consumed an event is a run too
-      expect(await store.counts()).toEqual({
+      expect(await store.records.counts()).toEqual({
         events: { pending: 1, consumed: 1 },
         runs: { queued: 1, running: 0, ok: 2, error: 1, timeout: 0 },
         outbox: { pending: 1, failed: 0 },
       });
-      await store.recordDelivery({ id: entry.id, runId: ok.id, attempts: 5, at: 3_000, status: 'failed', error: 'HTTP 400' });
-      expect((await store.counts()).outbox).toEqual({ pending: 0, failed: 1 });
+      await store.records.recordDelivery({ id: entry.id, runId: ok.id, attempts: 5, at: 3_000, status: 'failed', error: 'HTTP 400' });
+      expect((await store.records.counts()).outbox).toEqual({ pending: 0, failed: 1 });
     });
 
     describe('deliveries', () => {
@@ -451,15 +473,15 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         const [r1, r2] = [await started(), await started()];
         const late = newDelivery(r1.id, { createdAt: 5_000 });
         const soon = newDelivery(r2.id, { createdAt: 4_000 });
-        await store.finishRun(okOutcome(r1.id, { delivery: { kind: 'outbox', entry: late } }));
-        await store.finishRun(okOutcome(r2.id, { delivery: { kind: 'outbox', entry: soon } }));
-        expect(await store.dueDeliveries(3_999, 10)).toEqual([]);
-        expect((await store.dueDeliveries(5_000, 10)).map((d) => d.id)).toEqual([soon.id, late.id]);
-        expect((await store.dueDeliveries(5_000, 1)).map((d) => d.id)).toEqual([soon.id]);
-        expect(await store.nextDeliveryAt()).toBe(4_000);
-        expect(await store.nextDeliveryAt(4_000)).toBe(5_000);
-        expect(await store.nextDeliveryAt(5_000)).toBeUndefined();
-        expect((await store.getRun(r1.id))!.delivery).toEqual({
+        await store.records.finishRun(okOutcome(r1.id, { delivery: { kind: 'outbox', entry: late } }));
+        await store.records.finishRun(okOutcome(r2.id, { delivery: { kind: 'outbox', entry: soon } }));
+        expect(await store.records.dueDeliveries(3_999, 10)).toEqual([]);
+        expect((await store.records.dueDeliveries(5_000, 10)).map((d) => d.id)).toEqual([soon.id, late.id]);
+        expect((await store.records.dueDeliveries(5_000, 1)).map((d) => d.id)).toEqual([soon.id]);
+        expect(await store.records.nextDeliveryAt()).toBe(4_000);
+        expect(await store.records.nextDeliveryAt(4_000)).toBe(5_000);
+        expect(await store.records.nextDeliveryAt(5_000)).toBeUndefined();
+        expect((await store.records.getRun(r1.id))!.delivery).toEqual({
           status: 'pending',
           reason: null,
           channel: 'console',
@@ -471,8 +493,8 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       it('a retry waits for its time with its error; the parts sent are kept until changed', async () => {
         const run = await started();
         const entry = newDelivery(run.id, { createdAt: 2_000 });
-        await store.finishRun(okOutcome(run.id, { delivery: { kind: 'outbox', entry } }));
-        await store.recordDelivery({
+        await store.records.finishRun(okOutcome(run.id, { delivery: { kind: 'outbox', entry } }));
+        await store.records.recordDelivery({
           id: entry.id,
           runId: run.id,
           attempts: 1,
@@ -482,8 +504,8 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           error: 'HTTP 503',
           sentParts: 2,
         });
-        expect(await store.dueDeliveries(3_999, 10)).toEqual([]);
-        expect(await store.dueDeliveries(4_000, 10)).toEqual([
+        expect(await store.records.dueDeliveries(3_999, 10)).toEqual([]);
+        expect(await store.records.dueDeliveries(4_000, 10)).toEqual([
           expect.objectContaining({
             id: entry.id,
             attempts: 1,
@@ -494,8 +516,8 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
             status: 'pending',
           }),
         ]);
-        expect((await store.getRun(run.id))!.delivery).toMatchObject({ status: 'pending', reason: 'HTTP 503', attempts: 1 });
-        await store.recordDelivery({
+        expect((await store.records.getRun(run.id))!.delivery).toMatchObject({ status: 'pending', reason: 'HTTP 503', attempts: 1 });
+        await store.records.recordDelivery({
           id: entry.id,
           runId: run.id,
           attempts: 2,
@@ -504,20 +526,20 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           nextAttemptAt: 5_000,
           error: 'HTTP 503',
         });
-        expect((await store.dueDeliveries(5_000, 10))[0]!.sentParts).toBe(2);
+        expect((await store.records.dueDeliveries(5_000, 10))[0]!.sentParts).toBe(2);
       });
 
       it('have no parts until given; the parts, the parts sent and the ambiguous part are each kept until changed', async () => {
         const run = await started();
         const entry = newDelivery(run.id);
-        await store.finishRun(okOutcome(run.id, { delivery: { kind: 'outbox', entry } }));
-        const due = async () => (await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]!;
+        await store.records.finishRun(okOutcome(run.id, { delivery: { kind: 'outbox', entry } }));
+        const due = async () => (await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]!;
         expect(await due()).toMatchObject({ parts: null, sentParts: 0, ambiguousPart: null });
         const base = { id: entry.id, runId: run.id, status: 'pending', nextAttemptAt: 3_000 } as const;
-        await store.recordDelivery({ ...base, attempts: 0, at: 2_100, parts: ['one', 'two', 'three'] });
+        await store.records.recordDelivery({ ...base, attempts: 0, at: 2_100, parts: ['one', 'two', 'three'] });
         expect(await due()).toMatchObject({ parts: ['one', 'two', 'three'], sentParts: 0, ambiguousPart: null, attempts: 0 });
-        await store.recordDelivery({ ...base, attempts: 0, at: 2_200, sentParts: 1 });
-        await store.recordDelivery({ ...base, attempts: 1, at: 2_300, error: 'timed out', ambiguousPart: 1 });
+        await store.records.recordDelivery({ ...base, attempts: 0, at: 2_200, sentParts: 1 });
+        await store.records.recordDelivery({ ...base, attempts: 1, at: 2_300, error: 'timed out', ambiguousPart: 1 });
         expect(await due()).toMatchObject({
           parts: ['one', 'two', 'three'],
           sentParts: 1,
@@ -525,40 +547,40 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           attempts: 1,
           lastError: 'timed out',
         });
-        await store.recordDelivery({ ...base, attempts: 1, at: 2_400, sentParts: 2, ambiguousPart: null });
+        await store.records.recordDelivery({ ...base, attempts: 1, at: 2_400, sentParts: 2, ambiguousPart: null });
         expect(await due()).toMatchObject({ parts: ['one', 'two', 'three'], sentParts: 2, ambiguousPart: null });
       });
 
       it('keep many long parts whole, and keep them when a short list replaces a long one and back', async () => {
         const run = await started();
         const entry = newDelivery(run.id, { text: long('reply', 20_000) });
-        await store.finishRun(okOutcome(run.id, { delivery: { kind: 'outbox', entry } }));
+        await store.records.finishRun(okOutcome(run.id, { delivery: { kind: 'outbox', entry } }));
         const parts = [long('first', 4_000), long('second', 4_000), 'a "quoted" \\ tail\n'];
         const base = { id: entry.id, runId: run.id, attempts: 0, at: 2_100, status: 'pending' } as const;
-        const due = async () => (await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]!;
-        await store.recordDelivery({ ...base, parts });
+        const due = async () => (await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10))[0]!;
+        await store.records.recordDelivery({ ...base, parts });
         expect((await due()).parts).toEqual(parts);
-        await store.recordDelivery({ ...base, parts: ['short'] });
+        await store.records.recordDelivery({ ...base, parts: ['short'] });
         expect((await due()).parts).toEqual(['short']);
-        await store.recordDelivery({ ...base, parts });
+        await store.records.recordDelivery({ ...base, parts });
         expect(await due()).toMatchObject({ parts, text: entry.text });
       });
 
       it('a reply of the main session is marked so; others are not', async () => {
         const [a, b] = [await started(), await started()];
         const [ea, eb] = [newDelivery(a.id, { mainSession: true }), newDelivery(b.id)];
-        await store.finishRun(okOutcome(a.id, { delivery: { kind: 'outbox', entry: ea } }));
-        await store.finishRun(okOutcome(b.id, { delivery: { kind: 'outbox', entry: eb } }));
-        const due = await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10);
+        await store.records.finishRun(okOutcome(a.id, { delivery: { kind: 'outbox', entry: ea } }));
+        await store.records.finishRun(okOutcome(b.id, { delivery: { kind: 'outbox', entry: eb } }));
+        const due = await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10);
         expect(Object.fromEntries(due.map((d) => [d.id, d.mainSession]))).toEqual({ [ea.id]: true, [eb.id]: false });
       });
 
       it('a send marks it sent on the run and remembers the main route; a failure for good leaves the route', async () => {
         const [a, b] = [await started(), await started()];
         const [ea, eb] = [newDelivery(a.id), newDelivery(b.id)];
-        await store.finishRun(okOutcome(a.id, { delivery: { kind: 'outbox', entry: ea } }));
-        await store.finishRun(okOutcome(b.id, { delivery: { kind: 'outbox', entry: eb } }));
-        await store.recordDelivery({
+        await store.records.finishRun(okOutcome(a.id, { delivery: { kind: 'outbox', entry: ea } }));
+        await store.records.finishRun(okOutcome(b.id, { delivery: { kind: 'outbox', entry: eb } }));
+        await store.records.recordDelivery({
           id: ea.id,
           runId: a.id,
           attempts: 1,
@@ -566,44 +588,51 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           status: 'sent',
           route: { channel: 'telegram', to: '42' },
         });
-        expect((await store.getRun(a.id))!.delivery).toEqual({ status: 'sent', reason: null, channel: 'console', to: null, attempts: 1 });
-        expect(JSON.parse((await store.getMeta('mainRoute'))!)).toEqual({ channel: 'telegram', to: '42' });
-        await store.recordDelivery({ id: eb.id, runId: b.id, attempts: 5, at: 2_200, status: 'failed', error: 'HTTP 400' });
-        expect((await store.getRun(b.id))!.delivery).toMatchObject({ status: 'failed', reason: 'HTTP 400', attempts: 5 });
-        expect(JSON.parse((await store.getMeta('mainRoute'))!)).toEqual({ channel: 'telegram', to: '42' });
-        expect(await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
-        expect(await store.nextDeliveryAt()).toBeUndefined();
+        expect((await store.records.getRun(a.id))!.delivery).toEqual({
+          status: 'sent',
+          reason: null,
+          channel: 'console',
+          to: null,
+          attempts: 1,
+        });
+        expect(JSON.parse((await store.records.getMeta('mainRoute'))!)).toEqual({ channel: 'telegram', to: '42' });
+        await store.records.recordDelivery({ id: eb.id, runId: b.id, attempts: 5, at: 2_200, status: 'failed', error: 'HTTP 400' });
+        expect((await store.records.getRun(b.id))!.delivery).toMatchObject({ status: 'failed', reason: 'HTTP 400', attempts: 5 });
+        expect(JSON.parse((await store.records.getMeta('mainRoute'))!)).toEqual({ channel: 'telegram', to: '42' });
+        expect(await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+        expect(await store.records.nextDeliveryAt()).toBeUndefined();
       });
 
       it('a skipped delivery is recorded on the run with its reason, and nothing is queued', async () => {
         const run = await started();
-        await store.finishRun(
+        await store.records.finishRun(
           okOutcome(run.id, { delivery: { kind: 'skipped', reason: 'deliver is false', channel: 'slack', to: '#ops' } }),
         );
-        expect((await store.getRun(run.id))!.delivery).toEqual({
+        expect((await store.records.getRun(run.id))!.delivery).toEqual({
           status: 'skipped',
           reason: 'deliver is false',
           channel: 'slack',
           to: '#ops',
           attempts: 0,
         });
-        expect(await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+        expect(await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
       });
     });
 
     consoleContract(() => store);
+    sharedRolesContract(() => store);
 
     it('keeps meta values and overwrites them', async () => {
-      expect(await store.getMeta('k')).toBeUndefined();
-      await store.setMeta('k', 'one');
-      await store.setMeta('k', 'two');
-      expect(await store.getMeta('k')).toBe('two');
+      expect(await store.records.getMeta('k')).toBeUndefined();
+      await store.records.setMeta('k', 'one');
+      await store.records.setMeta('k', 'two');
+      expect(await store.records.getMeta('k')).toBe('two');
     });
 
     it('close() lets writes already given finish first, and may be called twice', async () => {
       const run = newRun();
-      const accepted = store.accept({ events: [], runs: [run] });
-      const meta = store.setMeta('last', 'x');
+      const accepted = store.records.accept({ events: [], runs: [run] });
+      const meta = store.records.setMeta('last', 'x');
       await store.close();
       await expect(accepted).resolves.toEqual({});
       await expect(meta).resolves.toBeUndefined();

@@ -12,8 +12,8 @@ describe('openStore()', () => {
   it('opens the driver storage.driver names', async () => {
     const store = await openStore({ driver: 'sqlite', path: join(dir, 'a.db'), synchronous: 'normal', locking: 'exclusive' });
     expect(store.driver).toBe('sqlite');
-    await store.setMeta('k', 'v');
-    expect(await store.getMeta('k')).toBe('v');
+    await store.records.setMeta('k', 'v');
+    expect(await store.records.getMeta('k')).toBe('v');
     await store.close();
   });
 

@@ -1,29 +1,29 @@
 /**
- * The behaviour every driver's work queue (`Store.queue`) must show, for runs and for tasks, through
- * the interfaces only: run it for a driver with `queueContract(name, open)`, where `open` gives a new, empty store
+ * The behaviour every driver's queues (`Store.runs`, `Store.tasks`) must show, through the roles only: run it for a driver with `queueContract(name, open)`, where `open` gives a new, empty store
  * whose queue reads the clock it is given.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Claim, NewRun, Store, Task, WorkQueue } from '../../src/store/types.ts';
+import type { Claim, NewRun, Task } from '../../src/store/types.ts';
+import type { RunQueue, Store, TaskQueue } from '../../src/store/roles.ts';
 import { newRun, okOutcome } from '../helpers/records.ts';
 
 export function queueContract(name: string, open: (opts: { clock: () => number }) => Promise<Store>): void {
-  describe(`WorkQueue contract: ${name}`, () => {
+  describe(`queue contract: ${name}`, () => {
     const START = 1_700_000_000_000;
     let now: number;
     let store: Store;
-    let q: WorkQueue<NewRun>;
+    let q: RunQueue;
     beforeEach(async () => {
       now = START;
       store = await open({ clock: () => now });
-      q = store.queue;
+      q = store.runs;
     });
     afterEach(() => store.close());
 
     /** Runs accepted in one request, one per session key given. */
     const accept = async (...keys: string[]): Promise<NewRun[]> => {
       const runs = keys.map((k, i) => newRun({ sessionKey: k, message: `${k} #${i}` }));
-      await store.accept({ events: [], runs });
+      await store.records.accept({ events: [], runs });
       return runs;
     };
     const ids = (cs: Claim<NewRun>[]) => cs.map((c) => c.id);
@@ -41,7 +41,7 @@ export function queueContract(name: string, open: (opts: { clock: () => number }
 
     it('enqueues nothing of a request whose write fails', async () => {
       const [taken] = await accept('k1');
-      await expect(store.accept({ events: [], runs: [newRun({ sessionKey: 'k2' }), taken!] })).rejects.toThrow();
+      await expect(store.records.accept({ events: [], runs: [newRun({ sessionKey: 'k2' }), taken!] })).rejects.toThrow();
       const [later] = await accept('k3');
       expect(ids(await q.claim('w1', 1_000, 10))).toEqual([taken!.id, later!.id]);
       expect(q.size()).toEqual({ waiting: 0, claimed: 2 });
@@ -146,114 +146,122 @@ export function queueContract(name: string, open: (opts: { clock: () => number }
     it('release() gives the item back due at once without counting the claim; its run is queued again with the start given back', async () => {
       const [a] = await accept('a');
       await q.claim('w1', 1_000, 10);
-      await store.startRun(a!.id, START);
+      await store.records.startRun(a!.id, START);
       expect(await q.release(a!.id, 'w1')).toBe(true);
-      expect(await store.getRun(a!.id)).toMatchObject({ status: 'queued', attempts: 0 });
+      expect(await store.records.getRun(a!.id)).toMatchObject({ status: 'queued', attempts: 0 });
       expect(await q.claim('w2', 1_000, 10)).toMatchObject([{ id: a!.id, attempts: 0 }]);
     });
 
     it('a run finished and completed is gone; a run of its key accepted later is due', async () => {
       const [a] = await accept('a');
       await q.claim('w1', 1_000, 10);
-      await store.startRun(a!.id, START);
-      await store.finishRun(okOutcome(a!.id, { delivery: { kind: 'skipped', reason: 'ack' } }));
+      await store.records.startRun(a!.id, START);
+      await store.records.finishRun(okOutcome(a!.id, { delivery: { kind: 'skipped', reason: 'ack' } }));
       await q.complete(a!.id, 'w1');
       const [later] = await accept('a');
       expect(ids(await q.claim('w1', 1_000, 10))).toEqual([later!.id]);
     });
 
-    describe('tasks', () => {
+    describe('tasks (Store.tasks)', () => {
       const beat: Task = { kind: 'heartbeat', key: 'main' };
-      const claimBeats = (worker: string, leaseMs = 1_000) => q.claimTasks('heartbeat', worker, leaseMs, 10);
+      let t: TaskQueue;
+      beforeEach(() => {
+        t = store.tasks;
+      });
+      const claimBeats = (worker: string, leaseMs = 1_000) => t.claim('heartbeat', worker, leaseMs, 10);
 
       it('gives a task once it is due, with its key and a lease', async () => {
-        expect(await q.enqueue(beat, START + 250)).toBe(START + 250);
+        expect(await t.enqueue(beat, START + 250)).toBe(START + 250);
         now += 249;
         expect(await claimBeats('w1')).toEqual([]);
         now += 1;
         const [c, ...more] = await claimBeats('w1');
         expect(more).toEqual([]);
         expect(c).toMatchObject({ key: 'main', attempts: 0, lastError: null, leaseUntil: now + 1_000, item: beat });
-        expect(await q.complete(c!.id, 'w1')).toBe(true);
+        expect(await t.complete(c!.id, 'w1')).toBe(true);
         now += 10_000;
         expect(await claimBeats('w1')).toEqual([]);
       });
 
       it('coalesces a task enqueued while one of its key waits: one task, due at the earlier time', async () => {
-        await q.enqueue(beat, START + 250);
+        await t.enqueue(beat, START + 250);
         now += 100;
-        expect(await q.enqueue(beat, START + 350)).toBe(START + 250);
-        expect(await q.enqueue(beat, START + 200)).toBe(START + 200);
+        expect(await t.enqueue(beat, START + 350)).toBe(START + 250);
+        expect(await t.enqueue(beat, START + 200)).toBe(START + 200);
         now = START + 200;
         const claims = await claimBeats('w1');
         expect(claims).toHaveLength(1);
-        await q.complete(claims[0]!.id, 'w1');
+        await t.complete(claims[0]!.id, 'w1');
         now += 10_000;
         expect(await claimBeats('w1')).toEqual([]);
       });
 
       it('keeps other keys apart', async () => {
-        await q.enqueue(beat, START);
-        await q.enqueue({ kind: 'heartbeat', key: 'other' }, START);
+        await t.enqueue(beat, START);
+        await t.enqueue({ kind: 'heartbeat', key: 'other' }, START);
         expect((await claimBeats('w1')).map((c) => c.key).sort()).toEqual(['main', 'other']);
       });
 
       it('gives a due task to exactly one of the workers claiming it at once', async () => {
-        await q.enqueue(beat, START);
+        await t.enqueue(beat, START);
         const all = await Promise.all(['w1', 'w2', 'w3'].map((w) => claimBeats(w)));
         expect(all.flat()).toHaveLength(1);
       });
 
       it('holds a task enqueued while its key is claimed until that one is complete', async () => {
-        await q.enqueue(beat, START);
+        await t.enqueue(beat, START);
         const [first] = await claimBeats('w1');
-        expect(await q.enqueue(beat, START + 10)).toBe(START + 10);
-        expect(await q.enqueue(beat, START + 20)).toBe(START + 10);
+        expect(await t.enqueue(beat, START + 10)).toBe(START + 10);
+        expect(await t.enqueue(beat, START + 20)).toBe(START + 10);
         now += 500;
         expect(await claimBeats('w2')).toEqual([]);
-        await q.complete(first!.id, 'w1');
+        await t.complete(first!.id, 'w1');
         const [second, ...more] = await claimBeats('w2');
         expect(more).toEqual([]);
         expect(second!.id).not.toBe(first!.id);
       });
 
       it('makes a task whose lease ran out claimable again, counted; its first holder then has lost it', async () => {
-        await q.enqueue(beat, START);
+        await t.enqueue(beat, START);
         const [c] = await claimBeats('w1');
         now += 900;
-        expect(await q.extend(c!.id, 'w1', 1_000)).toBe(true);
+        expect(await t.extend(c!.id, 'w1', 1_000)).toBe(true);
         now += 999;
         expect(await claimBeats('w2')).toEqual([]);
         now += 1;
         expect(await claimBeats('w2')).toMatchObject([{ id: c!.id, attempts: 1 }]);
         for (const call of [
-          q.complete(c!.id, 'w1'),
-          q.extend(c!.id, 'w1', 5_000),
-          q.fail(c!.id, 'w1', { error: 'x' }),
-          q.release(c!.id, 'w1'),
+          t.complete(c!.id, 'w1'),
+          t.extend(c!.id, 'w1', 5_000),
+          t.fail(c!.id, 'w1', { error: 'x' }),
+          t.release(c!.id, 'w1'),
         ])
           expect(await call).toBe(false);
-        expect(await q.complete(c!.id, 'w2')).toBe(true);
+        expect(await t.complete(c!.id, 'w2')).toBe(true);
       });
 
       it('fail() makes a task due again at its retry time, counted; release() gives it back due now, not counted', async () => {
-        await q.enqueue(beat, START);
+        await t.enqueue(beat, START);
         const [c] = await claimBeats('w1');
-        expect(await q.fail(c!.id, 'w1', { retryAt: START + 5_000, error: 'boom' })).toBe(true);
+        expect(await t.fail(c!.id, 'w1', { retryAt: START + 5_000, error: 'boom' })).toBe(true);
         expect(await claimBeats('w1')).toEqual([]);
         now = START + 5_000;
         expect(await claimBeats('w2')).toMatchObject([{ id: c!.id, attempts: 1, lastError: 'boom' }]);
-        expect(await q.release(c!.id, 'w2')).toBe(true);
+        expect(await t.release(c!.id, 'w2')).toBe(true);
         expect(await claimBeats('w3')).toMatchObject([{ id: c!.id, attempts: 1 }]);
       });
 
-      it('are not runs: claim() and size() leave them out, and claimTasks() gives no run', async () => {
+      it("are apart from runs: the run queue leaves them out, a task claim gives no run, and neither queue ends the other's claims", async () => {
         const [a] = await accept('main');
-        await q.enqueue(beat, START);
+        await t.enqueue(beat, START);
         expect(q.size()).toEqual({ waiting: 1, claimed: 0 });
-        expect((await claimBeats('w1')).map((c) => c.item)).toEqual([beat]);
-        expect(ids(await q.claim('w1', 1_000, 10))).toEqual([a!.id]);
+        const [task] = await claimBeats('w1');
+        expect(task!.item).toEqual(beat);
+        const [run] = await q.claim('w1', 1_000, 10);
+        expect(run!.id).toBe(a!.id);
         expect(q.size()).toEqual({ waiting: 0, claimed: 1 });
+        expect([await q.complete(task!.id, 'w1'), await t.complete(run!.id, 'w1')]).toEqual([false, false]);
+        expect([await t.complete(task!.id, 'w1'), await q.complete(run!.id, 'w1')]).toEqual([true, true]);
       });
     });
   });

@@ -1,4 +1,4 @@
-/** The Redis driver against the Store and WorkQueue contracts, on a real redis-server emptied before each case. */
+/** The Redis driver against the store and queue contracts, on a real redis-server emptied before each case. */
 import { afterAll, beforeAll } from 'vitest';
 import { RedisStore } from '../../src/store/redis/store.ts';
 import { redisSuite, startRedis, type RedisServer } from '../helpers/redis-server.ts';

@@ -1,4 +1,4 @@
-/** The SQLite driver against the Store and WorkQueue contracts, each case on a new file. */
+/** The SQLite driver against the store and queue contracts, each case on a new file. */
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';

@@ -1,5 +1,5 @@
 /**
- * The dry run of retention on Redis (`Store.countPrunable`): the sets the prune script takes from
+ * The dry run of retention on Redis (`RetentionRecords.countPrunable`): the sets the prune script takes from
  * (lua/retention/prune.lua) hold only what may go, so four of the five counts are a `ZCOUNT` below the cutoff.
  * Transcripts are counted line by line over the idle sessions, a slice of sessions per round trip, so
  * that the count never holds the server, however many there are (a script reading them all would

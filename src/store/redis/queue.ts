@@ -1,12 +1,13 @@
 /**
- * The work queue on Redis (`WorkQueue<NewRun>`): runs and tasks claimed with a lease, shared by every
- * instance on the server. The scripts (lua/runs/, lua/tasks/) keep one session key's runs in order, one at a
- * time across instances, and take back a claim whose lease ran out or whose instance is gone.
+ * The run queue on Redis (`RunQueue`): runs claimed with a lease, shared by every instance on the
+ * server. The scripts (lua/runs/) keep one session key's runs in order, one at a time across
+ * instances, and take back a claim whose lease ran out or whose instance is gone.
  *
  * `size()` must answer at once: it gives the figures of the whole queue (every instance's runs) as the
  * last script call returned them.
  */
-import type { Claim, NewRun, Task, WorkQueue } from '../types.ts';
+import type { RunQueue } from '../roles.ts';
+import type { Claim, NewRun } from '../types.ts';
 import type { Redis } from 'ioredis';
 import type { Arg, RunScript } from './scripts.ts';
 
@@ -19,7 +20,7 @@ export interface RedisQueueDeps {
   clock: () => number;
 }
 
-export class RedisQueue implements WorkQueue<NewRun> {
+export class RedisRunQueue implements RunQueue {
   private readonly d: RedisQueueDeps;
   private total = 0;
   private claimed = 0;
@@ -91,25 +92,5 @@ export class RedisQueue implements WorkQueue<NewRun> {
     ]);
     const times = [wait[1], lease[1]].filter((t) => t !== undefined).map(Number);
     return times.length ? Math.min(...times) : undefined;
-  }
-
-  async enqueue(task: Task, runAt: number): Promise<number> {
-    return Number(await this.d.run('enqueueTask', [this.d.prefix, task.kind, task.key, runAt]));
-  }
-
-  async claimTasks(kind: Task['kind'], worker: string, leaseMs: number, limit: number): Promise<Claim<Task>[]> {
-    const { run, prefix, instance, clock } = this.d;
-    const r = (await run('claimTasks', [prefix, kind, worker, instance, clock(), leaseMs, limit])) as (string | null)[];
-    const out: Claim<Task>[] = [];
-    for (let i = 0; i < r.length; i += 5)
-      out.push({
-        id: r[i]!,
-        key: r[i + 1]!,
-        attempts: Number(r[i + 2]),
-        lastError: r[i + 3] ?? null,
-        leaseUntil: Number(r[i + 4]),
-        item: { kind, key: r[i + 1]! },
-      });
-    return out;
   }
 }

@@ -5,6 +5,7 @@
  * script with the request's events and runs; never updated after.
  */
 import type { Redis } from 'ioredis';
+import type { KeptRequests } from '../roles.ts';
 import type { KeptRequest, KeptRequestSummary, NewKeptRequest, RequestListOptions } from '../types.ts';
 import type { Arg } from './scripts.ts';
 
@@ -14,7 +15,7 @@ export function requestArgs(id: string, r: NewKeptRequest): Arg[] {
   return [id, r.hook, r.status, r.receivedAt, JSON.stringify({ id, ...rest }), Buffer.from(body.buffer, body.byteOffset, body.byteLength)];
 }
 
-export async function getRequest(client: Redis, p: string, id: string): Promise<KeptRequest | undefined> {
+async function getRequest(client: Redis, p: string, id: string): Promise<KeptRequest | undefined> {
   const h = await client.hgetallBuffer(`${p}req:${id}`);
   if (!h.j || !h.body) return undefined;
   return { ...(JSON.parse(h.j.toString('utf8')) as Omit<KeptRequest, 'body'>), body: h.body };
@@ -29,7 +30,7 @@ async function getSummary(client: Redis, p: string, id: string): Promise<KeptReq
 }
 
 /** Newest first, through the narrowest index the filters allow, the other filter applied here. */
-export async function listRequests(client: Redis, p: string, opts: RequestListOptions): Promise<KeptRequestSummary[]> {
+async function listRequests(client: Redis, p: string, opts: RequestListOptions): Promise<KeptRequestSummary[]> {
   let top = '+inf';
   if (opts.before !== undefined) {
     const seq = await client.hget(`${p}req:${opts.before}`, 'seq');
@@ -50,4 +51,23 @@ export async function listRequests(client: Redis, p: string, opts: RequestListOp
     if (ids.length < page) break;
   }
   return out;
+}
+
+/** The request log (`KeptRequests`) on Redis. */
+export class RedisKeptRequests implements KeptRequests {
+  private readonly client: Redis;
+  private readonly p: string;
+
+  constructor(client: Redis, prefix: string) {
+    this.client = client;
+    this.p = prefix;
+  }
+
+  get(id: string): Promise<KeptRequest | undefined> {
+    return getRequest(this.client, this.p, id);
+  }
+
+  list(opts: RequestListOptions): Promise<KeptRequestSummary[]> {
+    return listRequests(this.client, this.p, opts);
+  }
 }

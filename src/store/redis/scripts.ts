@@ -25,6 +25,7 @@ const NAMES = [
   'claimRuns',
   'endClaim',
   'enqueueTask',
+  'endTask',
   'claimTasks',
   'recordDelivery',
   'dueDeliveries',

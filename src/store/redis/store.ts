@@ -1,47 +1,27 @@
 /**
- * The Redis store: every record and the work queue on one Redis server, shared by the instances that
- * point at it. Writes that touch several keys are Lua scripts (lua/, loaded by scripts.ts), atomic on the server; a write
+ * The Redis store: every record, both queues, the counters and the console sessions on one Redis
+ * server, shared by the instances that point at it (`capabilities.sharedByProcesses`). Writes that
+ * touch several keys are Lua scripts (lua/, loaded by scripts.ts), atomic on the server; a write
  * resolves once the server has applied it, which is "on disk" only with the persistence settings
- * docs/redis.md describes (`hook-intake check` warns otherwise).
+ * docs/redis.md describes (`hook-intake check` warns otherwise). Each role is handed out through
+ * `atBoundary` (errors.ts), so that what leaves the driver fails with the contract's errors.
  *
  * Each store is one instance: it keeps a presence key (`alive:<id>`) alive while it runs, and the
  * others take over what it held (claims, pending deliveries, a heartbeat) once that key expires.
  */
 import type { Redis } from 'ioredis';
 import { uuidv7 } from '../../util/uuid7.ts';
-import type {
-  AcceptBatch,
-  Accepted,
-  Delivery,
-  DeliveryAttempt,
-  EventStatus,
-  IdempotencyRecord,
-  KeptRequest,
-  KeptRequestSummary,
-  ListOptions,
-  NewDelivery,
-  NewRun,
-  PruneBefore,
-  PruneCounts,
-  RequestListOptions,
-  PendingBacklog,
-  Run,
-  RunOutcome,
-  RunListOptions,
-  RunStatus,
-  SessionMessage,
-  Store,
-  StoreCounts,
-  SystemEvent,
-} from '../types.ts';
-import { deliveryJson, eventJson, messageJson, pairs, toDelivery, toEvent, toMessage, toRun, type Hash } from './codec.ts';
-import { redisDurability } from './durability.ts';
-import { RedisQueue } from './queue.ts';
-import { getRequest, listRequests, requestArgs } from './requests.ts';
-import { countPrunable } from './prune.ts';
+import type { Store, StoreCapabilities } from '../roles.ts';
+import type { StoreHistogram } from '../types.ts';
 import { connectRedis } from './connect.ts';
+import { redisDurability } from './durability.ts';
 import { atBoundary } from './errors.ts';
-import { defineScripts, scriptTexts, type Arg, type RunScript, type ScriptName } from './scripts.ts';
+import { RedisRunQueue } from './queue.ts';
+import { RedisRecords } from './records.ts';
+import { RedisKeptRequests } from './requests.ts';
+import { defineScripts, scriptTexts, type RunScript } from './scripts.ts';
+import { RedisCounters, RedisSessions } from './shared.ts';
+import { RedisTaskQueue } from './tasks.ts';
 
 export interface RedisStoreOptions {
   url: string;
@@ -49,21 +29,25 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** How long an instance that stops renewing its presence keeps its work before the others take it (default 10 s). */
   instanceTimeoutMs?: number;
-  /** The queue's clock, for leases and retries (default Date.now). */
+  /** The queues' clock, for leases and retries (default Date.now). */
   clock?: () => number;
   /** How long opening waits for the server (default 5 s). */
   connectTimeoutMs?: number;
 }
 
-const STATUSES: RunStatus[] = ['queued', 'running', 'ok', 'error', 'timeout'];
-const pruneCounts = (r: number[]): PruneCounts => ({ runs: r[0]!, events: r[1]!, messages: r[2]!, deliveries: r[3]!, requests: r[4]! });
 const GONE = 'interrupted: the instance running it stopped';
 
 export class RedisStore implements Store {
   readonly driver = 'redis';
-  readonly queue: RedisQueue;
+  readonly capabilities: StoreCapabilities = { sharedByProcesses: true };
   readonly instance = uuidv7();
   readonly shown: string;
+  readonly records: RedisRecords;
+  readonly runs: RedisRunQueue;
+  readonly tasks: RedisTaskQueue;
+  readonly counters: RedisCounters;
+  readonly sessions: RedisSessions;
+  readonly requests: RedisKeptRequests;
   private readonly client: Redis;
   private readonly run: RunScript;
   private readonly p: string;
@@ -77,18 +61,23 @@ export class RedisStore implements Store {
     const { client, shown } = await connectRedis(opts.url, opts.connectTimeoutMs);
     const store = new RedisStore(client, shown, defineScripts(client, texts), opts);
     await store.start();
-    return atBoundary(store);
+    return store;
   }
 
   private constructor(client: Redis, shown: string, run: RunScript, opts: RedisStoreOptions) {
     this.client = client;
     this.shown = shown;
-    this.p = opts.prefix ?? 'hook-intake:';
+    const p = (this.p = opts.prefix ?? 'hook-intake:');
     this.ttl = opts.instanceTimeoutMs ?? 10_000;
     this.run = run;
-    this.queue = atBoundary(
-      new RedisQueue({ client, run: this.run, prefix: this.p, instance: this.instance, clock: opts.clock ?? Date.now }),
-    );
+    const deps = { client, run, prefix: p, instance: this.instance, clock: opts.clock ?? Date.now };
+    const runs = new RedisRunQueue(deps);
+    this.runs = atBoundary(runs);
+    this.tasks = atBoundary(new RedisTaskQueue(deps));
+    this.records = atBoundary(new RedisRecords({ ...deps, queue: runs }));
+    this.counters = atBoundary(new RedisCounters(client, run, p));
+    this.sessions = atBoundary(new RedisSessions(client, p));
+    this.requests = atBoundary(new RedisKeptRequests(client, p));
     this.presence = setInterval(() => void this.renew().catch(() => {}), Math.max(100, this.ttl / 3));
     this.presence.unref();
   }
@@ -99,21 +88,17 @@ export class RedisStore implements Store {
 
   private async start(): Promise<void> {
     await this.renew();
-    await this.queue.refresh();
-  }
-
-  private script(name: ScriptName, ...args: Arg[]): Promise<unknown> {
-    return this.run(name, [this.p, ...args]);
+    await this.runs.refresh();
   }
 
   /**
    * Every half of the instance timeout: heartbeats left running by an instance that is gone are ended
    * as `error`, then `onWork` looks for work to take over (claims run out, deliveries left).
    */
-  shared(onWork: () => void): () => void {
+  pollTakeovers(onWork: () => void): () => void {
     const t = setInterval(
       () => {
-        void this.script('failHeartbeats', Date.now(), GONE, this.instance, 1)
+        void this.run('failHeartbeats', [this.p, Date.now(), GONE, this.instance, 1])
           .catch(() => 0)
           .then(() => this.closing || onWork());
       },
@@ -127,289 +112,14 @@ export class RedisStore implements Store {
     };
   }
 
-  async accept(batch: AcceptBatch): Promise<Accepted> {
-    const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0, batch.request ? 1 : 0];
-    for (const e of batch.events) args.push(e.id, e.source, eventJson(e));
-    for (const r of batch.runs) args.push(r.id, r.sessionKey, JSON.stringify(r));
-    const i = batch.idempotency;
-    if (i) args.push(i.key, i.status, i.body, i.createdAt, i.expiresAt);
-    // named here: the key of its hash, made before the script so that the script stays deterministic
-    const requestId = batch.request ? uuidv7(batch.request.receivedAt) : undefined;
-    if (batch.request) args.push(...requestArgs(requestId!, batch.request));
-    // a key stored first by another request fails the script: IdempotencyTakenError (errors.ts)
-    const counts = (await this.script('accept', ...args)) as unknown[];
-    this.queue.counted(counts[0], counts[1]);
-    return requestId === undefined ? {} : { requestId };
-  }
-
-  async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {
-    const h = await this.client.hgetall(`${this.p}i:${key}`);
-    if (h.expiresAt === undefined || Number(h.expiresAt) <= now) return undefined;
-    return { key, status: Number(h.status), body: h.body!, createdAt: Number(h.createdAt), expiresAt: Number(h.expiresAt) };
-  }
-
-  async pruneIdempotency(now: number): Promise<number> {
-    return Number(await this.script('pruneIdempotency', now));
-  }
-
-  /** The hashes of `ids` (prefix `kind`), in order; ids without one are left out. */
-  private async hashes(kind: string, ids: string[]): Promise<Hash[]> {
-    const all = await Promise.all(ids.map((id) => this.client.hgetall(`${this.p}${kind}${id}`)));
-    return all.filter((h) => Object.keys(h).length > 0);
-  }
-
-  async getRun(id: string): Promise<Run | undefined> {
-    const [h] = await this.hashes('r:', [id]);
-    return h ? toRun(h) : undefined;
-  }
-
-  getRequest(id: string): Promise<KeptRequest | undefined> {
-    return getRequest(this.client, this.p, id);
-  }
-
-  listRequests(opts: RequestListOptions): Promise<KeptRequestSummary[]> {
-    return listRequests(this.client, this.p, opts);
-  }
-
-  async queuedRun(id: string): Promise<NewRun | undefined> {
-    const [status, n] = await this.client.hmget(`${this.p}r:${id}`, 'status', 'n');
-    return status === 'queued' && n ? (JSON.parse(n) as NewRun) : undefined;
-  }
-
-  async listRuns(opts: RunListOptions): Promise<Run[]> {
-    const index = `${this.p}runs${opts.status ? `:${opts.status}` : ''}`;
-    const hook = opts.hook?.toLowerCase();
-    const { session } = opts;
-    if (hook === undefined && session === undefined) {
-      const ids = await this.client.zrevrange(index, 0, opts.limit - 1);
-      return (await this.hashes('r:', ids)).map(toRun);
-    }
-    // the other filters applied here, a page of the index at a time
-    const out: Run[] = [];
-    const page = Math.max(opts.limit, 100);
-    for (let offset = 0; out.length < opts.limit; offset += page) {
-      const ids = await this.client.zrevrange(index, offset, offset + page - 1);
-      for (const run of (await this.hashes('r:', ids)).map(toRun)) {
-        if (
-          (hook !== undefined && !run.hookName.toLowerCase().includes(hook)) ||
-          (session !== undefined && !run.sessionKey.includes(session))
-        )
-          continue;
-        out.push(run);
-        if (out.length >= opts.limit) break;
-      }
-      if (ids.length < page) break;
-    }
-    return out;
-  }
-
-  async listMessages(sessionKey: string, opts: ListOptions): Promise<SessionMessage[]> {
-    const entries = await this.client.lrange(`${this.p}m:${sessionKey}`, -opts.limit, -1);
-    return entries.reverse().map((e) => toMessage(sessionKey, e));
-  }
-
-  /** The sizes first (a list beside the transcript, `ms:<key>`), then only the lines that fit. */
-  async transcript(sessionKey: string, limit: number, maxBytes = Infinity): Promise<SessionMessage[]> {
-    const sizes = await this.client.lrange(`${this.p}ms:${sessionKey}`, -limit, -1);
-    // newest first: keep messages while the total stays within maxBytes (the newest always)
-    let total = 0;
-    let n = 0;
-    for (let i = sizes.length - 1; i >= 0; i--) {
-      const b = Number(sizes[i]);
-      if (n > 0 && total + b > maxBytes) break;
-      total += b;
-      n++;
-    }
-    if (n === 0) return [];
-    return (await this.client.lrange(`${this.p}m:${sessionKey}`, -n, -1)).map((e) => toMessage(sessionKey, e));
-  }
-
-  async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
-    const ids = await this.client.zrevrange(`${this.p}events${opts.status ? `:${opts.status}` : ''}`, 0, opts.limit - 1);
-    return (await this.hashes('e:', ids)).map(toEvent);
-  }
-
-  async pendingEvents(limit: number): Promise<SystemEvent[]> {
-    const ids = await this.client.zrange(`${this.p}events:pending`, '0', String(limit - 1));
-    return (await this.hashes('e:', ids)).map(toEvent);
-  }
-
-  /**
-   * The newest `limit` pending events, and the older ones counted from the per-source tally of pending
-   * events less those shown; their first and last times are those of the oldest pending event and of
-   * the one just before those shown.
-   */
-  async pendingBacklog(limit: number): Promise<PendingBacklog> {
-    const ids = (await this.client.zrevrange(`${this.p}events:pending`, 0, limit - 1)).reverse();
-    const events = (await this.hashes('e:', ids)).map(toEvent);
-    const older: PendingBacklog['older'] = { count: 0, bySource: {}, firstAt: null, lastAt: null };
-    if (events.length < limit) return { events, older };
-    const [bySource, [first], [last]] = await Promise.all([
-      this.client.hgetall(`${this.p}events:src`),
-      this.client.zrange(`${this.p}events:pending`, '0', '0'),
-      this.client.zrevrange(`${this.p}events:pending`, limit, limit),
-    ]);
-    for (const [source, n] of Object.entries(bySource)) {
-      const left = Number(n) - events.filter((e) => e.source === source).length;
-      if (left > 0) older.bySource[source] = left;
-      older.count += Math.max(0, left);
-    }
-    if (!older.count || !first || !last) return { events, older: { count: 0, bySource: {}, firstAt: null, lastAt: null } };
-    const [a, b] = (await this.hashes('e:', [first, last])).map(toEvent);
-    older.firstAt = a?.createdAt ?? null;
-    older.lastAt = (b ?? a)?.createdAt ?? null;
-    return { events, older };
-  }
-
-  async counts(): Promise<StoreCounts> {
-    const p = this.p;
-    const keys = [...STATUSES.map((s) => `${p}runs:${s}`), `${p}events:pending`, `${p}events:consumed`, `${p}outbox`, `${p}outbox:failed`];
-    const n = await Promise.all(keys.map((k) => this.client.zcard(k)));
-    return {
-      runs: Object.fromEntries(STATUSES.map((s, i) => [s, n[i]!])) as Record<RunStatus, number>,
-      events: { pending: n[5]!, consumed: n[6]! },
-      outbox: { pending: n[7]!, failed: n[8]! },
-    };
-  }
-
-  async unfinishedRuns(): Promise<Run[]> {
-    const [q, r] = await Promise.all(['queued', 'running'].map((s) => this.client.zrange(`${this.p}runs:${s}`, '0', '-1', 'WITHSCORES')));
-    const seqs: [string, number][] = [];
-    for (const l of [q!, r!]) for (let i = 0; i < l.length; i += 2) seqs.push([l[i]!, Number(l[i + 1])]);
-    seqs.sort((x, y) => x[1] - y[1]);
-    return (
-      await this.hashes(
-        'r:',
-        seqs.map(([id]) => id),
-      )
-    )
-      .map(toRun)
-      .filter((run) => run.kind === 'hook');
-  }
-
-  async insertHeartbeat(run: NewRun, startedAt: number): Promise<void> {
-    await this.script('insertHeartbeat', run.id, JSON.stringify(run), startedAt, this.instance);
-  }
-
-  async startRun(id: string, at: number): Promise<void> {
-    await this.script('startRun', id, at);
-  }
-
-  async requeueRun(id: string, opts: { refundAttempt: boolean }): Promise<void> {
-    await this.script('requeueRun', id, opts.refundAttempt ? 1 : 0);
-  }
-
-  async finishRun(o: RunOutcome): Promise<void> {
-    const args: Arg[] = [
-      o.id,
-      o.status,
-      o.finishedAt,
-      JSON.stringify({ reply: o.reply, summary: o.summary, error: o.error }),
-      o.messages.length,
-    ];
-    for (const m of o.messages) args.push(m.sessionKey, Buffer.byteLength(m.content), messageJson(m));
-    const e = o.event;
-    args.push(...(e ? [1, e.id, e.source, eventJson(e)] : [0, '', '', '']));
-    const d = o.delivery;
-    if (d.kind === 'outbox')
-      args.push(
-        JSON.stringify({ kind: 'outbox', id: d.entry.id, channel: d.entry.channel, to: d.entry.to }),
-        deliveryJson(d.entry),
-        d.entry.createdAt,
-        this.instance,
-      );
-    else args.push(JSON.stringify({ kind: 'skipped', reason: d.reason, channel: d.channel ?? null, to: d.to ?? null }), '', '', '');
-    const ids = o.consumedEventIds ?? [];
-    args.push(ids.length, o.finishedAt, o.consumeOlder ? 1 : 0, ...ids);
-    await this.script('finishRun', ...args);
-  }
-
-  async failInterruptedHeartbeats(at: number, reason: string): Promise<number> {
-    return Number(await this.script('failHeartbeats', at, reason, this.instance, 0));
-  }
-
-  async dueDeliveries(now: number, limit: number): Promise<Delivery[]> {
-    const r = (await this.script('dueDeliveries', now, limit, this.instance)) as string[][];
-    return r.map((flat) => toDelivery(pairs(flat)));
-  }
-
-  async nextDeliveryAt(after?: number): Promise<number | undefined> {
-    const r = await this.client.zrangebyscore(
-      `${this.p}outbox`,
-      after === undefined ? '-inf' : `(${after}`,
-      '+inf',
-      'WITHSCORES',
-      'LIMIT',
-      0,
-      1,
-    );
-    return r.length ? Number(r[1]) : undefined;
-  }
-
-  async recordDelivery(a: DeliveryAttempt): Promise<void> {
-    const fields: Record<string, unknown> = { error: a.error ?? null };
-    if (a.sentParts !== undefined) fields.sentParts = a.sentParts;
-    if (a.parts !== undefined) fields.parts = JSON.stringify(a.parts);
-    if (a.ambiguousPart !== undefined) fields.ambiguousPart = a.ambiguousPart;
-    if (a.route) fields.route = JSON.stringify(a.route);
-    await this.script('recordDelivery', a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields), a.runId);
-  }
-
-  async redeliver(entry: NewDelivery): Promise<void> {
-    await this.script(
-      'redeliver',
-      entry.id,
-      entry.runId,
-      deliveryJson(entry),
-      entry.createdAt,
-      JSON.stringify({ channel: entry.channel, to: entry.to }),
-      this.instance,
-    );
-  }
-
-  async prune(before: PruneBefore, limit: number): Promise<PruneCounts & { more: boolean }> {
-    const r = (await this.script('prune', before.runs, before.events, before.requests, limit, before.sessionLines)) as number[];
-    return { ...pruneCounts(r), more: r[5] === 1 };
-  }
-
-  countPrunable(before: PruneBefore): Promise<PruneCounts> {
-    return countPrunable(this.client, this.p, before);
-  }
-
-  async countInWindow(key: string, windowMs: number, now: number): Promise<{ count: number; start: number }> {
-    const [count, start] = (await this.script('countInWindow', key, now, windowMs)) as [number, string];
-    return { count: Number(count), start: Number(start) };
-  }
-
-  async resetCount(key: string): Promise<void> {
-    await this.client.del(`${this.p}c:${key}`);
-  }
-
-  async putSession(key: string, value: string, ttlMs: number, onlyIfKept: boolean): Promise<void> {
-    if (onlyIfKept) await this.client.set(`${this.p}console:${key}`, value, 'PX', Math.ceil(ttlMs), 'XX');
-    else await this.client.set(`${this.p}console:${key}`, value, 'PX', Math.ceil(ttlMs));
-  }
-
-  async getSession(key: string): Promise<string | undefined> {
-    return (await this.client.get(`${this.p}console:${key}`)) ?? undefined;
-  }
-
-  async deleteSession(key: string): Promise<void> {
-    await this.client.del(`${this.p}console:${key}`);
-  }
-
-  async getMeta(key: string): Promise<string | undefined> {
-    return (await this.client.hget(`${this.p}meta`, key)) ?? undefined;
-  }
-
-  async setMeta(key: string, value: string): Promise<void> {
-    await this.client.hset(`${this.p}meta`, key, value);
-  }
-
   /** The server's persistence settings, as `check` reads them (durability.ts). */
   async startupWarnings(): Promise<string[]> {
     const get = async (name: string) => ((await this.client.config('GET', name).catch(() => [])) as string[])[1];
     return (await redisDurability(get, this.shown)).warnings;
+  }
+
+  histograms(): StoreHistogram[] {
+    return [];
   }
 
   close(): Promise<void> {

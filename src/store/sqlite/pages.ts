@@ -37,6 +37,11 @@ export interface NewestFirst<T> {
   open: () => void;
 }
 
+/** An `open` for a list: throws once the store `closed()`. */
+export function stillOpen(closed: () => boolean): void {
+  if (closed()) throw new Error('the store was closed during a read');
+}
+
 export async function newestFirst<T>(l: NewestFirst<T>): Promise<T[]> {
   const out: T[] = [];
   let below = l.end;

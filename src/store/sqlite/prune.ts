@@ -1,5 +1,5 @@
 /**
- * Retention (`Store.prune`): small batches that each look at the oldest `limit` rows of a table, from
+ * Retention (`RetentionRecords.prune`): small batches that each look at the oldest `limit` rows of a table, from
  * where the last batch stopped (a cursor per table, in memory), and delete those past their cutoff. A
  * table's pass ends at its first row created after the cutoff (nothing later can be older) or at its
  * end; the cursor then starts over. The newest row of each table is never deleted, so keys (seq,

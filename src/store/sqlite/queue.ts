@@ -1,5 +1,5 @@
 /**
- * The queue of runs (`WorkQueue<NewRun>`) over the runs table. One process owns the file (see
+ * The queue of runs (`RunQueue`) over the runs table. One process owns the file (see
  * SqliteStoreOptions.locking), so the queue lives in its memory and a claim needs no lock; the table
  * is what survives a restart: a run `queued` or `running` there is in the queue again at open.
  *
@@ -14,17 +14,14 @@
  * run's lease is taken to have run out, and its stored starts are its attempts. `release` writes the
  * run back to `queued` with its attempt given back. A retry's time and error are kept in memory only:
  * after a restart such a run is due at once.
- *
- * The tasks (heartbeats) are kept apart, in memory only (`tasks.ts`); an id that is not a claimed
- * run's is looked up there.
  */
-import type { Claim, NewRun, Task, WorkQueue } from '../types.ts';
+import type { RunQueue } from '../roles.ts';
+import type { Claim, NewRun } from '../types.ts';
 import { contractError } from './errors.ts';
 import { NumberFifo } from './number-fifo.ts';
 import { toNewRun } from './rows.ts';
 import type { RunRows } from './runs.ts';
 import type { Statements } from './statements.ts';
-import { TaskQueue } from './tasks.ts';
 import { RecycledMap } from '../../util/recycled.ts';
 
 /** The run of a key that the queue has looked at and that is not completed yet. */
@@ -60,7 +57,7 @@ export interface RunQueueDeps {
   write: (fn: () => void) => Promise<void>;
 }
 
-export class RunQueue implements WorkQueue<NewRun> {
+export class SqliteRunQueue implements RunQueue {
   private readonly q: Statements;
   private readonly runs: RunRows;
   private readonly clock: () => number;
@@ -75,15 +72,12 @@ export class RunQueue implements WorkQueue<NewRun> {
   private readonly claimed = new RecycledMap<string, Head>();
   /** Runs waiting behind a head, and heads waiting (not claimed). */
   private parked = 0;
-  /** The tasks (heartbeats): in memory only. */
-  private readonly tasks: TaskQueue;
 
   constructor(deps: RunQueueDeps) {
     this.q = deps.q;
     this.runs = deps.runs;
     this.clock = deps.clock;
     this.write = deps.write;
-    this.tasks = new TaskQueue(deps.clock);
     for (const r of this.q.unfinishedSeqs.iterate()) this.fresh.push(Number((r as unknown as unknown[])[0]));
   }
 
@@ -199,7 +193,7 @@ export class RunQueue implements WorkQueue<NewRun> {
 
   async complete(id: string, worker: string): Promise<boolean> {
     const h = this.held(id, worker);
-    if (!h) return this.tasks.complete(id, worker);
+    if (!h) return false;
     this.claimed.delete(id);
     this.runs.forget(id);
     this.next(h);
@@ -208,7 +202,7 @@ export class RunQueue implements WorkQueue<NewRun> {
 
   async fail(id: string, worker: string, opts: { retryAt?: number; error: string }): Promise<boolean> {
     const h = this.held(id, worker);
-    if (!h) return this.tasks.fail(id, worker, opts.retryAt ?? this.clock(), opts.error);
+    if (!h) return false;
     this.wait(h, opts.retryAt ?? this.clock());
     h.attempts++;
     h.lastError = opts.error;
@@ -217,7 +211,7 @@ export class RunQueue implements WorkQueue<NewRun> {
 
   async release(id: string, worker: string): Promise<boolean> {
     const h = this.held(id, worker);
-    if (!h) return this.tasks.release(id, worker);
+    if (!h) return false;
     this.wait(h, this.clock());
     this.runs.forget(id);
     await this.write(() => {
@@ -228,7 +222,7 @@ export class RunQueue implements WorkQueue<NewRun> {
 
   async extend(id: string, worker: string, leaseMs: number): Promise<boolean> {
     const h = this.held(id, worker);
-    if (!h) return this.tasks.extend(id, worker, leaseMs);
+    if (!h) return false;
     h.until = this.clock() + leaseMs;
     return true;
   }
@@ -239,14 +233,6 @@ export class RunQueue implements WorkQueue<NewRun> {
     h.worker = null;
     h.until = at;
     this.parked++;
-  }
-
-  async enqueue(task: Task, runAt: number): Promise<number> {
-    return this.tasks.enqueue(task, runAt);
-  }
-
-  async claimTasks(kind: Task['kind'], worker: string, leaseMs: number, limit: number): Promise<Claim<Task>[]> {
-    return this.tasks.claim(kind, worker, leaseMs, limit);
   }
 
   size(): { waiting: number; claimed: number } {

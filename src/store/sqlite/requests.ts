@@ -1,5 +1,5 @@
 /**
- * Kept hook requests (the request log, docs/http.md, "Kept requests"): one row each, its headers and actions as JSON, its body as
+ * Kept hook requests (the request log, docs/http.md, "Kept requests"; `Store.requests`): one row each, its headers and actions as JSON, its body as
  * a blob. Written in the transaction that stores the request's events and runs; never updated after.
  *
  * A body of 4 KiB or more that compresses well is stored compressed (`compressed`).
@@ -12,7 +12,9 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
 import type { KeptAction, KeptRequest, KeptRequestSummary, NewKeptRequest, RequestListOptions } from '../types.ts';
-import { LIST_WINDOW, type NewestFirst } from './pages.ts';
+import type { KeptRequests } from '../roles.ts';
+import { contractError } from './errors.ts';
+import { LIST_WINDOW, newestFirst, stillOpen, type NewestFirst } from './pages.ts';
 import { str, type Row } from './rows.ts';
 
 const COLUMNS = 'SELECT seq, hook, mapping_id, url, headers, body, body_brotli, received_at, status, actions, replay_of FROM requests';
@@ -61,7 +63,8 @@ function parseId(id: string): { seq: number; receivedAt: number } | undefined {
   return Number.isSafeInteger(seq) ? { seq, receivedAt: parseInt(m[1]! + m[2]!, 16) } : undefined;
 }
 
-export class KeptRequests {
+/** The rows of kept requests: written inside `accept`'s transaction, read by `SqliteKeptRequests`. */
+export class RequestRows {
   private readonly q: RequestStatements;
 
   constructor(db: DatabaseSync) {
@@ -119,6 +122,34 @@ export class KeptRequests {
       limit: opts.limit,
       map: toSummary,
     };
+  }
+}
+
+/** The request log (`KeptRequests`) over the rows; a failure of the disk is the contract's error. */
+export class SqliteKeptRequests implements KeptRequests {
+  private readonly rows: RequestRows;
+  private readonly closed: () => boolean;
+
+  constructor(rows: RequestRows, closed: () => boolean) {
+    this.rows = rows;
+    this.closed = closed;
+  }
+
+  async get(id: string): Promise<KeptRequest | undefined> {
+    try {
+      return this.rows.get(id);
+    } catch (err) {
+      throw contractError(err);
+    }
+  }
+
+  async list(opts: RequestListOptions): Promise<KeptRequestSummary[]> {
+    try {
+      const list = this.rows.list(opts);
+      return list ? await newestFirst({ ...list, open: () => stillOpen(this.closed) }) : [];
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 }
 

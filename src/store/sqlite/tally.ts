@@ -1,5 +1,5 @@
 /**
- * The counts of events, runs and outbox entries by status (`SqliteStore.counts`), kept so that a read
+ * The counts of events, runs and outbox entries by status (`RecordCounts.counts`), kept so that a read
  * costs what changed since the previous one, never the size of the tables, and the writes pay nothing.
  * Counting whole tables held the event loop for over a second per `/metrics` scrape with two million
  * pending events (measured: docs/performance.md, "Reads on a large store").

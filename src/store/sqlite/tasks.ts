@@ -1,12 +1,12 @@
 /**
- * The queue's tasks (`WorkQueue.enqueue`, `claimTasks`): work the runtime enqueues itself, such as a
- * session's heartbeat. One process owns the file, so they live in its memory and nothing of them is
+ * The queue of tasks (`TaskQueue`): work the runtime enqueues itself, such as a session's heartbeat. One process owns the file, so they live in its memory and nothing of them is
  * written: after a restart no task is waiting, and the runtime enqueues what it needs again (the
  * heartbeat's timer does; the events a heartbeat would have shown stay pending in the store).
  *
  * A kind and key has at most two tasks: the one at its head (claimed, or waiting) and, while the head
  * is claimed, one waiting behind it, into which later enqueues coalesce.
  */
+import type { TaskQueue } from '../roles.ts';
 import type { Claim, Task } from '../types.ts';
 
 interface Entry {
@@ -20,7 +20,7 @@ interface Entry {
   lastError: string | null;
 }
 
-export class TaskQueue {
+export class SqliteTaskQueue implements TaskQueue {
   private readonly clock: () => number;
   private seq = 0;
   /** The tasks of each kind and key, the head first. */
@@ -31,7 +31,7 @@ export class TaskQueue {
     this.clock = clock;
   }
 
-  enqueue(task: Task, runAt: number): number {
+  async enqueue(task: Task, runAt: number): Promise<number> {
     const key = `${task.kind}\u0000${task.key}`;
     let line = this.lines.get(key);
     if (!line) this.lines.set(key, (line = []));
@@ -53,7 +53,7 @@ export class TaskQueue {
     return runAt;
   }
 
-  claim(kind: Task['kind'], worker: string, leaseMs: number, limit: number): Claim<Task>[] {
+  async claim(kind: Task['kind'], worker: string, leaseMs: number, limit: number): Promise<Claim<Task>[]> {
     const now = this.clock();
     const out: Claim<Task>[] = [];
     for (const line of this.lines.values()) {
@@ -75,7 +75,7 @@ export class TaskQueue {
     return e && e.worker === worker ? e : undefined;
   }
 
-  complete(id: string, worker: string): boolean {
+  async complete(id: string, worker: string): Promise<boolean> {
     const e = this.held(id, worker);
     if (!e) return false;
     this.byId.delete(id);
@@ -86,17 +86,17 @@ export class TaskQueue {
     return true;
   }
 
-  fail(id: string, worker: string, retryAt: number, error: string): boolean {
+  async fail(id: string, worker: string, opts: { retryAt?: number; error: string }): Promise<boolean> {
     const e = this.held(id, worker);
     if (!e) return false;
     e.worker = null;
-    e.until = retryAt;
+    e.until = opts.retryAt ?? this.clock();
     e.attempts++;
-    e.lastError = error;
+    e.lastError = opts.error;
     return true;
   }
 
-  release(id: string, worker: string): boolean {
+  async release(id: string, worker: string): Promise<boolean> {
     const e = this.held(id, worker);
     if (!e) return false;
     e.worker = null;
@@ -104,7 +104,7 @@ export class TaskQueue {
     return true;
   }
 
-  extend(id: string, worker: string, leaseMs: number): boolean {
+  async extend(id: string, worker: string, leaseMs: number): Promise<boolean> {
     const e = this.held(id, worker);
     if (!e) return false;
     e.until = this.clock() + leaseMs;

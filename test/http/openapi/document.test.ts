@@ -159,7 +159,7 @@ describe('GET /api/openapi.json', () => {
 
     // the read API
     const run = await until(async () =>
-      (await svc.store.getRun(agent.runId))?.delivery.status === 'failed' ? svc.store.getRun(agent.runId) : undefined,
+      (await svc.store.records.getRun(agent.runId))?.delivery.status === 'failed' ? svc.store.records.getRun(agent.runId) : undefined,
     );
     await check('get', '/api/status', '/api/status');
     await check('get', '/api/runs', '/api/runs?limit=5');
@@ -190,7 +190,7 @@ describe('GET /api/openapi.json', () => {
     await check('post', '/api/runs/{id}/retry', '/api/runs/nope/retry');
     failing = false;
     await check('post', '/api/runs/{id}/redeliver', `/api/runs/${run!.id}/redeliver`);
-    await until(async () => (await svc.store.getRun(run!.id))?.delivery.status === 'sent');
+    await until(async () => (await svc.store.records.getRun(run!.id))?.delivery.status === 'sent');
     await check('post', '/api/runs/{id}/redeliver', `/api/runs/${run!.id}/redeliver`);
     await check('post', '/api/runs/{id}/redeliver', '/api/runs/nope/redeliver', { token: 'wrong' });
 

@@ -18,7 +18,7 @@ redisSuite('redis driver: append-only file', () => {
       const events = Array.from({ length: 50 }, () => newEvent());
       await Promise.all(
         runs.map((r, i) =>
-          store.accept({
+          store.records.accept({
             events: [events[i]!],
             runs: [r],
             idempotency: { key: `k${i}`, status: 202, body: '{}', createdAt: 1, expiresAt: 10_000 },
@@ -31,11 +31,11 @@ redisSuite('redis driver: append-only file', () => {
       const second = await startRedis({ aof: true, dir });
       const again = await RedisStore.open({ url: second.url });
       try {
-        expect((await again.counts()).runs.queued).toBe(50);
-        expect((await again.counts()).events.pending).toBe(50);
-        expect(await again.getIdempotency('k49', 5)).toMatchObject({ status: 202 });
+        expect((await again.records.counts()).runs.queued).toBe(50);
+        expect((await again.records.counts()).events.pending).toBe(50);
+        expect(await again.records.getIdempotency('k49', 5)).toMatchObject({ status: 202 });
         // the queue came back too: the oldest run of each session is due
-        const claims = await again.queue.claim('w', 60_000, 100);
+        const claims = await again.runs.claim('w', 60_000, 100);
         expect(claims.map((c) => c.id)).toEqual(runs.slice(0, 5).map((r) => r.id));
       } finally {
         await again.close();

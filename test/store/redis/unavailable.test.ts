@@ -11,7 +11,7 @@ redisSuite('redis driver: the server goes away', () => {
     const store = await RedisStore.open({ url: server.url });
     try {
       await server.kill();
-      const err = await store.accept({ events: [], runs: [newRun()] }).then(
+      const err = await store.records.accept({ events: [], runs: [newRun()] }).then(
         () => undefined,
         (e: unknown) => e,
       );

@@ -19,9 +19,9 @@ async function finished(store: SqliteStore, at: number, sessionKey: string) {
   const message = long(`message ${at}`);
   const reply = long(`reply ${at}`);
   const run = newRun({ createdAt: at, sessionKey, message });
-  await store.accept({ events: [newEvent({ createdAt: at })], runs: [run] });
-  await store.startRun(run.id, at);
-  await store.finishRun(
+  await store.records.accept({ events: [newEvent({ createdAt: at })], runs: [run] });
+  await store.records.startRun(run.id, at);
+  await store.records.finishRun(
     okOutcome(run.id, {
       finishedAt: at,
       reply,
@@ -29,12 +29,12 @@ async function finished(store: SqliteStore, at: number, sessionKey: string) {
       delivery: { kind: 'outbox', entry: newDelivery(run.id, { text: reply, createdAt: at }) },
     }),
   );
-  const [d] = await store.dueDeliveries(Number.MAX_SAFE_INTEGER, 1);
-  await store.recordDelivery({ id: d!.id, runId: run.id, attempts: 1, at, status: 'sent' });
+  const [d] = await store.records.dueDeliveries(Number.MAX_SAFE_INTEGER, 1);
+  await store.records.recordDelivery({ id: d!.id, runId: run.id, attempts: 1, at, status: 'sent' });
   return run;
 }
 
-describe('SqliteStore.prune()', () => {
+describe('the SQLite records: prune()', () => {
   it('removes a long text with the last row that refers to it', async () => {
     const path = join(dir, `${++n}.db`);
     const store = new SqliteStore({ path });
@@ -53,7 +53,7 @@ describe('SqliteStore.prune()', () => {
     await store.close();
     expect(texts()).toBe(8); // a message and a reply per run; the transcript line and the delivery share the reply
     const again = new SqliteStore({ path });
-    while ((await again.prune(cutoff, 2)).more);
+    while ((await again.records.prune(cutoff, 2)).more);
     await again.close();
     expect(texts()).toBe(2);
   });
@@ -61,10 +61,10 @@ describe('SqliteStore.prune()', () => {
   it('takes what it removed off counts tallied before', async () => {
     const store = new SqliteStore({ path: join(dir, `${++n}.db`) });
     for (const at of [1_000, 2_000, 3_000, 20_000]) await finished(store, at, `s${at}`);
-    const before = await store.counts();
+    const before = await store.records.counts();
     expect(before.runs.ok).toBe(4);
-    while ((await store.prune(cutoff, 1)).more);
-    expect(await store.counts()).toEqual({ ...before, runs: { ...before.runs, ok: 1 } });
+    while ((await store.records.prune(cutoff, 1)).more);
+    expect(await store.records.counts()).toEqual({ ...before, runs: { ...before.runs, ok: 1 } });
     await store.close();
   });
 });

@@ -153,7 +153,7 @@ describe.runIf(process.platform === 'linux')('SqliteStore and the WAL presync', 
     const store = new SqliteStore({ path });
     const wal = `${path}-wal`;
     const before = openCount(wal); // SQLite's own
-    await store.accept({ events: [event('e1')], runs: [] });
+    await store.records.accept({ events: [event('e1')], runs: [] });
     await vi.waitFor(() => expect(openCount(wal)).toBe(before + 1), { timeout: 2000, interval: 5 });
     await store.close();
     // closed at once, or when the sync in flight ends
@@ -165,7 +165,7 @@ describe.runIf(process.platform === 'linux')('SqliteStore and the WAL presync', 
     const store = new SqliteStore({ path, synchronous: 'full' });
     const wal = `${path}-wal`;
     const before = openCount(wal);
-    await store.accept({ events: [event('e2')], runs: [] });
+    await store.records.accept({ events: [event('e2')], runs: [] });
     await new Promise((r) => setTimeout(r, 100));
     expect(openCount(wal)).toBe(before);
     await store.close();

@@ -1,58 +1,26 @@
 --[[
-  endClaim: ends a claim of a run or of a task: complete (the next of its key becomes due), fail (due
-  again at the retry time, counted as an attempt), release (due at once, not counted) or extend (the
-  lease runs `leaseMs` from now). A run given back while `running` is `queued` again, its attempt given
-  back.
+  endClaim: ends the claim of a run: complete (the next run of its session becomes due), fail (the
+  session waits for the retry time; counted as an attempt), release (due at once, not counted; a run
+  given back while `running` is `queued` again, its attempt given back) or extend (the lease runs
+  `leaseMs` from now).
 
-  ARGV: prefix, op (complete|fail|release|extend), id, worker, now, and for fail the retry time and the
-    error, for extend the lease
-  Keys: tid:<id>, t:<kind>:<key>, tq:<kind>, tseq; r:<id>, q:claimed, q:wait, q:ready, q:n,
-    qk:<session key>, runs:running, runs:queued
-  Returns 0 when `worker` does not hold `id`, else 1; then the queue's counts.
+  ARGV: prefix, op (complete|fail|release|extend), run id, worker, now, and for fail the retry time and
+    the error, for extend the lease
+  Keys: r:<id>, q:claimed, q:wait, q:ready, q:n, qk:<session key>, runs:running, runs:queued
+  Returns 0 when `worker` does not hold the run's claim, else 1; then the queue's counts.
 ]]
 local P = ARGV[1]
 --- @include "restatus"
 --- @include "ready"
---- @include "holder"
 --- @include "queueCounts"
 
 local op, id, w, now = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
-local t, mine = holder(id, w)
-local c
-if not mine then c = counts() return {0, c[1], c[2]} end
-if t then
-  local key, kind = redis.call('HGET', t, 'key'), redis.call('HGET', t, 'kind')
-  local tq = P..'tq:'..kind
-  if op == 'complete' then
-    redis.call('DEL', P..'tid:'..id)
-    local behind = redis.call('HGET', t, 'behind')
-    if behind then
-      local nid = 'task-'..redis.call('INCR', P..'tseq')
-      redis.call('HSET', t, 'id', nid, 'until', behind, 'att', 0)
-      redis.call('HDEL', t, 'w', 'i', 'err', 'behind')
-      redis.call('SET', P..'tid:'..nid, t)
-      redis.call('ZADD', tq, behind, key)
-    else
-      redis.call('DEL', t)
-      redis.call('ZREM', tq, key)
-    end
-  else
-    local at = string.format('%.0f', now)
-    if op == 'fail' then
-      at = ARGV[6]
-      redis.call('HINCRBY', t, 'att', 1)
-      redis.call('HSET', t, 'err', ARGV[7])
-    elseif op == 'extend' then
-      at = string.format('%.0f', now + tonumber(ARGV[6]))
-    end
-    if op ~= 'extend' then redis.call('HDEL', t, 'w', 'i') end
-    redis.call('HSET', t, 'until', at)
-    redis.call('ZADD', tq, at, key)
-  end
-  c = counts()
-  return {1, c[1], c[2]}
-end
 local r = P..'r:'..id
+local c
+if redis.call('HGET', r, 'qw') ~= w or redis.call('ZSCORE', P..'q:claimed', id) == false then
+  c = counts()
+  return {0, c[1], c[2]}
+end
 local key = redis.call('HGET', r, 'qk')
 if op == 'extend' then
   redis.call('ZADD', P..'q:claimed', string.format('%.0f', now + tonumber(ARGV[6])), id)
