@@ -27,6 +27,22 @@ export function lines(...parts: (string | undefined | null | false)[]): string {
   return parts.filter((p): p is string => typeof p === 'string' && p.trim() !== '').join('\n');
 }
 
+// Currencies counted in whole units, and in thousandths (ISO 4217 minor units, as Stripe and Paddle count them).
+const ZERO_DECIMAL = new Set('bif clp djf gnf jpy kmf krw mga pyg rwf ugx vnd vuv xaf xof xpf'.split(' '));
+const THREE_DECIMAL = new Set('bhd iqd jod kwd lyd omr tnd'.split(' '));
+
+/**
+ * An amount given in the currency's smallest unit (a number, or digits as Paddle sends them) as people
+ * write it: `1099, 'usd'` → `10.99 USD`, `500, 'JPY'` → `500 JPY`; empty when it is not an amount.
+ */
+export function money(amount: unknown, currency: unknown): string {
+  const n = typeof amount === 'string' && /^-?\d{1,18}$/.test(amount) ? Number(amount) : amount;
+  if (typeof n !== 'number' || !Number.isFinite(n)) return '';
+  const c = typeof currency === 'string' ? currency.toLowerCase() : '';
+  const digits = ZERO_DECIMAL.has(c) ? 0 : THREE_DECIMAL.has(c) ? 3 : 2;
+  return `${(n / 10 ** digits).toFixed(digits)}${c ? ` ${c.toUpperCase()}` : ''}`;
+}
+
 const SHOWN = 12;
 
 /**

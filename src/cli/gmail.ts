@@ -34,7 +34,16 @@ export const SETUP_OPTIONS = {
     value: 'NAME',
     help: 'the Pub/Sub topic, a name or projects/<project>/topics/<name>; default hook-intake-gmail',
   },
-  subscription: { type: 'string', value: 'NAME', help: 'the push subscription; default hook-intake-gmail-push' },
+  subscription: {
+    type: 'string',
+    value: 'NAME',
+    help: 'the Pub/Sub subscription; default hook-intake-gmail-push, or hook-intake-gmail-pull in pull mode',
+  },
+  mode: {
+    type: 'string',
+    value: 'push|pull',
+    help: "push: Pub/Sub calls the push endpoint (a public URL); pull: run pulls from the subscription; default the config's, else push",
+  },
   'push-endpoint': { type: 'string', value: 'URL', help: 'the public https URL that reaches the push path (for the subscription command)' },
   label: { type: 'string', value: 'LABEL', help: 'the Gmail label to watch; default INBOX' },
   'hook-url': { type: 'string', value: 'URL', help: "where new mail is posted; default the local service's /hooks/gmail" },
@@ -57,7 +66,7 @@ commands:
           hook-intake webhooks gmail auth ${synopsis(AUTH_OPTIONS)}
   setup   write the gmail config, call users.watch, print the gcloud commands left to run
           hook-intake webhooks gmail setup --account EMAIL [options]
-  run     serve the Pub/Sub push endpoint and post new mail to the gmail hook
+  run     serve the Pub/Sub push endpoint (or pull, in pull mode) and post new mail to the gmail hook
           hook-intake webhooks gmail run ${synopsis(RUN_OPTIONS)}
 
 hook-intake webhooks gmail <command> --help shows the command's options.
@@ -77,7 +86,8 @@ which the config is then pointed at.`,
     `Writes hooks.enabled, hooks.token (generated if absent), "gmail" in hooks.presets and hooks.gmail into
 the config file, keeping its other keys and comments. New tokens go into files (mode 0600) under
 secrets/ next to the config. With OAuth credentials it calls users.watch. Prints the gcloud commands for
-the Pub/Sub topic, the publisher grant and the push subscription.`,
+the Pub/Sub topic, the publisher grant and the push subscription; with --mode pull, a pull subscription
+and the grant that lets the mailbox's account pull from it (no public URL needed).`,
     SETUP_OPTIONS,
   ),
   run: helpText(
@@ -85,7 +95,9 @@ the Pub/Sub topic, the publisher grant and the push subscription.`,
     `Serves the Pub/Sub push endpoint (hooks.gmail.serve) and renews the Gmail watch. Each push lists the
 mailbox's history since the last processed historyId (kept in the data directory), fetches the new
 messages and posts each to the gmail hook. Pub/Sub gets 2xx only when the hook accepted every message,
-else 5xx and delivers the push again. Prints "listening on URL" when ready; stops on SIGTERM or SIGINT.`,
+else 5xx and delivers the push again. Prints "listening on URL" when ready; stops on SIGTERM or SIGINT.
+With hooks.gmail.mode "pull" it pulls from hooks.gmail.subscription instead (no endpoint, no public
+URL), acknowledges a notice only when the hook accepted every message, and prints "pulling from NAME".`,
     RUN_OPTIONS,
   ),
 };
@@ -145,6 +157,7 @@ async function setup(argv: string[]): Promise<number> {
     return 0;
   }
   if (!values.account) throw new UsageError('--account is required');
+  if (values.mode !== undefined && values.mode !== 'push' && values.mode !== 'pull') throw new UsageError('--mode must be push or pull');
   const file = configFile(values.config);
   const { runSetup } = await import('../gmail/setup.ts');
   const { realDeps } = await import('../gmail/settings.ts');
@@ -155,6 +168,7 @@ async function setup(argv: string[]): Promise<number> {
     project: values.project,
     topic: values.topic,
     subscription: values.subscription,
+    mode: values.mode,
     pushEndpoint: values['push-endpoint'],
     label: values.label,
     hookUrl: values['hook-url'],
@@ -200,6 +214,7 @@ async function run(argv: string[]): Promise<number> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
-  printStdout(`listening on ${new URL(running.url).origin} (push path ${new URL(running.url).pathname})\n`);
+  if (running.url) printStdout(`listening on ${new URL(running.url).origin} (push path ${new URL(running.url).pathname})\n`);
+  else printStdout(`pulling from ${running.subscription}\n`);
   return stopped;
 }

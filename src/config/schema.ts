@@ -152,7 +152,13 @@ const Gmail = Type.Object(
     account: Type.Optional(Type.String({ minLength: 1, description: 'the mailbox watched, e.g. ops@example.com' })),
     label: Type.String({ default: 'INBOX', minLength: 1 }),
     topic: Type.Optional(Type.String({ minLength: 1, description: 'the Pub/Sub topic Gmail publishes to' })),
-    subscription: Type.Optional(Type.String({ minLength: 1, description: 'the Pub/Sub push subscription' })),
+    mode: Type.Union([Type.Literal('push'), Type.Literal('pull')], {
+      default: 'push',
+      description: 'push: serve the Pub/Sub push endpoint; pull: pull from the subscription (no public URL)',
+    }),
+    subscription: Type.Optional(
+      Type.String({ minLength: 1, description: "the Pub/Sub subscription: projects/<p>/subscriptions/<s>, or <s> in the topic's project" }),
+    ),
     pushToken: Type.Optional(Secret('token a Pub/Sub push carries as ?token=')),
     hookUrl: Type.Optional(Type.String({ pattern: '^https?://', description: 'where the watcher posts the preset payload' })),
     includeBody: Type.Boolean({ default: true }),
@@ -164,6 +170,12 @@ const Gmail = Type.Object(
         bind: Type.String({ default: '127.0.0.1', minLength: 1 }),
         port: Type.Integer({ default: 8788, minimum: 0, maximum: 65535 }),
         path: Type.String({ default: '/gmail-pubsub', pattern: '^/' }),
+      },
+      { ...strict, default: {} },
+    ),
+    pull: Type.Object(
+      {
+        maxMessages: Type.Integer({ default: 10, minimum: 1, maximum: 1000, description: 'most messages one pull asks for' }),
       },
       { ...strict, default: {} },
     ),
@@ -187,6 +199,7 @@ const Gmail = Type.Object(
       ),
     ),
     apiBaseUrl: HttpUrl('https://gmail.googleapis.com'),
+    pubsubBaseUrl: HttpUrl('https://pubsub.googleapis.com'),
     tokenUrl: HttpUrl('https://oauth2.googleapis.com/token'),
     jwksUrl: HttpUrl('https://www.googleapis.com/oauth2/v3/certs'),
     authUrl: HttpUrl('https://accounts.google.com/o/oauth2/v2/auth'),

@@ -49,6 +49,8 @@ export class AccessTokens {
   private pending: Promise<string> | undefined;
   /** How many times a token was fetched (for status and tests). */
   refreshes = 0;
+  /** The scopes Google named with the last token (its `scope`), when it named them. */
+  scopes: string[] | undefined;
 
   private readonly deps: Deps;
   private readonly tokenUrl: string;
@@ -80,6 +82,7 @@ export class AccessTokens {
     if (typeof body.access_token !== 'string') throw new OAuthError('token endpoint answered without access_token', false);
     this.refreshes++;
     this.token = body.access_token;
+    if (typeof body.scope === 'string') this.scopes = body.scope.split(' ').filter(Boolean);
     this.expiresAt = this.deps.now() + (typeof body.expires_in === 'number' ? body.expires_in : 3600) * 1000;
     return this.token;
   }

@@ -1,5 +1,6 @@
 /**
- * `webhooks gmail auth` without the CLI: the installed-app flow, then the refresh token written
+ * `webhooks gmail auth` without the CLI: the installed-app flow (Gmail's read-only scope, and
+ * Pub/Sub's in pull mode), then the refresh token written
  * (mode 0600) to the file `hooks.gmail.oauth.refreshToken` points at, or to a new file under
  * `secrets/` that the config is then pointed at. A client secret file given on the command line
  * supplies `oauth.clientId` and `oauth.clientSecret` (the secret stored the same way).
@@ -10,7 +11,8 @@ import { dataDirTokens } from '../cli/tokens.ts';
 import { loadConfig } from '../config/load.ts';
 import { validateConfig } from '../config/validate.ts';
 import { editConfigFile, editConfigText } from './config-edit.ts';
-import { installedAppFlow, readClientFile } from './oauth-flow.ts';
+import { GMAIL_SCOPE, installedAppFlow, readClientFile } from './oauth-flow.ts';
+import { PUBSUB_SCOPE } from './pubsub.ts';
 import { fileRef, SECRETS_DIR, secretFileOf, writeSecretFile } from './secrets.ts';
 import { GmailConfigError, type Deps, type Gmail } from './settings.ts';
 
@@ -44,16 +46,19 @@ export async function runAuth(o: AuthOptions): Promise<{ refreshTokenFile: strin
     throw new GmailConfigError('hooks.gmail.oauth.refreshToken is a string; make it { file: "path" } so auth can store the token there');
   }
 
+  // pull mode calls Pub/Sub with the mailbox's token; push mode needs Gmail's scope only
+  const scopes = gmail.mode === 'pull' ? [GMAIL_SCOPE, PUBSUB_SCOPE] : [GMAIL_SCOPE];
   const refreshToken = await installedAppFlow({
     authUrl: gmail.authUrl,
     tokenUrl: gmail.tokenUrl,
     clientId,
     clientSecret,
+    scopes,
     show: o.show,
     deps: o.deps,
   });
   writeSecretFile(tokenFile, refreshToken);
-  const notes = [`refresh token stored in ${tokenFile} (mode 0600)`];
+  const notes = [`refresh token stored in ${tokenFile} (mode 0600), for ${scopes.join(' ')}`];
 
   editConfigFile(o.file, (edit) => {
     if (rawToken === undefined) edit.set([...OAUTH, 'refreshToken'], fileRef(tokenFile, dir));

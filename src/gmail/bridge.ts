@@ -2,9 +2,10 @@
  * From a Pub/Sub notice (`{emailAddress, historyId}`) to accepted hook requests. The history
  * since the last processed historyId is listed, each new message fetched and posted to the hook
  * on its own (`Idempotency-Key: gmail:<id>`, so a repeat runs nothing twice). The stored
- * historyId advances only when the hook accepted every message; otherwise the push is answered
- * 5xx and Pub/Sub delivers it again. Notices are handled one at a time, in arrival order; one
- * at or below the stored historyId was covered already (pushes arrive late and more than once).
+ * historyId advances only when the hook accepted every message; otherwise the outcome is `retry`
+ * (a push answered 5xx, a pulled message left unacknowledged) and Pub/Sub delivers it again.
+ * Notices are handled one at a time, in arrival order; one at or below the stored historyId was
+ * covered already (notices arrive late and more than once).
  */
 import type { Logger } from '../log.ts';
 import { GmailApiError, type GmailApi } from './api.ts';
@@ -31,7 +32,7 @@ export interface Notice {
   historyId: string;
 }
 
-/** What the push gets: `done` (2xx), `retry` (5xx, Pub/Sub redelivers). */
+/** `done`: the push gets 2xx, a pulled message is acknowledged; `retry`: Pub/Sub delivers it again. */
 export type Outcome = 'done' | 'retry';
 
 export class Bridge {
@@ -65,7 +66,7 @@ export class Bridge {
 
   private async process(notice: Notice): Promise<Outcome> {
     if (notice.emailAddress.toLowerCase() !== this.opts.account.toLowerCase()) {
-      this.log.warn('gmail: push for another mailbox ignored');
+      this.log.warn('gmail: notice for another mailbox ignored');
       return 'done';
     }
     const state = readState(this.opts.stateFile);
@@ -73,18 +74,18 @@ export class Bridge {
       writeState(this.opts.stateFile, { ...state, historyId: notice.historyId });
       this.log.warn(
         { historyId: notice.historyId },
-        'gmail: no stored historyId (users.watch has not answered yet); starting from this push',
+        'gmail: no stored historyId (users.watch has not answered yet); starting from this notice',
       );
       return 'done';
     }
     if (!newer(notice.historyId, state.historyId)) {
-      this.log.debug({ historyId: notice.historyId }, 'gmail: push already covered');
+      this.log.debug({ historyId: notice.historyId }, 'gmail: notice already covered');
       return 'done';
     }
     try {
       return await this.catchUp(state, notice.historyId);
     } catch (err) {
-      this.log.error({ err: (err as Error).message }, 'gmail: push not processed; Pub/Sub will deliver it again');
+      this.log.error({ err: (err as Error).message }, 'gmail: notice not processed; Pub/Sub will deliver it again');
       return 'retry';
     }
   }
@@ -116,7 +117,7 @@ export class Bridge {
     const latest = newer(pushed, found.latest) ? pushed : found.latest;
     if (!failed && newer(latest, state.historyId)) state.historyId = latest;
     writeState(this.opts.stateFile, state);
-    this.log.info({ messages: ids.length, historyId: state.historyId, complete: !failed }, 'gmail: push processed');
+    this.log.info({ messages: ids.length, historyId: state.historyId, complete: !failed }, 'gmail: notice processed');
     return failed ? 'retry' : 'done';
   }
 

@@ -1,7 +1,8 @@
 /**
  * The `gcloud` commands for what `setup` cannot do itself: the Pub/Sub topic, the grant that lets
- * Gmail publish to it, and the push subscription that calls the push endpoint; and the project they
- * are for when `--project` is not given (docs/gmail.md, setup).
+ * Gmail publish to it, and the subscription: a push subscription that calls the push endpoint, or
+ * (pull mode) a pull subscription and the grant that lets the mailbox's account pull from it; and
+ * the project they are for when `--project` is not given (docs/gmail.md, "2. setup").
  */
 import { spawnSync } from 'node:child_process';
 
@@ -55,24 +56,43 @@ export function projectFromEnvironment(env: Record<string, string | undefined>):
 /** What `--project` shows in the commands when no project was found: the operator puts theirs in. */
 export const PROJECT_PLACEHOLDER = '<project-id>';
 
-export interface GcloudPlan {
+export type GcloudPlan = {
   /** Absent: no project is known, and the commands carry `<project-id>`. */
   project: string | undefined;
   topic: string;
   subscription: string;
-  /** The public URL that reaches the push path. */
-  endpoint: string;
-  /** Shell text that yields the push token (`$(cat 'file')`, `${ENV}`), never the token itself. */
-  tokenShell: string | undefined;
-}
+} & (
+  | {
+      mode: 'push';
+      /** The public URL that reaches the push path. */
+      endpoint: string;
+      /** Shell text that yields the push token (`$(cat 'file')`, `${ENV}`), never the token itself. */
+      tokenShell: string | undefined;
+    }
+  | {
+      mode: 'pull';
+      /** The mailbox: its account pulls with its own OAuth token. */
+      account: string;
+    }
+);
 
 export function gcloudCommands(p: GcloudPlan): string[] {
   const project = `--project=${p.project === undefined ? PROJECT_PLACEHOLDER : shellQuote(p.project)}`;
-  const endpoint = p.tokenShell ? `"${p.endpoint}${p.endpoint.includes('?') ? '&' : '?'}token=${p.tokenShell}"` : shellQuote(p.endpoint);
-  return [
+  const sub = shellQuote(p.subscription);
+  const common = [
     `gcloud services enable gmail.googleapis.com pubsub.googleapis.com ${project}`,
     `gcloud pubsub topics create ${shellQuote(p.topic)} ${project}`,
     `gcloud pubsub topics add-iam-policy-binding ${shellQuote(p.topic)} ${project} --member=serviceAccount:${GMAIL_PUSH_ACCOUNT} --role=roles/pubsub.publisher`,
-    `gcloud pubsub subscriptions create ${shellQuote(p.subscription)} ${project} --topic=${shellQuote(p.topic)} --push-endpoint=${endpoint} --ack-deadline=60`,
+  ];
+  if (p.mode === 'pull')
+    return [
+      ...common,
+      `gcloud pubsub subscriptions create ${sub} ${project} --topic=${shellQuote(p.topic)} --ack-deadline=60`,
+      `gcloud pubsub subscriptions add-iam-policy-binding ${sub} ${project} --member=${shellQuote(`user:${p.account}`)} --role=roles/pubsub.subscriber`,
+    ];
+  const endpoint = p.tokenShell ? `"${p.endpoint}${p.endpoint.includes('?') ? '&' : '?'}token=${p.tokenShell}"` : shellQuote(p.endpoint);
+  return [
+    ...common,
+    `gcloud pubsub subscriptions create ${sub} ${project} --topic=${shellQuote(p.topic)} --push-endpoint=${endpoint} --ack-deadline=60`,
   ];
 }

@@ -17,6 +17,8 @@ export interface FlowOptions {
   tokenUrl: string;
   clientId: string;
   clientSecret: string;
+  /** The OAuth scopes to ask for. */
+  scopes: string[];
   /** Gets the consent URL to show the operator. */
   show: (url: string) => void;
   deps: Deps;
@@ -75,7 +77,7 @@ export async function installedAppFlow(opts: FlowOptions): Promise<string> {
       client_id: opts.clientId,
       redirect_uri: redirectUri,
       response_type: 'code',
-      scope: GMAIL_SCOPE,
+      scope: opts.scopes.join(' '),
       access_type: 'offline',
       // a refresh token comes only with a fresh consent
       prompt: 'consent',

@@ -69,15 +69,25 @@ function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 
 /** The notice in a push body (`message.data`: base64 of `{emailAddress, historyId}`), or why not. */
 export function parseNotice(raw: Buffer): Notice | string {
-  let data: unknown;
+  let push: { message?: { data?: unknown } };
   try {
-    const push = JSON.parse(raw.toString('utf8')) as { message?: { data?: unknown } };
-    if (typeof push.message?.data !== 'string') return 'message.data is missing';
-    data = JSON.parse(Buffer.from(push.message.data, 'base64').toString('utf8'));
+    push = JSON.parse(raw.toString('utf8')) as typeof push;
   } catch {
     return 'the push is not JSON with base64 JSON in message.data';
   }
-  const d = data as { emailAddress?: unknown; historyId?: unknown };
+  return noticeFromData(push?.message?.data);
+}
+
+/** The notice in a Pub/Sub message's `data` (base64 of `{emailAddress, historyId}`), or why not. */
+export function noticeFromData(raw: unknown): Notice | string {
+  if (typeof raw !== 'string') return 'message.data is missing';
+  let data: unknown;
+  try {
+    data = JSON.parse(Buffer.from(raw, 'base64').toString('utf8'));
+  } catch {
+    return 'message.data is not base64 JSON';
+  }
+  const d = (data ?? {}) as { emailAddress?: unknown; historyId?: unknown };
   if (typeof d.emailAddress !== 'string' || !d.emailAddress) return 'message.data.emailAddress is missing';
   const historyId = typeof d.historyId === 'number' ? String(d.historyId) : d.historyId;
   if (typeof historyId !== 'string' || !/^[0-9]{1,20}$/.test(historyId)) return 'message.data.historyId is not a number';

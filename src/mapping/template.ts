@@ -49,6 +49,11 @@ export function compileExpr(expr: string, opts: TemplateOptions = {}): Getter {
   if (e === 'index') return (s) => s.index;
   if (e === 'payload') return (s) => s.payload;
   if (e === 'item') return (s) => s.item;
+  // `payload[0].id` reads into a payload that is an array (SendGrid and HubSpot post arrays)
+  if (e.startsWith('payload[')) {
+    const inPayload = pathSegments(e).slice(1);
+    return (s) => getPath(s.payload, inPayload);
+  }
   const dot = e.indexOf('.');
   const head = dot === -1 ? e : e.slice(0, dot);
   const rest = dot === -1 ? '' : e.slice(dot + 1);
@@ -68,12 +73,7 @@ export function compileExpr(expr: string, opts: TemplateOptions = {}): Getter {
     if (FORBIDDEN_SEGMENTS.has(rest)) throw new TemplateError(`"${rest}" is not allowed in a path`);
     return (s) => (Object.hasOwn(s.query, rest) ? s.query[rest] : undefined);
   }
-  let segs: Segment[];
-  try {
-    segs = parsePath(head === 'payload' || head === 'item' ? rest : e);
-  } catch (err) {
-    throw new TemplateError((err as PathError).message);
-  }
+  const segs = pathSegments(head === 'payload' || head === 'item' ? rest : e);
   if (head === 'item') return (s) => getPath(s.item, segs);
   const inItem = itemPath(segs, opts.forEach);
   if (inItem) return (s) => getPath(s.item, inItem);
@@ -85,6 +85,15 @@ export function compileExpr(expr: string, opts: TemplateOptions = {}): Getter {
     }
     return getPath(s.payload, segs);
   };
+}
+
+/** A path's segments, or a TemplateError saying what is wrong with it. */
+function pathSegments(path: string): Segment[] {
+  try {
+    return parsePath(path);
+  } catch (err) {
+    throw new TemplateError((err as PathError).message);
+  }
 }
 
 export function stringify(v: unknown): string {

@@ -2,8 +2,8 @@
  * An enabled preset as the mappings it contributes (docs/presets.md). A preset of mappings is taken as
  * it is; a source preset becomes one mapping built from its entry in `hooks.presets`: its signature
  * scheme with the entry's secret, its path, the event types it takes, the action and where the reply
- * goes. An option the preset does not take, an event type it does not know, and a missing secret are
- * issues naming the option.
+ * goes. An option the preset does not take, an event type it does not know, and a missing secret (or
+ * public key, for a scheme that checks one) are issues naming the option.
  */
 import type { MappingConfig, PresetEntryConfig } from '../config/schema.ts';
 import type { PresetDefinition } from '../plugins/define.ts';
@@ -53,13 +53,31 @@ function optionIssues(def: PresetDefinition, entry: PresetEntryConfig): PresetIs
     const hint = didYouMean(key, known);
     issues.push({ path: key, message: `is not an option of the "${entry.name}" preset${hint ? ` (did you mean "${hint}"?)` : ''}` });
   }
-  if (def.verify && entry.secret === undefined && entry.secrets === undefined)
+  const hasSecret = entry.secret !== undefined || entry.secrets !== undefined;
+  if (def.verify && publicKeyed(def)) {
+    // the provider signs with its private key: the entry names the public key it shows, and no secret
+    if (entry.publicKey === undefined)
+      issues.push({
+        path: 'publicKey',
+        message: `is required: the "${entry.name}" preset checks the provider's signature (${def.verify})`,
+      });
+    if (hasSecret)
+      issues.push({
+        path: entry.secret !== undefined ? 'secret' : 'secrets',
+        message: `the "${entry.name}" preset checks a signature with \`publicKey\`, not a secret`,
+      });
+  } else if (def.verify && !hasSecret)
     issues.push({ path: 'secret', message: `is required: the "${entry.name}" preset checks the provider's signature (${def.verify})` });
-  if (!def.verify && (entry.secret !== undefined || entry.secrets !== undefined))
+  if (!def.verify && hasSecret)
     issues.push({ path: 'secret', message: `the "${entry.name}" preset has no signature to check: the hook token is its credential` });
   if (entry.secret !== undefined && entry.secrets !== undefined)
     issues.push({ path: 'secrets', message: 'give `secret` or `secrets`, not both' });
-  for (const [i, event] of (entry.events ?? []).entries()) {
+  if (entry.events && !def.event)
+    issues.push({
+      path: 'events',
+      message: `the "${entry.name}" preset names no event type per request (one delivery holds several): choose the events on the provider's side`,
+    });
+  for (const [i, event] of (def.event ? (entry.events ?? []) : []).entries()) {
     if (!def.events || def.events.includes(event)) continue;
     const hint = didYouMean(event, def.events);
     issues.push({
@@ -69,6 +87,9 @@ function optionIssues(def: PresetDefinition, entry: PresetEntryConfig): PresetIs
   }
   return issues;
 }
+
+/** True for a scheme checked with the provider's public key (SendGrid's ECDSA), which takes no secret. */
+const publicKeyed = (def: PresetDefinition): boolean => def.verifyOptions?.includes('publicKey') === true;
 
 /** The one mapping of a source preset, as the entry's options set it. */
 function sourceMapping(def: PresetDefinition, entry: PresetEntryConfig): MappingConfig {
@@ -83,7 +104,9 @@ function sourceMapping(def: PresetDefinition, entry: PresetEntryConfig): Mapping
     maxChars: entry.maxChars ?? DEFAULT_MAX_CHARS,
   };
   if (def.verify) {
-    const verify: Record<string, unknown> = { type: def.verify, secret: entry.secrets ?? entry.secret };
+    const verify: Record<string, unknown> = publicKeyed(def)
+      ? { type: def.verify }
+      : { type: def.verify, secret: entry.secrets ?? entry.secret };
     for (const o of def.verifyOptions ?? []) {
       const v = entry[o];
       if (v !== undefined) verify[o] = v;

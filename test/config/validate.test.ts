@@ -99,6 +99,12 @@ describe('hooks.gmail', () => {
     expect(problems({ hooks: { gmail: { push: { audiance: 'x' } } } })).toEqual([
       'hooks.gmail.push.audiance: unknown key (did you mean "audience"?)',
     ]);
+    expect(problems({ hooks: { gmail: { pull: { maxMesages: 5 } } } })).toEqual([
+      'hooks.gmail.pull.maxMesages: unknown key (did you mean "maxMessages"?)',
+    ]);
+    expect(problems({ hooks: { gmail: { pubsubBaseURL: 'x' } } })).toEqual([
+      'hooks.gmail.pubsubBaseURL: unknown key (did you mean "pubsubBaseUrl"?)',
+    ]);
   });
 
   it('fills the defaults', () => {
@@ -107,11 +113,14 @@ describe('hooks.gmail', () => {
     expect(data.hooks.gmail).toEqual({
       account: 'ops@example.com',
       label: 'INBOX',
+      mode: 'push',
       includeBody: true,
       maxBytes: 20000,
       renewEveryMinutes: 720,
       serve: { bind: '127.0.0.1', port: 8788, path: '/gmail-pubsub' },
+      pull: { maxMessages: 10 },
       apiBaseUrl: 'https://gmail.googleapis.com',
+      pubsubBaseUrl: 'https://pubsub.googleapis.com',
       tokenUrl: 'https://oauth2.googleapis.com/token',
       jwksUrl: 'https://www.googleapis.com/oauth2/v3/certs',
       authUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
@@ -122,6 +131,7 @@ describe('hooks.gmail', () => {
     const gmail = {
       account: 'ops@example.com',
       label: 'Alerts',
+      mode: 'pull',
       topic: 'projects/p/topics/gmail',
       subscription: 'projects/p/subscriptions/gmail-push',
       pushToken: 'push-token',
@@ -130,9 +140,11 @@ describe('hooks.gmail', () => {
       maxBytes: 5000,
       renewEveryMinutes: 60,
       serve: { bind: '0.0.0.0', port: 9000, path: '/push' },
+      pull: { maxMessages: 50 },
       oauth: { clientId: 'id.apps.googleusercontent.com', clientSecret: 'secret', refreshToken: 'refresh' },
       push: { audience: 'https://hooks.example.com/push', serviceAccountEmail: 'push@p.iam.gserviceaccount.com' },
       apiBaseUrl: 'http://127.0.0.1:1/gmail',
+      pubsubBaseUrl: 'http://127.0.0.1:1/pubsub',
       tokenUrl: 'http://127.0.0.1:1/token',
       jwksUrl: 'http://127.0.0.1:1/certs',
       authUrl: 'http://127.0.0.1:1/auth',
@@ -149,6 +161,8 @@ describe('hooks.gmail', () => {
     [{ serve: { port: 70000 } }, 'hooks.gmail.serve.port: must be <= 65535'],
     [{ serve: { path: 'gmail-pubsub' } }, 'hooks.gmail.serve.path: must match ^/'],
     [{ tokenUrl: 'oauth2.googleapis.com/token' }, 'hooks.gmail.tokenUrl: must match ^https?://'],
+    [{ mode: 'poll' }, 'hooks.gmail.mode: must be one of "push", "pull"'],
+    [{ pull: { maxMessages: 0 } }, 'hooks.gmail.pull.maxMessages: must be >= 1'],
   ])('explains a wrong value in one line: %j', (gmail, line) => {
     expect(problems({ hooks: { gmail } })).toEqual([line]);
   });

@@ -129,7 +129,9 @@ redisSuite('several instances on one Redis', () => {
       ...Array.from({ length: WAKE_CHAINS }, (_, c) => wakeChain(c)),
     ]);
     // the kill lands once a third of the load is answered, with runs in flight on the instance killed
-    await until(() => figures.answered2xx >= total / 3 && held.length > 0, 30_000, 5);
+    await until(() => figures.answered2xx >= total / 3 && held.length > 0, 30_000, 5).catch(() => {
+      throw new Error(`no kill: ${figures.answered2xx} of ${total} answered 2xx, ${held.length} model calls held on instance ${KILLED}`);
+    });
     instances[KILLED]!.proc.kill('SIGKILL');
     // the held calls were in flight: the kill, not an answer, ended them
     await Promise.all(held.map((h) => h.aborted));

@@ -87,7 +87,7 @@ async function setup(gmail: Record<string, unknown> = {}, prepare: (g: GoogleSta
     timers,
     log,
     push: async (historyId, o = {}) => {
-      const url = new URL(run.url);
+      const url = new URL(run.url!);
       const token = o.token === undefined ? PUSH_TOKEN : o.token;
       if (token !== null) url.searchParams.set('token', token);
       const res = await fetch(url, {
@@ -234,7 +234,7 @@ describe('gmail run: from a push to hook requests', () => {
     const bad = await fetch(`${s.run.url}?token=${PUSH_TOKEN}`, { method: 'POST', body: '{"message":{}}' });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ ok: false, error: 'message.data is missing' });
-    expect((await fetch(`${new URL(s.run.url).origin}/hooks/gmail?token=${PUSH_TOKEN}`, { method: 'POST' })).status).toBe(404);
+    expect((await fetch(`${new URL(s.run.url!).origin}/hooks/gmail?token=${PUSH_TOKEN}`, { method: 'POST' })).status).toBe(404);
     expect((await fetch(`${s.run.url}?token=${PUSH_TOKEN}`)).status).toBe(405);
   });
 });

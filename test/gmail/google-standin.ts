@@ -12,82 +12,35 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { discoveryChecker } from './discovery.ts';
 
 const DISCOVERY = JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/specs/gmail/gmail-v1.json'), 'utf8'));
 
-interface Param {
-  type: string;
-  location: string;
-  repeated?: boolean;
-  required?: boolean;
-  enum?: string[];
-}
-interface Method {
-  id: string;
-  httpMethod: string;
-  path: string;
-  parameters?: Record<string, Param>;
-  request?: { $ref: string };
-  response?: { $ref: string };
-}
+const gmail = discoveryChecker(DISCOVERY);
+/** Problems of `value` against a Gmail discovery schema (unknown fields, wrong types, enums). */
+export const shapeProblems = gmail.shapeProblems;
+/** The Gmail discovery method a request is for and the problems of its parameters and body. */
+export const checkRequest = gmail.checkRequest;
 
-function allMethods(resource: { methods?: Record<string, Method>; resources?: Record<string, unknown> }, out: Method[] = []): Method[] {
-  out.push(...Object.values(resource.methods ?? {}));
-  for (const r of Object.values(resource.resources ?? {})) allMethods(r as typeof resource, out);
-  return out;
-}
-const METHODS = allMethods(DISCOVERY).map((m) => ({ m, re: new RegExp(`^/${m.path.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}$`) }));
+export const GMAIL_READONLY = 'https://www.googleapis.com/auth/gmail.readonly';
+export const PUBSUB_SCOPE = 'https://www.googleapis.com/auth/pubsub';
 
-/** Problems of `value` against discovery schema `name` (unknown fields, wrong types, enums). */
-export function shapeProblems(value: unknown, schema: Record<string, any>, where: string): string[] {
-  if (schema.$ref) return shapeProblems(value, DISCOVERY.schemas[schema.$ref], where);
-  if (value === undefined || value === null) return [];
-  const type = schema.type;
-  if (type === 'object' || schema.properties) {
-    if (typeof value !== 'object' || Array.isArray(value)) return [`${where}: not an object`];
-    return Object.entries(value).flatMap(([k, v]) => {
-      const prop = schema.properties?.[k] ?? (schema.additionalProperties as Record<string, any> | undefined);
-      return prop ? shapeProblems(v, prop, `${where}.${k}`) : [`${where}.${k}: not in the discovery document`];
-    });
-  }
-  if (type === 'array')
-    return Array.isArray(value) ? value.flatMap((v, i) => shapeProblems(v, schema.items, `${where}[${i}]`)) : [`${where}: not an array`];
-  if (type === 'string') {
-    if (typeof value !== 'string') return [`${where}: not a string (int64 values are strings)`];
-    if (schema.enum && !schema.enum.includes(value)) return [`${where}: ${value} not in ${schema.enum.join('|')}`];
-    return [];
-  }
-  if (type === 'integer' || type === 'number') return typeof value === 'number' ? [] : [`${where}: not a number`];
-  if (type === 'boolean') return typeof value === 'boolean' ? [] : [`${where}: not a boolean`];
-  return [];
-}
-
-/** The discovery method a request is for and the problems of its parameters and body. */
-export function checkRequest(verb: string, url: URL, body: unknown): { id?: string; problems: string[] } {
-  const found = METHODS.find(({ m, re }) => m.httpMethod === verb && re.test(url.pathname));
-  if (!found) return { problems: [`${verb} ${url.pathname}: no such method in the discovery document`] };
-  const { m } = found;
-  const problems: string[] = [];
-  const params = m.parameters ?? {};
-  for (const key of new Set(url.searchParams.keys())) {
-    const p: Param | undefined = params[key] ?? DISCOVERY.parameters[key];
-    if (p?.location !== 'query') {
-      problems.push(`${m.id}: unknown query parameter ${key}`);
-      continue;
-    }
-    const values = url.searchParams.getAll(key);
-    if (values.length > 1 && !p.repeated) problems.push(`${m.id}: ${key} is not repeated`);
-    for (const v of values) {
-      if (p.type === 'integer' && !/^-?\d+$/.test(v)) problems.push(`${m.id}: ${key}=${v} is not an integer`);
-      if (p.type === 'boolean' && !/^(true|false)$/.test(v)) problems.push(`${m.id}: ${key}=${v} is not a boolean`);
-      if (p.enum && !p.enum.includes(v)) problems.push(`${m.id}: ${key}=${v} not in ${p.enum.join('|')}`);
-    }
-  }
-  for (const [key, p] of Object.entries(params))
-    if (p.required && p.location === 'query' && !url.searchParams.has(key)) problems.push(`${m.id}: ${key} is required`);
-  if (m.request) problems.push(...shapeProblems(body, { $ref: m.request.$ref }, `${m.id} body`));
-  else if (body !== undefined) problems.push(`${m.id}: takes no body`);
-  return { id: m.id, problems };
+/** Google's answer to a valid access token without the scope a method needs. */
+export function insufficientScope(): [number, unknown, Record<string, string>] {
+  return [
+    403,
+    {
+      error: {
+        code: 403,
+        message: 'Request had insufficient authentication scopes.',
+        status: 'PERMISSION_DENIED',
+        details: [
+          { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'ACCESS_TOKEN_SCOPE_INSUFFICIENT', domain: 'googleapis.com' },
+        ],
+      },
+    },
+    { 'www-authenticate': 'Bearer realm="https://accounts.google.com/", error="insufficient_scope"' },
+  ];
 }
 
 /** One RSA key pair for every stand-in of a test file: generating one takes a while. */
@@ -115,6 +68,10 @@ export interface GoogleStandIn {
   /** Gmail methods (discovery ids) to answer 503, once per entry. */
   failures: string[];
   client: { id: string; secret: string; refreshToken: string };
+  /** The scopes the refresh token carries: those the last consent asked for (default Gmail's and Pub/Sub's). */
+  grantedScopes: string[];
+  /** The scopes of a valid access token; undefined for a token not handed out or expired. */
+  scopesOf(accessToken: string): string[] | undefined;
   /** The mailbox. */
   messages: Map<string, MailboxMessage>;
   historyId: bigint;
@@ -141,7 +98,7 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
   const jwk = { ...(await exportJWK(publicKey)), kid: 'standin-1', alg: 'RS256', use: 'sig' };
   let signing = { key: privateKey, kid: 'standin-1' };
   const history: { id: bigint; messageId: string }[] = [];
-  const validTokens = new Set<string>();
+  const validTokens = new Map<string, string[]>();
   const codes = new Map<string, { challenge: string; redirect: string }>();
   const g: GoogleStandIn = {
     url: '',
@@ -155,6 +112,8 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
       secret: `GOCSPX-${randomBytes(12).toString('hex')}`,
       refreshToken: `1//rt-${randomBytes(16).toString('hex')}`,
     },
+    grantedScopes: [GMAIL_READONLY, PUBSUB_SCOPE],
+    scopesOf: (token) => validTokens.get(token),
     messages: new Map(),
     historyId: 1000n,
     historyFloor: 0n,
@@ -209,6 +168,7 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
           url.searchParams.get('access_type') === 'offline';
         if (!ok) g.mismatches.push(`auth: unexpected consent URL parameters`);
         codes.set(code, { challenge: url.searchParams.get('code_challenge') ?? '', redirect });
+        g.grantedScopes = (url.searchParams.get('scope') ?? '').split(' ').filter(Boolean);
         res
           .writeHead(302, {
             location: `${redirect}/?code=${encodeURIComponent(code)}&state=${encodeURIComponent(url.searchParams.get('state') ?? '')}&scope=x`,
@@ -234,13 +194,13 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
           codes.delete(form.get('code')!);
         } else return send(400, { error: 'unsupported_grant_type' });
         const access = `ya29.${randomBytes(16).toString('hex')}`;
-        validTokens.add(access);
+        validTokens.set(access, [...g.grantedScopes]);
         g.issued.push(access);
         return send(200, {
           access_token: access,
           expires_in: 3599,
           token_type: 'Bearer',
-          scope: 'https://www.googleapis.com/auth/gmail.readonly',
+          scope: g.grantedScopes.join(' '),
           ...(grant === 'authorization_code' ? { refresh_token: g.client.refreshToken } : {}),
         });
       }
@@ -259,6 +219,7 @@ export async function startGoogle(opts: { now?: () => number } = {}): Promise<Go
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
       if (!token || !validTokens.has(token))
         return send(401, { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } });
+      if (!validTokens.get(token)!.includes(GMAIL_READONLY)) return send(...insufficientScope());
       const failure = g.failures.indexOf(id!);
       if (failure !== -1) {
         g.failures.splice(failure, 1);

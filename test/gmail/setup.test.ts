@@ -313,6 +313,8 @@ ${Object.entries(googleUrls(google))
     proc.stderr.on('data', (b: Buffer) => (out += b));
     const exited = new Promise<number | null>((r) => proc.on('exit', r));
     const consent = await until(() => new RegExp(`${google.url}/auth\\?\\S+`).exec(out)?.[0]);
+    // push mode (the default): Gmail's read-only scope only
+    expect(new URL(consent).searchParams.get('scope')).toBe('https://www.googleapis.com/auth/gmail.readonly');
     // the browser: Google's page redirects to the loopback address, which answers
     const page = await fetch(consent);
     expect(page.status).toBe(200);
@@ -331,7 +333,7 @@ ${Object.entries(googleUrls(google))
       clientSecret: { file: 'secrets/gmail-client-secret' },
     });
     expect(google.grants).toContain('authorization_code');
-    expect(out).toContain(`refresh token stored in ${tokenFile} (mode 0600)`);
+    expect(out).toContain(`refresh token stored in ${tokenFile} (mode 0600), for https://www.googleapis.com/auth/gmail.readonly`);
     for (const secret of [google.client.secret, google.client.refreshToken, ...google.issued]) expect(out).not.toContain(secret);
     expect(google.mismatches).toEqual([]);
   });
@@ -343,6 +345,7 @@ ${Object.entries(googleUrls(google))
         tokenUrl: `${google.url}/token`,
         clientId: google.client.id,
         clientSecret: google.client.secret,
+        scopes: ['https://www.googleapis.com/auth/gmail.readonly'],
         deps: noGoogle,
         show: (u) => void onUrl(new URL(u)),
       });

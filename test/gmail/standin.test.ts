@@ -1,6 +1,7 @@
-/** The stand-in's own check: requests that do not match Google's discovery document are caught. */
+/** The stand-ins' own checks: requests that do not match Google's discovery documents are caught. */
 import { describe, expect, it } from 'vitest';
 import { checkRequest, shapeProblems } from './google-standin.ts';
+import { checkPubSubRequest } from './pubsub-standin.ts';
 
 const url = (path: string) => new URL(`http://g${path}`);
 
@@ -50,5 +51,33 @@ describe('checkRequest() against the Gmail discovery document', () => {
     expect(shapeProblems({ messages: [{ id: 'a', colour: 'red' }] }, { $ref: 'ListMessagesResponse' }, 'list')).toEqual([
       'list.messages[0].colour: not in the discovery document',
     ]);
+  });
+});
+
+describe('checkPubSubRequest() against the Pub/Sub discovery document (pull and acknowledge)', () => {
+  const sub = '/v1/projects/proj/subscriptions/gmail-pull';
+  it('accepts the calls pull mode makes', () => {
+    expect(checkPubSubRequest('POST', url(`${sub}:pull`), { maxMessages: 10 })).toEqual({
+      id: 'pubsub.projects.subscriptions.pull',
+      problems: [],
+    });
+    expect(checkPubSubRequest('POST', url(`${sub}:acknowledge`), { ackIds: ['a', 'b'] })).toEqual({
+      id: 'pubsub.projects.subscriptions.acknowledge',
+      problems: [],
+    });
+  });
+
+  it.each([
+    ['POST', `${sub}:pull`, { maxMessages: '10' }, 'maxMessages: not an integer'],
+    ['POST', `${sub}:pull`, { max_messages: 10 }, 'body.maxMessages: required'],
+    ['POST', `${sub}:pull`, { maxMessages: 10, max_messages: 10 }, 'body.max_messages: not in the discovery document'],
+    ['POST', `${sub}:pull`, undefined, 'a PullRequest body is required'],
+    ['POST', `${sub}:acknowledge`, {}, 'body.ackIds: required'],
+    ['POST', `${sub}:pull?returnImmediately=true`, { maxMessages: 1 }, 'unknown query parameter returnImmediately'],
+    ['POST', '/v1/projects/proj/topics/gmail:pull', { maxMessages: 1 }, 'does not match ^projects/[^/]+/subscriptions/[^/]+$'],
+    ['GET', `${sub}:pull`, undefined, 'no such method'],
+    ['POST', `${sub}:pul`, { maxMessages: 1 }, 'no such method'],
+  ])('%s %s is flagged', (verb, path, body, problem) => {
+    expect(checkPubSubRequest(verb, url(path), body).problems.join('\n')).toContain(problem);
   });
 });

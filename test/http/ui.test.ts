@@ -199,6 +199,16 @@ describe('the page', () => {
     expect((await call('/ui/%2e%2e/package.json')).status).toBe(404);
     expect((await call('/ui/nothing.js')).status).toBe(404);
   });
+
+  it('names its icon, served from ui/ (else the browser asks for /favicon.ico, a 404)', async () => {
+    const page = await call('/ui');
+    const href = /<link rel="icon" href="([^"]+)"/.exec(page.text)?.[1];
+    expect(href).toBe('/ui/favicon.svg');
+    const icon = await call(href!);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(icon.text).toContain('<svg');
+  });
 });
 
 describe('the console endpoints', () => {

@@ -38,6 +38,7 @@ describe('compileTemplate()', () => {
     ['query.<name>', 'from {{query.from}}', 'from cron'],
     ['a missing query parameter', '[{{query.nope}}]', '[]'],
     ['payload.<path>', '{{payload.issue.title}}', 'Crash on start'],
+    ['payload[<index>]: a payload that is an array', '[{{payload[0].id}}]', '[]'],
     ['a bare payload path', '#{{issue.number}} {{issue.labels[1].name}}', '#7 p1'],
     ['bracket paths', '{{messages[0]["subject"]}}', 'first'],
     ['spaces inside the braces', '{{  issue.number  }}', '7'],
@@ -175,6 +176,13 @@ describe('compileTemplate()', () => {
 });
 
 describe('compileExpr()', () => {
+  it('reads into a payload that is an array with payload[<index>]', () => {
+    const batch: TemplateScope = { ...scope, payload: [{ sg_event_id: 'e1' }, { sg_event_id: 'e2' }] };
+    expect(compileExpr('payload[1].sg_event_id')(batch)).toBe('e2');
+    expect(compileExpr('payload[0]')(batch)).toEqual({ sg_event_id: 'e1' });
+    expect(() => compileExpr('payload[x]')).toThrow(/expected an index/);
+  });
+
   it('returns the raw value, not a string', () => {
     expect(compileExpr('issue.number')(scope)).toBe(7);
     expect(compileExpr('issue.labels')(scope)).toEqual([{ name: 'bug' }, { name: 'p1' }]);

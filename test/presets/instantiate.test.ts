@@ -85,6 +85,30 @@ describe('presetMappings()', () => {
     expect(issues).toEqual([{ path: 'secret', message: 'the "acme" preset has no signature to check: the hook token is its credential' }]);
   });
 
+  it('checks a public-key scheme with the entry’s publicKey, and takes no secret for it', () => {
+    const keyed: PresetDefinition = { ...source, verify: 'sendgrid', verifyOptions: ['publicKey'] };
+    const { mappings, issues } = presetMappings(keyed, { name: 'acme', publicKey: 'MFkw' });
+    expect(issues).toEqual([]);
+    expect(mappings[0]!.verify).toEqual({ type: 'sendgrid', publicKey: 'MFkw' });
+    expect(presetMappings(keyed, { name: 'acme' }).issues).toEqual([
+      { path: 'publicKey', message: 'is required: the "acme" preset checks the provider\'s signature (sendgrid)' },
+    ]);
+    expect(presetMappings(keyed, { name: 'acme', publicKey: 'MFkw', secret: 's' }).issues).toEqual([
+      { path: 'secret', message: 'the "acme" preset checks a signature with `publicKey`, not a secret' },
+    ]);
+  });
+
+  it('refuses events for a preset that names no event type per request', () => {
+    const batched: PresetDefinition = { ...source, event: undefined, events: undefined };
+    expect(presetMappings(batched, { name: 'acme', secret: 's', events: ['bounce'] }).issues).toEqual([
+      {
+        path: 'events',
+        message:
+          'the "acme" preset names no event type per request (one delivery holds several): choose the events on the provider\'s side',
+      },
+    ]);
+  });
+
   it('takes a preset of mappings as it is, and refuses options for it', () => {
     const mappings = [{ id: 'm', action: 'agent' as const }];
     expect(presetMappings({ mappings }, { name: 'gmail' })).toEqual({ mappings, issues: [] });
