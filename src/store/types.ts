@@ -69,7 +69,13 @@ export interface Run {
 }
 
 export type NewRun = Omit<Run, 'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'delivery'>;
-export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'>;
+export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'> & {
+  /**
+   * A wake's key for coalescing (docs/http.md, "Wake coalescing"): made from its source and its text as
+   * sent, since the stored text is wrapped in a boundary with a random id. Absent on other events.
+   */
+  coalesceKey?: string;
+};
 
 export interface SessionMessage {
   id: number;
@@ -157,6 +163,14 @@ export interface AcceptBatch {
   idempotency?: IdempotencyRecord;
   /** The request itself, kept for the request log; the driver names it. */
   request?: NewKeptRequest;
+  /**
+   * Set on a batch whose one event is a lone wake that may coalesce (docs/http.md, "Wake coalescing"): when
+   * the newest pending event has the same `coalesceKey`, the event is not stored and `accept` resolves with
+   * that event's id in `coalescedInto`; the idempotency record is then stored with `idempotencyBody` (given
+   * when the batch has one) and the kept request's wake action names that event, the new event's id replaced
+   * by that event's id in both. The look and the write are one atomic step.
+   */
+  coalesce?: { idempotencyBody?: string };
 }
 
 /** A request to keep, before the driver has named it. */
@@ -166,6 +180,8 @@ export type NewKeptRequest = Omit<KeptRequest, 'id'>;
 export interface Accepted {
   /** The kept request's id, when the batch keeps one. */
   requestId?: string;
+  /** The pending event the batch's wake coalesced into (`AcceptBatch.coalesce`); absent when its event was stored. */
+  coalescedInto?: string;
 }
 
 export interface RunOutcome {
