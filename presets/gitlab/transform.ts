@@ -212,38 +212,6 @@ const wiki: Message = (p, where) => {
   };
 };
 
-const emoji: Message = (p, where) => {
-  const a = obj(p.object_attributes);
-  const on = obj(p.issue).iid
-    ? `issue #${str(obj(p.issue).iid)}`
-    : obj(p.merge_request).iid
-      ? `merge request !${str(obj(p.merge_request).iid)}`
-      : 'an item';
-  const key = obj(p.issue).iid ? ['issue', str(obj(p.issue).iid)] : obj(p.merge_request).iid ? ['mr', str(obj(p.merge_request).iid)] : [];
-  return {
-    text: lines(
-      `${who(p)} ${str(a.action) === 'revoke' ? 'removed' : 'added'} :${oneLine(a.name, 40)}: ${str(a.awardable_type) === 'Note' ? `on a comment on ${on}` : `on ${on}`} in ${where}`,
-      str(a.awarded_on_url),
-    ),
-    key: sessionKey('hook:gitlab', where, ...key),
-  };
-};
-
-const featureFlag: Message = (p, where) => {
-  const a = obj(p.object_attributes);
-  return { text: `Feature flag "${oneLine(a.name, 100)}" turned ${a.active === true ? 'on' : 'off'} in ${where} by ${who(p)}` };
-};
-
-const milestone: Message = (p, where) => {
-  const a = obj(p.object_attributes);
-  return {
-    text: lines(
-      `Milestone "${oneLine(a.title, 100)}" ${done(str(p.action))} in ${where}${str(a.due_date) ? ` (due ${str(a.due_date)})` : ''}`,
-      oneLine(a.description, 300),
-    ),
-  };
-};
-
 const accessToken: Message = (p, where) => {
   const t = obj(p.object_attributes);
   return { text: `Access token "${oneLine(t.name, 100)}" of ${where} expires on ${str(t.expires_at) || 'a date soon'}` };
@@ -270,9 +238,6 @@ const BY_EVENT: Record<string, Message> = {
   'Deployment Hook': deployment,
   'Release Hook': release,
   'Wiki Page Hook': wiki,
-  'Emoji Hook': emoji,
-  'Feature Flag Hook': featureFlag,
-  'Milestone Hook': milestone,
   'Resource Access Token Hook': accessToken,
 };
 
@@ -289,8 +254,5 @@ const BY_KIND: Record<string, Message> = {
   deployment,
   release,
   wiki_page: wiki,
-  emoji,
-  feature_flag: featureFlag,
-  milestone,
   access_token: accessToken,
 };
