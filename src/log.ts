@@ -8,8 +8,8 @@ import { onNextTurn } from './util/next-turn.ts';
 
 export type { Logger };
 
-// Provider signature headers (the defaults of src/auth/signature-schemes.ts):
-// not secrets, but a valid signature lets anyone replay its request while the
+// Provider signature and token headers (the built-in verifiers', docs/verifiers.md):
+// a signature is no secret, but a valid one lets anyone replay its request while the
 // timestamp window lasts, so they are kept out of logs like tokens.
 const SIGNATURE_HEADERS = [
   'x-hub-signature-256',
@@ -18,6 +18,18 @@ const SIGNATURE_HEADERS = [
   'x-slack-signature',
   'webhook-signature',
   'x-signature',
+  'x-gitlab-token',
+  'x-shopify-hmac-sha256',
+  'x-twilio-signature',
+  'x-twilio-email-event-webhook-signature',
+  'linear-signature',
+  'sentry-hook-signature',
+  'x-pagerduty-signature',
+  'x-hubspot-signature-v3',
+  'x-zm-signature',
+  'typeform-signature',
+  'calendly-webhook-signature',
+  'paddle-signature',
 ];
 
 export const REDACT_PATHS = [

@@ -5,12 +5,12 @@
 
 /**
  * Header names that carry a credential: authorization and cookies, and any name that speaks of a token,
- * a signature, a secret, a key, a password or an assertion (`x-gateway-token`, `x-hub-signature-256`,
- * `x-slack-signature`, `webhook-signature`, `x-telegram-bot-api-secret-token`, `x-goog-iap-jwt-assertion`,
- * `x-api-key`).
+ * a signature, an HMAC, a secret, a key, a password or an assertion (`x-gateway-token`, `x-gitlab-token`,
+ * `x-hub-signature-256`, `x-shopify-hmac-sha256`, `webhook-signature`, `x-telegram-bot-api-secret-token`,
+ * `x-goog-iap-jwt-assertion`, `x-api-key`): every built-in verifier's header is one (docs/verifiers.md).
  */
 const CREDENTIAL =
-  /^(authorization|proxy-authorization|cookie|set-cookie)$|token|signature|secret|password|passwd|api-?key|jwt|assertion|credential|^x-auth/;
+  /^(authorization|proxy-authorization|cookie|set-cookie)$|token|signature|hmac|secret|password|passwd|api-?key|jwt|assertion|credential|^x-auth/;
 
 /** The verdict per header name seen: senders repeat a handful of names, and the pattern is tried once for each. */
 const seen = new Map<string, boolean>();

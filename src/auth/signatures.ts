@@ -1,5 +1,5 @@
 /**
- * Provider signature verification (SECURITY.md, "What a signature secret grants"), pure: no I/O, no clock, no
+ * Provider HMAC signature verification (docs/verifiers.md; SECURITY.md, "What a signature secret grants"), pure: no I/O, no clock, no
  * logging. A mapping's `verify` spec is compiled once per config generation
  * (secrets checked, decoded and sealed in KeyObjects); the compiled verifier
  * runs per request over the exact raw body bytes:
@@ -11,7 +11,7 @@
  * Guarantees:
  * - every configured secret is tried and every candidate compared (rotation:
  *   any secret and any listed signature may match), each comparison in
- *   constant time over 32-byte buffers;
+ *   constant time over buffers of the digest's size;
  * - the signature is checked before the timestamp window, so a stale but
  *   genuine request reads "timestamp outside tolerance" (replay or clock skew),
  *   not a forgery; the window is symmetric (±toleranceSeconds, default 300);
@@ -19,8 +19,8 @@
  * - `reason` is one of a fixed set of phrases: it never carries a secret,
  *   a signature or any header content, so it is safe to log.
  */
-import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
-import { HEADER_NAME, headerValue, macEquals, MAX_HEADER_CHARS, type HeaderBag } from './signature-parts.ts';
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import { HEADER_NAME, headerValue, matchingKey, MAX_HEADER_CHARS, type HeaderBag } from './signature-parts.ts';
 import { SCHEMES, type SignatureFailure, type SignatureType } from './signature-schemes.ts';
 
 export type { HeaderBag } from './signature-parts.ts';
@@ -109,6 +109,7 @@ export function compileVerifier(spec: VerifySpec): SignatureVerifier {
   // KeyObjects keep the key bytes out of reach of accidental logging or serialisation.
   const keys: KeyObject[] = secretsOf(spec).map((s) => createSecretKey(scheme.key(s as string) as Buffer));
   const tolerance = spec.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  const digest = scheme.digest ?? 'sha256';
 
   return function verifySignature(headers, rawBody, nowMs) {
     try {
@@ -118,16 +119,9 @@ export function compileVerifier(spec: VerifySpec): SignatureVerifier {
       const parts = scheme.read(value, headers);
       if (typeof parts === 'string') return fail(parts);
 
-      const prefix = Buffer.from(parts.prefix, 'latin1');
-      let matched = -1;
       // No early exit: every secret and every candidate is compared, so the
       // time taken does not tell which secret or which listed signature matched.
-      for (let i = 0; i < keys.length; i++) {
-        const mac = createHmac('sha256', keys[i]!).update(prefix).update(rawBody).digest();
-        for (const candidate of parts.candidates) {
-          if (macEquals(mac, candidate) && matched < 0) matched = i;
-        }
-      }
+      const matched = matchingKey(keys, digest, [Buffer.from(parts.prefix, 'latin1'), rawBody], parts.candidates);
       if (matched < 0) return fail('no signature matches');
 
       if (scheme.timestamped) {

@@ -1,10 +1,11 @@
 /**
- * The built-in verifiers, registered like any plugin's
- * (`hooks.mappings[].verify.type`): the five HMAC signature schemes, each
- * validating its own options (`secret`, one or a list during a rotation;
- * `header`; `toleranceSeconds` for the schemes that sign a timestamp), and the
- * chat services' (`telegram`, `discord`, `meta`, `mattermost`; `slack` is the
- * HMAC scheme answering Slack's URL check, `github` the one answering GitHub's ping).
+ * The built-in verifiers, registered like any plugin's (`hooks.mappings[].verify.type`;
+ * docs/verifiers.md): the HMAC signature schemes of auth/signature-schemes.ts, each validating its
+ * own options (`secret`, one or a list during a rotation; `header`; `toleranceSeconds` for the
+ * schemes that sign a timestamp); the providers whose scheme is more than an HMAC of the body
+ * (auth/providers/: `gitlab`, `postmark`, `twilio`, `hubspot`, `sendgrid`, `mailgun`, and `linear`
+ * and `zoom` around their HMAC); and the chat services' (`telegram`, `discord`, `meta`, `mattermost`;
+ * `slack` is the HMAC scheme answering Slack's URL check, `github` the one answering GitHub's ping).
  */
 import { Type } from '@sinclair/typebox';
 import type { Plugin, VerifierFactory } from '../plugins/define.ts';
@@ -17,6 +18,14 @@ import { mattermostVerifier } from './chat/mattermost.ts';
 import { withUrlVerification } from './chat/slack.ts';
 import { withPing } from './github-ping.ts';
 import { bodyWithoutToken } from './chat/tokens.ts';
+import { gitlabVerifier } from './providers/gitlab.ts';
+import { hubspotVerifier } from './providers/hubspot.ts';
+import { linearVerifier } from './providers/linear.ts';
+import { mailgunVerifier } from './providers/mailgun.ts';
+import { postmarkVerifier } from './providers/postmark.ts';
+import { sendgridVerifier } from './providers/sendgrid.ts';
+import { twilioVerifier } from './providers/twilio.ts';
+import { zoomVerifier } from './providers/zoom.ts';
 
 const Secret = Type.String({ minLength: 1, description: 'signing secret' });
 const HmacOptions = Type.Object(
@@ -55,6 +64,14 @@ export const signatureVerifiers: Plugin = {
     discord: discordVerifier,
     meta: metaVerifier,
     mattermost: mattermostVerifier,
+    gitlab: gitlabVerifier,
+    postmark: postmarkVerifier,
+    twilio: twilioVerifier,
+    hubspot: hubspotVerifier,
+    sendgrid: sendgridVerifier,
+    mailgun: mailgunVerifier,
+    linear: linearVerifier,
+    zoom: zoomVerifier,
   },
 };
 

@@ -13,6 +13,8 @@ export const PUBSUB_SCOPE = 'https://www.googleapis.com/auth/pubsub';
 /** Also enough for Pub/Sub (a token granted it may be used instead). */
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 
+const TIMED_OUT = 'timed out';
+
 export class PubSubError extends Error {
   /** 0: no answer (network, timeout). */
   readonly status: number;
@@ -20,12 +22,15 @@ export class PubSubError extends Error {
   readonly retryAfterMs: number | undefined;
   /** Google said the access token lacks the scope (403 `insufficient_scope`). */
   readonly scopeMissing: boolean;
+  /** No answer within the call's time limit. */
+  readonly timedOut: boolean;
 
   constructor(method: string, status: number, reason: string, retryAfterMs?: number, scopeMissing = false) {
     super(`Pub/Sub ${method} failed: ${status ? `HTTP ${status}` : 'unreachable'}${reason ? ` (${reason})` : ''}`);
     this.status = status;
     this.retryAfterMs = retryAfterMs;
     this.scopeMissing = scopeMissing;
+    this.timedOut = status === 0 && reason === TIMED_OUT;
   }
 }
 
@@ -78,7 +83,7 @@ export class PubSubApi {
         signal,
       });
     } catch (err) {
-      throw new PubSubError(method, 0, (err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message);
+      throw new PubSubError(method, 0, (err as Error).name === 'TimeoutError' ? TIMED_OUT : (err as Error).message);
     }
     if (res.status === 401 && !retried) {
       await res.body?.cancel();

@@ -18,12 +18,14 @@ const FIRST_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 60_000;
 /** The longest wait a `Retry-After` may ask for. */
 const MAX_RETRY_AFTER_MS = 10 * 60_000;
-/** A pull gets no answer for this long: the connection is taken for dead. */
-const PULL_TIMEOUT_MS = 120_000;
+/** A pull unanswered this long is given up and made again (a quiet long poll, or a dead connection). */
+export const PULL_TIMEOUT_MS = 120_000;
 
 export interface PullOptions {
   subscription: string;
   maxMessages: number;
+  /** Default `PULL_TIMEOUT_MS`. */
+  timeoutMs?: number;
 }
 
 export class PullLoop {
@@ -72,11 +74,15 @@ export class PullLoop {
         received = await this.api.pull(
           this.opts.subscription,
           this.opts.maxMessages,
-          AbortSignal.any([this.abort.signal, AbortSignal.timeout(PULL_TIMEOUT_MS)]),
+          AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.opts.timeoutMs ?? PULL_TIMEOUT_MS)]),
         );
         this.failures = 0;
       } catch (err) {
         if (this.stopped) break;
+        if (err instanceof PubSubError && err.timedOut) {
+          this.log.debug('gmail: pull unanswered; pulling again');
+          continue;
+        }
         await this.sleep(this.delayAfter(err as Error));
         continue;
       }

@@ -212,11 +212,17 @@ export interface ChannelFactory<C = Record<string, unknown>> {
 /** Request headers as Node hands them over (lower-case names). */
 export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>>;
 
-/** What a verifier sees of an inbound request: the exact body bytes, headers and query. */
+/** What a verifier sees of an inbound request: the exact body bytes, headers, URL and query. */
 export interface VerifyRequest {
   /** The hook name after the prefix (`github` for `/hooks/github`). */
   readonly name: string;
   readonly headers: HeaderBag;
+  /**
+   * The request's path and query as sent (`/hooks/twilio?x=1`), without a `token` parameter: what a
+   * scheme that signs the URL (Twilio's, HubSpot's) rebuilds the signed URL from, with `Host`.
+   */
+  readonly url: string;
+  /** The query parameters, the first value of each, never `token`. */
   readonly query: Readonly<Record<string, string>>;
   readonly rawBody: Uint8Array;
   /** The body as parsed: the JSON value, or an object of the fields of a form post. Verify signatures over `rawBody`, never over this. */

@@ -24,7 +24,16 @@ function request(over: Partial<VerifyRequest> & { body?: string } = {}): VerifyR
       payload = undefined;
     }
   }
-  return { name: 'hook', headers: {}, query: {}, rawBody: Buffer.from(body), receivedAt: 1_700_000_000_000, ...over, payload };
+  return {
+    name: 'hook',
+    headers: {},
+    url: '/hooks/hook',
+    query: {},
+    rawBody: Buffer.from(body),
+    receivedAt: 1_700_000_000_000,
+    ...over,
+    payload,
+  } as VerifyRequest;
 }
 
 describe('telegram', () => {

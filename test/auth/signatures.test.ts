@@ -12,6 +12,7 @@ import {
   type HeaderBag,
   type VerifySpec,
 } from '../../src/auth/signatures.ts';
+import { SCHEMES } from '../../src/auth/signature-schemes.ts';
 import { signatureHeaders } from '../../src/auth/signing.ts';
 import { VECTORS } from '../fixtures/signature-vectors.ts';
 
@@ -44,9 +45,19 @@ const SPECS: Record<VerifySpec['type'], VerifySpec> = {
     secret: `whsec_${Buffer.from('standard webhooks secret 32 bytes').toString('base64')}`,
   },
   'hmac-sha256': { type: 'hmac-sha256', secret: 'generic-secret-0123456789', header: 'X-Custom-Signature' },
+  shopify: { type: 'shopify', secret: 'shpss_client_secret_0123' },
+  sentry: { type: 'sentry', secret: 'sentry-client-secret-0123' },
+  pagerduty: { type: 'pagerduty', secret: 'pagerduty-signing-secret-0123' },
+  jira: { type: 'jira', secret: 'jira-admin-webhook-secret' },
+  typeform: { type: 'typeform', secret: 'typeform-webhook-secret' },
+  intercom: { type: 'intercom', secret: 'intercom-client-secret' },
+  linear: { type: 'linear', secret: 'lin_wh_signing_secret_0123' },
+  calendly: { type: 'calendly', secret: 'calendly-signing-key-0123' },
+  paddle: { type: 'paddle', secret: 'pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_6h3qd3uFSi9YCD3OLYAShQI90XTI5vEI' },
+  zoom: { type: 'zoom', secret: 'zoom-secret-token-0123' },
 };
 const TYPES = Object.keys(SPECS) as VerifySpec['type'][];
-const TIMESTAMPED = ['stripe', 'slack', 'standard-webhooks'] as const;
+const TIMESTAMPED = ['stripe', 'slack', 'standard-webhooks', 'calendly', 'paddle', 'zoom'] as const;
 
 describe('compileVerifier() with published test vectors', () => {
   it.each(VECTORS.map((v) => [v.name, v] as const))('accepts %s', (_name, v) => {
@@ -180,10 +191,13 @@ describe('compileVerifier(): timestamp window', () => {
     expect(other(headers, body, (NOW + 10_000) * 1000)).toEqual({ ok: false, reason: 'no signature matches' });
   });
 
-  it.each(['github', 'hmac-sha256'] as const)('%s: has no timestamp, so the clock does not matter', (type) => {
-    const { body, headers } = signed(SPECS[type], '{}', NOW);
-    expect(compileVerifier(SPECS[type])(headers, body, 0).ok).toBe(true);
-  });
+  it.each(['github', 'hmac-sha256', 'shopify', 'sentry', 'pagerduty', 'jira', 'typeform', 'intercom', 'linear'] as const)(
+    '%s: has no timestamp, so the clock does not matter',
+    (type) => {
+      const { body, headers } = signed(SPECS[type], '{}', NOW);
+      expect(compileVerifier(SPECS[type])(headers, body, 0).ok).toBe(true);
+    },
+  );
 });
 
 describe('compileVerifier(): secret rotation', () => {
@@ -410,6 +424,8 @@ describe('compileVerifier(): malformed headers fail without throwing', () => {
       'webhook-timestamp',
       'webhook-signature',
       'x-custom-signature',
+      ...new Set(TYPES.map((t) => SCHEMES[t].header)),
+      'x-zm-request-timestamp',
     ];
     const value = fc.oneof(
       fc.string({ maxLength: 200 }),
@@ -420,6 +436,8 @@ describe('compileVerifier(): malformed headers fail without throwing', () => {
         `t=${NOW},v1=${'0'.repeat(64)}`,
         `v0=${'0'.repeat(64)}`,
         `v1,${'A'.repeat(43)}=`,
+        `ts=${NOW};h1=${'0'.repeat(64)}`,
+        `sha1=${'0'.repeat(40)}`,
         String(NOW),
       ),
     );

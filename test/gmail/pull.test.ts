@@ -6,6 +6,11 @@
  * unprocessed; failed pulls back off.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AccessTokens } from '../../src/gmail/access-token.ts';
+import { GmailApi } from '../../src/gmail/api.ts';
+import { Bridge } from '../../src/gmail/bridge.ts';
+import { PullLoop } from '../../src/gmail/pull.ts';
+import { PubSubApi } from '../../src/gmail/pubsub.ts';
 import { pullSubscription, startGmailRun, type RunningBridge } from '../../src/gmail/run.ts';
 import type { Deps } from '../../src/gmail/settings.ts';
 import { readState, stateFile } from '../../src/gmail/state.ts';
@@ -27,6 +32,7 @@ interface Setup {
   run: RunningBridge;
   dir: string;
   timers: { fn: () => void; ms: number; cancelled: boolean }[];
+  deps: Deps;
   log: ReturnType<typeof captureLogger>;
   /** Starts `gmail run` again on the same data directory (after a stop). */
   restart(): Promise<RunningBridge>;
@@ -79,7 +85,7 @@ async function setup(gmail: Record<string, unknown> = {}, prepare: (g: GoogleSta
   });
   const log = captureLogger('debug');
   const start = () => startGmailRun({ config, dataDir: dir, deps, log: log.logger });
-  const s: Setup = { google, pubsub, hook, run: await start(), dir, timers, log, restart: start };
+  const s: Setup = { google, pubsub, hook, run: await start(), dir, timers, deps, log, restart: start };
   open.push(s);
   return s;
 }
@@ -259,6 +265,46 @@ describe('gmail run, pull mode: failures', () => {
     s.pubsub.expireDeadlines();
     await until(() => s.pubsub.acked.length === 1);
     expect(posted(s.hook)).toEqual(['m1']);
+  });
+
+  it('a pull left unanswered past its time limit is made again at once, without a failure', async () => {
+    const s = await setup();
+    await s.run.close();
+    const deps = s.deps;
+    const tokens = new AccessTokens(deps, `${s.google.url}/token`, {
+      clientId: s.google.client.id,
+      clientSecret: s.google.client.secret,
+      refreshToken: s.google.client.refreshToken,
+    });
+    const bridge = new Bridge(
+      deps,
+      new GmailApi(deps, s.google.url, tokens),
+      {
+        account: ACCOUNT,
+        label: 'INBOX',
+        includeBody: true,
+        maxBytes: 1000,
+        hookUrl: `${s.hook.url}/hooks/gmail`,
+        hookToken: HOOK_TOKEN,
+        stateFile: stateFile(s.dir, ACCOUNT),
+      },
+      s.log.logger,
+    );
+    const timers = s.timers.length;
+    const loop = new PullLoop(
+      deps,
+      new PubSubApi(deps, s.pubsub.url, tokens),
+      bridge,
+      { subscription: s.pubsub.subscription, maxMessages: 5, timeoutMs: 50 },
+      s.log.logger,
+    );
+    const before = pulls(s.pubsub);
+    loop.start();
+    await until(() => pulls(s.pubsub) >= before + 3);
+    await loop.stop();
+    expect(s.timers.length).toBe(timers);
+    expect(s.log.text()).not.toContain('gmail: pull failed');
+    expect(s.log.text()).toContain('gmail: pull unanswered; pulling again');
   });
 
   it('refuses to start when the refresh token lacks the Pub/Sub scope, naming the command that fixes it', async () => {

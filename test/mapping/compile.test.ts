@@ -183,7 +183,7 @@ describe('compilePipelines()', () => {
       [
         'an unknown verifier type',
         { id: 'v', verify: { type: 'githb', secret: 's' } },
-        'hooks.mappings[0].verify.type: unknown verifier type "githb" (did you mean "github"?); known: github, stripe, slack, standard-webhooks, hmac-sha256, telegram, discord, meta, mattermost (mapping "v")',
+        'hooks.mappings[0].verify.type: unknown verifier type "githb" (did you mean "github"?); known: github, stripe, slack, standard-webhooks, hmac-sha256, shopify, sentry, pagerduty, jira, typeform, intercom, linear, calendly, paddle, zoom, telegram, discord, meta, mattermost, gitlab, postmark, twilio, hubspot, sendgrid, mailgun (mapping "v")',
       ],
       [
         'a verifier option it does not know',

@@ -33,19 +33,35 @@ describe('createRegistry()', () => {
     expect(r.moduleKey('channel', 'nope')).toBeUndefined();
   });
 
-  it("registers the five HMAC schemes and the chat services' verifiers", () => {
+  it("registers the HMAC schemes, the providers' and the chat services' verifiers", () => {
     const r = createRegistry();
     r.register(signatureVerifiers);
     expect(r.verifierTypes().sort()).toEqual([
+      'calendly',
       'discord',
       'github',
+      'gitlab',
       'hmac-sha256',
+      'hubspot',
+      'intercom',
+      'jira',
+      'linear',
+      'mailgun',
       'mattermost',
       'meta',
+      'paddle',
+      'pagerduty',
+      'postmark',
+      'sendgrid',
+      'sentry',
+      'shopify',
       'slack',
       'standard-webhooks',
       'stripe',
       'telegram',
+      'twilio',
+      'typeform',
+      'zoom',
     ]);
   });
 

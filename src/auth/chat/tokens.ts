@@ -51,17 +51,28 @@ const REDACTED = '[redacted]';
 export function bodyWithoutToken(body: Uint8Array, payload: unknown): Uint8Array {
   const token = typeof payload === 'object' && payload !== null ? (payload as { token?: unknown }).token : undefined;
   if (typeof token !== 'string' || token === '') return body;
+  return bodyWithout(body, [token]);
+}
+
+/**
+ * The body with each of `values` replaced by `[redacted]` wherever a form or JSON spells it; empty when
+ * one of them is not found spelled so (it may be in the body some other way).
+ */
+export function bodyWithout(body: Uint8Array, values: readonly string[]): Uint8Array {
   let text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
-  let found = false;
-  for (const s of new Set([
-    token,
-    encodeURIComponent(token),
-    encodeURIComponent(token).replace(/%20/g, '+'),
-    JSON.stringify(token).slice(1, -1),
-  ])) {
-    if (!text.includes(s)) continue;
-    found = true;
-    text = text.split(s).join(REDACTED);
+  for (const value of values) {
+    let found = false;
+    for (const s of new Set([
+      value,
+      encodeURIComponent(value),
+      encodeURIComponent(value).replace(/%20/g, '+'),
+      JSON.stringify(value).slice(1, -1),
+    ])) {
+      if (!text.includes(s)) continue;
+      found = true;
+      text = text.split(s).join(REDACTED);
+    }
+    if (!found) return new Uint8Array(0);
   }
-  return found ? new Uint8Array(Buffer.from(text, 'utf8')) : new Uint8Array(0);
+  return new Uint8Array(Buffer.from(text, 'utf8'));
 }
