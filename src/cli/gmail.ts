@@ -51,7 +51,12 @@ export const SETUP_OPTIONS = {
 
 export const RUN_OPTIONS = {
   ...commonOptions,
-  port: { type: 'string', short: 'p', value: 'N', help: 'listen on this port instead of hooks.gmail.serve.port (0: any free port)' },
+  port: {
+    type: 'string',
+    short: 'p',
+    value: 'N',
+    help: 'push mode: listen on this port instead of hooks.gmail.serve.port (0: any free port)',
+  },
   'log-format': {
     type: 'string',
     value: 'json|pretty',

@@ -9,9 +9,19 @@ import { serve, SERVE_HELP, SERVE_OPTIONS } from './serve.ts';
 import { TRY_HELP, TRY_OPTIONS, tryHook } from './try.ts';
 import { GMAIL_HELP, webhooks } from './gmail.ts';
 import { prune, PRUNE_HELP, PRUNE_OPTIONS } from './prune.ts';
+import { PRESETS_HELP, PRESETS_OPTIONS, presets } from './presets.ts';
+import { SOURCES_HELP, SOURCES_OPTIONS, sources } from './sources.ts';
 import { synopsis } from './args.ts';
 
-const HELP: Record<string, string> = { serve: SERVE_HELP, check: CHECK_HELP, try: TRY_HELP, prune: PRUNE_HELP, webhooks: GMAIL_HELP };
+const HELP: Record<string, string> = {
+  serve: SERVE_HELP,
+  check: CHECK_HELP,
+  try: TRY_HELP,
+  prune: PRUNE_HELP,
+  webhooks: GMAIL_HELP,
+  presets: PRESETS_HELP,
+  sources: SOURCES_HELP,
+};
 
 const USAGE = `usage: hook-intake <command> [options]
 
@@ -24,6 +34,11 @@ commands:
           hook-intake try <wake|agent|NAME> ${synopsis(TRY_OPTIONS)}
   prune   remove what retention says is old enough, at once, and print the counts
           hook-intake prune ${synopsis(PRUNE_OPTIONS)}
+  presets list the presets; show one's options, event types and a sample message
+          hook-intake presets [show NAME] ${synopsis(PRESETS_OPTIONS)}
+  sources add NAME
+          enable a preset in the config file and print the steps on the provider's side
+          hook-intake sources add NAME ${synopsis(SOURCES_OPTIONS)}
   webhooks gmail auth|setup|run
           the Gmail bridge: sign in, write the config, serve the Pub/Sub push endpoint
           hook-intake webhooks gmail <auth|setup|run> --help
@@ -48,6 +63,10 @@ export async function main(argv: string[]): Promise<number | undefined> {
       return prune(rest);
     case 'webhooks':
       return webhooks(rest);
+    case 'presets':
+      return presets(rest);
+    case 'sources':
+      return sources(rest);
     case '-v':
     case '--version':
       process.stdout.write(`hook-intake ${version()} (Node.js ${process.version})\n`);

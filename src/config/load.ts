@@ -193,3 +193,16 @@ function withLines(issues: ConfigIssue[], lineOf: ((path: (string | number)[]) =
     return line ? { ...i, line } : i;
   });
 }
+
+/**
+ * A configuration made in code rather than read from a file (what `hook-intake presets show` runs its
+ * sample on): validated, defaulted and checked like a file's. Throws `ConfigError`.
+ */
+export function configFromData(data: Record<string, unknown>, dir: string, label: string): LoadedConfig {
+  const { config, issues } = validateConfig(structuredClone(data), label);
+  if (!config) throw new ConfigError(issues);
+  const warnings: string[] = [];
+  const ruleIssues = applyRules(config, { file: label, dir, cwd: dir, dataDir: resolve(dir, 'data'), warnings });
+  if (ruleIssues.length) throw new ConfigError(ruleIssues);
+  return { file: undefined, dir, config, warnings, fallbackTokens: [] };
+}

@@ -10,10 +10,10 @@ import { dirname, join } from 'node:path';
 import { dataDirTokens } from '../cli/tokens.ts';
 import { loadConfig } from '../config/load.ts';
 import { validateConfig } from '../config/validate.ts';
-import { editConfigFile, editConfigText } from './config-edit.ts';
+import { editConfigFile, editConfigText } from '../config/edit.ts';
 import { GMAIL_SCOPE, installedAppFlow, readClientFile } from './oauth-flow.ts';
 import { PUBSUB_SCOPE } from './pubsub.ts';
-import { fileRef, SECRETS_DIR, secretFileOf, writeSecretFile } from './secrets.ts';
+import { fileRef, SECRETS_DIR, secretFileOf, writeSecretFile } from '../config/secret-files.ts';
 import { GmailConfigError, type Deps, type Gmail } from './settings.ts';
 
 export interface AuthOptions {

@@ -10,6 +10,7 @@ import { basename } from 'node:path';
 import type { Context } from 'koa';
 import { createLogger } from '../log.ts';
 import type { GenerationRef } from '../generation/ref.ts';
+import type { Generation } from '../generation/types.ts';
 import type { RecordCounts } from '../store/roles.ts';
 import { errors } from '../errors.ts';
 import { readBody } from './body.ts';
@@ -49,8 +50,24 @@ export async function consoleStats(deps: UiApiDeps): Promise<Record<string, unkn
     outbox: counts.outbox,
     events: counts.events,
     generation: { id: gen.id, loadedAt: new Date(gen.loadedAt).toISOString(), mappings: gen.pipelines.length },
+    hooks: hooksOf(gen),
     lastReloadError: err ? { at: new Date(err.at).toISOString(), issues: err.issues } : null,
   };
+}
+
+/**
+ * The hooks the serving configuration answers, for the overview: each mapping with a path, its
+ * endpoint, the preset it comes from, its credential and the event types it takes.
+ */
+function hooksOf(gen: Generation): Record<string, unknown>[] {
+  const base = gen.config.hooks.path;
+  return gen.pipelines.map((p) => ({
+    endpoint: p.path !== undefined ? `${base}/${p.path}` : `${base}/…`,
+    mapping: p.id,
+    preset: p.preset ?? null,
+    credential: p.verifyType ? `signature: ${p.verifyType}` : 'hook token',
+    events: p.events ? [...p.events] : null,
+  }));
 }
 
 const checkTry = compileBody<TryRequestInput>(TryRequest);

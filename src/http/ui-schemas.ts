@@ -41,6 +41,8 @@ export const DryRunResult = Type.Object({
   error: Type.Optional(Type.String()),
   transformError: Type.Optional(Type.Object({ message: Type.String(), stack: Type.Array(Type.String()) })),
   signature: Type.Optional(Type.Literal('not checked')),
+  event: Type.Optional(Type.String()),
+  reason: Type.Optional(Type.String()),
 });
 
 export const TryAnswer = Type.Object({
@@ -70,6 +72,16 @@ export const StatsAnswer = Type.Object({
   outbox: Type.Object({ pending: Count, failed: Count }),
   events: Type.Object({ pending: Count, consumed: Count }),
   generation: Type.Object({ id: Count, loadedAt: Type.String({ format: 'date-time' }), mappings: Count }),
+  hooks: Type.Array(
+    Type.Object({
+      endpoint: Type.String({ description: 'POST here (… for a mapping that matches any path)' }),
+      mapping: Type.String(),
+      preset: Type.Union([Type.String(), Type.Null()], { description: 'the preset it comes from' }),
+      credential: Type.String({ description: '"hook token" or "signature: <type>"' }),
+      events: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'the event types it takes; null: all' }),
+    }),
+    { description: 'the hooks the serving configuration answers, in the order they are tried' },
+  ),
   lastReloadError: ReloadError,
 });
 

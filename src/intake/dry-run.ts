@@ -15,6 +15,7 @@ import { isBuiltInHook } from '../names.ts';
 import { authorize, ownerWithoutCredential } from './credential.ts';
 import type { PreparedAction } from './prepare.ts';
 import { type HookRequest, parseBody } from './request.ts';
+import { eventStep } from './event.ts';
 import { resolve } from './resolve.ts';
 import { successStatus } from './status.ts';
 
@@ -35,6 +36,10 @@ export interface DryRun {
   transformError?: { message: string; stack: string[] };
   /** Set when the mapping's signature was not checked (`skipVerify`). */
   signature?: 'not checked';
+  /** The event type the mapping named (`event`), when it names one. */
+  event?: string;
+  /** Why a 204 runs nothing: an event type the mapping does not take, no action made. */
+  reason?: string;
 }
 
 export interface DryRunOptions {
@@ -84,13 +89,17 @@ export async function dryRun(
       const a = req.answer;
       return { hook: name, matching, status: a.status, direct: true, ...('text' in a ? { text: a.text } : { body: a.body }) };
     }
+    const filtered = owner?.event ? eventStep(gen, req, owner) : undefined;
+    const event = req.event !== undefined ? { event: req.event } : {};
+    if (filtered) return { hook: name, matching, status: 204, reason: filtered, ...event, ...skipped(opts) };
     const res = await resolve(gen, req, owner, logger);
-    if (res.kind === 'skip') return { hook: name, matching, status: 204, ...skipped(opts) };
+    if (res.kind === 'skip') return { hook: name, matching, status: 204, reason: res.reason, ...event, ...skipped(opts) };
     return {
       hook: name,
       matching,
       status: successStatus(res.actions, gen.config.hooks.agentStatus),
       actions: res.actions,
+      ...event,
       ...skipped(opts),
     };
   } catch (err) {
@@ -151,9 +160,11 @@ export function renderDryRun(r: DryRun, mappings: number): string {
     const f = r.transformError;
     if (f) out.push(`transform error: ${[f.message, ...f.stack.map((s) => `    ${s}`)].join('\n')}`);
   } else if (!r.actions) {
-    out.push(`would answer 204: the mapping produced no action (the transform returned null, or forEach found no items)`);
+    if (r.event !== undefined) out.push(`event type: ${r.event || '(none)'}`);
+    out.push(`would answer 204: ${r.reason ?? 'the mapping produced no action'}`);
   } else {
     if (r.signature) out.push('signature: not checked (--skip-verify)');
+    if (r.event !== undefined) out.push(`event type: ${r.event || '(none)'}`);
     out.push(`would answer ${r.status} and dispatch ${r.actions.length} action(s):`);
     for (const [i, a] of r.actions.entries()) out.push(...describe(a, i + 1));
   }

@@ -18,6 +18,7 @@ import type { Dispatcher } from './dispatch.ts';
 import { boundedKey, type IdempotencyGuard, idempotencyKey, idempotencyScope } from './idempotency.ts';
 import { keptRequest } from './keep.ts';
 import { renderOverRequest } from '../mapping/run.ts';
+import { eventStep } from './event.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { HookRequest } from './request.ts';
 import { resolve } from './resolve.ts';
@@ -103,16 +104,3 @@ function requestKey(gen: Generation, req: HookRequest, owner: Pipeline | undefin
   }
   return idempotencyKey(req.headers);
 }
-
-/**
- * The event step: names the request's event type (`req.event`, which the transform sees) and says why
- * the request is skipped when the mapping's `events` do not take it.
- */
-function eventStep(gen: Generation, req: HookRequest, owner: Pipeline): string | undefined {
-  const event = renderOverRequest(owner.event!, req, gen.credentialHeaders).trim();
-  req.event = event;
-  if (owner.events && !owner.events.has(event)) return event ? `event "${cut(event)}" is not in events` : 'the request names no event type';
-  return undefined;
-}
-
-const cut = (s: string) => (s.length > 100 ? `${s.slice(0, 100)}…` : s);

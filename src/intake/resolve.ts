@@ -15,7 +15,10 @@ import type { HookRequest } from './request.ts';
 
 export type Resolution = { kind: 'actions'; actions: PreparedAction[] } | { kind: 'skip'; reason: string };
 
-const SKIP: Resolution = { kind: 'skip', reason: 'the mapping made no action (forEach found no items, or the transform returned null)' };
+const SKIP: Resolution = {
+  kind: 'skip',
+  reason: 'the mapping produced no action (the transform returned null, or forEach found no items)',
+};
 
 /** `owner` is the mapping the credential step found (undefined for `/wake` and `/agent`). */
 export async function resolve(gen: Generation, req: HookRequest, owner: Pipeline | undefined, logger: Logger): Promise<Resolution> {

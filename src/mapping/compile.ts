@@ -72,7 +72,15 @@ export function compilePipelines(input: CompileInput): CompileResult {
   const issues: ConfigIssue[] = [];
   const pipelines: Pipeline[] = [];
   const transforms = new Map<string, TransformSpec>();
-  const sources: { mapping: MappingConfig; base: string; file: string; dir: string; origin: string; fallbackId: string }[] = [];
+  const sources: {
+    mapping: MappingConfig;
+    base: string;
+    file: string;
+    dir: string;
+    origin: string;
+    fallbackId: string;
+    preset?: string;
+  }[] = [];
 
   for (const [i, m] of config.hooks.mappings.entries())
     sources.push({
@@ -92,6 +100,7 @@ export function compilePipelines(input: CompileInput): CompileResult {
         file: preset.file ?? `preset ${preset.name}`,
         dir: preset.transformsDir ?? config.hooks.transformsDir!,
         origin: `preset ${preset.name} (mappings[${i}])`,
+        preset: preset.name,
         fallbackId: `${preset.name}-${i + 1}`,
       });
   }
@@ -113,7 +122,7 @@ export function compilePipelines(input: CompileInput): CompileResult {
 }
 
 function compileOne(
-  src: { mapping: MappingConfig; dir: string; origin: string; fallbackId: string },
+  src: { mapping: MappingConfig; dir: string; origin: string; fallbackId: string; preset?: string },
   config: Config,
   channels: Set<string>,
   transforms: Map<string, TransformSpec>,
@@ -204,6 +213,7 @@ function compileOne(
   return Object.freeze({
     id,
     origin: src.origin,
+    preset: src.preset,
     path,
     matcher,
     action: m.action,

@@ -23,6 +23,8 @@ export interface Pipeline {
   readonly id: string;
   /** Where it was defined, for messages: `hooks.mappings[2]` or `preset gmail (mappings[0])`. */
   readonly origin: string;
+  /** The preset it comes from, when it does. */
+  readonly preset: string | undefined;
   /** `match.path` when the mapping names one (used to find signature-verified paths). */
   readonly path: string | undefined;
   readonly matcher: Matcher;

@@ -329,6 +329,10 @@ export interface PresetDefinition {
   transform?: string;
   /** The action by default (`agent`). */
   action?: 'agent' | 'wake';
+  /** What `hook-intake presets show` runs to print a sample message: a payload file in the preset's folder and its headers. */
+  sample?: { payload: string; headers?: Record<string, string> };
+  /** The steps on the provider's side, printed by `hook-intake sources add`; `{url}` stands for the hook's URL. */
+  setup?: string[];
   /** Directory of the preset's own transforms (absolute). */
   transformsDir?: string;
   /** File the preset was read from (error messages, hot reload). */

@@ -13,7 +13,7 @@ import { didYouMean } from '../util/did-you-mean.ts';
 export const DEFAULT_MAX_CHARS = 4000;
 
 /** The options every source preset takes (a preset adds its scheme's own: `verifyOptions`). */
-const COMMON_OPTIONS = ['name', 'secret', 'secrets', 'path', 'events', 'action', 'channel', 'to', 'model', 'sessionKey', 'maxChars'];
+export const COMMON_OPTIONS = ['name', 'secret', 'secrets', 'path', 'events', 'action', 'channel', 'to', 'model', 'sessionKey', 'maxChars'];
 
 export interface PresetIssue {
   /** The key under the entry (`secret`, `events[1]`), or '' for the entry itself. */

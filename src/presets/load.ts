@@ -34,6 +34,13 @@ const PresetFile = Type.Object(
     idempotencyKey: Type.Optional(Template),
     transform: Type.Optional(Type.String({ minLength: 1 })),
     action: Type.Optional(Type.Union([Type.Literal('agent'), Type.Literal('wake')])),
+    sample: Type.Optional(
+      Type.Object(
+        { payload: Type.String({ minLength: 1 }), headers: Type.Optional(Type.Record(Type.String(), Type.String())) },
+        { additionalProperties: false },
+      ),
+    ),
+    setup: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   },
   { additionalProperties: false },
 );

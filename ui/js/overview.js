@@ -1,6 +1,6 @@
 // The overview: hook answers per minute by status, the run queue, the outbox, the configuration.
 import { api } from './api.js';
-import { h, show, time, problem } from './dom.js';
+import { h, problem, show, table, time } from './dom.js';
 
 /** Status classes in the chart, in stacking order. */
 const CLASSES = [
@@ -66,6 +66,28 @@ function byStatus(minutes) {
   );
 }
 
+/** The hooks the configuration answers: endpoint, where it comes from, its credential and events. */
+function hooks(list) {
+  return h(
+    'section',
+    { class: 'card', id: 'hooks' },
+    h('h2', {}, 'Hooks'),
+    list.length
+      ? table(
+          ['Endpoint', 'Mapping', 'Preset', 'Credential', 'Events'],
+          list.map((x) => [
+            h('code', {}, `POST ${x.endpoint}`),
+            x.mapping,
+            x.preset ?? '—',
+            x.credential,
+            x.events ? x.events.join(', ') : 'all',
+          ]),
+          { class: 'hooks' },
+        )
+      : h('p', { class: 'muted' }, 'No mappings or presets: only /wake and /agent answer.'),
+  );
+}
+
 function render(el, s) {
   const perMinute = s.requestsPerMinute;
   const last = perMinute[perMinute.length - 1];
@@ -84,6 +106,7 @@ function render(el, s) {
       figure('Generation', `#${s.generation.id}`, `loaded ${time(s.generation.loadedAt)}, ${s.generation.mappings} mapping(s)`),
     ),
     h('section', { class: 'card' }, h('h2', {}, 'Hook requests per minute, by status (last hour)'), chart(perMinute), byStatus(perMinute)),
+    hooks(s.hooks ?? []),
     h(
       'section',
       { class: `card ${reload ? 'alarm' : ''}`, id: 'reload' },

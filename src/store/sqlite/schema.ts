@@ -144,26 +144,41 @@ export const SCHEMA = `
 `;
 
 /**
- * Above every version a development build's migrations reached (1 to 12), so none of their files passes for
- * this schema; 13 lacked the outbox's parts, 14 the kept requests and the indexes retention uses, 15 kept
- * requests' ids in a column of their own.
+ * The version of `SCHEMA`, and the oldest a file may have to be opened: a file of version 16 or later is
+ * brought up to date by `MIGRATIONS`. Below it, a development build's files (1 to 12, and 13 to 15, which
+ * lacked the outbox's parts, the kept requests and their ids' column) are refused.
  */
-export const SCHEMA_VERSION = 16;
+export const BASE_VERSION = 16;
 
-/** Makes the schema on a new file; refuses a file another build made. */
+/**
+ * The steps from one version to the next, in order: `MIGRATIONS[i]` takes a file from version
+ * `BASE_VERSION + i` to `BASE_VERSION + i + 1`, in one transaction with its version. A new file is
+ * made by `SCHEMA` and then every step, so there is one way to each version. A step only adds (a
+ * column with a default, a table, an index): a file written by an older build reads on.
+ */
+export const MIGRATIONS: readonly string[] = [];
+
+export const SCHEMA_VERSION = BASE_VERSION + MIGRATIONS.length;
+
+/** Makes the schema on a new file, brings an older file up to date; refuses one another build made. */
 export function openSchema(db: DatabaseSync, path: string): void {
   const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
   if (version === SCHEMA_VERSION) return;
   const tables = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
-  if (version !== 0 || tables > 0)
+  if (version === 0 && tables === 0) inTransaction(db, `${SCHEMA}\nPRAGMA user_version = ${BASE_VERSION};`);
+  else if (version < BASE_VERSION || version > SCHEMA_VERSION)
     throw new StoreSchemaError(
-      `database ${path} was made by another build of hook-intake (schema version ${version}, this build uses ${SCHEMA_VERSION}) ` +
+      `database ${path} was made by another build of hook-intake (schema version ${version}, this build reads ${BASE_VERSION} to ${SCHEMA_VERSION}) ` +
         'and cannot be opened: nothing converts it. Move the file away (with its -wal file) to start with an empty store.',
     );
+  const from = version === 0 ? BASE_VERSION : version;
+  for (let v = from; v < SCHEMA_VERSION; v++) inTransaction(db, `${MIGRATIONS[v - BASE_VERSION]}\nPRAGMA user_version = ${v + 1};`);
+}
+
+function inTransaction(db: DatabaseSync, sql: string): void {
   db.exec('BEGIN');
   try {
-    db.exec(SCHEMA);
-    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    db.exec(sql);
     db.exec('COMMIT');
   } catch (err) {
     db.exec('ROLLBACK');

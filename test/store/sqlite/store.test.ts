@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vites
 import { LONG_TEXT, SqliteStore, StoreSchemaError } from '../../../src/store/sqlite/store.ts';
 import { LIVE_SLICE, TALLY_SLICE } from '../../../src/store/sqlite/tally.ts';
 import { LIST_WINDOW } from '../../../src/store/sqlite/pages.ts';
-import { SCHEMA_VERSION } from '../../../src/store/sqlite/schema.ts';
+import { BASE_VERSION, SCHEMA_VERSION } from '../../../src/store/sqlite/schema.ts';
 import { StorageUnavailableError } from '../../../src/store/errors.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../../helpers/records.ts';
 import { wrapExternal } from '../../../src/safety/boundary.ts';
@@ -826,7 +826,7 @@ describe('SqliteStore', () => {
       const db = new DatabaseSync(file);
       expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
       db.close();
-      for (const version of [1, 12, SCHEMA_VERSION - 1, SCHEMA_VERSION + 1]) {
+      for (const version of [1, 12, BASE_VERSION - 1, SCHEMA_VERSION + 1]) {
         const path = join(dir, `v${version}.db`);
         const old = new DatabaseSync(path);
         old.exec(`CREATE TABLE events (seq INTEGER PRIMARY KEY); PRAGMA user_version = ${version}`);

@@ -1,7 +1,7 @@
 /** The textual JSON5 edit: values replaced in place, members and list items inserted in the file's style. */
 import JSON5 from 'json5';
 import { describe, expect, it } from 'vitest';
-import { editConfigText } from '../../src/gmail/config-edit.ts';
+import { editConfigText } from '../../src/config/edit.ts';
 
 describe('editConfigText() on YAML', () => {
   it('fills a key left empty, and adds to a list once', () => {

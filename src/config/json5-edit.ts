@@ -219,8 +219,8 @@ export class Json5Edit {
     }
   }
 
-  /** Adds `item` to the list at `path` unless it is there; creates the list when absent. */
-  addToList(path: string[], item: string | number | boolean, current: unknown): void {
+  /** Adds `item` to the list at `path` unless it is there (a scalar; an object is always added); creates the list when absent. */
+  addToList(path: string[], item: unknown, current: unknown): void {
     if (Array.isArray(current) && current.includes(item)) return;
     const { node, depth } = this.find(path);
     if (depth < path.length || node.kind !== 'array') {

@@ -13,8 +13,8 @@ export interface ConfigEditor {
   /** The file's data as parsed (no `${ENV}` or `{file}` resolved). */
   get(path: string[]): unknown;
   set(path: string[], value: unknown): void;
-  /** Adds `item` to a list unless it holds it already. */
-  addToList(path: string[], item: string): void;
+  /** Adds `item` to a list unless it holds it already (a scalar; an object is always added). */
+  addToList(path: string[], item: unknown): void;
   text(): string;
 }
 
