@@ -156,7 +156,11 @@ export const BASE_VERSION = 16;
  * made by `SCHEMA` and then every step, so there is one way to each version. A step only adds (a
  * column with a default, a table, an index): a file written by an older build reads on.
  */
-export const MIGRATIONS: readonly string[] = [];
+export const MIGRATIONS: readonly string[] = [
+  // 17: why a kept request ran nothing (a refusal's code, a skip's reason), beside its row: the requests
+  // table keeps its body last, so that a list reads no body's pages
+  'CREATE TABLE request_reasons (seq INTEGER PRIMARY KEY, reason TEXT NOT NULL);',
+];
 
 export const SCHEMA_VERSION = BASE_VERSION + MIGRATIONS.length;
 
