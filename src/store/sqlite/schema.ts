@@ -156,7 +156,10 @@ export const BASE_VERSION = 16;
  * made by `SCHEMA` and then every step, so there is one way to each version. A step only adds (a
  * column with a default, a table, an index): a file written by an older build reads on.
  */
-export const MIGRATIONS: readonly string[] = [];
+export const MIGRATIONS: readonly string[] = [
+  // a run's token usage, as its provider reported it (NULL: none reported)
+  'ALTER TABLE runs ADD COLUMN input_tokens INTEGER; ALTER TABLE runs ADD COLUMN output_tokens INTEGER;',
+];
 
 export const SCHEMA_VERSION = BASE_VERSION + MIGRATIONS.length;
 
