@@ -1,7 +1,7 @@
 /**
  * The `sentry` preset over real HTTP (docs/presets/sentry.md), with the payloads Sentry publishes in
  * "Integration Platform › Webhooks" (https://docs.sentry.io/organization/integrations/integration-platform/webhooks/):
- * issues, issue alerts, metric alerts, comments and installation, one fixture each, named
+ * issues, issue alerts, metric alerts, errors, comments and installation, one fixture each, named
  * `<Sentry-Hook-Resource>.<action>.json`. Sentry has no library that signs or checks its webhooks: they
  * are signed as its docs describe, the hex HMAC-SHA256 of the body under the integration's client
  * secret in `Sentry-Hook-Signature`, with the headers Sentry sends.
@@ -59,13 +59,16 @@ describe('the sentry preset', () => {
     );
   });
 
-  it('writes an issue and a metric alert, each in its own session', async () => {
+  it('writes an issue (its error events join its session) and a metric alert in a session of its own', async () => {
     const issue = fixture('issue.created.json');
     const created = await hooks.send('sentry', issue, headers('issue', issue));
     expect(created.body.sessionKey).toBe('hook:sentry:issue:1170820242');
     expect(inner(await hooks.messageOf(created)).split('\n')[0]).toBe(
       'Sentry issue FRONT-END-9 created in front-end (error, escalating): ReferenceError: blooopy is not defined',
     );
+    const error = fixture('error.created.json');
+    const event = await hooks.send('sentry', error, headers('error', error));
+    expect(event.body.sessionKey).toBe(created.body.sessionKey);
     const metric = fixture('metric_alert.resolved.json');
     const resolved = await hooks.send('sentry', metric, headers('metric_alert', metric));
     expect(resolved.body.sessionKey).toBe('hook:sentry:incident:4');
