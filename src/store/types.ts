@@ -24,6 +24,12 @@ export interface SystemEvent {
   runId: string | null;
 }
 
+/** The tokens a provider reported for a run (docs/runtime.md, "Token usage"). */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export interface RunDelivery {
   status: DeliveryStatus;
   reason: string | null;
@@ -65,10 +71,12 @@ export interface Run {
   reply: string | null;
   summary: string | null;
   error: string | null;
+  /** The tokens the provider reported, set when the run ends; null while it runs and when the provider reports none. */
+  usage: TokenUsage | null;
   delivery: RunDelivery;
 }
 
-export type NewRun = Omit<Run, 'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'delivery'>;
+export type NewRun = Omit<Run, 'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'usage' | 'delivery'>;
 export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'>;
 
 export interface SessionMessage {
@@ -183,6 +191,8 @@ export interface RunOutcome {
   reply: string | null;
   summary: string | null;
   error: string | null;
+  /** The tokens the provider reported (absent or null: none). */
+  usage?: TokenUsage | null;
   /** Transcript lines to append to the run's session, in order. */
   messages: NewMessage[];
   /** The summary event for the main session, if any. */
