@@ -6,7 +6,7 @@
  * ids are time-ordered (UUIDv7) so that their unique indexes grow at one edge.
  */
 import type { AcceptRecords } from '../store/roles.ts';
-import type { AcceptBatch, KeptAction, KeptRequest, NewEvent, NewRun } from '../store/types.ts';
+import type { AcceptBatch, KeptAction, NewEvent, NewKeptRequest, NewRun } from '../store/types.ts';
 import type { PreparedAction } from './prepare.ts';
 import { errors } from '../errors.ts';
 import { uuidv7 } from '../util/uuid7.ts';
@@ -24,7 +24,7 @@ export interface DispatchOptions {
 }
 
 /** A request to keep, as received; the dispatcher adds its id, status and actions. */
-export type KeepRequest = Omit<KeptRequest, 'id' | 'status' | 'actions'>;
+export type KeepRequest = Omit<NewKeptRequest, 'status' | 'actions' | 'reason'>;
 
 export interface DispatchResult {
   status: number;
@@ -48,6 +48,8 @@ export interface Dispatcher {
   dispatch(actions: readonly PreparedAction[], opts: DispatchOptions): Promise<DispatchResult>;
   /** Keeps a request that was skipped (answered 204, nothing else stored) with why; resolves with its id. */
   keepSkipped(keep: KeepRequest, reason: string): Promise<string>;
+  /** Keeps a refused request (its error status and code), storing nothing else; resolves with its id. */
+  keepRefused(keep: KeepRequest, status: number, reason: string): Promise<string>;
   /** Stores a run made again from an earlier one (`POST /api/runs/<id>/retry`), under the same cap on queued runs. */
   requeue(run: NewRun, maxQueuedRuns: number): Promise<void>;
 }
@@ -98,8 +100,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (wakeNow) deps.requestHeartbeat();
       return result;
     },
-    async keepSkipped(keep, _reason) {
-      const { requestId } = await deps.records.accept({ events: [], runs: [], request: { ...keep, status: 204, actions: [] } });
+    async keepSkipped(keep, reason) {
+      const { requestId } = await deps.records.accept({ events: [], runs: [], request: { ...keep, status: 204, actions: [], reason } });
+      return requestId!;
+    },
+    async keepRefused(keep, status, reason) {
+      const { requestId } = await deps.records.accept({ events: [], runs: [], request: { ...keep, status, actions: [], reason } });
       return requestId!;
     },
     async requeue(run, maxQueuedRuns) {

@@ -66,6 +66,12 @@ export const Run = Type.Object(
     reply: Nullable(Type.String()),
     summary: Nullable(Type.String()),
     error: Nullable(Type.String()),
+    usage: Nullable(
+      Type.Object(
+        { inputTokens: Type.Integer({ minimum: 0 }), outputTokens: Type.Integer({ minimum: 0 }) },
+        { additionalProperties: false, description: 'the tokens the provider reported, set when the run ends; null when it reported none' },
+      ),
+    ),
     delivery: Type.Object(
       {
         status: DeliveryStatus,
@@ -133,7 +139,10 @@ const requestFields = {
   receivedAt: Epoch,
   status: Type.Integer({ description: 'the status the request was answered with' }),
   replayOf: Nullable(Type.String()),
-  bodyBytes: Type.Integer({ minimum: 0 }),
+  reason: Nullable(
+    Type.String({ description: "why nothing ran: a refused request's error code, or why a 204 ran nothing; null when it stored work" }),
+  ),
+  bodyBytes: Type.Integer({ minimum: 0, description: 'the size of the body as received' }),
   runIds: Type.Array(Id),
   eventIds: Type.Array(Id),
 };
@@ -149,6 +158,9 @@ export const KeptRequest = Type.Object(
     actions: Type.Array(Type.Ref(KeptAction)),
     body: Type.String({ description: 'the raw body: as text when it is UTF-8, else base64 (bodyEncoding)' }),
     bodyEncoding: Type.Union([Type.Literal('utf8'), Type.Literal('base64')]),
+    bodyKept: Type.Boolean({
+      description: 'false for a refused request whose credential had not passed: its body is not kept, bodyBytes is its size',
+    }),
   },
   { $id: 'KeptRequest', additionalProperties: false },
 );
