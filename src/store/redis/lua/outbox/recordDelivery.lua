@@ -6,6 +6,7 @@
   ARGV: prefix, id, status, attempts, nextAttemptAt, at, fields JSON ({error, sentParts?, parts?,
     ambiguousPart?, route?}: absent keys keep what is stored), run id
   Keys: d:<id>, outbox, outbox:failed, outbox:done, r:<run id>, runs:done, meta
+  Publishes the run's id on `ends` (src/store/redis/ends.ts) when its delivery ended.
   Returns 1, or 0 for an unknown entry.
 ]]
 local P = ARGV[1]
@@ -30,6 +31,7 @@ if redis.call('HGET', r, 'dlv') == id then
   put(r, 'dReason', f.error)
   local finished = redis.call('HGET', r, 'finishedAt')
   if done and finished then redis.call('ZADD', P..'runs:done', finished, runId) end
+  if done then redis.call('PUBLISH', P..'ends', runId) end
 end
 if status == 'sent' and f.route ~= nil then redis.call('HSET', P..'meta', 'mainRoute', f.route) end
 return 1

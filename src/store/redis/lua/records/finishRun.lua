@@ -10,6 +10,7 @@
     heartbeat time, consume-older (0|1) and the ids
   Keys: r:<id>, runs:<status>, mseq, m:<session key>, ms:<session key>, sessions; the event's (see
     addEvent); d:<delivery id>, outbox, runs:done; the consumed events' (see consumeEvent)
+  Publishes the run's id on `ends` (src/store/redis/ends.ts).
 ]]
 local P = ARGV[1]
 --- @include "put"
@@ -70,4 +71,5 @@ end
 if older and minSeq then
   for _, e in ipairs(redis.call('ZRANGEBYSCORE', P..'events:pending', '-inf', '('..minSeq)) do consumeEvent(e, id, hbAt) end
 end
+if st then redis.call('PUBLISH', P..'ends', id) end
 return 1
