@@ -133,6 +133,8 @@ export async function runAwaitingDelivery(
 export interface ScriptedCall {
   req: import('../../src/plugins/define.ts').AgentRequest;
   reply(text: string): void;
+  /** Answers as a provider that handed the action to another gateway (`AgentReply.forwarded`). */
+  forward(runId: string | null): void;
   fail(err: Error): void;
 }
 
@@ -165,6 +167,10 @@ export function scriptedProvider(auto?: (req: import('../../src/plugins/define.t
                 reply: (text) => {
                   end();
                   resolve({ text });
+                },
+                forward: (runId) => {
+                  end();
+                  resolve({ text: '', forwarded: { runId } });
                 },
                 fail: (err) => {
                   end();

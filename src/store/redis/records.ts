@@ -234,7 +234,7 @@ export class RedisRecords implements Records {
       o.id,
       o.status,
       o.finishedAt,
-      JSON.stringify({ reply: o.reply, summary: o.summary, error: o.error }),
+      JSON.stringify({ reply: o.reply, summary: o.summary, error: o.error, forwarded: o.forwarded ? JSON.stringify(o.forwarded) : null }),
       o.messages.length,
     ];
     for (const m of o.messages) args.push(m.sessionKey, Buffer.byteLength(m.content), messageJson(m));

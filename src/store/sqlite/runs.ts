@@ -90,6 +90,7 @@ export class RunRows {
       dId,
       replyRef,
       replyKey,
+      o.forwarded ? JSON.stringify(o.forwarded) : null,
       o.id,
     );
     for (const m of o.messages) {

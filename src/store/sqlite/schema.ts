@@ -156,7 +156,10 @@ export const BASE_VERSION = 16;
  * made by `SCHEMA` and then every step, so there is one way to each version. A step only adds (a
  * column with a default, a table, an index): a file written by an older build reads on.
  */
-export const MIGRATIONS: readonly string[] = [];
+export const MIGRATIONS: readonly string[] = [
+  // a run the `gateway` provider forwarded: {"runId": …} as JSON, NULL for any other run
+  'ALTER TABLE runs ADD COLUMN forwarded TEXT;',
+];
 
 export const SCHEMA_VERSION = BASE_VERSION + MIGRATIONS.length;
 

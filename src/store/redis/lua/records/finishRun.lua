@@ -2,7 +2,8 @@
   finishRun: a run's outcome: its status and texts, its transcript lines, its summary event, its
   delivery (an outbox entry, or skipped with a reason) and the events it consumed, together.
 
-  ARGV: prefix, run id, status, finishedAt, texts JSON ({reply, summary, error}), messages, then per
+  ARGV: prefix, run id, status, finishedAt, texts JSON ({reply, summary, error, forwarded: the
+    forwarded run's JSON or null}), messages, then per
     message (session key, its content's size in bytes, json without id), then the event (0|1; id,
     source, json), the delivery JSON ({kind, reason, channel, to} or {kind: 'outbox', id, channel,
     to}) with the entry's json, its time and the instance, then the consumed ids' count, the
@@ -27,6 +28,7 @@ rset('finishedAt', at)
 rset('reply', texts.reply)
 rset('summary', texts.summary)
 rset('error', texts.error)
+rset('fwd', texts.forwarded)
 local i = 7
 for _ = 1, tonumber(ARGV[6]) do
   local key = ARGV[i]
