@@ -156,6 +156,7 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
       reply: _r,
       summary: _su,
       error: _e,
+      usage: _u,
       delivery: _d,
       forwarded: _fw,
       ...input

@@ -87,6 +87,19 @@ export interface AgentReply {
    * delivered. `runId` is the other system's id for the work, null when its answer names none.
    */
   forwarded?: { runId: string | null };
+  /**
+   * The tokens the call cost, when the provider's API reports them (docs/runtime.md, "Token usage"):
+   * stored with the run, shown by the API and the console, counted on `/metrics`. Leave it out when
+   * the API reports none. Each count is a non-negative integer; a reply with anything else is
+   * stored without usage.
+   */
+  usage?: AgentUsage;
+}
+
+/** Tokens of one agent call: what the model read (the prompt, the transcript, the instructions) and what it wrote. */
+export interface AgentUsage {
+  inputTokens: number;
+  outputTokens: number;
 }
 
 /** What `start` receives: the creation context plus the config slice and a way into the dispatcher. */

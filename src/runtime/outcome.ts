@@ -5,7 +5,7 @@
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Generation } from '../generation/types.ts';
 import type { MetaRecords } from '../store/roles.ts';
-import type { NewEvent, NewRun, RunOutcome } from '../store/types.ts';
+import type { NewEvent, NewRun, RunOutcome, TokenUsage } from '../store/types.ts';
 import { isHeartbeatAck, oneLine, replySummary } from './agent-call.ts';
 import { hookLine } from '../safety/boundary.ts';
 import { resolveRoute } from './routes.ts';
@@ -17,7 +17,7 @@ const SUMMARY_MAX = 300;
  * handed to another system, which replies and delivers by itself.
  */
 export type RunResult =
-  | { status: 'ok'; text: string; forwarded?: { runId: string | null } }
+  | { status: 'ok'; text: string; usage?: TokenUsage; forwarded?: { runId: string | null } }
   | { status: 'error' | 'timeout'; error: string };
 
 /** The delivery reason of a forwarded run: its reply is the other system's to deliver. */
@@ -48,6 +48,7 @@ export async function buildOutcome(gen: Generation, meta: MetaRecords, o: Outcom
     reply: ok ? result.text : null,
     summary: null,
     error: ok ? null : result.error,
+    usage: ok ? (result.usage ?? null) : null,
     messages: o.prompt
       ? [{ sessionKey: run.sessionKey, role: 'user', content: o.prompt.content, runId: run.id, createdAt: o.prompt.at }]
       : [],

@@ -18,6 +18,7 @@ import { buildOutcome, summaryEvent } from './outcome.ts';
 import { untilStored } from './until-stored.ts';
 import { StorageUnavailableError } from '../store/errors.ts';
 import { RecycledMap } from '../util/recycled.ts';
+import type { TokenTally } from './tokens.ts';
 
 /** What an agent sees of its session's history: the last 50 messages, at most 64 KiB of them. */
 export const TRANSCRIPT_WINDOW = 50;
@@ -44,6 +45,8 @@ export interface RunnerDeps {
   requestHeartbeat: () => void;
   /** Hands the outbox a delivery this process just committed. */
   notifyOutbox: (entry?: NewDelivery) => void;
+  /** Counts the tokens of each run once its outcome is stored (`/metrics`). */
+  tokens?: TokenTally;
 }
 
 export interface Runner {
@@ -283,6 +286,8 @@ class QueueRunner implements Runner {
     if (!outcome.forwarded) outcome.event = summaryEvent(run, outcome, finishedAt);
     await this.stored(log, 'store the outcome of a run', () => records.finishRun(outcome));
     await this.stored(log, 'end the claim of a run', () => queue.complete(id, this.worker));
+    // TODO(agentId): the run's agent once runs carry one; every run is the main agent's until then
+    if (outcome.usage) this.deps.tokens?.add('main', run.model, outcome.usage);
     const d = outcome.delivery;
     // a skipped delivery says why (fixed phrases and channel names, never the reply or the recipient)
     log.info(

@@ -95,7 +95,14 @@ export function createApp(p: AppParts) {
   const { runner, outbox } = runtime;
   const tally = new RequestTally(clock);
   const runnerFigures = () => ({ queued: runner.queued(), running: runner.running() });
-  const metrics = createMetrics({ tally, store, generations, runner: runnerFigures, reloadFailures: () => p.reloader.failures() });
+  const metrics = createMetrics({
+    tally,
+    tokens: runtime.tokens,
+    store,
+    generations,
+    runner: runnerFigures,
+    reloadFailures: () => p.reloader.failures(),
+  });
   const feed = new ConsoleFeed({
     snapshot: () => consoleStats({ generations, store, clock, tally, runner: runnerFigures }),
     sessions: p.sessions,

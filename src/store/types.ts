@@ -24,6 +24,12 @@ export interface SystemEvent {
   runId: string | null;
 }
 
+/** The tokens a provider reported for a run (docs/runtime.md, "Token usage"). */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export interface RunDelivery {
   status: DeliveryStatus;
   reason: string | null;
@@ -65,6 +71,8 @@ export interface Run {
   reply: string | null;
   summary: string | null;
   error: string | null;
+  /** The tokens the provider reported, set when the run ends; null while it runs and when the provider reports none. */
+  usage: TokenUsage | null;
   delivery: RunDelivery;
   /**
    * Set when the provider handed the run to another gateway (`gateway`), which replies and delivers by
@@ -80,7 +88,7 @@ export interface Forwarded {
 
 export type NewRun = Omit<
   Run,
-  'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'delivery' | 'forwarded'
+  'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'usage' | 'delivery' | 'forwarded'
 >;
 export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'>;
 
@@ -188,6 +196,8 @@ export interface RunOutcome {
   reply: string | null;
   summary: string | null;
   error: string | null;
+  /** The tokens the provider reported (absent or null: none). */
+  usage?: TokenUsage | null;
   /** Transcript lines to append to the run's session, in order. */
   messages: NewMessage[];
   /** The summary event for the main session, if any. */

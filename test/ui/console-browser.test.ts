@@ -209,10 +209,16 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     await expect.poll(() => page.$$eval('#runs tbody tr', (rows) => rows.length)).toBe(2);
     await page.fill('#filter-hook', 'deploys');
     await expect.poll(() => page.$$eval('#runs tbody tr', (rows) => rows.length)).toBe(1);
+    // the echo provider's usage, as the API gives it
+    const answer = await fetch(`${srv.url}/api/runs/${agentRunId}`, { headers: { authorization: `Bearer ${GW}` } });
+    const { run } = (await answer.json()) as { run: { usage: { inputTokens: number; outputTokens: number } } };
+    const usage = `${run.usage.inputTokens} in · ${run.usage.outputTokens} out`;
+    expect(await page.textContent('#runs tbody tr')).toContain(usage);
     await shot('runs');
 
     await page.click(`#runs a[href="#/runs/${agentRunId}"]`);
     await page.waitForSelector('#run .timeline');
+    expect(await page.textContent('#run-tokens')).toBe(usage);
     const text = (await page.textContent('#run'))!;
     expect(text).toContain('accepted');
     expect(text).toContain('finished');

@@ -56,6 +56,12 @@ export const Run = Type.Object(
     reply: Nullable(Type.String()),
     summary: Nullable(Type.String()),
     error: Nullable(Type.String()),
+    usage: Nullable(
+      Type.Object(
+        { inputTokens: Type.Integer({ minimum: 0 }), outputTokens: Type.Integer({ minimum: 0 }) },
+        { additionalProperties: false, description: 'the tokens the provider reported, set when the run ends; null when it reported none' },
+      ),
+    ),
     delivery: Type.Object(
       {
         status: DeliveryStatus,

@@ -234,7 +234,15 @@ export class RedisRecords implements Records {
       o.id,
       o.status,
       o.finishedAt,
-      JSON.stringify({ reply: o.reply, summary: o.summary, error: o.error, forwarded: o.forwarded ? JSON.stringify(o.forwarded) : null }),
+      // token counts as strings, so the script stores them as written
+      JSON.stringify({
+        reply: o.reply,
+        summary: o.summary,
+        error: o.error,
+        inTok: o.usage ? String(o.usage.inputTokens) : null,
+        outTok: o.usage ? String(o.usage.outputTokens) : null,
+        forwarded: o.forwarded ? JSON.stringify(o.forwarded) : null,
+      }),
       o.messages.length,
     ];
     for (const m of o.messages) args.push(m.sessionKey, Buffer.byteLength(m.content), messageJson(m));

@@ -90,6 +90,8 @@ export class RunRows {
       dId,
       replyRef,
       replyKey,
+      o.usage?.inputTokens ?? null,
+      o.usage?.outputTokens ?? null,
       o.forwarded ? JSON.stringify(o.forwarded) : null,
       o.id,
     );

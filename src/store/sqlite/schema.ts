@@ -157,6 +157,8 @@ export const BASE_VERSION = 16;
  * column with a default, a table, an index): a file written by an older build reads on.
  */
 export const MIGRATIONS: readonly string[] = [
+  // a run's token usage, as its provider reported it (NULL: none reported)
+  'ALTER TABLE runs ADD COLUMN input_tokens INTEGER; ALTER TABLE runs ADD COLUMN output_tokens INTEGER;',
   // a run the `gateway` provider forwarded: {"runId": …} as JSON, NULL for any other run
   'ALTER TABLE runs ADD COLUMN forwarded TEXT;',
 ];

@@ -850,22 +850,34 @@ describe('SqliteStore', () => {
       store = new SqliteStore({ path: join(dir, 'fresh.db') });
     });
 
-    it('brings a file of the oldest version it reads up to date: its runs read on, and new outcomes are stored whole', async () => {
+    it('brings a file of the base version up to date: its finished runs read on, with no token usage, not forwarded', async () => {
       const path = join(dir, 'base.db');
       const old = new DatabaseSync(path);
       old.exec(`${SCHEMA}\nPRAGMA user_version = ${BASE_VERSION};`);
       old.exec(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, timeout_seconds, wake_mode, deliver,
-        channel, status, created_at, finished_at, delivery_status, delivery_reason)
-        VALUES ('old', 'hook', 'Old', 'Webhook', 1, 'hook:old', 'before', 'echo/echo', 60, 'now', 1, 'last', 'ok', 1, 2, 'skipped', 'ack')`);
+        channel, status, attempts, created_at, started_at, finished_at, reply, delivery_status)
+        VALUES ('old', 'hook', 'Hook', 'Webhook', 0, 's', 'hi', 'echo/echo', 600, 'now', 0, 'last', 'ok', 1, 1, 2, 3, 'hi', 'skipped')`);
       old.close();
       const s = new SqliteStore({ path });
-      expect(await s.records.getRun('old')).toMatchObject({ status: 'ok', message: 'before', forwarded: null });
+      expect(await s.records.getRun('old')).toMatchObject({ status: 'ok', reply: 'hi', usage: null, forwarded: null });
       const run = newRun();
       await s.records.accept({ events: [], runs: [run] });
+      await s.records.startRun(run.id, 1_500);
       await s.records.finishRun(
-        okOutcome(run.id, { reply: null, summary: null, delivery: { kind: 'skipped', reason: 'forwarded' }, forwarded: { runId: 'gw-1' } }),
+        okOutcome(run.id, { usage: { inputTokens: 5, outputTokens: 2 }, delivery: { kind: 'skipped', reason: 'x' } }),
       );
-      expect((await s.records.getRun(run.id))?.forwarded).toEqual({ runId: 'gw-1' });
+      expect((await s.records.getRun(run.id))!.usage).toEqual({ inputTokens: 5, outputTokens: 2 });
+      const forwarded = newRun();
+      await s.records.accept({ events: [], runs: [forwarded] });
+      await s.records.finishRun(
+        okOutcome(forwarded.id, {
+          reply: null,
+          summary: null,
+          delivery: { kind: 'skipped', reason: 'forwarded' },
+          forwarded: { runId: 'gw-1' },
+        }),
+      );
+      expect((await s.records.getRun(forwarded.id))?.forwarded).toEqual({ runId: 'gw-1' });
       await s.close();
       const db = new DatabaseSync(path, { readOnly: true });
       expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
