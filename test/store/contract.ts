@@ -8,6 +8,7 @@ import { ConflictError } from '../../src/store/errors.ts';
 import type { NewRun } from '../../src/store/types.ts';
 import type { Store } from '../../src/store/roles.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
+import { coalesceContract } from './contract-coalesce.ts';
 import { consoleContract } from './contract-console.ts';
 import { sharedRolesContract } from './contract-shared.ts';
 
@@ -676,6 +677,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
     consoleContract(() => store);
     sharedRolesContract(() => store);
+    coalesceContract(() => store);
 
     it('keeps meta values and overwrites them', async () => {
       expect(await store.records.getMeta('k')).toBeUndefined();

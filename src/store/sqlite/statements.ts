@@ -10,7 +10,11 @@ export function statements(db: DatabaseSync) {
     return stmt;
   };
   return {
-    insertEvent: p("INSERT INTO events (id, source, text, status, created_at, run_id, text_wrap) VALUES (?, ?, ?, 'pending', ?, ?, ?)"),
+    insertEvent: p(
+      "INSERT INTO events (id, source, text, status, created_at, run_id, text_wrap, coalesce_key) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)",
+    ),
+    // the newest pending event, for a wake that coalesces (from the watermark up: below it every event is consumed)
+    lastPending: arrays(p("SELECT id, coalesce_key FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT 1")),
     insertRun: p(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
       wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
