@@ -245,6 +245,7 @@ export class RedisRecords implements Records {
         error: o.error,
         inTok: o.usage ? String(o.usage.inputTokens) : null,
         outTok: o.usage ? String(o.usage.outputTokens) : null,
+        forwarded: o.forwarded ? JSON.stringify(o.forwarded) : null,
       }),
       o.messages.length,
     ];

@@ -164,6 +164,8 @@ export const MIGRATIONS: readonly string[] = [
   'CREATE TABLE request_reasons (seq INTEGER PRIMARY KEY, reason TEXT NOT NULL);',
   // a wake's key for coalescing (docs/http.md, "Wake coalescing")
   'ALTER TABLE events ADD COLUMN coalesce_key TEXT;',
+  // a run the `gateway` provider forwarded: {"runId": …} as JSON, NULL for any other run
+  'ALTER TABLE runs ADD COLUMN forwarded TEXT;',
 ];
 
 export const SCHEMA_VERSION = BASE_VERSION + MIGRATIONS.length;

@@ -78,7 +78,7 @@ export function statements(db: DatabaseSync) {
     // started_at and one attempt are written here when the run's start was still queued (see startRun)
     finishRun: p(`UPDATE runs SET started_at = coalesce(?, started_at), attempts = attempts + ?, status = ?, finished_at = ?, reply = ?,
       summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ?, reply_wrap = ?,
-      input_tokens = ?, output_tokens = ? WHERE id = ?`),
+      input_tokens = ?, output_tokens = ?, forwarded = ? WHERE id = ?`),
     insertMessage: p(
       'INSERT INTO messages (session_key, role, content, run_id, created_at, content_text, content_wrap) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
