@@ -9,6 +9,7 @@ import { uuidv7 } from '../../src/util/uuid7.ts';
 import type { NewRun } from '../../src/store/types.ts';
 import type { Store } from '../../src/store/roles.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
+import { coalesceContract } from './contract-coalesce.ts';
 import { consoleContract } from './contract-console.ts';
 import { sharedRolesContract } from './contract-shared.ts';
 
@@ -61,6 +62,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           error: null,
           usage: null,
           delivery: { status: 'pending', reason: null, channel: null, to: null, attempts: 0 },
+          forwarded: null,
         });
         expect(await store.records.listEvents({ limit: 10 })).toEqual([
           { ...event, status: 'pending', consumedAt: null, heartbeatId: null },
@@ -156,6 +158,28 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           summary: 'done.',
           error: null,
         });
+      });
+
+      it("end ok as forwarded with the other gateway's run id (or none), no reply, the delivery skipped; others are not forwarded", async () => {
+        const [named, unnamed, plain] = [await started(), await started(), await started()];
+        const forwarded = { kind: 'skipped', reason: 'forwarded' } as const;
+        await store.records.finishRun(
+          okOutcome(named.id, { reply: null, summary: null, delivery: forwarded, forwarded: { runId: 'gw-7' } }),
+        );
+        await store.records.finishRun(
+          okOutcome(unnamed.id, { reply: null, summary: null, delivery: forwarded, forwarded: { runId: null } }),
+        );
+        await store.records.finishRun(okOutcome(plain.id, { delivery: skipped }));
+        expect(await store.records.getRun(named.id)).toMatchObject({
+          status: 'ok',
+          reply: null,
+          forwarded: { runId: 'gw-7' },
+          delivery: { status: 'skipped', reason: 'forwarded' },
+        });
+        expect((await store.records.getRun(unnamed.id))?.forwarded).toEqual({ runId: null });
+        expect((await store.records.getRun(plain.id))?.forwarded).toBeNull();
+        const listed = await store.records.listRuns({ limit: 10 });
+        expect(listed.map((r) => r.forwarded)).toEqual([null, { runId: null }, { runId: 'gw-7' }]);
       });
 
       it('end as error or timeout with the reason, and no reply', async () => {
@@ -676,6 +700,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
 
     consoleContract(() => store);
     sharedRolesContract(() => store);
+    coalesceContract(() => store);
 
     it('keeps meta values and overwrites them', async () => {
       expect(await store.records.getMeta('k')).toBeUndefined();

@@ -22,7 +22,17 @@ export const ErrorBody = Type.Object(
   { $id: 'Error' },
 );
 
-export const WakeAnswer = Type.Object({ ok: Ok, mode: WakeMode, eventId: Id }, { $id: 'WakeAnswer' });
+export const WakeAnswer = Type.Object(
+  {
+    ok: Ok,
+    mode: WakeMode,
+    eventId: Id,
+    eventOutcome: Type.Union([Type.Literal('queued'), Type.Literal('coalesced')], {
+      description: 'coalesced: the same wake was the newest pending event already; eventId is that event and nothing new was stored',
+    }),
+  },
+  { $id: 'WakeAnswer' },
+);
 export const AgentAnswer = Type.Object({ ok: Ok, runId: Id, sessionKey: Type.String() }, { $id: 'AgentAnswer' });
 export const ManyAnswer = Type.Object({ ok: Ok, runIds: Type.Array(Id), eventIds: Type.Array(Id) }, { $id: 'ManyAnswer' });
 /** What a hook request may be answered with on success (a verifier's handshake answers its own JSON). */
@@ -71,6 +81,12 @@ export const Run = Type.Object(
         attempts: Type.Integer({ minimum: 0 }),
       },
       { additionalProperties: false },
+    ),
+    forwarded: Nullable(
+      Type.Object(
+        { runId: Nullable(Type.String()) },
+        { additionalProperties: false, description: "the other gateway's run, when the `gateway` provider forwarded this one" },
+      ),
     ),
   },
   { $id: 'Run', additionalProperties: false },
