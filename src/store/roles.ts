@@ -72,6 +72,11 @@ export interface RunRecords {
 
 export interface EventRecords {
   listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]>;
+  /**
+   * The event with this id, consumed or not, while it is kept. The dispatcher names events with UUIDv7 ids
+   * made at their `createdAt`, which a driver may use to find one quickly; any other id may cost a scan.
+   */
+  getEvent(id: string): Promise<SystemEvent | undefined>;
   /** Oldest first. */
   pendingEvents(limit: number): Promise<SystemEvent[]>;
   /** The newest `limit` pending events and the older ones counted, however many are pending; counting does not hold the event loop. */
@@ -225,6 +230,18 @@ export interface RunEnds {
    * run of interest is read again. A run may be told more than once. Resolves with a function that stops the calls.
    */
   listen(fn: (runId: string | undefined) => void): Promise<() => void>;
+}
+
+/**
+ * A store read by a process that does not serve from it (`hook-intake replay` beside a running service,
+ * docs/shadow.md): the request log and the runs and events its requests name. Nothing of it writes, and
+ * opening it takes no lock a serving process would wait for.
+ */
+export interface StoreReader {
+  readonly driver: string;
+  readonly requests: KeptRequests;
+  readonly records: Pick<RunRecords, 'getRun'> & Pick<EventRecords, 'getEvent'>;
+  close(): Promise<void>;
 }
 
 /** What a driver is, for the parts of the service that differ with it. */
