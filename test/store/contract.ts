@@ -8,6 +8,7 @@ import { ConflictError } from '../../src/store/errors.ts';
 import type { NewRun } from '../../src/store/types.ts';
 import type { Store } from '../../src/store/roles.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
+import { callbacksContract } from './contract-callbacks.ts';
 import { consoleContract } from './contract-console.ts';
 import { sharedRolesContract } from './contract-shared.ts';
 
@@ -619,6 +620,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       });
     });
 
+    callbacksContract(() => store);
     consoleContract(() => store);
     sharedRolesContract(() => store);
 

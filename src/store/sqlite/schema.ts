@@ -156,7 +156,13 @@ export const BASE_VERSION = 16;
  * made by `SCHEMA` and then every step, so there is one way to each version. A step only adds (a
  * column with a default, a table, an index): a file written by an older build reads on.
  */
-export const MIGRATIONS: readonly string[] = [];
+export const MIGRATIONS: readonly string[] = [
+  // the hook a run came from (`Run.hookId`); outbox entries that send a lifecycle event to a callback
+  // (`Delivery.event`), listed by run through an index that holds only them
+  `ALTER TABLE runs ADD COLUMN hook_id TEXT;
+  ALTER TABLE outbox ADD COLUMN event TEXT;
+  CREATE INDEX outbox_callbacks ON outbox (run_id) WHERE event IS NOT NULL;`,
+];
 
 export const SCHEMA_VERSION = BASE_VERSION + MIGRATIONS.length;
 
