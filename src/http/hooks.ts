@@ -20,6 +20,7 @@ import type { Answer } from '../intake/idempotency.ts';
 import { requireIdentityEncoding } from '../intake/parse.ts';
 import type { Intake } from '../intake/pipeline.ts';
 import { type HookRequest, parseBody, queryWithoutToken, urlWithoutToken } from '../intake/request.ts';
+import type { RejectionEvents } from '../callbacks/rejections.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import { isBuiltInHook } from '../names.ts';
 import type { DirectAnswer } from '../plugins/define.ts';
@@ -37,6 +38,8 @@ export interface HooksDeps {
   clock: () => number;
   /** Counts answers by hook and status for /metrics. */
   tally?: RequestTally;
+  /** Makes the `request.rejected` events of refused credentials (docs/callbacks.md); none without it. */
+  rejections?: RejectionEvents;
 }
 
 const header = (req: IncomingMessage, name: string): string | undefined => {
@@ -76,8 +79,9 @@ class HookListener {
         deps.tally?.count(state.hook, answer.status);
       },
       (err) => {
-        deps.generations.release(gen);
         const e = toHookError(err);
+        if (e.status === 401) deps.rejections?.report(gen, hookName(gen, t.path), e, deps.clock());
+        deps.generations.release(gen);
         Object.assign(out, e.headers);
         if (closeIfBodyUnread(req)) out.Connection = 'close';
         if (!res.writableEnded && !res.headersSent) sendJson(res, e.status, errorBody(e), out);
