@@ -17,6 +17,7 @@ const SIGNATURE_HEADERS = [
   'stripe-signature',
   'x-slack-signature',
   'webhook-signature',
+  'svix-signature',
   'x-signature',
   'x-gitlab-token',
   'x-shopify-hmac-sha256',

@@ -106,6 +106,7 @@ export function compileVerifier(spec: VerifySpec): SignatureVerifier {
   if (issues.length) throw new SignatureConfigError(issues);
   const scheme = SCHEMES[spec.type];
   const header = (spec.header ?? scheme.header).toLowerCase();
+  const alsoHeader = spec.header === undefined ? scheme.alsoHeader : undefined;
   // KeyObjects keep the key bytes out of reach of accidental logging or serialisation.
   const keys: KeyObject[] = secretsOf(spec).map((s) => createSecretKey(scheme.key(s as string) as Buffer));
   const tolerance = spec.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
@@ -113,7 +114,7 @@ export function compileVerifier(spec: VerifySpec): SignatureVerifier {
 
   return function verifySignature(headers, rawBody, nowMs) {
     try {
-      const value = headerValue(headers, header);
+      const value = headerValue(headers, header) || (alsoHeader ? headerValue(headers, alsoHeader) : undefined);
       if (!value) return fail('missing signature header');
       if (value.length > MAX_HEADER_CHARS) return fail('malformed signature header');
       const parts = scheme.read(value, headers);

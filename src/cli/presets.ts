@@ -186,8 +186,9 @@ async function sampleMessage(
   );
   const gen = await buildGeneration(config, { builtins: builtinPlugins, logger: createLogger('silent') });
   try {
-    const headers = { 'content-type': 'application/json', ...lowerCase(sample.headers) };
-    const r = await dryRun(gen, entry.name, readFileSync(sample.file), headers, createLogger('silent'), Date.now(), { skipVerify: true });
+    const { body, fixtureHeaders } = fixtureBody(readFileSync(sample.file));
+    const headers = { 'content-type': 'application/json', ...lowerCase(fixtureHeaders), ...lowerCase(sample.headers) };
+    const r = await dryRun(gen, entry.name, body, headers, createLogger('silent'), Date.now(), { skipVerify: true });
     const first = r.actions?.[0];
     const text = first ? (first.kind === 'agent' ? first.message : first.text) : (r.error ?? `answered ${r.status}`);
     const shownHeaders = Object.entries(sample.headers).map(([k, v]) => `${k}: ${v}`);
@@ -198,6 +199,21 @@ async function sampleMessage(
   } finally {
     await gen.dispose();
   }
+}
+
+/**
+ * A fixture's request body: the file as it is, or the `payload` of a fixture kept as `{source, payload,
+ * headers?}` (a provider's example with where it was published, docs/presets.md "How a preset is made").
+ */
+function fixtureBody(file: Buffer): { body: Buffer; fixtureHeaders: Record<string, string> } {
+  try {
+    const f = JSON.parse(file.toString('utf8')) as { source?: unknown; payload?: unknown; headers?: Record<string, string> };
+    if (typeof f.source === 'string' && f.payload !== null && typeof f.payload === 'object')
+      return { body: Buffer.from(JSON.stringify(f.payload)), fixtureHeaders: f.headers ?? {} };
+  } catch {
+    // not JSON: sent as it is, and the dry run says what it made of it
+  }
+  return { body: file, fixtureHeaders: {} };
 }
 
 const lowerCase = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));

@@ -153,6 +153,25 @@ describe('compileVerifier(): tampering', () => {
     const headers = { 'webhook-id': buf(id).toString('latin1'), 'webhook-timestamp': String(NOW), 'webhook-signature': `v1,${sig}` };
     expect(compileVerifier(spec)(headers, buf('{}'), NOW * 1000)).toEqual({ ok: true, secretIndex: 0 });
   });
+
+  it("standard-webhooks: Svix's svix-id, svix-timestamp and svix-signature are the same scheme; the families do not mix", () => {
+    const spec = SPECS['standard-webhooks'];
+    const verify = compileVerifier(spec);
+    const { body, headers } = signed(spec, '{}', NOW);
+    const svix = {
+      'svix-id': headers['webhook-id'],
+      'svix-timestamp': headers['webhook-timestamp'],
+      'svix-signature': headers['webhook-signature'],
+    } as HeaderBag;
+    expect(verify(svix, body, NOW * 1000)).toEqual({ ok: true, secretIndex: 0 });
+    // a webhook-id beside Svix's signature makes it the webhook-* family, whose timestamp is missing
+    expect(verify({ ...svix, 'webhook-id': 'msg_other' }, body, NOW * 1000)).toEqual({ ok: false, reason: 'missing timestamp' });
+    // an overridden header name is the only one read
+    expect(compileVerifier({ ...spec, header: 'x-signature' })(svix, body, NOW * 1000)).toEqual({
+      ok: false,
+      reason: 'missing signature header',
+    });
+  });
 });
 
 describe('compileVerifier(): timestamp window', () => {

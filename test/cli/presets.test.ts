@@ -40,6 +40,17 @@ describe('hook-intake presets', () => {
     });
   });
 
+  it('runs a sample kept as {source, payload, headers} with its payload and headers', async () => {
+    const stripe = await runInProcess(['presets', 'show', 'stripe', '--config', empty]);
+    expect(stripe.stdout).toContain(
+      'sample message (fixtures/charge.succeeded.assembled.json):\nCharge of 1.00 USD succeeded for Jenny Rosen',
+    );
+    // the topic and the shop travel in the fixture's headers
+    const shopify = await runInProcess(['presets', 'show', 'shopify', '--config', empty]);
+    expect(shopify.stdout).toContain('sample message (fixtures/orders.create.json):\nOrder #9999 created for John Smith');
+    expect(shopify.stdout).toContain('https://johns-apparel.myshopify.com/admin/orders/820982911946154508');
+  });
+
   it('says which preset was meant when the name is misspelt', async () => {
     const r = await runInProcess(['presets', 'show', 'gihtub', '--config', empty]);
     expect(r.code).toBe(1);

@@ -30,6 +30,8 @@ export interface SignedParts {
 export interface Scheme {
   /** Default name of the header carrying the signature (lower case). */
   header: string;
+  /** A second name the same signature is sent under by some senders, tried when `header` is absent and not overridden. */
+  alsoHeader?: string;
   /** The HMAC's hash; SHA-256 unless the provider signs with SHA-1. */
   digest?: 'sha1';
   /** True when the scheme signs a timestamp, so `toleranceSeconds` applies. */

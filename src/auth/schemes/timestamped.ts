@@ -9,7 +9,7 @@
  * | `paddle`            | `Paddle-Signature`                                      | `<ts>:` + body      | `ts=<ts>;h1=<hex>[;h1=<hex>…]` |
  * | `slack`             | `X-Slack-Signature` (+ `X-Slack-Request-Timestamp`)     | `v0:<ts>:` + body   | `v0=<hex>`                     |
  * | `zoom`              | `x-zm-signature` (+ `x-zm-request-timestamp`)           | `v0:<ts>:` + body   | `v0=<hex>`                     |
- * | `standard-webhooks` | `webhook-signature` (+ `webhook-id`, `webhook-timestamp`) | `<id>.<ts>.` + body | `v1,<base64>[ v1,<base64>…]`   |
+ * | `standard-webhooks` | `webhook-signature` (+ `webhook-id`, `webhook-timestamp`), or the same as `svix-*` | `<id>.<ts>.` + body | `v1,<base64>[ v1,<base64>…]`   |
  */
 import { decodeBase64Strict } from '../../plugin-api/base64.ts';
 import { headerValue, macFromBase64, macFromHex } from '../signature-parts.ts';
@@ -63,8 +63,11 @@ export const paddle = listedScheme('paddle-signature', ';', 'ts', 'h1', ':');
 export const slack = v0Scheme('x-slack-signature', 'x-slack-request-timestamp');
 export const zoom = v0Scheme('x-zm-signature', 'x-zm-request-timestamp');
 
+// Svix, which Standard Webhooks grew from, sends the same three headers as svix-id, svix-timestamp and
+// svix-signature (Clerk, Resend, …); a request carries one family or the other.
 export const standardWebhooks: Scheme = {
   header: 'webhook-signature',
+  alsoHeader: 'svix-signature',
   timestamped: true,
   key(secret) {
     // Secrets are base64, usually shown with a `whsec_` prefix; both forms are accepted.
@@ -79,10 +82,11 @@ export const standardWebhooks: Scheme = {
       if (mac) candidates.push(mac);
     }
     if (candidates.length === 0 || candidates.length > MAX_CANDIDATES) return 'malformed signature header';
-    const id = headerValue(headers, 'webhook-id');
+    const family = headerValue(headers, 'webhook-id') ? 'webhook' : 'svix';
+    const id = headerValue(headers, `${family}-id`);
     if (!id) return 'missing message id';
     if (id.length > MAX_ID_CHARS) return 'malformed signature header';
-    const ts = timestampFrom(headerValue(headers, 'webhook-timestamp'));
+    const ts = timestampFrom(headerValue(headers, `${family}-timestamp`));
     if (typeof ts === 'string') return ts;
     return { prefix: `${id}.${ts.text}.`, candidates, timestamp: ts.seconds };
   },
