@@ -1,9 +1,16 @@
 /**
  * `echo`: the offline default agent provider. Its reply is exactly the prompt
  * it received (the last user message), so tests and new users can see what an
- * agent would see, safety boundary included.
+ * agent would see, safety boundary included. It reports usage as a model would,
+ * estimated from lengths (docs/runtime.md, "echo"), so token budgets can be tried
+ * without a model.
  */
-import { definePlugin, Type } from 'hook-intake/plugin';
+import { definePlugin, Type, type AgentMessage } from 'hook-intake/plugin';
+
+/** A quarter of the UTF-16 length, rounded up: the usual rough count of tokens in English text. */
+const tokens = (length: number) => Math.ceil(length / 4);
+
+const inputLength = (messages: readonly AgentMessage[]) => messages.reduce((n, m) => n + m.content.length, 0);
 
 export default definePlugin({
   name: 'echo',
@@ -13,8 +20,8 @@ export default definePlugin({
       create: () => ({
         async run(req) {
           req.signal.throwIfAborted();
-          const last = req.messages.findLast((m) => m.role === 'user');
-          return { text: last?.content ?? '' };
+          const text = req.messages.findLast((m) => m.role === 'user')?.content ?? '';
+          return { text, usage: { inputTokens: tokens(inputLength(req.messages)), outputTokens: tokens(text.length) } };
         },
       }),
     },

@@ -130,6 +130,31 @@ describe('openai provider', () => {
       expect(seen).toMatchObject([{ url: 'http://model.invalid/v1/chat/completions', body: { model: 'm' } }]);
     });
 
+    it('reports the usage the endpoint gives: prompt_tokens as input, completion_tokens as output', async () => {
+      stub.handler = (_req, res) =>
+        json(res, 200, {
+          ...(completion('ok') as object),
+          usage: {
+            prompt_tokens: 1250,
+            completion_tokens: 310,
+            total_tokens: 1560,
+            prompt_tokens_details: { cached_tokens: 1024 },
+            completion_tokens_details: { reasoning_tokens: 256 },
+          },
+        });
+      expect(await provider(gen({})).run(agentRequest())).toEqual({ text: 'ok', usage: { inputTokens: 1250, outputTokens: 310 } });
+    });
+
+    it.each([
+      ['no usage', undefined],
+      ['usage: null', null],
+      ['a count missing', { prompt_tokens: 12 }],
+      ['a count not a number', { prompt_tokens: '12', completion_tokens: 3 }],
+    ])('reports no usage when the answer has %s', async (_name, usage) => {
+      stub.handler = (_req, res) => json(res, 200, { ...(completion('ok') as object), ...(usage === undefined ? {} : { usage }) });
+      expect(await provider(gen({})).run(agentRequest())).toEqual({ text: 'ok' });
+    });
+
     it('joins the text parts of a content array', async () => {
       stub.handler = (_req, res) =>
         json(res, 200, {

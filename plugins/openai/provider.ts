@@ -13,6 +13,7 @@ import {
   shorten,
   type AgentProvider,
   type AgentRequest,
+  type AgentUsage,
   type PluginContext,
 } from 'hook-intake/plugin';
 import { DEFAULT_EFFORTS, RESERVED_PARAMS, type OpenAIConfigValue } from './config.ts';
@@ -22,6 +23,19 @@ const DETAIL_CHARS = 300;
 
 interface ChatCompletion {
   choices?: { message?: { content?: unknown; refusal?: unknown } }[];
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+}
+
+const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
+
+/**
+ * The answer's `usage`, when it has both counts: `prompt_tokens` (cached ones included) as input,
+ * `completion_tokens` (reasoning ones included) as output. A server that reports none gives none.
+ */
+function usageOf(body: ChatCompletion): AgentUsage | undefined {
+  const u = body.usage;
+  if (!u || !isCount(u.prompt_tokens) || !isCount(u.completion_tokens)) return undefined;
+  return { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens };
 }
 
 /**
@@ -114,7 +128,8 @@ export function createOpenAIProvider(config: OpenAIConfigValue, ctx: PluginConte
         }
         const reply = replyText(parsed);
         ctx.logger.debug({ status: res.status, model, ms: ctx.clock() - started }, 'chat completion');
-        return { text: reply };
+        const usage = usageOf(parsed);
+        return usage ? { text: reply, usage } : { text: reply };
       } catch (err) {
         if (req.signal.aborted) throw req.signal.reason;
         throw err;

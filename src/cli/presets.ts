@@ -3,6 +3,7 @@
  * prints one: its options, signature, event types, and a sample message made by running its sample
  * payload through the real pipeline (docs/presets.md).
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { builtinPlugins } from '../../plugins/index.ts';
@@ -13,7 +14,7 @@ import { dryRun } from '../intake/dry-run.ts';
 import { createLogger } from '../log.ts';
 import type { PresetDefinition } from '../plugins/define.ts';
 import { type CatalogEntry, presetCatalog } from '../presets/catalog.ts';
-import { COMMON_OPTIONS, presetEntry } from '../presets/instantiate.ts';
+import { COMMON_OPTIONS, credentialOption, presetEntry } from '../presets/instantiate.ts';
 import { stripBoundary } from '../safety/boundary.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 import { type Flag, helpText, parse, UsageError } from './args.ts';
@@ -128,7 +129,10 @@ async function show(entries: CatalogEntry[], name: string, loaded: LoadedConfig 
     description: d.description ?? '',
     origin: entry.origin,
     signature: d.mappings ? null : (d.verify ?? null),
-    options: d.mappings ? [] : [...COMMON_OPTIONS, ...(d.verifyOptions ?? [])],
+    // a public-key preset takes no secret
+    options: d.mappings
+      ? []
+      : [...COMMON_OPTIONS.filter((o) => credentialOption(d) !== 'publicKey' || !o.startsWith('secret')), ...(d.verifyOptions ?? [])],
     secretRequired: d.verify !== undefined,
     eventType: d.event ?? null,
     events: d.events ?? [],
@@ -144,7 +148,7 @@ async function show(entries: CatalogEntry[], name: string, loaded: LoadedConfig 
     `${name}: ${facts.description}${entry.origin === 'built in' ? '' : ` (from ${entry.origin})`}`,
     d.mappings
       ? 'a preset of mappings: it takes no options (docs/mappings.md, "Presets")'
-      : `signature: ${facts.signature ?? 'none: the hook token is the credential'}${facts.secretRequired ? ' (option secret is required)' : ''}`,
+      : `signature: ${facts.signature ?? 'none: the hook token is the credential'}${facts.secretRequired ? ` (option ${credentialOption(d)} is required)` : ''}`,
     ...(d.mappings ? [] : [`options: ${facts.options.join(', ')}`]),
     ...(facts.eventType ? [`event type: ${facts.eventType}`] : []),
     ...(facts.idempotencyKey ? [`idempotency key: ${facts.idempotencyKey}`] : []),
@@ -177,7 +181,7 @@ async function sampleMessage(
 ): Promise<{ from: string; message: string } | undefined> {
   const sample = samplePayload(entry.def);
   if (!sample || !existsSync(sample.file)) return undefined;
-  const secret = entry.def.verify ? { secret: 'sample-secret-0123456789' } : {};
+  const secret = sampleCredential(entry.def);
   const plugins = entry.origin === 'built in' ? [] : (loaded?.config.plugins ?? []);
   const config = configFromData(
     { hooks: { enabled: true, token: 'sample-token-0123456789abcdef012345', presets: [{ name: entry.name, ...secret }] }, plugins },
@@ -199,6 +203,19 @@ async function sampleMessage(
   } finally {
     await gen.dispose();
   }
+}
+
+/**
+ * A credential the sample's preset takes (its signature is not checked): a P-256 key for a public-key
+ * scheme, else a secret of the `user:password` form that the secret schemes all accept.
+ */
+function sampleCredential(d: PresetDefinition): Record<string, string> {
+  const option = credentialOption(d);
+  if (option === 'publicKey') {
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    return { publicKey: publicKey.export({ type: 'spki', format: 'der' }).toString('base64') };
+  }
+  return option ? { secret: 'sample-user:sample-secret-0123456789' } : {};
 }
 
 /**

@@ -12,7 +12,7 @@ import type { PresetEntryConfig } from '../config/schema.ts';
 import { fileRef, newToken, SECRETS_DIR, writeSecretFile } from '../config/secret-files.ts';
 import { ConfigError, formatIssue } from '../errors.ts';
 import { type CatalogEntry, presetCatalog } from '../presets/catalog.ts';
-import { presetEntry } from '../presets/instantiate.ts';
+import { credentialOption, presetEntry } from '../presets/instantiate.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 import { commonOptions, type Flag, helpText, parse, resolveDataDir, UsageError } from './args.ts';
 import { dataDirTokens } from './tokens.ts';
@@ -104,6 +104,13 @@ async function add(name: string, file: string, values: Values): Promise<number> 
     return 1;
   }
 
+  // a public key is the provider's to give: there is no new random one to make
+  if (credentialOption(entry.def) === 'publicKey' && values.secret === undefined && values['secret-env'] === undefined) {
+    process.stderr.write(
+      `hook-intake sources: the "${name}" preset checks the provider's key: give the key it shows with --secret or --secret-env\n`,
+    );
+    return 1;
+  }
   if (!existed) writeFileSync(file, ['.yaml', '.yml'].includes(extname(file).toLowerCase()) ? '' : '{\n}\n');
   const dir = dirname(file);
   const notes: string[] = existed ? [] : [`created ${file}`];
@@ -154,20 +161,22 @@ function presetItem(entry: CatalogEntry, path: string, values: Values, dir: stri
       .split(',')
       .map((e) => e.trim())
       .filter(Boolean);
-  if (!entry.def.verify) return item;
+  const option = credentialOption(entry.def);
+  if (!option) return item;
   if (values['secret-env']) {
-    item.secret = `\${${values['secret-env']}}`;
-    notes.push(`secret: read from $${values['secret-env']} at start`);
+    item[option] = `\${${values['secret-env']}}`;
+    notes.push(`${option}: read from $${values['secret-env']} at start`);
     return item;
   }
-  const value = values.secret ?? newToken();
-  const secret = join(dir, SECRETS_DIR, `${path}-webhook-secret`);
+  // Postmark's credential is the user:password written into its webhook URL
+  const value = values.secret ?? (entry.def.verify === 'postmark' ? `hook-intake:${newToken()}` : newToken());
+  const secret = join(dir, SECRETS_DIR, `${path}-webhook-${option === 'publicKey' ? 'public-key' : 'secret'}`);
   writeSecretFile(secret, value);
-  item.secret = fileRef(secret, dir);
+  item[option] = fileRef(secret, dir);
   notes.push(
     values.secret === undefined
       ? `secret: a new random one, written to ${secret} (mode 0600): give the provider this value (cat ${secret})`
-      : `secret written to ${secret} (mode 0600)`,
+      : `${option} written to ${secret} (mode 0600)`,
   );
   return item;
 }

@@ -6,6 +6,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { GenerationRef } from '../generation/ref.ts';
 import type { RecordCounts, Store } from '../store/roles.ts';
+import type { TokenTally } from '../runtime/tokens.ts';
 
 /** How many minutes of answers by status `RequestTally` keeps for the console's overview. */
 export const TALLY_MINUTES = 60;
@@ -66,6 +67,8 @@ export class RequestTally {
 
 export interface MetricsDeps {
   tally: RequestTally;
+  /** The tokens of the runs this process finished. */
+  tokens?: TokenTally;
   /** The counts of the records, and the driver's own figures. */
   store: { readonly records: RecordCounts } & Pick<Store, 'histograms'>;
   generations: GenerationRef;
@@ -85,6 +88,19 @@ export function createMetrics(deps: MetricsDeps): Registry {
     collect() {
       this.reset();
       for (const e of deps.tally.entries()) this.inc({ hook: e.hook, status: e.status }, e.n);
+    },
+  });
+  new Counter({
+    name: 'hook_intake_tokens_total',
+    help: 'Tokens of the runs and heartbeats this process finished, as their providers reported them, by agent, model and direction (input, output).',
+    labelNames: ['agent', 'model', 'direction'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const c of deps.tokens?.entries() ?? []) {
+        this.inc({ agent: c.agent, model: c.model, direction: 'input' }, c.inputTokens);
+        this.inc({ agent: c.agent, model: c.model, direction: 'output' }, c.outputTokens);
+      }
     },
   });
   const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge) => Promise<void> | void) =>

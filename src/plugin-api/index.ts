@@ -15,6 +15,7 @@ export {
   type AgentProviderFactory,
   type AgentReply,
   type AgentRequest,
+  type AgentUsage,
   type Channel,
   type ChannelFactory,
   type ChannelLimits,

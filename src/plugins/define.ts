@@ -75,6 +75,19 @@ export interface AgentRequest {
 
 export interface AgentReply {
   text: string;
+  /**
+   * The tokens the call cost, when the provider's API reports them (docs/runtime.md, "Token usage"):
+   * stored with the run, shown by the API and the console, counted on `/metrics`. Leave it out when
+   * the API reports none. Each count is a non-negative integer; a reply with anything else is
+   * stored without usage.
+   */
+  usage?: AgentUsage;
+}
+
+/** Tokens of one agent call: what the model read (the prompt, the transcript, the instructions) and what it wrote. */
+export interface AgentUsage {
+  inputTokens: number;
+  outputTokens: number;
 }
 
 /** What `start` receives: the creation context plus the config slice and a way into the dispatcher. */

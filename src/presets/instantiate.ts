@@ -91,6 +91,12 @@ function optionIssues(def: PresetDefinition, entry: PresetEntryConfig): PresetIs
 /** True for a scheme checked with the provider's public key (SendGrid's ECDSA), which takes no secret. */
 const publicKeyed = (def: PresetDefinition): boolean => def.verifyOptions?.includes('publicKey') === true;
 
+/** The option that holds a preset's credential: `secret`, `publicKey` for a public-key scheme, none when the hook token is it. */
+export function credentialOption(def: PresetDefinition): 'secret' | 'publicKey' | undefined {
+  if (!def.verify) return undefined;
+  return publicKeyed(def) ? 'publicKey' : 'secret';
+}
+
 /** The one mapping of a source preset, as the entry's options set it. */
 function sourceMapping(def: PresetDefinition, entry: PresetEntryConfig): MappingConfig {
   const path = entry.path?.replace(/^\/+|\/+$/g, '') || entry.name;

@@ -2,13 +2,13 @@
  * One call of an agent provider with a deadline: used by runs and heartbeats.
  */
 import type { Generation } from '../generation/types.ts';
-import type { AgentMessage } from '../plugins/define.ts';
+import type { AgentMessage, AgentUsage } from '../plugins/define.ts';
 import { splitModel } from '../config/rules.ts';
 import { RecycledSet } from '../util/recycled.ts';
 import { stripBoundary, stripBoundaryHead } from '../safety/boundary.ts';
 
 export type CallResult =
-  | { status: 'ok'; text: string }
+  | { status: 'ok'; text: string; usage?: AgentUsage }
   | { status: 'timeout'; error: string }
   | { status: 'error'; error: string }
   | { status: 'aborted' };
@@ -83,7 +83,8 @@ export async function callAgent(gen: Generation, o: CallOptions): Promise<CallRe
       aborted,
     ]);
     if (typeof reply?.text !== 'string') return { status: 'error', error: 'provider returned no text' };
-    return { status: 'ok', text: reply.text };
+    const usage = usageOf(reply.usage);
+    return usage ? { status: 'ok', text: reply.text, usage } : { status: 'ok', text: reply.text };
   } catch (err) {
     if (ac.signal.aborted && ac.signal.reason instanceof RunTimeout) return { status: 'timeout', error: ac.signal.reason.message };
     if (o.shutdown.aborted) return { status: 'aborted' };
@@ -92,6 +93,15 @@ export async function callAgent(gen: Generation, o: CallOptions): Promise<CallRe
     clearTimeout(timer);
     o.shutdown.delete(ac);
   }
+}
+
+const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
+
+/** A reply's usage as stored: both counts non-negative integers, else none (a plugin's mistake costs the run its usage, not its reply). */
+function usageOf(u: unknown): AgentUsage | undefined {
+  if (typeof u !== 'object' || u === null) return undefined;
+  const { inputTokens, outputTokens } = u as Record<string, unknown>;
+  return isCount(inputTokens) && isCount(outputTokens) ? { inputTokens, outputTokens } : undefined;
 }
 
 /**

@@ -21,6 +21,7 @@ import type { EventRecords, MetaRecords, RunRecords, TaskQueue, Transcripts } fr
 import type { Claim, NewDelivery, NewRun, Task } from '../store/types.ts';
 import { callAgent, Shutdown } from './agent-call.ts';
 import { buildOutcome } from './outcome.ts';
+import type { TokenTally } from './tokens.ts';
 import { MAIN_SESSION } from '../names.ts';
 import { LEASE_MS, TRANSCRIPT_MAX_BYTES, TRANSCRIPT_WINDOW } from './runner.ts';
 import { untilStored } from './until-stored.ts';
@@ -41,6 +42,8 @@ export interface HeartbeatDeps {
   clock?: () => number;
   notifyOutbox: (entry?: NewDelivery) => void;
   coalesceMs?: number;
+  /** Counts the tokens of each heartbeat once its outcome is stored (`/metrics`). */
+  tokens?: TokenTally;
 }
 
 export interface Heartbeat {
@@ -244,6 +247,8 @@ class HeartbeatLoop implements Heartbeat {
       if (older.count) outcome.consumeOlder = true;
     }
     await this.stored('store the outcome of a heartbeat', () => records.finishRun(outcome));
+    // the main agent's: heartbeats run the main session
+    if (outcome.usage) this.deps.tokens?.add('main', run.model, outcome.usage);
     this.logger.info(
       {
         heartbeatId: run.id,

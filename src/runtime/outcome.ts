@@ -5,7 +5,7 @@
 import { uuidv7 } from '../util/uuid7.ts';
 import type { Generation } from '../generation/types.ts';
 import type { MetaRecords } from '../store/roles.ts';
-import type { NewEvent, NewRun, RunOutcome } from '../store/types.ts';
+import type { NewEvent, NewRun, RunOutcome, TokenUsage } from '../store/types.ts';
 import { isHeartbeatAck, oneLine, replySummary } from './agent-call.ts';
 import { hookLine } from '../safety/boundary.ts';
 import { resolveRoute } from './routes.ts';
@@ -13,7 +13,7 @@ import { resolveRoute } from './routes.ts';
 const SUMMARY_MAX = 300;
 
 /** What the agent call came to; an interrupted call is an error with its reason. */
-export type RunResult = { status: 'ok'; text: string } | { status: 'error' | 'timeout'; error: string };
+export type RunResult = { status: 'ok'; text: string; usage?: TokenUsage } | { status: 'error' | 'timeout'; error: string };
 
 export interface OutcomeInput {
   run: Pick<NewRun, 'id' | 'sessionKey' | 'deliver' | 'channel' | 'to'>;
@@ -40,6 +40,7 @@ export async function buildOutcome(gen: Generation, meta: MetaRecords, o: Outcom
     reply: ok ? result.text : null,
     summary: null,
     error: ok ? null : result.error,
+    usage: ok ? (result.usage ?? null) : null,
     messages: o.prompt
       ? [{ sessionKey: run.sessionKey, role: 'user', content: o.prompt.content, runId: run.id, createdAt: o.prompt.at }]
       : [],

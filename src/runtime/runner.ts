@@ -19,6 +19,7 @@ import { runEvents } from '../callbacks/events.ts';
 import { untilStored } from './until-stored.ts';
 import { StorageUnavailableError } from '../store/errors.ts';
 import { RecycledMap } from '../util/recycled.ts';
+import type { TokenTally } from './tokens.ts';
 
 /** What an agent sees of its session's history: the last 50 messages, at most 64 KiB of them. */
 export const TRANSCRIPT_WINDOW = 50;
@@ -45,6 +46,8 @@ export interface RunnerDeps {
   requestHeartbeat: () => void;
   /** Hands the outbox a delivery (a reply, a callback's event) this process just committed. */
   notifyOutbox: (entry?: NewDelivery) => void;
+  /** Counts the tokens of each run once its outcome is stored (`/metrics`). */
+  tokens?: TokenTally;
 }
 
 export interface Runner {
@@ -283,6 +286,8 @@ class QueueRunner implements Runner {
     outcome.callbacks = runEvents(this.generations.current, run, outcome);
     await this.stored(log, 'store the outcome of a run', () => records.finishRun(outcome));
     await this.stored(log, 'end the claim of a run', () => queue.complete(id, this.worker));
+    // TODO(agentId): the run's agent once runs carry one; every run is the main agent's until then
+    if (outcome.usage) this.deps.tokens?.add('main', run.model, outcome.usage);
     const d = outcome.delivery;
     // a skipped delivery says why (fixed phrases and channel names, never the reply or the recipient)
     log.info(

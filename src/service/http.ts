@@ -14,6 +14,7 @@ import { Drain, guardRequests, handleClientErrors } from '../http/connection.ts'
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { IdempotencyGuard } from '../intake/idempotency.ts';
 import { Intake } from '../intake/pipeline.ts';
+import { RefusalLog } from '../intake/refusals.ts';
 import { createRateLimiter } from '../intake/rate-limit.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';
 import { createMetrics, RequestTally } from '../http/metrics.ts';
@@ -96,7 +97,14 @@ export function createApp(p: AppParts) {
   const { runner, outbox } = runtime;
   const tally = new RequestTally(clock);
   const runnerFigures = () => ({ queued: runner.queued(), running: runner.running() });
-  const metrics = createMetrics({ tally, store, generations, runner: runnerFigures, reloadFailures: () => p.reloader.failures() });
+  const metrics = createMetrics({
+    tally,
+    tokens: runtime.tokens,
+    store,
+    generations,
+    runner: runnerFigures,
+    reloadFailures: () => p.reloader.failures(),
+  });
   const feed = new ConsoleFeed({
     snapshot: () => consoleStats({ generations, store, clock, tally, runner: runnerFigures }),
     sessions: p.sessions,
@@ -111,6 +119,7 @@ export function createApp(p: AppParts) {
       rateLimiter: createRateLimiter(store.counters),
       logger: p.logger,
     }),
+    refusals: new RefusalLog(runtime.dispatcher, p.logger),
     throttle: p.throttle,
     logger: p.logger,
     clock,

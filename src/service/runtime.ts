@@ -13,6 +13,7 @@ import type { Store } from '../store/roles.ts';
 import { createRunner } from '../runtime/runner.ts';
 import { createHeartbeat, type Heartbeat } from '../runtime/heartbeat.ts';
 import { createOutbox, type Outbox } from '../runtime/outbox.ts';
+import { TokenTally } from '../runtime/tokens.ts';
 import { createDispatcher } from '../intake/dispatch.ts';
 import type { Submit } from '../generation/instances.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';
@@ -84,6 +85,7 @@ export async function firstGenerationAndStore(
 export function createRuntime(store: Store, generations: GenerationRef, logger: Logger, clock: () => number) {
   let outbox: Outbox | undefined;
   let heartbeat: Heartbeat | undefined;
+  const tokens = new TokenTally();
   const runner = createRunner({
     records: store.records,
     queue: store.runs,
@@ -92,6 +94,7 @@ export function createRuntime(store: Store, generations: GenerationRef, logger: 
     clock,
     requestHeartbeat: () => heartbeat?.request(),
     notifyOutbox: (entry) => outbox?.notify(entry),
+    tokens,
   });
   const out = (outbox = createOutbox({ records: store.records, generations, logger: runtimeLogger(logger, 'outbox'), clock }));
   const beat = (heartbeat = createHeartbeat({
@@ -101,6 +104,7 @@ export function createRuntime(store: Store, generations: GenerationRef, logger: 
     logger: runtimeLogger(logger, 'heartbeat'),
     clock,
     notifyOutbox: (entry) => out.notify(entry),
+    tokens,
   }));
   const dispatcher = createDispatcher({
     records: store.records,
@@ -109,7 +113,7 @@ export function createRuntime(store: Store, generations: GenerationRef, logger: 
     queuedRuns: () => runner.queued(),
     requestHeartbeat: () => beat.request(),
   });
-  return { runner, outbox: out, heartbeat: beat, dispatcher };
+  return { runner, outbox: out, heartbeat: beat, dispatcher, tokens };
 }
 
 export type Runtime = ReturnType<typeof createRuntime>;

@@ -26,6 +26,12 @@ export interface SystemEvent {
   runId: string | null;
 }
 
+/** The tokens a provider reported for a run (docs/runtime.md, "Token usage"). */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export interface RunDelivery {
   status: DeliveryStatus;
   reason: string | null;
@@ -72,11 +78,19 @@ export interface Run {
   reply: string | null;
   summary: string | null;
   error: string | null;
+  /** The tokens the provider reported, set when the run ends; null while it runs and when the provider reports none. */
+  usage: TokenUsage | null;
   delivery: RunDelivery;
 }
 
-export type NewRun = Omit<Run, 'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'delivery'>;
-export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'>;
+export type NewRun = Omit<Run, 'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'usage' | 'delivery'>;
+export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'> & {
+  /**
+   * A wake's key for coalescing (docs/http.md, "Wake coalescing"): made from its source and its text as
+   * sent, since the stored text is wrapped in a boundary with a random id. Absent on other events.
+   */
+  coalesceKey?: string;
+};
 
 export interface SessionMessage {
   id: number;
@@ -154,17 +168,22 @@ export interface KeptRequest {
   url: string;
   /** Lower-case names; credentials (authorization, cookies, tokens, signatures) are never kept. */
   headers: Record<string, string>;
+  /** The body as received; empty when it was not kept (a refused request's, unless its credential passed). */
   body: Uint8Array;
+  /** The size of the body as received (also when the body was not kept). */
+  bodyBytes: number;
   receivedAt: number;
-  /** The status of the answer: 200 or 202 (stored), 204 (the mapping skipped it). */
+  /** The status of the answer: 200 or 202 (stored), 204 (nothing run), or the error of a refused request. */
   status: number;
   actions: KeptAction[];
   /** The kept request this one replays (`POST /api/requests/<id>/replay`); null for one from outside. */
   replayOf: string | null;
+  /** Why nothing ran: a refused request's error code, or why a 204 ran nothing; null for a request that stored work. */
+  reason: string | null;
 }
 
 /** A kept request as lists show it: without its headers and body, with the body's size. */
-export type KeptRequestSummary = Omit<KeptRequest, 'headers' | 'body'> & { bodyBytes: number };
+export type KeptRequestSummary = Omit<KeptRequest, 'headers' | 'body'>;
 
 /** Everything one accepted request writes, committed as one unit. */
 export interface AcceptBatch {
@@ -175,15 +194,28 @@ export interface AcceptBatch {
   request?: NewKeptRequest;
   /** Lifecycle events for callbacks caused by this write (`request.rejected`), stored with it. */
   callbacks?: NewDelivery[];
+  /**
+   * Set on a batch whose one event is a lone wake that may coalesce (docs/http.md, "Wake coalescing"): when
+   * the newest pending event has the same `coalesceKey`, the event is not stored and `accept` resolves with
+   * that event's id in `coalescedInto`; the idempotency record is then stored with `idempotencyBody` (given
+   * when the batch has one) and the kept request's wake action names that event, the new event's id replaced
+   * by that event's id in both. The look and the write are one atomic step.
+   */
+  coalesce?: { idempotencyBody?: string };
 }
 
-/** A request to keep, before the driver has named it. */
-export type NewKeptRequest = Omit<KeptRequest, 'id'>;
+/**
+ * A request to keep, before the driver has named it. `bodyBytes` is the size of the body as received,
+ * when that is not the kept `body`'s (a refused request's body is not kept).
+ */
+export type NewKeptRequest = Omit<KeptRequest, 'id' | 'reason' | 'bodyBytes'> & { reason?: string | null; bodyBytes?: number };
 
 /** What `accept` stored beyond the batch's own ids. */
 export interface Accepted {
   /** The kept request's id, when the batch keeps one. */
   requestId?: string;
+  /** The pending event the batch's wake coalesced into (`AcceptBatch.coalesce`); absent when its event was stored. */
+  coalescedInto?: string;
 }
 
 export interface RunOutcome {
@@ -193,6 +225,8 @@ export interface RunOutcome {
   reply: string | null;
   summary: string | null;
   error: string | null;
+  /** The tokens the provider reported (absent or null: none). */
+  usage?: TokenUsage | null;
   /** Transcript lines to append to the run's session, in order. */
   messages: NewMessage[];
   /** The summary event for the main session, if any. */

@@ -95,6 +95,7 @@ describe('deliveryFailedEvents()', () => {
     summary: 'the answer',
     error: null,
     delivery: { status: 'pending', reason: 'HTTP 503', channel: 'telegram', to: '42', attempts: 4 },
+    usage: null,
     ...over,
   });
 

@@ -3,6 +3,7 @@
  * into the config file, keeping its comments, with its secret in a file of mode 0600, and prints the
  * provider's steps (docs/presets.md, "Adding a source").
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -31,6 +32,11 @@ describe('hook-intake presets', () => {
     expect(r.stdout).toContain(
       'sample message (fixtures/pull_request.opened.json, x-github-event: pull_request):\nPull request #2 in Codertocat/Hello-World opened by Codertocat',
     );
+    const keyed = await runInProcess(['presets', 'show', 'sendgrid', '--config', empty]);
+    expect(keyed.code).toBe(0);
+    expect(keyed.stdout).toContain('signature: sendgrid (option publicKey is required)');
+    expect(keyed.stdout).toContain('options: name, path, events, action, channel, to, model, sessionKey, maxChars, publicKey');
+    expect(keyed.stdout).toContain('sample message (fixtures/bounce.json):\nEmail to alex@example.com bounced');
     const json = JSON.parse((await runInProcess(['presets', 'show', 'github', '--json', '--config', empty])).stdout);
     expect(json).toMatchObject({
       name: 'github',
@@ -102,6 +108,32 @@ describe('hook-intake sources add', () => {
     const again = await runInProcess(['sources', 'add', 'github', '--config', file, '--secret', 's', '--path', 'gh-oss']);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('already has an entry on path "gh-oss" (github)');
+  });
+
+  it("writes a public-key preset's key (SendGrid's) from --secret, and refuses to make one up", async () => {
+    const file = join(dir, 'keyed.json5');
+    writeFileSync(file, '{}\n');
+    const none = await runInProcess(['sources', 'add', 'sendgrid', '--config', file]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('the "sendgrid" preset checks the provider\'s key: give the key it shows with --secret or --secret-env');
+    expect(readFileSync(file, 'utf8')).toBe('{}\n');
+    const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+      .publicKey.export({ type: 'spki', format: 'der' })
+      .toString('base64');
+    const r = await runInProcess(['sources', 'add', 'sendgrid', '--config', file, '--secret', key]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(loadConfig({ file, dataDir: join(dir, 'data') }).config.hooks.presets).toEqual([{ name: 'sendgrid', publicKey: key }]);
+    expect(r.stdout).toContain('Signed Event Webhook Requests: on');
+  });
+
+  it("makes Postmark's user:password credential", async () => {
+    const file = join(dir, 'postmark.json5');
+    writeFileSync(file, '{}\n');
+    const r = await runInProcess(['sources', 'add', 'postmark', '--config', file]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(dir, 'secrets', 'postmark-webhook-secret'), 'utf8').trim()).toMatch(/^hook-intake:\S+$/);
   });
 
   it('refuses an unknown preset with a suggestion, and changes nothing', async () => {

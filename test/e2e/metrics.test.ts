@@ -41,6 +41,19 @@ describe('GET /metrics', () => {
         const t = await res.text();
         return t.includes('hook_intake_runs{status="ok"} 1') ? t : undefined;
       });
+      // the echo run's tokens: its usage as stored, counted for the main agent and its model
+      const listed = (await (await fetch(`${srv.url}/api/runs`, { headers: { authorization: `Bearer ${GW}` } })).json()) as {
+        runs: { message: string; usage: unknown }[];
+      };
+      const run = listed.runs[0]!;
+      const tokens = Math.ceil(run.message.length / 4);
+      expect(run.usage).toEqual({ inputTokens: tokens, outputTokens: tokens });
+      const counted = await until(async () => {
+        const t = await (await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${GW}` } })).text();
+        return t.includes('hook_intake_tokens_total{') ? t : undefined;
+      });
+      expect(counted).toContain(`hook_intake_tokens_total{agent="main",model="echo/echo",direction="input"} ${tokens}`);
+      expect(counted).toContain(`hook_intake_tokens_total{agent="main",model="echo/echo",direction="output"} ${tokens}`);
       expect(text).toContain('hook_intake_requests_total{hook="wake",status="200"} 3');
       expect(text).toContain('hook_intake_requests_total{hook="agent",status="202"} 1');
       expect(text).toContain('hook_intake_requests_total{hook="",status="401"} 1');

@@ -6,6 +6,7 @@ import { vi } from 'vitest';
 import { GenerationRef } from '../../src/generation/ref.ts';
 import { createRunner, type Runner } from '../../src/runtime/runner.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { TokenTally } from '../../src/runtime/tokens.ts';
 import type { NewRun } from '../../src/store/types.ts';
 import { until } from './cli.ts';
 import { captureLogger, newRun, scriptedProvider, testGeneration } from './runtime.ts';
@@ -18,6 +19,8 @@ export interface Setup {
   provider: Scripted;
   heartbeats: ReturnType<typeof vi.fn>;
   outbox: ReturnType<typeof vi.fn>;
+  /** The tokens the runner counted for /metrics. */
+  tokens: TokenTally;
   add(over?: Partial<NewRun>): Promise<NewRun>;
 }
 
@@ -52,6 +55,7 @@ export function setup(
   const store = opts.store ?? new SqliteStore({ path: ':memory:' });
   const heartbeats = vi.fn();
   const outbox = vi.fn();
+  const tokens = new TokenTally();
   const runner = createRunner({
     records: store.records,
     queue: store.runs,
@@ -59,6 +63,7 @@ export function setup(
     logger: captureLogger('silent').logger,
     requestHeartbeat: heartbeats,
     notifyOutbox: outbox,
+    tokens,
   });
   const s: Setup = {
     store,
@@ -66,6 +71,7 @@ export function setup(
     provider,
     heartbeats,
     outbox,
+    tokens,
     async add(over = {}) {
       const run = newRun({ model: 'sp/m', ...over });
       await store.records.accept({ events: [], runs: [run] });

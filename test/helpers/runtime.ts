@@ -132,7 +132,8 @@ export async function runAwaitingDelivery(
 
 export interface ScriptedCall {
   req: import('../../src/plugins/define.ts').AgentRequest;
-  reply(text: string): void;
+  /** Answers with `text`, and the usage to report when given. */
+  reply(text: string, usage?: unknown): void;
   fail(err: Error): void;
 }
 
@@ -162,9 +163,10 @@ export function scriptedProvider(auto?: (req: import('../../src/plugins/define.t
               };
               calls.push({
                 req,
-                reply: (text) => {
+                reply: (text, usage) => {
                   end();
-                  resolve({ text });
+                  // usage as given, checked or not: the runtime's checks are under test
+                  resolve(usage === undefined ? { text } : ({ text, usage } as { text: string }));
                 },
                 fail: (err) => {
                   end();

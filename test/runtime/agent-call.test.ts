@@ -125,6 +125,51 @@ describe('isHeartbeatAck()', () => {
   });
 });
 
+describe('callAgent()', () => {
+  it('passes on the usage a provider reports, and drops one that is not two non-negative integers, keeping the reply', async () => {
+    const provider = scriptedProvider();
+    const gen = testGeneration(
+      { agents: { defaults: { model: 'sp/m' }, providers: { sp: { type: 'scripted' } } } },
+      { plugins: [provider.plugin] },
+    );
+    let n = 0;
+    const call = async (usage: unknown) => {
+      n++;
+      const done = callAgent(gen, {
+        runId: 'r',
+        sessionKey: 'hook:s',
+        model: 'sp/m',
+        thinking: null,
+        messages: [{ role: 'user', content: 'hi' }],
+        timeoutMs: 60_000,
+        shutdown: new Shutdown(),
+      });
+      await provider.waitForCalls(n);
+      provider.calls.at(-1)!.reply('ok', usage);
+      return done;
+    };
+    expect(await call({ inputTokens: 12, outputTokens: 0 })).toEqual({
+      status: 'ok',
+      text: 'ok',
+      usage: { inputTokens: 12, outputTokens: 0 },
+    });
+    expect(await call({ inputTokens: 12, outputTokens: 3, cached: 9 })).toEqual({
+      status: 'ok',
+      text: 'ok',
+      usage: { inputTokens: 12, outputTokens: 3 },
+    });
+    for (const bad of [
+      null,
+      'many',
+      { inputTokens: 1 },
+      { inputTokens: -1, outputTokens: 2 },
+      { inputTokens: 1.5, outputTokens: 2 },
+      { inputTokens: '3', outputTokens: 2 },
+    ])
+      expect(await call(bad), JSON.stringify(bad)).toEqual({ status: 'ok', text: 'ok' });
+  });
+});
+
 describe('Shutdown', () => {
   it('aborts the calls registered, with its reason, and no call that has left', () => {
     const sd = new Shutdown();

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GenerationRef } from '../../src/generation/ref.ts';
 import { COALESCE_MS, createHeartbeat, type Heartbeat } from '../../src/runtime/heartbeat.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
+import { TokenTally } from '../../src/runtime/tokens.ts';
 import { captureLogger, scriptedProvider, testGeneration } from '../helpers/runtime.ts';
 
 interface Setup {
@@ -18,6 +19,7 @@ interface Setup {
   /** Another instance's heartbeat on the same store. */
   another(): Heartbeat;
   heartbeatRuns(): Promise<import('../../src/store/types.ts').Run[]>;
+  tokens: TokenTally;
 }
 
 let open: Setup[] = [];
@@ -55,6 +57,7 @@ function setup(
   );
   const store = new SqliteStore({ path: ':memory:', clock: opts.clock });
   const outbox = vi.fn();
+  const tokens = new TokenTally();
   const make = () =>
     createHeartbeat({
       records: store.records,
@@ -63,6 +66,7 @@ function setup(
       logger: captureLogger('silent').logger,
       notifyOutbox: outbox,
       clock: opts.clock,
+      tokens,
     });
   const heartbeat = make();
   const others: Heartbeat[] = [];
@@ -83,6 +87,7 @@ function setup(
       return h;
     },
     heartbeatRuns: async () => (await store.records.listRuns({ limit: 1000 })).filter((r) => r.kind === 'heartbeat'),
+    tokens,
   };
   open.push(s);
   return s;
@@ -103,6 +108,18 @@ describe('createHeartbeat()', () => {
     for (let i = 0; i < 25; i++) expect(prompt).toContain(`event ${i}`);
     const events = await s.store.records.listEvents({ limit: 100 });
     expect(events.map((e) => [e.status, e.heartbeatId])).toEqual(ids.map(() => ['consumed', runs[0]!.id]));
+  });
+
+  it("stores the usage its provider reports with the heartbeat's run, counted for the main agent", async () => {
+    const provider = scriptedProvider();
+    const s = setup({ provider });
+    await s.wake('disk at 91%');
+    s.heartbeat.request();
+    await provider.waitForCalls(1);
+    provider.calls[0]!.reply('HEARTBEAT_OK', { inputTokens: 300, outputTokens: 4 });
+    await s.heartbeat.idle();
+    expect((await s.heartbeatRuns()).map((r) => r.usage)).toEqual([{ inputTokens: 300, outputTokens: 4 }]);
+    expect(s.tokens.entries()).toEqual([{ agent: 'main', model: 'sp/main', inputTokens: 300, outputTokens: 4 }]);
   });
 
   it('runs one more heartbeat for requests that arrive while one is running', async () => {

@@ -69,6 +69,28 @@ describe('createRunner()', () => {
       expect((await s.store.records.pendingEvents(10))[0]!.text).toBe('Hook Mail (error): HTTP 500 from endpoint: overloaded');
     });
 
+    it('stores the usage its provider reports and counts it by agent and model; none reported, or a failed call, is null', async () => {
+      const s = setup();
+      const counted = await s.add({ model: 'sp/big', sessionKey: 'hook:a' });
+      const silent = await s.add({ model: 'sp/big', sessionKey: 'hook:b' });
+      const failed = await s.add({ model: 'sp/small', sessionKey: 'hook:c' });
+      await s.provider.waitForCalls(3);
+      s.provider.calls[0]!.reply('one', { inputTokens: 120, outputTokens: 8 });
+      s.provider.calls[1]!.reply('two');
+      s.provider.calls[2]!.fail(new Error('HTTP 400: bad request'));
+      expect((await finished(s, counted.id)).usage).toEqual({ inputTokens: 120, outputTokens: 8 });
+      expect((await finished(s, silent.id)).usage).toBeNull();
+      expect((await finished(s, failed.id)).usage).toBeNull();
+      await s.runner.idle();
+      expect(s.tokens.entries()).toEqual([{ agent: 'main', model: 'sp/big', inputTokens: 120, outputTokens: 8 }]);
+      const again = await s.add({ model: 'sp/big' });
+      await s.provider.waitForCalls(4);
+      s.provider.calls[3]!.reply('three', { inputTokens: 5, outputTokens: 2 });
+      await finished(s, again.id);
+      await s.runner.idle();
+      expect(s.tokens.entries()).toEqual([{ agent: 'main', model: 'sp/big', inputTokens: 125, outputTokens: 10 }]);
+    });
+
     it('ends a run whose model names an unconfigured provider as error', async () => {
       const s = setup();
       const run = await s.add({ model: 'gone/m' });

@@ -9,6 +9,7 @@ import type { NewRun } from '../../src/store/types.ts';
 import type { Store } from '../../src/store/roles.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
 import { callbacksContract } from './contract-callbacks.ts';
+import { coalesceContract } from './contract-coalesce.ts';
 import { consoleContract } from './contract-console.ts';
 import { sharedRolesContract } from './contract-shared.ts';
 
@@ -59,6 +60,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           reply: null,
           summary: null,
           error: null,
+          usage: null,
           delivery: { status: 'pending', reason: null, channel: null, to: null, attempts: 0 },
         });
         expect(await store.records.listEvents({ limit: 10 })).toEqual([
@@ -181,6 +183,37 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           delivery: { status: 'skipped', reason: 'run did not succeed' },
         });
         expect(await store.records.getRun(slow.id)).toMatchObject({ status: 'timeout', error: 'timed out' });
+      });
+
+      it('keep the token usage their outcome reports, in reads and lists; none reported is null', async () => {
+        const counted = await started();
+        const failed = await started();
+        const silent = await started();
+        await store.records.finishRun(okOutcome(counted.id, { usage: { inputTokens: 1_234_567, outputTokens: 89 }, delivery: skipped }));
+        await store.records.finishRun({
+          ...okOutcome(failed.id, { usage: { inputTokens: 0, outputTokens: 0 }, delivery: skipped }),
+          status: 'error',
+          reply: null,
+          error: 'x',
+        });
+        await store.records.finishRun(okOutcome(silent.id, { delivery: skipped }));
+        expect((await store.records.getRun(counted.id))!.usage).toEqual({ inputTokens: 1_234_567, outputTokens: 89 });
+        expect((await store.records.getRun(failed.id))!.usage).toEqual({ inputTokens: 0, outputTokens: 0 });
+        expect((await store.records.getRun(silent.id))!.usage).toBeNull();
+        const listed = await store.records.listRuns({ limit: 10 });
+        expect(Object.fromEntries(listed.map((r) => [r.id, r.usage]))).toEqual({
+          [counted.id]: { inputTokens: 1_234_567, outputTokens: 89 },
+          [failed.id]: { inputTokens: 0, outputTokens: 0 },
+          [silent.id]: null,
+        });
+      });
+
+      it("keep a heartbeat's token usage", async () => {
+        const hb = newRun({ kind: 'heartbeat', sessionKey: 'main' });
+        await store.records.insertHeartbeat(hb, 1_500);
+        expect((await store.records.getRun(hb.id))!.usage).toBeNull();
+        await store.records.finishRun(okOutcome(hb.id, { usage: { inputTokens: 7, outputTokens: 3 }, delivery: skipped }));
+        expect((await store.records.getRun(hb.id))!.usage).toEqual({ inputTokens: 7, outputTokens: 3 });
       });
 
       it('a start and a finish given at once make one started, finished run with one attempt', async () => {
@@ -623,6 +656,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     callbacksContract(() => store);
     consoleContract(() => store);
     sharedRolesContract(() => store);
+    coalesceContract(() => store);
 
     it('keeps meta values and overwrites them', async () => {
       expect(await store.records.getMeta('k')).toBeUndefined();

@@ -14,6 +14,11 @@ function select(name, values, value, onchange) {
   );
 }
 
+/** A run's token usage as reported by its provider (docs/runtime.md, "Token usage"), or a dash when none was. */
+function tokens(usage) {
+  return usage ? `${usage.inputTokens.toLocaleString('en')} in · ${usage.outputTokens.toLocaleString('en')} out` : '—';
+}
+
 function runRows(list) {
   return list.map((r) => [
     h('a', { href: `#/runs/${encodeURIComponent(r.id)}`, class: 'mono' }, shortId(r.id)),
@@ -21,6 +26,7 @@ function runRows(list) {
     r.kind === 'heartbeat' ? h('em', {}, 'heartbeat') : r.hookName,
     h('span', { class: 'mono' }, r.sessionKey),
     time(r.createdAt),
+    tokens(r.usage),
     r.delivery ? badge(r.delivery.status) : '—',
   ]);
 }
@@ -46,7 +52,7 @@ export function runs() {
       show(
         list,
         data.runs.length
-          ? table(['Run', 'Status', 'Hook', 'Session', 'Created', 'Delivery'], runRows(data.runs), { class: 'runs' })
+          ? table(['Run', 'Status', 'Hook', 'Session', 'Created', 'Tokens', 'Delivery'], runRows(data.runs), { class: 'runs' })
           : h('p', { class: 'muted' }, 'No runs match.'),
         h('p', { class: 'muted small' }, `The newest ${data.runs.length} run(s)${what.length ? ` with ${what.join(', ')}` : ''}.`),
       );
@@ -246,6 +252,7 @@ function render(el, r, callbacks, out, changed) {
         ['hook', r.hookName],
         ['session', h('span', { class: 'mono' }, r.sessionKey)],
         ['model', `${r.model}${r.thinking ? ` (thinking ${r.thinking})` : ''}`],
+        ['tokens', h('span', { id: 'run-tokens' }, tokens(r.usage))],
         ['error', r.error],
         ['summary', r.summary],
       ]),

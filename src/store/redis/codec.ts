@@ -29,6 +29,7 @@ export function toRun(h: Hash): Run {
     reply: str(h.reply),
     summary: str(h.summary),
     error: str(h.error),
+    usage: h.inTok === undefined ? null : { inputTokens: Number(h.inTok), outputTokens: Number(h.outTok) },
     delivery: {
       status: (h.dStatus ?? 'pending') as DeliveryStatus,
       reason: str(h.dReason),

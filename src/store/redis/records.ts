@@ -66,19 +66,23 @@ export class RedisRecords implements Records {
   }
 
   async accept(batch: AcceptBatch): Promise<Accepted> {
-    const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0, batch.request ? 1 : 0];
-    for (const e of batch.events) args.push(e.id, e.source, eventJson(e));
+    const co = batch.coalesce;
+    const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0, batch.request ? 1 : 0, co ? 1 : 0];
+    for (const e of batch.events) args.push(e.id, e.source, eventJson(e), e.coalesceKey ?? '');
     for (const r of batch.runs) args.push(r.id, r.sessionKey, JSON.stringify(r));
     const i = batch.idempotency;
     if (i) args.push(i.key, i.status, i.body, i.createdAt, i.expiresAt);
+    if (i && co) args.push(co.idempotencyBody ?? i.body);
     // named here: the key of its hash, made before the script so that the script stays deterministic
     const requestId = batch.request ? uuidv7(batch.request.receivedAt) : undefined;
     if (batch.request) args.push(...requestArgs(requestId!, batch.request));
     this.pushCallbacks(args, batch.callbacks);
     // a key stored first by another request fails the script: IdempotencyTakenError (errors.ts)
-    const counts = (await this.script('accept', ...args)) as unknown[];
-    this.queue.counted(counts[0], counts[1]);
-    return requestId === undefined ? {} : { requestId };
+    const [total, claimed, into] = (await this.script('accept', ...args)) as [unknown, unknown, string | null];
+    this.queue.counted(total, claimed);
+    const accepted: Accepted = requestId === undefined ? {} : { requestId };
+    if (into) accepted.coalescedInto = into;
+    return accepted;
   }
 
   async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {
@@ -235,7 +239,14 @@ export class RedisRecords implements Records {
       o.id,
       o.status,
       o.finishedAt,
-      JSON.stringify({ reply: o.reply, summary: o.summary, error: o.error }),
+      // token counts as strings, so the script stores them as written
+      JSON.stringify({
+        reply: o.reply,
+        summary: o.summary,
+        error: o.error,
+        inTok: o.usage ? String(o.usage.inputTokens) : null,
+        outTok: o.usage ? String(o.usage.outputTokens) : null,
+      }),
       o.messages.length,
     ];
     for (const m of o.messages) args.push(m.sessionKey, Buffer.byteLength(m.content), messageJson(m));

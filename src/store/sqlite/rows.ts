@@ -130,6 +130,10 @@ export function toRun(r: Row): Run {
     reply: r.reply_text !== null ? unpacked(r.reply_body, r.reply_wrap) : r.reply === null ? null : unpacked(r.reply, r.reply_wrap),
     summary: str(r.summary),
     error: str(r.error),
+    usage:
+      r.input_tokens === null || r.input_tokens === undefined
+        ? null
+        : { inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens) },
     delivery: fromOutbox
       ? {
           status: r.o_status as Run['delivery']['status'],

@@ -157,6 +157,13 @@ export const BASE_VERSION = 16;
  * column with a default, a table, an index): a file written by an older build reads on.
  */
 export const MIGRATIONS: readonly string[] = [
+  // a run's token usage, as its provider reported it (NULL: none reported)
+  'ALTER TABLE runs ADD COLUMN input_tokens INTEGER; ALTER TABLE runs ADD COLUMN output_tokens INTEGER;',
+  // why a kept request ran nothing (a refusal's code, a skip's reason), beside its row: the requests
+  // table keeps its body last, so that a list reads no body's pages
+  'CREATE TABLE request_reasons (seq INTEGER PRIMARY KEY, reason TEXT NOT NULL);',
+  // a wake's key for coalescing (docs/http.md, "Wake coalescing")
+  'ALTER TABLE events ADD COLUMN coalesce_key TEXT;',
   // the hook a run came from (`Run.hookId`); outbox entries that send a lifecycle event to a callback
   // (`Delivery.event`), listed by run through an index that holds only them
   `ALTER TABLE runs ADD COLUMN hook_id TEXT;

@@ -10,7 +10,11 @@ export function statements(db: DatabaseSync) {
     return stmt;
   };
   return {
-    insertEvent: p("INSERT INTO events (id, source, text, status, created_at, run_id, text_wrap) VALUES (?, ?, ?, 'pending', ?, ?, ?)"),
+    insertEvent: p(
+      "INSERT INTO events (id, source, text, status, created_at, run_id, text_wrap, coalesce_key) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)",
+    ),
+    // the newest pending event, for a wake that coalesces (from the watermark up: below it every event is consumed)
+    lastPending: arrays(p("SELECT id, coalesce_key FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT 1")),
     insertRun: p(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
       wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap, hook_id)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
@@ -73,8 +77,8 @@ export function statements(db: DatabaseSync) {
     requeueRun: p("UPDATE runs SET status = 'queued', attempts = max(attempts - ?, 0) WHERE id = ? AND status = 'running'"),
     // started_at and one attempt are written here when the run's start was still queued (see startRun)
     finishRun: p(`UPDATE runs SET started_at = coalesce(?, started_at), attempts = attempts + ?, status = ?, finished_at = ?, reply = ?,
-      summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ?, reply_wrap = ?
-      WHERE id = ?`),
+      summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ?, reply_wrap = ?,
+      input_tokens = ?, output_tokens = ? WHERE id = ?`),
     insertMessage: p(
       'INSERT INTO messages (session_key, role, content, run_id, created_at, content_text, content_wrap) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),

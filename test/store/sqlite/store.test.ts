@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vites
 import { LONG_TEXT, SqliteStore, StoreSchemaError } from '../../../src/store/sqlite/store.ts';
 import { LIVE_SLICE, TALLY_SLICE } from '../../../src/store/sqlite/tally.ts';
 import { LIST_WINDOW } from '../../../src/store/sqlite/pages.ts';
-import { BASE_VERSION, SCHEMA_VERSION } from '../../../src/store/sqlite/schema.ts';
+import { BASE_VERSION, SCHEMA, SCHEMA_VERSION } from '../../../src/store/sqlite/schema.ts';
 import { StorageUnavailableError } from '../../../src/store/errors.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../../helpers/records.ts';
 import { wrapExternal } from '../../../src/safety/boundary.ts';
@@ -848,6 +848,29 @@ describe('SqliteStore', () => {
       o.close();
       expect(() => new SqliteStore({ path: other })).toThrow(StoreSchemaError);
       store = new SqliteStore({ path: join(dir, 'fresh.db') });
+    });
+
+    it('brings a file of the base version up to date: its finished runs read on, with no token usage', async () => {
+      const path = join(dir, 'base.db');
+      const old = new DatabaseSync(path);
+      old.exec(`${SCHEMA}\nPRAGMA user_version = ${BASE_VERSION};`);
+      old.exec(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, timeout_seconds, wake_mode, deliver,
+        channel, status, attempts, created_at, started_at, finished_at, reply, delivery_status)
+        VALUES ('old', 'hook', 'Hook', 'Webhook', 0, 's', 'hi', 'echo/echo', 600, 'now', 0, 'last', 'ok', 1, 1, 2, 3, 'hi', 'skipped')`);
+      old.close();
+      const s = new SqliteStore({ path });
+      expect(await s.records.getRun('old')).toMatchObject({ status: 'ok', reply: 'hi', usage: null });
+      const run = newRun();
+      await s.records.accept({ events: [], runs: [run] });
+      await s.records.startRun(run.id, 1_500);
+      await s.records.finishRun(
+        okOutcome(run.id, { usage: { inputTokens: 5, outputTokens: 2 }, delivery: { kind: 'skipped', reason: 'x' } }),
+      );
+      expect((await s.records.getRun(run.id))!.usage).toEqual({ inputTokens: 5, outputTokens: 2 });
+      await s.close();
+      const db = new DatabaseSync(path, { readOnly: true });
+      expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);
+      db.close();
     });
 
     it('makes the schema in an empty file', async () => {
