@@ -81,9 +81,22 @@ export interface Run {
   /** The tokens the provider reported, set when the run ends; null while it runs and when the provider reports none. */
   usage: TokenUsage | null;
   delivery: RunDelivery;
+  /**
+   * Set when the provider handed the run to another gateway (`gateway`), which replies and delivers by
+   * itself: its id for the run there, null when its answer named none. Null otherwise.
+   */
+  forwarded: Forwarded | null;
 }
 
-export type NewRun = Omit<Run, 'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'usage' | 'delivery'>;
+/** Where a forwarded run went: the other gateway's run id. */
+export interface Forwarded {
+  runId: string | null;
+}
+
+export type NewRun = Omit<
+  Run,
+  'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'usage' | 'delivery' | 'forwarded'
+>;
 export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'> & {
   /**
    * A wake's key for coalescing (docs/http.md, "Wake coalescing"): made from its source and its text as
@@ -233,6 +246,8 @@ export interface RunOutcome {
   event?: NewEvent;
   /** What happens to the reply: an outbox entry, or skipped with a reason. */
   delivery: { kind: 'outbox'; entry: NewDelivery } | { kind: 'skipped'; reason: string; channel?: string | null; to?: string | null };
+  /** The other gateway's run, when the provider forwarded the run (`Run.forwarded`). */
+  forwarded?: Forwarded;
   /** Pending system events this run consumed (heartbeats). */
   consumedEventIds?: string[];
   /** Lifecycle events for callbacks (`run.completed`, `run.failed`), stored with the outcome. */

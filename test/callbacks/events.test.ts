@@ -96,6 +96,7 @@ describe('deliveryFailedEvents()', () => {
     error: null,
     delivery: { status: 'pending', reason: 'HTTP 503', channel: 'telegram', to: '42', attempts: 4 },
     usage: null,
+    forwarded: null,
     ...over,
   });
 

@@ -83,6 +83,12 @@ export const Run = Type.Object(
       },
       { additionalProperties: false },
     ),
+    forwarded: Nullable(
+      Type.Object(
+        { runId: Nullable(Type.String()) },
+        { additionalProperties: false, description: "the other gateway's run, when the `gateway` provider forwarded this one" },
+      ),
+    ),
   },
   { $id: 'Run', additionalProperties: false },
 );

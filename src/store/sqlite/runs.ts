@@ -92,6 +92,7 @@ export class RunRows {
       replyKey,
       o.usage?.inputTokens ?? null,
       o.usage?.outputTokens ?? null,
+      o.forwarded ? JSON.stringify(o.forwarded) : null,
       o.id,
     );
     for (const m of o.messages) {

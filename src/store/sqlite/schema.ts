@@ -164,6 +164,8 @@ export const MIGRATIONS: readonly string[] = [
   'CREATE TABLE request_reasons (seq INTEGER PRIMARY KEY, reason TEXT NOT NULL);',
   // a wake's key for coalescing (docs/http.md, "Wake coalescing")
   'ALTER TABLE events ADD COLUMN coalesce_key TEXT;',
+  // a run the `gateway` provider forwarded: {"runId": …} as JSON, NULL for any other run
+  'ALTER TABLE runs ADD COLUMN forwarded TEXT;',
   // the hook a run came from (`Run.hookId`); outbox entries that send a lifecycle event to a callback
   // (`Delivery.event`), listed by run through an index that holds only them
   `ALTER TABLE runs ADD COLUMN hook_id TEXT;
