@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { wrapExternal } from '../../src/safety/boundary.ts';
 import { ConflictError } from '../../src/store/errors.ts';
+import { uuidv7 } from '../../src/util/uuid7.ts';
 import type { NewRun } from '../../src/store/types.ts';
 import type { Store } from '../../src/store/roles.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
@@ -452,6 +453,28 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         expect(texts(await store.records.listEvents({ limit: 1 }))).toEqual(['d']);
         expect(texts(await store.records.listEvents({ limit: 10, status: 'pending' }))).toEqual(['d', 'c']);
         expect(texts(await store.records.listEvents({ limit: 10, status: 'consumed' }))).toEqual(['b', 'a']);
+      });
+
+      it('getEvent() reads one by id, pending or consumed; an id the dispatcher did not make is found too', async () => {
+        // the dispatcher's ids: UUIDv7 made at createdAt; times spread over days, several in one millisecond
+        const times = Array.from({ length: 300 }, (_, i) => 1_700_000_000_000 + Math.floor(i / 3) * 3_600_000);
+        const events = times.map((t, i) => newEvent({ id: uuidv7(t), text: `e${i}`, createdAt: t }));
+        for (let i = 0; i < events.length; i += 50) await store.records.accept({ events: events.slice(i, i + 50), runs: [] });
+        const other = newEvent({ text: 'not a UUIDv7 id', createdAt: times.at(-1)! });
+        await store.records.accept({ events: [other], runs: [] });
+        await consume(events.slice(0, 10).map((e) => e.id));
+        for (const i of [0, 9, 10, 151, 298, 299]) {
+          const e = events[i]!;
+          expect(await store.records.getEvent(e.id)).toMatchObject({
+            id: e.id,
+            text: e.text,
+            createdAt: e.createdAt,
+            status: i < 10 ? 'consumed' : 'pending',
+          });
+        }
+        expect((await store.records.getEvent(other.id))?.text).toBe('not a UUIDv7 id');
+        expect(await store.records.getEvent(uuidv7(times[100]!))).toBeUndefined();
+        expect(await store.records.getEvent('nope')).toBeUndefined();
       });
 
       it('a consumed set that is not the oldest pending ones leaves the others pending', async () => {

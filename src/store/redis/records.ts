@@ -46,6 +46,18 @@ export interface RedisRecordsDeps {
   queue: RedisRunQueue;
 }
 
+/** A run by id (a plain read: the store reader uses it too, reader.ts). */
+export async function readRun(client: Redis, p: string, id: string): Promise<Run | undefined> {
+  const h = await client.hgetall(`${p}r:${id}`);
+  return Object.keys(h).length ? toRun(h) : undefined;
+}
+
+/** An event by id, as `readRun`. */
+export async function readEvent(client: Redis, p: string, id: string): Promise<SystemEvent | undefined> {
+  const h = await client.hgetall(`${p}e:${id}`);
+  return Object.keys(h).length ? toEvent(h) : undefined;
+}
+
 export class RedisRecords implements Records {
   private readonly client: Redis;
   private readonly run: RunScript;
@@ -100,9 +112,8 @@ export class RedisRecords implements Records {
     return all.filter((h) => Object.keys(h).length > 0);
   }
 
-  async getRun(id: string): Promise<Run | undefined> {
-    const [h] = await this.hashes('r:', [id]);
-    return h ? toRun(h) : undefined;
+  getRun(id: string): Promise<Run | undefined> {
+    return readRun(this.client, this.p, id);
   }
 
   async queuedRun(id: string): Promise<NewRun | undefined> {
@@ -156,6 +167,10 @@ export class RedisRecords implements Records {
     }
     if (n === 0) return [];
     return (await this.client.lrange(`${this.p}m:${sessionKey}`, -n, -1)).map((e) => toMessage(sessionKey, e));
+  }
+
+  getEvent(id: string): Promise<SystemEvent | undefined> {
+    return readEvent(this.client, this.p, id);
   }
 
   async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {

@@ -27,6 +27,7 @@ import type {
 } from '../types.ts';
 import { boundaryBytes } from './boundary.ts';
 import { contractError } from './errors.ts';
+import { eventById } from './event-by-id.ts';
 import type { PendingEvents } from './events.ts';
 import type { Meta } from './meta.ts';
 import { Lists } from './lists.ts';
@@ -188,6 +189,14 @@ export class SqliteRecords implements Records {
 
   listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
     return this.lists.events(opts);
+  }
+
+  async getEvent(id: string): Promise<SystemEvent | undefined> {
+    try {
+      return eventById(this.q, id);
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   async pendingEvents(limit: number): Promise<SystemEvent[]> {

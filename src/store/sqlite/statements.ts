@@ -61,6 +61,10 @@ export function statements(db: DatabaseSync) {
     ),
     countPendingBySource: p(`SELECT source, count(*) AS n, min(created_at) AS first_at, max(created_at) AS last_at FROM events
       WHERE seq >= ? AND seq < ? AND status = 'pending' GROUP BY source`),
+    // an event by id without an index on id (event-by-id.ts): the first row from a seq on, then one range of seqs
+    eventFrom: p('SELECT seq, created_at FROM events WHERE seq >= ? ORDER BY seq LIMIT 1'),
+    eventInRange: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? AND e.id = ?`),
+    eventScan: p(`${EVENT_COLUMNS} WHERE e.id = ?`),
     // where the watermark moves to: the first pending event from it on, else the seq the next event will get
     firstPending: p(`SELECT coalesce((SELECT seq FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq LIMIT 1),
       (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS seq`),
