@@ -28,12 +28,14 @@ const SIGNING = `gh_${random(30)}`;
 const API_KEY = `sk-${random(30)}`;
 const GW_HOOKS = `gwh_${random(30)}`;
 const MARKER = `mk${random(18)}`;
+const CALLBACK = `whsec_${randomBytes(32).toString('base64')}`;
 const SECRETS = {
   'hook token': HOOK,
   'gateway token': GW,
   'signing secret': SIGNING,
   'API key': API_KEY,
   'other gateway token': GW_HOOKS,
+  'callback secret': CALLBACK,
   marker: MARKER,
 };
 
@@ -86,6 +88,16 @@ function config(stubUrl: string, gatewayUrl: string) {
     },
     channels: { console: {} },
     session: { defaultRoute: { channel: 'console' } },
+    // every lifecycle event, signed with a secret of its own (docs/callbacks.md)
+    callbacks: [
+      {
+        id: 'events',
+        url: `${stubUrl}/events`,
+        secret: CALLBACK,
+        types: ['run.completed', 'run.failed', 'delivery.failed', 'request.rejected'],
+        allowPrivateNetwork: true,
+      },
+    ],
   };
 }
 
@@ -275,6 +287,9 @@ describe('secrets and payload content stay out of everything the service says', 
     // the provider really got the key, failed, and echoed it: the redaction is what kept it out
     expect(stub.requests.some((r) => r.headers.authorization === `Bearer ${API_KEY}`)).toBe(true);
     expect(gateway.requests.some((r) => r.headers.authorization === `Bearer ${GW_HOOKS}`)).toBe(true);
+    // the callback was told of the failures and the refusals too
+    const sent = stub.requests.filter((r) => r.url === '/events').map((r) => r.json.type);
+    expect(sent).toEqual(expect.arrayContaining(['run.completed', 'run.failed', 'request.rejected']));
     const runs = (await api('/api/runs?limit=10000')).body.runs as {
       id: string;
       sessionKey: string;
