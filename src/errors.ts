@@ -96,6 +96,12 @@ export const errors = {
   /** A request that arrived on a kept-alive connection after shutdown began: not taken as new work. */
   shuttingDown: () =>
     new HookError(503, 'SHUTTING_DOWN', 'the service is shutting down', { expose: true, headers: { Connection: 'close' } }),
+  /** A request waiting for its run when the service stops (docs/waiting.md): the run is stored and carries on after the restart. */
+  stoppedWaiting: (runId: string) =>
+    new HookError(503, 'SHUTTING_DOWN', `the service is shutting down; run ${runId} is stored and runs after the restart`, {
+      expose: true,
+      headers: { 'Retry-After': '5', Connection: 'close' },
+    }),
   internal: (cause?: unknown) => new HookError(500, 'INTERNAL', 'internal error', { cause }),
 } as const;
 

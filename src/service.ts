@@ -123,7 +123,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   });
 
   const state = { stopping: false, listening: false };
-  const { listener, feed } = createApp({
+  const { listener, feed, waits } = createApp({
     store,
     generations,
     runtime,
@@ -166,7 +166,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     (stopped ??= (async () => {
       state.stopping = true;
       background.stop();
-      await stopAll({ server, drain, feed, retention: background.retention, watcher, runtime, generations, store, workers, logger });
+      await stopAll({ server, drain, feed, waits, retention: background.retention, watcher, runtime, generations, store, workers, logger });
     })());
 
   return {

@@ -268,7 +268,15 @@ export const ConfigSchema = Type.Object(
         allowRequestSessionKey: Type.Boolean({ default: true }),
         replyInResponse: Type.Boolean({
           default: false,
-          description: "a run's reply text may go back to the sender: in a callback's event (docs/callbacks.md)",
+          description:
+            "a run's reply text may go back to the sender: in a callback's event (docs/callbacks.md) and a waiting request's answer (docs/waiting.md)",
+        }),
+        waitForCompletionSeconds: Type.Integer({
+          default: 120,
+          minimum: 1,
+          maximum: 3600,
+          description:
+            'how long a /hooks/agent request with waitForCompletion waits for its run before it is answered 202 (docs/waiting.md)',
         }),
         allowedSessionKeyPrefixes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
         idempotencyTtlSeconds: Type.Integer({ default: 86400, minimum: 1 }),

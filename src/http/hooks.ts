@@ -50,6 +50,9 @@ const header = (req: IncomingMessage, name: string): string | undefined => {
   return Array.isArray(v) ? v[0] : v;
 };
 
+/** This adapter can keep an answer open: a request asking to wait for its run waits (docs/waiting.md). */
+const CAN_WAIT = { canWait: true } as const;
+
 /** The listener of paths under the hook prefix (`isHookPath`). */
 export function createHookListener(deps: HooksDeps): (req: IncomingMessage, res: ServerResponse, parsed?: Target) => void {
   return new HookListener(deps).onRequest;
@@ -72,11 +75,16 @@ class HookListener {
     const t = parsed ?? target(req.url ?? '/');
     const state: RequestState = {};
     const out: Record<string, string> = {};
-    // the generation the request runs on to the end
+    // the generation the request runs on to the end (or, for one that waits for its run, until it is stored)
     const gen = deps.generations.acquire();
-    this.handle(req, res, t, state, out, gen).then(
+    let held = true;
+    const release = () => {
+      if (held) deps.generations.release(gen);
+      held = false;
+    };
+    this.handle(req, res, t, state, out, gen, release).then(
       (answer) => {
-        deps.generations.release(gen);
+        release();
         if (!res.writableEnded) sendJson(res, answer.status, answer.body, out);
         this.logRequest(req.method ?? '', t.path, answer.status, start, state);
         deps.tally?.count(state.hook, answer.status);
@@ -84,7 +92,7 @@ class HookListener {
       (err) => {
         const e = toHookError(err);
         if (e.status === 401) deps.rejections?.report(gen, hookName(gen, t.path), e, deps.clock());
-        deps.generations.release(gen);
+        release();
         Object.assign(out, e.headers);
         if (closeIfBodyUnread(req)) out.Connection = 'close';
         if (!res.writableEnded && !res.headersSent) sendJson(res, e.status, errorBody(e), out);
@@ -104,6 +112,7 @@ class HookListener {
     state: RequestState,
     out: Record<string, string>,
     gen: Generation,
+    release: () => void,
   ): Promise<Answer> {
     const hc = gen.config.hooks;
     const now = this.deps.clock();
@@ -143,13 +152,16 @@ class HookListener {
     state.credentialPassed = true;
     if (owner) state.mapping = owner.id;
     if (hookReq.answer) return sendDirect(res, hookReq.answer);
-    const answer = await this.deps.intake.accept(gen, hookReq, owner);
+    const answer = await this.deps.intake.accept(gen, hookReq, owner, CAN_WAIT);
 
     const b = answer.body;
     if (typeof b.runId === 'string') state.runId = b.runId;
     else if (Array.isArray(b.runIds) && b.runIds.length) state.runId = (b.runIds as string[]).join(',');
     if (typeof b.eventId === 'string') state.eventId = b.eventId;
-    return answer;
+    if (!answer.waited) return answer;
+    // its run is stored: while it waits (docs/waiting.md), a reload need not keep this generation for it
+    release();
+    return answer.waited;
   }
 
   /**

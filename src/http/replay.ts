@@ -35,6 +35,6 @@ export function replayRequest(kept: KeptRequest, deps: ReplayDeps): Promise<Inta
       authenticated: true,
       replayOf: kept.id,
     };
-    return deps.intake.accept(gen, req, ownerWithoutCredential(gen, req), false);
+    return deps.intake.accept(gen, req, ownerWithoutCredential(gen, req), { idempotent: false });
   });
 }

@@ -44,13 +44,25 @@ export const AgentBody = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The `/hooks/agent` body: an agent action, and what only a direct request may ask, never a mapping:
+ * `waitForCompletion` (docs/waiting.md; the pipeline's wait step reads it).
+ */
+export const AgentRequestBody = Type.Object(
+  { ...AgentBody.properties, waitForCompletion: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+
 export type WakeInput = Static<typeof WakeBody>;
-export type AgentInput = Static<typeof AgentBody>;
+export type AgentInput = Static<typeof AgentRequestBody>;
 export const wakeFields = Object.keys(WakeBody.properties);
+/** The fields of an agent action, the ones a mapping's templates and a transform may set. */
 export const agentFields = Object.keys(AgentBody.properties);
+const agentRequestFields = Object.keys(AgentRequestBody.properties);
 
 const checkWake = compileBody<WakeInput>(WakeBody);
-const checkAgent = compileBody<AgentInput>(AgentBody);
+// a mapped action is checked by it too: it never carries the fields only a request may (toMappedAction copies agentFields)
+const checkAgent = compileBody<AgentInput>(AgentRequestBody);
 
 export interface WakeAction {
   kind: 'wake';
@@ -153,7 +165,7 @@ function checkRecipient(gen: Generation, channel: string, to: string | undefined
 export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOrigin): AgentAction {
   requireObject(input);
   if (!Object.hasOwn(input, 'message')) throw errors.invalidPayload('message', 'is required');
-  if (!checkAgent(input)) fail(checkAgent.errors?.[0], agentFields);
+  if (!checkAgent(input)) fail(checkAgent.errors?.[0], agentRequestFields);
   const cfg = gen.config;
   const message = input.message.trim();
   if (!message) throw errors.invalidPayload('message', 'must not be empty');

@@ -135,7 +135,7 @@ function syntaxDetail(msg: string): string {
 }
 
 /** Fields of a form post to `/wake` or `/agent` that are not strings in JSON. */
-const FORM_BOOLEANS = new Set(['deliver']);
+const FORM_BOOLEANS = new Set(['deliver', 'waitForCompletion']);
 const FORM_NUMBERS = new Set(['timeoutSeconds']);
 
 /**

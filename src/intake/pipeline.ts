@@ -3,9 +3,11 @@
  * pipeline"). Its adapters — the `/hooks` listener, a replay of a kept request, a dry run (`try`, the
  * console's tester) — build a `HookRequest` and call its steps; none stores anything another way.
  *
- *   credential → idempotency (a repeat gets the first answer) → event → rate limit → resolve → keep → dispatch
+ *   credential → idempotency (a repeat gets the first answer) → event → rate limit → resolve → keep → dispatch → wait
  *
- * The credential step reads nothing stored, and everything after it runs once per idempotency key.
+ * The credential step reads nothing stored, and everything after it runs once per idempotency key but
+ * the wait: a direct `/agent` request with `waitForCompletion` (and a repeat of its key) waits for its run
+ * after dispatch (wait.ts, docs/waiting.md), when its adapter can keep the answer open.
  * The event step names the request's event type when its mapping says how (a preset does), and skips
  * one its `events` do not take: answered 204 and kept with the reason.
  */
@@ -22,6 +24,8 @@ import { eventStep } from './event.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { HookRequest } from './request.ts';
 import { resolve } from './resolve.ts';
+import { completionOf } from './completion.ts';
+import type { WaitEnd, Waits } from './wait.ts';
 
 export interface IntakeDeps {
   dispatcher: Dispatcher;
@@ -29,6 +33,8 @@ export interface IntakeDeps {
   /** Counts requests of mappings with `rateLimit` (shared by the instances of a shared store). */
   rateLimiter: RateLimiter;
   logger: Logger;
+  /** The requests waiting for their runs (absent: none waits). */
+  waits?: Waits;
 }
 
 /** What the request is answered: its status and body, and the id of the kept request when one was kept. */
@@ -36,6 +42,19 @@ export interface IntakeAnswer {
   status: number;
   body: Record<string, unknown>;
   requestId?: string;
+  /**
+   * For a request that waits for its run (docs/waiting.md): the answer to send once the run and its delivery
+   * ended or the time limit passed (it rejects with the 503 of a stop). `status` and `body` are then the
+   * acceptance's, stored under the idempotency key.
+   */
+  waited?: Promise<IntakeAnswer>;
+}
+
+export interface AcceptOptions {
+  /** Apply the request's idempotency key (default true); a replay does not, or it would get the first answer back. */
+  idempotent?: boolean;
+  /** The adapter can keep its answer open (the `/hooks` listener): a request asking to wait for its run waits. */
+  canWait?: boolean;
 }
 
 export class Intake {
@@ -52,10 +71,17 @@ export class Intake {
 
   /**
    * Everything after the credential: once per idempotency key, the mapping's rate limit, resolve, and
-   * the actions stored with the request kept beside them in one commit. `idempotent: false` (a replay)
-   * does not apply the request's idempotency key, or it would get the first answer back.
+   * the actions stored with the request kept beside them in one commit; then, for a request that asks
+   * to, the wait for its run.
    */
-  accept(gen: Generation, req: HookRequest, owner: Pipeline | undefined, idempotent = true): Promise<IntakeAnswer> {
+  accept(gen: Generation, req: HookRequest, owner: Pipeline | undefined, opts: AcceptOptions = {}): Promise<IntakeAnswer> {
+    const idempotent = opts.idempotent !== false;
+    if (opts.canWait && this.deps.waits && !owner && req.name === 'agent' && asksToWait(req.payload))
+      return this.acceptAndWait(gen, req, this.deps.waits, idempotent);
+    return this.acceptOnce(gen, req, owner, idempotent);
+  }
+
+  private acceptOnce(gen: Generation, req: HookRequest, owner: Pipeline | undefined, idempotent: boolean): Promise<IntakeAnswer> {
     const key = idempotent ? requestKey(gen, req, owner) : undefined;
     if (key === undefined) return this.store(gen, req, owner, undefined);
     const scoped = idempotencyScope(req.name, key);
@@ -79,6 +105,34 @@ export class Intake {
     });
   }
 
+  /**
+   * The wait step (docs/waiting.md): a place among the waiting requests is taken before anything is stored
+   * (503 when none is left), then the request is accepted as any other, a repeat of its key included (its
+   * first answer names the run), and waits for the run that answer names.
+   */
+  private async acceptAndWait(gen: Generation, req: HookRequest, waits: Waits, idempotent: boolean): Promise<IntakeAnswer> {
+    waits.reserve();
+    let accepted: IntakeAnswer;
+    try {
+      accepted = await this.acceptOnce(gen, req, undefined, idempotent);
+    } catch (err) {
+      waits.release();
+      throw err;
+    }
+    const runId = accepted.body.runId;
+    if (typeof runId !== 'string') {
+      waits.release();
+      return accepted;
+    }
+    const hc = gen.config.hooks;
+    const withReply = hc.replyInResponse;
+    accepted.waited = waits.wait(runId, hc.waitForCompletionSeconds * 1000).then((end) => {
+      waits.release();
+      return waitedAnswer(accepted, end, runId, withReply);
+    });
+    return accepted;
+  }
+
   /** A request that runs nothing: answered 204, kept with the reason when the request log is on. */
   private async skip(gen: Generation, req: HookRequest, owner: Pipeline | undefined, reason: string): Promise<IntakeAnswer> {
     const keep = keptRequest(gen, req, owner);
@@ -91,6 +145,20 @@ export class Intake {
     const wait = await this.deps.rateLimiter.take(p.id, limit, now);
     if (wait !== undefined) throw errors.rateLimited(wait, `hook "${p.id}" takes at most ${limit.max} requests per ${limit.perSeconds}s`);
   }
+}
+
+/** `waitForCompletion: true` in a direct `/agent` body (its type is checked with the rest of the body, by resolve). */
+function asksToWait(payload: unknown): boolean {
+  return typeof payload === 'object' && payload !== null && (payload as { waitForCompletion?: unknown }).waitForCompletion === true;
+}
+
+/** The answer of a request that waited (docs/waiting.md): 200 with the run's completion, 202 with none past the time limit. */
+function waitedAnswer(accepted: IntakeAnswer, end: WaitEnd, runId: string, withReply: boolean): IntakeAnswer {
+  if (end.kind === 'stopping') throw errors.stoppedWaiting(runId);
+  const completion = end.kind === 'ended' ? completionOf(end.run, withReply) : null;
+  const answer: IntakeAnswer = { status: completion ? 200 : 202, body: { ...accepted.body, completion } };
+  if (accepted.requestId !== undefined) answer.requestId = accepted.requestId;
+  return answer;
 }
 
 /**

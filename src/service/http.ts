@@ -14,6 +14,7 @@ import { Drain, guardRequests, handleClientErrors } from '../http/connection.ts'
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { IdempotencyGuard } from '../intake/idempotency.ts';
 import { Intake } from '../intake/pipeline.ts';
+import { Waits } from '../intake/wait.ts';
 import { RefusalLog } from '../intake/refusals.ts';
 import { createRateLimiter } from '../intake/rate-limit.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';
@@ -111,6 +112,7 @@ export function createApp(p: AppParts) {
     clock,
   });
   const startedAt = clock();
+  const waits = new Waits({ runs: store.records, ends: store.ends, logger: p.logger });
   const listener = createListener({
     generations,
     intake: new Intake({
@@ -118,6 +120,7 @@ export function createApp(p: AppParts) {
       idempotency: new IdempotencyGuard(store.records),
       rateLimiter: createRateLimiter(store.counters),
       logger: p.logger,
+      waits,
     }),
     refusals: new RefusalLog(runtime.dispatcher, p.logger),
     throttle: p.throttle,
@@ -140,5 +143,5 @@ export function createApp(p: AppParts) {
       storage: { driver: store.driver },
     }),
   });
-  return { listener, feed };
+  return { listener, feed, waits };
 }

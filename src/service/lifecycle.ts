@@ -12,6 +12,7 @@ import { watchSources, type SourceWatcher } from '../config/watch.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';
 import { settlesWithin } from '../util/deadline.ts';
 import type { ConsoleFeed } from '../http/stream.ts';
+import type { Waits } from '../intake/wait.ts';
 import { createRetention, type Retention } from '../runtime/retention.ts';
 import { runtimeLogger } from './runtime.ts';
 import type { Runtime } from './runtime.ts';
@@ -78,6 +79,8 @@ export interface Running {
   server: Server;
   drain: Drain;
   feed: ConsoleFeed;
+  /** Requests waiting for their runs (docs/waiting.md). */
+  waits: Waits;
   retention: Retention;
   watcher: SourceWatcher | undefined;
   runtime: Runtime;
@@ -104,6 +107,8 @@ export async function stopAll(r: Running): Promise<void> {
   await r.watcher?.close();
   // meanwhile no run or heartbeat starts; the ones running may finish within the budget
   await Promise.all([r.runtime.runner.stop(left()), r.runtime.heartbeat.stop(left())]);
+  // runs are stored as finished or queued again: requests still waiting for theirs are answered 503 (docs/waiting.md)
+  r.waits.stop();
   drained();
   await intake;
   // replies of runs that just finished go out if there is time left; the rest stays in the outbox

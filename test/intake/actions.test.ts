@@ -140,6 +140,12 @@ describe('toAgentAction()', () => {
     ],
     ['deliver as a string', { message: 'm', deliver: 'true' }, 'deliver', 'deliver: must be a boolean'],
     [
+      'waitForCompletion as a string',
+      { message: 'm', waitForCompletion: 'yes' },
+      'waitForCompletion',
+      'waitForCompletion: must be a boolean',
+    ],
+    [
       'an unconfigured channel',
       { message: 'm', channel: 'telegram' },
       'channel',

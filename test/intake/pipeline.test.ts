@@ -200,7 +200,7 @@ describe('the intake pipeline', () => {
     const headers = { 'content-type': 'application/json', 'idempotency-key': 'k-2' };
     const first = await intake.accept(gen, request('wake', { text: 'again' }, { headers }), undefined);
     const replay = request('github', { action: 'closed', number: 8 }, { headers, replayOf: first.requestId!, authenticated: true });
-    const answer = await intake.accept(gen, replay, ownerWithoutCredential(gen, replay), false);
+    const answer = await intake.accept(gen, replay, ownerWithoutCredential(gen, replay), { idempotent: false });
     expect(answer.body.duplicate).toBeUndefined();
     expect(commits[1]!.idempotency).toBeUndefined();
     expect(commits[1]!.request).toMatchObject({ replayOf: 'req-1', mappingId: 'issues' });

@@ -5,7 +5,7 @@
  * (list it in schemas.ts `namedSchemas`). `{hooks}` in a path stands for `hooks.path`.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { AgentBody, WakeBody } from '../../intake/actions.ts';
+import { AgentRequestBody, WakeBody } from '../../intake/actions.ts';
 import * as S from './schemas.ts';
 import * as U from '../ui-schemas.ts';
 
@@ -84,8 +84,16 @@ export const operations: Operation[] = [
     summary: 'Queue an agent run',
     tag: 'hooks',
     auth: 'hook',
-    body: AgentBody,
-    responses: { '200': ok('stored (hooks.agentStatus 200)', S.AgentAnswer), '202': ok('stored', S.AgentAnswer), ...hookErrors },
+    body: AgentRequestBody,
+    responses: {
+      '200': ok('stored (hooks.agentStatus 200), or with waitForCompletion the run and its delivery ended', S.AgentAnswer),
+      '202': ok('stored; with waitForCompletion, its time limit passed first (completion null)', S.AgentAnswer),
+      ...hookErrors,
+      '503': ok(
+        'the queue is full, storage is unavailable, or too many requests wait: nothing was stored; or a request that waited was cut short by a stop: its run is stored (docs/waiting.md)',
+        S.ErrorBody,
+      ),
+    },
   },
   {
     method: 'post',

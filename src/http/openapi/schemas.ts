@@ -33,7 +33,38 @@ export const WakeAnswer = Type.Object(
   },
   { $id: 'WakeAnswer' },
 );
-export const AgentAnswer = Type.Object({ ok: Ok, runId: Id, sessionKey: Type.String() }, { $id: 'AgentAnswer' });
+/** What a request that waited is told of its run (docs/waiting.md). */
+export const Completion = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ok'), Type.Literal('error'), Type.Literal('timeout')]),
+    replyDisposition: Type.Union([Type.Literal('visible'), Type.Literal('silent'), Type.Literal('empty')], {
+      description:
+        'visible: a reply set out to be delivered; silent: a reply not delivered (deliver false, an acknowledgement); empty: no reply text',
+    }),
+    delivery: Type.Object(
+      {
+        status: Type.Union([Type.Literal('sent'), Type.Literal('skipped'), Type.Literal('failed')]),
+        attempts: Type.Integer({ minimum: 0 }),
+      },
+      { additionalProperties: false },
+    ),
+    reply: Type.Optional(Type.String({ description: 'the reply text, only with hooks.replyInResponse' })),
+  },
+  { $id: 'Completion', additionalProperties: false },
+);
+export const AgentAnswer = Type.Object(
+  {
+    ok: Ok,
+    runId: Id,
+    sessionKey: Type.String(),
+    completion: Type.Optional(
+      Type.Union([Type.Ref(Completion), Type.Null()], {
+        description: 'with waitForCompletion: the run and its delivery ended (200), or null past hooks.waitForCompletionSeconds (202)',
+      }),
+    ),
+  },
+  { $id: 'AgentAnswer' },
+);
 export const ManyAnswer = Type.Object({ ok: Ok, runIds: Type.Array(Id), eventIds: Type.Array(Id) }, { $id: 'ManyAnswer' });
 /** What a hook request may be answered with on success (a verifier's handshake answers its own JSON). */
 export const HookAnswer = Type.Union([Type.Ref(WakeAnswer), Type.Ref(AgentAnswer), Type.Ref(ManyAnswer)], { $id: 'HookAnswer' });
@@ -232,6 +263,7 @@ export const RedeliverAnswer = Type.Object(
 export const namedSchemas: TSchema[] = [
   ErrorBody,
   WakeAnswer,
+  Completion,
   AgentAnswer,
   ManyAnswer,
   HookAnswer,

@@ -155,6 +155,9 @@ describe('GET /api/openapi.json', () => {
     await check('post', '/hooks/wake', '/hooks/wake', { token: 'wrong', body: '{}' });
     const agent = await check('post', '/hooks/agent', '/hooks/agent', { token: HOOK, body: JSON.stringify({ message: 'hello' }) });
     await check('post', '/hooks/agent', '/hooks/agent', { token: HOOK, body: 'not json' });
+    // one that waits for its run (docs/waiting.md): 200 with its completion
+    const waited = JSON.stringify({ message: 'wait for me', deliver: false, waitForCompletion: true });
+    expect((await check('post', '/hooks/agent', '/hooks/agent', { token: HOOK, body: waited })).completion.status).toBe('ok');
     await check('post', '/hooks/{name}', '/hooks/list', { token: HOOK, body: JSON.stringify({ items: [1, 2] }) });
     await check('post', '/hooks/{name}', '/hooks/list', { token: HOOK, body: JSON.stringify({ items: [] }) });
     await check('post', '/hooks/{name}', '/hooks/nothing-here', { token: HOOK, body: '{}' });
