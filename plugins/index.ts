@@ -2,6 +2,7 @@
 import type { Plugin } from 'hook-intake/plugin';
 import echo from './echo/index.ts';
 import openai from './openai/index.ts';
+import anthropic from './anthropic/index.ts';
 import command from './command/index.ts';
 import consoleChannel from './console/index.ts';
 import webhook from './webhook/index.ts';
@@ -17,6 +18,7 @@ import whatsapp from './whatsapp/index.ts';
 export const builtinPlugins: readonly Plugin[] = [
   echo,
   openai,
+  anthropic,
   command,
   consoleChannel,
   webhook,
