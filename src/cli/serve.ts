@@ -128,13 +128,14 @@ export async function serve(argv: string[]): Promise<number | undefined> {
 
   // the handlers go in before the ready line: a supervisor may send SIGTERM the moment it reads it
   const stopped = stopOnSignal(service, logger);
+  // Node writes the code it compiled into the compile cache at exit, which on a start that found the
+  // cache empty kept the process alive well after `stopped` (measured: docs/performance.md). Written now,
+  // before the ready line: the write holds the event loop, and a request taken meanwhile would wait
+  // behind it (a slow body's bytes would pile up unseen past its read deadline)
+  flushCompileCache();
   printStdout(`listening on ${service.url}\n`);
   printStdout(`data directory: ${data.dir} (${data.from})\n`);
   printStdout(welcomeText(service, loaded, tokens, process.stdout.isTTY === true));
-  // Node writes the code it compiled into the compile cache at exit, about 0.6–0.9 s on a start
-  // that found the cache empty, which kept the process alive that long after `stopped`: written
-  // now, once the service answers, stopping leaves only what was compiled since
-  setImmediate(flushCompileCache);
   return stopped;
 }
 

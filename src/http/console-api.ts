@@ -53,6 +53,7 @@ export function requestSummaryView(r: KeptRequestSummary): Record<string, unknow
     receivedAt: r.receivedAt,
     status: r.status,
     replayOf: r.replayOf,
+    reason: r.reason,
     bodyBytes: r.bodyBytes,
     runIds: r.actions.flatMap((a) => (a.kind === 'agent' ? [a.runId] : [])),
     eventIds: r.actions.flatMap((a) => (a.kind === 'wake' ? [a.eventId] : [])),
@@ -65,7 +66,9 @@ export function requestView(r: KeptRequest): Record<string, unknown> {
   const text = new TextDecoder('utf-8', { fatal: false }).decode(buf);
   const utf8 = Buffer.byteLength(text) === buf.length && !text.includes('\uFFFD');
   return {
-    ...requestSummaryView({ ...r, bodyBytes: buf.length }),
+    ...requestSummaryView(r),
+    // a refused request's body is kept only when its credential had passed
+    bodyKept: buf.length === r.bodyBytes,
     headers: r.headers,
     actions: r.actions,
     body: utf8 ? text : buf.toString('base64'),
@@ -129,6 +132,8 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
   router.post('/api/requests/:id/replay', auth, async (ctx) => {
     const kept = await deps.store.requests.get(ctx.params.id!);
     if (!kept) throw errors.notFound();
+    if (kept.body.byteLength !== kept.bodyBytes)
+      throw errors.conflict('the body of this refused request was not kept (its credential had not passed): it cannot be replayed');
     const answer = await replayRequest(kept, { generations: deps.generations, intake: deps.intake, clock: deps.clock });
     audit(ctx, 'replay', { requestId: kept.id, hook: kept.hook, status: answer.status, newRequestId: answer.requestId ?? null });
     // a skip (204 to a sender) is 200 here, so the answer can say what happened and of what it is a replay
@@ -148,7 +153,19 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
     if (run.status === 'queued' || run.status === 'running')
       throw errors.conflict(`the run is ${run.status}; retry it once it has finished`);
     const now = deps.clock();
-    const { status: _s, attempts: _a, startedAt: _st, finishedAt: _f, reply: _r, summary: _su, error: _e, delivery: _d, ...input } = run;
+    const {
+      status: _s,
+      attempts: _a,
+      startedAt: _st,
+      finishedAt: _f,
+      reply: _r,
+      summary: _su,
+      error: _e,
+      usage: _u,
+      delivery: _d,
+      forwarded: _fw,
+      ...input
+    } = run;
     const retry: NewRun = { ...input, id: uuidv7(now), createdAt: now };
     await deps.dispatcher.requeue(retry, deps.generations.current.config.hooks.maxQueuedRuns);
     audit(ctx, 'retry', { runId: run.id, newRunId: retry.id });

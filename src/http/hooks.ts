@@ -19,6 +19,7 @@ import { handshakeOwner } from '../intake/credential.ts';
 import type { Answer } from '../intake/idempotency.ts';
 import { requireIdentityEncoding } from '../intake/parse.ts';
 import type { Intake } from '../intake/pipeline.ts';
+import type { Refused, RefusalLog } from '../intake/refusals.ts';
 import { type HookRequest, parseBody, queryWithoutToken, urlWithoutToken } from '../intake/request.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import { isBuiltInHook } from '../names.ts';
@@ -37,6 +38,8 @@ export interface HooksDeps {
   clock: () => number;
   /** Counts answers by hook and status for /metrics. */
   tally?: RequestTally;
+  /** Keeps refused requests in the request log; none are kept without it. */
+  refusals?: RefusalLog;
 }
 
 const header = (req: IncomingMessage, name: string): string | undefined => {
@@ -84,6 +87,7 @@ class HookListener {
         logFailure(deps.logger, e, t.path, state);
         this.logRequest(req.method ?? '', t.path, e.status, start, state);
         deps.tally?.count(state.hook, e.status);
+        if (deps.refusals && state.asked && req.method === 'POST') deps.refusals.keep(gen, refused(req, t, state, this.deps.clock()), e);
       },
     );
   };
@@ -106,11 +110,13 @@ class HookListener {
 
     const client = clientAddress(req, gen.config.gateway.trustProxy);
     const name = hookName(gen, t.path);
+    state.asked = name;
     const signedName = !isBuiltInHook(name) && (gen.signed.anyPath || gen.signed.paths.has(name));
     // a name a signature-verified mapping may own gets its verdict from that mapping (authorize)
     const authenticated = this.auth.authenticate(req.headers, gen.hookToken, client, now, !signedName, t.query, hc.allowQueryToken, out);
     if (!name) throw errors.notFound();
     state.hook = name;
+    state.credentialPassed = authenticated;
 
     const body = await readBody(req, { maxBytes: hc.maxBodyBytes, timeoutMs: hc.bodyTimeoutMs }, res);
     state.bytes = body.length;
@@ -128,7 +134,9 @@ class HookListener {
       receivedAt: now,
       authenticated,
     };
+    state.request = hookReq;
     const owner = this.authorize(gen, hookReq, client, now);
+    state.credentialPassed = true;
     if (owner) state.mapping = owner.id;
     if (hookReq.answer) return sendDirect(res, hookReq.answer);
     const answer = await this.deps.intake.accept(gen, hookReq, owner);
@@ -192,4 +200,19 @@ function sendDirect(res: ServerResponse, a: DirectAnswer): Answer {
   });
   res.end(a.text);
   return { status: a.status, body: {} };
+}
+
+/** A refused request as the request log keeps it: its body only when its credential had passed. */
+function refused(req: IncomingMessage, t: Target, state: RequestState, now: number): Refused {
+  const r = state.request;
+  const declared = Number(req.headers['content-length']);
+  return {
+    hook: state.asked!,
+    mappingId: state.mapping ?? null,
+    url: r?.url ?? urlWithoutToken(t.path, t.query, t.search),
+    headers: req.headers,
+    body: r && state.credentialPassed ? r.rawBody : undefined,
+    bodyBytes: state.bytes ?? (Number.isFinite(declared) ? declared : 0),
+    receivedAt: r?.receivedAt ?? now,
+  };
 }

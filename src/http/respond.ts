@@ -81,7 +81,8 @@ export function requestLogger(logger: Logger): RequestLogger {
 
 /** At most one `storage unavailable` line this often: under load every request would write one. */
 export const STORAGE_LOG_EVERY_MS = 10_000;
-let storageLoggedAt = -Infinity;
+/** When each logger last wrote that line (one service's outage does not quiet another's in the same process). */
+const storageLoggedAt = new WeakMap<Logger, number>();
 
 /**
  * Logs an unexpected failure once; the expected 5xx (transform failed, queue full) were logged where
@@ -90,8 +91,8 @@ let storageLoggedAt = -Infinity;
 export function logFailure(logger: Logger, e: HookError, path: string, s: RequestState): void {
   if (e.code === 'STORAGE_UNAVAILABLE') {
     const now = performance.now();
-    if (now - storageLoggedAt < STORAGE_LOG_EVERY_MS) return;
-    storageLoggedAt = now;
+    if (now - (storageLoggedAt.get(logger) ?? -Infinity) < STORAGE_LOG_EVERY_MS) return;
+    storageLoggedAt.set(logger, now);
     logger.error({ err: e.cause, code: e.code, path }, 'storage unavailable: requests are answered 503 until it can write again');
     return;
   }

@@ -6,7 +6,7 @@
  * ids are time-ordered (UUIDv7) so that their unique indexes grow at one edge.
  */
 import type { AcceptRecords } from '../store/roles.ts';
-import type { AcceptBatch, KeptAction, KeptRequest, NewEvent, NewRun } from '../store/types.ts';
+import type { AcceptBatch, KeptAction, NewEvent, NewKeptRequest, NewRun } from '../store/types.ts';
 import type { PreparedAction } from './prepare.ts';
 import { errors } from '../errors.ts';
 import { uuidv7 } from '../util/uuid7.ts';
@@ -24,7 +24,7 @@ export interface DispatchOptions {
 }
 
 /** A request to keep, as received; the dispatcher adds its id, status and actions. */
-export type KeepRequest = Omit<KeptRequest, 'id' | 'status' | 'actions'>;
+export type KeepRequest = Omit<NewKeptRequest, 'status' | 'actions' | 'reason'>;
 
 export interface DispatchResult {
   status: number;
@@ -48,6 +48,8 @@ export interface Dispatcher {
   dispatch(actions: readonly PreparedAction[], opts: DispatchOptions): Promise<DispatchResult>;
   /** Keeps a request that was skipped (answered 204, nothing else stored) with why; resolves with its id. */
   keepSkipped(keep: KeepRequest, reason: string): Promise<string>;
+  /** Keeps a refused request (its error status and code), storing nothing else; resolves with its id. */
+  keepRefused(keep: KeepRequest, status: number, reason: string): Promise<string>;
   /** Stores a run made again from an earlier one (`POST /api/runs/<id>/retry`), under the same cap on queued runs. */
   requeue(run: NewRun, maxQueuedRuns: number): Promise<void>;
 }
@@ -68,6 +70,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
       const result = answer(actions, events, runs, opts.agentStatus);
       const batch: AcceptBatch = { events, runs };
+      // a lone wake coalesces into the newest pending event when that is the same wake (docs/http.md, "Wake coalescing")
+      const lone = actions.length === 1 && events.length === 1;
+      if (lone) batch.coalesce = {};
       if (opts.idempotency) {
         batch.idempotency = {
           key: opts.idempotency.key,
@@ -76,12 +81,18 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           createdAt: now,
           expiresAt: now + opts.idempotency.ttlSeconds * 1000,
         };
+        // the store puts the id of the event it coalesced into in place of the new one
+        if (lone) batch.coalesce!.idempotencyBody = JSON.stringify(coalesced(result.body, events[0]!.id));
       }
       if (opts.keep) batch.request = { ...opts.keep, status: result.status, actions: keptActions(actions, events, runs) };
       reserved += runs.length;
       try {
-        const { requestId } = await deps.records.accept(batch);
+        const { requestId, coalescedInto } = await deps.records.accept(batch);
         if (requestId !== undefined) result.requestId = requestId;
+        if (coalescedInto !== undefined) {
+          result.body = coalesced(result.body, coalescedInto);
+          result.eventIds = [coalescedInto];
+        }
       } finally {
         reserved -= runs.length;
       }
@@ -89,8 +100,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (wakeNow) deps.requestHeartbeat();
       return result;
     },
-    async keepSkipped(keep, _reason) {
-      const { requestId } = await deps.records.accept({ events: [], runs: [], request: { ...keep, status: 204, actions: [] } });
+    async keepSkipped(keep, reason) {
+      const { requestId } = await deps.records.accept({ events: [], runs: [], request: { ...keep, status: 204, actions: [], reason } });
+      return requestId!;
+    },
+    async keepRefused(keep, status, reason) {
+      const { requestId } = await deps.records.accept({ events: [], runs: [], request: { ...keep, status, actions: [], reason } });
       return requestId!;
     },
     async requeue(run, maxQueuedRuns) {
@@ -113,7 +128,7 @@ function newRecords(actions: readonly PreparedAction[], now: number): { events: 
   let wakeNow = false;
   for (const a of actions) {
     if (a.kind === 'wake') {
-      events.push({ id: uuidv7(now), source: a.origin, text: a.text, createdAt: now, runId: null });
+      events.push({ id: uuidv7(now), source: a.origin, text: a.text, createdAt: now, runId: null, coalesceKey: a.coalesceKey });
       if (a.mode === 'now') wakeNow = true;
       continue;
     }
@@ -160,6 +175,11 @@ function keptActions(actions: readonly PreparedAction[], events: NewEvent[], run
   });
 }
 
+/** A lone wake's answer once it coalesced into the pending event `eventId`. */
+function coalesced(body: Record<string, unknown>, eventId: string): Record<string, unknown> {
+  return { ...body, eventId, eventOutcome: 'coalesced' };
+}
+
 /** The success answers of the hook endpoints (docs/http.md, "Endpoints"). */
 function answer(actions: readonly PreparedAction[], events: NewEvent[], runs: NewRun[], agentStatus: 200 | 202): DispatchResult {
   const runIds = runs.map((r) => r.id);
@@ -169,7 +189,7 @@ function answer(actions: readonly PreparedAction[], events: NewEvent[], runs: Ne
     const a = actions[0]!;
     const body =
       a.kind === 'wake'
-        ? { ok: true, mode: a.mode, eventId: eventIds[0] }
+        ? { ok: true, mode: a.mode, eventId: eventIds[0], eventOutcome: 'queued' }
         : { ok: true, runId: runIds[0], sessionKey: runs[0]!.sessionKey };
     return { status, body, runIds, eventIds };
   }

@@ -261,6 +261,7 @@ class QueueRunner implements Runner {
       thinking: run.thinking,
       messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: run.message }],
       timeoutMs: run.timeoutSeconds * 1000,
+      hook: { name: run.hookName, wakeMode: run.wakeMode, deliver: run.deliver },
       shutdown: this.shutdown,
     });
     release();
@@ -281,7 +282,8 @@ class QueueRunner implements Runner {
         summarize: true,
       }),
     );
-    outcome.event = summaryEvent(run, outcome, finishedAt);
+    // a forwarded run's summary and heartbeat are the other gateway's (docs/runtime.md, "Forwarded runs")
+    if (!outcome.forwarded) outcome.event = summaryEvent(run, outcome, finishedAt);
     await this.stored(log, 'store the outcome of a run', () => records.finishRun(outcome));
     await this.stored(log, 'end the claim of a run', () => queue.complete(id, this.worker));
     // TODO(agentId): the run's agent once runs carry one; every run is the main agent's until then
@@ -289,11 +291,17 @@ class QueueRunner implements Runner {
     const d = outcome.delivery;
     // a skipped delivery says why (fixed phrases and channel names, never the reply or the recipient)
     log.info(
-      { status: outcome.status, ms: finishedAt - startedAt, delivery: d.kind, ...(d.kind === 'skipped' ? { reason: d.reason } : {}) },
+      {
+        status: outcome.status,
+        ms: finishedAt - startedAt,
+        delivery: d.kind,
+        ...(d.kind === 'skipped' ? { reason: d.reason } : {}),
+        ...(outcome.forwarded ? { forwardedRunId: outcome.forwarded.runId } : {}),
+      },
       'run finished',
     );
     if (outcome.delivery.kind === 'outbox') this.deps.notifyOutbox(outcome.delivery.entry);
-    if (run.wakeMode === 'now') this.deps.requestHeartbeat();
+    if (run.wakeMode === 'now' && !outcome.forwarded) this.deps.requestHeartbeat();
   }
 
   private async interruptedTwice(c: Claim<NewRun>): Promise<void> {

@@ -14,6 +14,7 @@ import { Drain, guardRequests, handleClientErrors } from '../http/connection.ts'
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { IdempotencyGuard } from '../intake/idempotency.ts';
 import { Intake } from '../intake/pipeline.ts';
+import { RefusalLog } from '../intake/refusals.ts';
 import { createRateLimiter } from '../intake/rate-limit.ts';
 import type { SpareWorkerSource } from '../transforms/pool.ts';
 import { createMetrics, RequestTally } from '../http/metrics.ts';
@@ -117,6 +118,7 @@ export function createApp(p: AppParts) {
       rateLimiter: createRateLimiter(store.counters),
       logger: p.logger,
     }),
+    refusals: new RefusalLog(runtime.dispatcher, p.logger),
     throttle: p.throttle,
     logger: p.logger,
     clock,

@@ -72,6 +72,11 @@ export interface RunRecords {
 
 export interface EventRecords {
   listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]>;
+  /**
+   * The event with this id, consumed or not, while it is kept. The dispatcher names events with UUIDv7 ids
+   * made at their `createdAt`, which a driver may use to find one quickly; any other id may cost a scan.
+   */
+  getEvent(id: string): Promise<SystemEvent | undefined>;
   /** Oldest first. */
   pendingEvents(limit: number): Promise<SystemEvent[]>;
   /** The newest `limit` pending events and the older ones counted, however many are pending; counting does not hold the event loop. */
@@ -211,6 +216,18 @@ export interface KeptRequests {
   get(id: string): Promise<KeptRequest | undefined>;
   /** Newest first, without headers and bodies (a page of large bodies would be read whole only to be counted). */
   list(opts: RequestListOptions): Promise<KeptRequestSummary[]>;
+}
+
+/**
+ * A store read by a process that does not serve from it (`hook-intake replay` beside a running service,
+ * docs/shadow.md): the request log and the runs and events its requests name. Nothing of it writes, and
+ * opening it takes no lock a serving process would wait for.
+ */
+export interface StoreReader {
+  readonly driver: string;
+  readonly requests: KeptRequests;
+  readonly records: Pick<RunRecords, 'getRun'> & Pick<EventRecords, 'getEvent'>;
+  close(): Promise<void>;
 }
 
 /** What a driver is, for the parts of the service that differ with it. */

@@ -74,10 +74,29 @@ export interface Run {
   /** The tokens the provider reported, set when the run ends; null while it runs and when the provider reports none. */
   usage: TokenUsage | null;
   delivery: RunDelivery;
+  /**
+   * Set when the provider handed the run to another gateway (`gateway`), which replies and delivers by
+   * itself: its id for the run there, null when its answer named none. Null otherwise.
+   */
+  forwarded: Forwarded | null;
 }
 
-export type NewRun = Omit<Run, 'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'usage' | 'delivery'>;
-export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'>;
+/** Where a forwarded run went: the other gateway's run id. */
+export interface Forwarded {
+  runId: string | null;
+}
+
+export type NewRun = Omit<
+  Run,
+  'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'usage' | 'delivery' | 'forwarded'
+>;
+export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'> & {
+  /**
+   * A wake's key for coalescing (docs/http.md, "Wake coalescing"): made from its source and its text as
+   * sent, since the stored text is wrapped in a boundary with a random id. Absent on other events.
+   */
+  coalesceKey?: string;
+};
 
 export interface SessionMessage {
   id: number;
@@ -146,17 +165,22 @@ export interface KeptRequest {
   url: string;
   /** Lower-case names; credentials (authorization, cookies, tokens, signatures) are never kept. */
   headers: Record<string, string>;
+  /** The body as received; empty when it was not kept (a refused request's, unless its credential passed). */
   body: Uint8Array;
+  /** The size of the body as received (also when the body was not kept). */
+  bodyBytes: number;
   receivedAt: number;
-  /** The status of the answer: 200 or 202 (stored), 204 (the mapping skipped it). */
+  /** The status of the answer: 200 or 202 (stored), 204 (nothing run), or the error of a refused request. */
   status: number;
   actions: KeptAction[];
   /** The kept request this one replays (`POST /api/requests/<id>/replay`); null for one from outside. */
   replayOf: string | null;
+  /** Why nothing ran: a refused request's error code, or why a 204 ran nothing; null for a request that stored work. */
+  reason: string | null;
 }
 
 /** A kept request as lists show it: without its headers and body, with the body's size. */
-export type KeptRequestSummary = Omit<KeptRequest, 'headers' | 'body'> & { bodyBytes: number };
+export type KeptRequestSummary = Omit<KeptRequest, 'headers' | 'body'>;
 
 /** Everything one accepted request writes, committed as one unit. */
 export interface AcceptBatch {
@@ -165,15 +189,28 @@ export interface AcceptBatch {
   idempotency?: IdempotencyRecord;
   /** The request itself, kept for the request log; the driver names it. */
   request?: NewKeptRequest;
+  /**
+   * Set on a batch whose one event is a lone wake that may coalesce (docs/http.md, "Wake coalescing"): when
+   * the newest pending event has the same `coalesceKey`, the event is not stored and `accept` resolves with
+   * that event's id in `coalescedInto`; the idempotency record is then stored with `idempotencyBody` (given
+   * when the batch has one) and the kept request's wake action names that event, the new event's id replaced
+   * by that event's id in both. The look and the write are one atomic step.
+   */
+  coalesce?: { idempotencyBody?: string };
 }
 
-/** A request to keep, before the driver has named it. */
-export type NewKeptRequest = Omit<KeptRequest, 'id'>;
+/**
+ * A request to keep, before the driver has named it. `bodyBytes` is the size of the body as received,
+ * when that is not the kept `body`'s (a refused request's body is not kept).
+ */
+export type NewKeptRequest = Omit<KeptRequest, 'id' | 'reason' | 'bodyBytes'> & { reason?: string | null; bodyBytes?: number };
 
 /** What `accept` stored beyond the batch's own ids. */
 export interface Accepted {
   /** The kept request's id, when the batch keeps one. */
   requestId?: string;
+  /** The pending event the batch's wake coalesced into (`AcceptBatch.coalesce`); absent when its event was stored. */
+  coalescedInto?: string;
 }
 
 export interface RunOutcome {
@@ -191,6 +228,8 @@ export interface RunOutcome {
   event?: NewEvent;
   /** What happens to the reply: an outbox entry, or skipped with a reason. */
   delivery: { kind: 'outbox'; entry: NewDelivery } | { kind: 'skipped'; reason: string; channel?: string | null; to?: string | null };
+  /** The other gateway's run, when the provider forwarded the run (`Run.forwarded`). */
+  forwarded?: Forwarded;
   /** Pending system events this run consumed (heartbeats). */
   consumedEventIds?: string[];
   /**

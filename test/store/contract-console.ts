@@ -40,8 +40,36 @@ export function consoleContract(store: () => Store): void {
       });
       const { requestId } = await store().records.accept({ events: [event], runs: [run], request: req });
       const read = await store().requests.get(requestId!);
-      expect({ ...read, body: Buffer.from(read!.body) }).toEqual({ ...req, id: requestId, body: Buffer.from(body) });
+      expect({ ...read, body: Buffer.from(read!.body) }).toEqual({
+        ...req,
+        id: requestId,
+        body: Buffer.from(body),
+        bodyBytes: 4,
+        reason: null,
+      });
       expect(await store().requests.get('nope')).toBeUndefined();
+    });
+
+    it('keep why nothing ran, and the size of a body that was not kept, in a read and in a list', async () => {
+      const refused = newRequest({
+        hook: 'refused-hook',
+        status: 401,
+        body: new Uint8Array(0),
+        actions: [],
+        reason: 'INVALID_SIGNATURE',
+        bodyBytes: 1234,
+      });
+      const skipped = newRequest({ hook: 'refused-hook', status: 204, actions: [], reason: 'event "push" is not in events' });
+      const a = (await store().records.accept({ events: [], runs: [], request: refused })).requestId!;
+      const b = (await store().records.accept({ events: [], runs: [], request: skipped })).requestId!;
+      expect(await store().requests.get(a)).toMatchObject({ status: 401, reason: 'INVALID_SIGNATURE', bodyBytes: 1234 });
+      expect((await store().requests.get(a))!.body.byteLength).toBe(0);
+      expect(await store().requests.get(b)).toMatchObject({ status: 204, reason: 'event "push" is not in events' });
+      const listed = await store().requests.list({ limit: 10, hook: 'refused-hook' });
+      expect(listed.map((r) => [r.id, r.status, r.reason, r.bodyBytes])).toEqual([
+        [b, 204, 'event "push" is not in events', skipped.body.byteLength],
+        [a, 401, 'INVALID_SIGNATURE', 1234],
+      ]);
     });
 
     it('are named by the driver with UUIDv7s in the order received, and a batch without one names none', async () => {

@@ -267,15 +267,16 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
   it('shows the request log, a request with its payload, and replays it', async () => {
     await page.click('nav a[data-page=requests]');
     await page.waitForSelector('#requests-list :is(table, p:not(.loading))');
-    // the accepted ones: two wakes, the agent request, the mapped one (a 401 or a 500 stored nothing)
-    expect(await page.$$eval('#requests tbody tr', (rows) => rows.length)).toBe(4);
+    // the accepted ones (two wakes, the agent request, the mapped one) and the refused ones (a 401 and a 500), with their code
+    expect(await page.$$eval('#requests tbody tr', (rows) => rows.length)).toBe(6);
+    expect(await page.textContent('#requests tbody')).toContain('401 UNAUTHORIZED');
     await page.fill('#filter-hook', 'github');
     await expect
       .poll(() => page.$$eval('#requests tbody tr', (rows) => rows.map((r) => r.textContent)))
       .toEqual([expect.stringContaining('github')]);
     await shot('requests');
     await page.fill('#filter-hook', '');
-    await expect.poll(() => page.$$eval('#requests tbody tr', (rows) => rows.length)).toBe(4);
+    await expect.poll(() => page.$$eval('#requests tbody tr', (rows) => rows.length)).toBe(6);
 
     // the oldest: the first wake, its payload and headers (no credentials), then replayed
     await page.click('#requests tbody tr:last-child a');

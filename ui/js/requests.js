@@ -37,7 +37,7 @@ export function requests() {
       time(pick(r, 'receivedAt', 'createdAt', 'at')),
       pick(r, 'hook', 'name', 'path') ?? '—',
       pick(r, 'mappingId', 'mapping') ?? '—',
-      badge(pick(r, 'status')),
+      r.reason ? h('span', { title: r.reason }, badge(pick(r, 'status')), ` ${r.reason}`) : badge(pick(r, 'status')),
       ids(r.runIds, 'runs'),
       r.replayOf ? h('a', { href: `#/requests/${encodeURIComponent(r.replayOf)}` }, 'replay') : '',
     ]);
@@ -167,7 +167,10 @@ function render(el, r) {
         h('dt', {}, 'mapping'),
         h('dd', {}, (typeof r.mapping === 'object' && r.mapping ? r.mapping.id : pick(r, 'mapping', 'mappingId')) ?? '—'),
         h('dt', {}, 'answer'),
-        h('dd', {}, badge(pick(r, 'status'))),
+        h('dd', {}, badge(pick(r, 'status')), r.reason ? ` ${r.reason}` : ''),
+        r.bodyKept === false
+          ? [h('dt', {}, 'body'), h('dd', {}, `${r.bodyBytes} bytes, not kept: the request's credential had not passed`)]
+          : null,
         h('dt', {}, 'runs'),
         h('dd', {}, ids(r.runIds, 'runs')),
         h('dt', {}, 'events'),

@@ -208,7 +208,8 @@ async function transcript(el, r) {
 /** Draws run `r` into `el`; an action's answer goes into `out`, which redrawing leaves alone. */
 function render(el, r, out, changed) {
   const d = r.delivery ?? {};
-  const redeliverable = d.status === 'failed' || d.status === 'skipped';
+  // a forwarded run has no reply here: the other gateway delivers it
+  const redeliverable = (d.status === 'failed' || d.status === 'skipped') && r.reply !== null;
   const talk = h('div', { id: 'transcript' }, h('p', { class: 'muted loading' }, 'Loading…'));
   show(
     el,
@@ -234,6 +235,8 @@ function render(el, r, out, changed) {
         ['tokens', h('span', { id: 'run-tokens' }, tokens(r.usage))],
         ['error', r.error],
         ['summary', r.summary],
+        // only for a run the `gateway` provider handed to another gateway: that gateway's run id
+        ['forwarded', r.forwarded ? h('span', { class: 'mono' }, r.forwarded.runId ?? 'no run id given') : undefined],
       ]),
       h(
         'div',
@@ -259,7 +262,11 @@ function render(el, r, out, changed) {
           'Redeliver',
           'redeliver',
           `/api/runs/${encodeURIComponent(r.id)}/redeliver`,
-          redeliverable ? 'send the reply again' : 'only a failed or skipped reply is sent again',
+          redeliverable
+            ? 'send the reply again'
+            : r.reply === null
+              ? 'the run has no reply here'
+              : 'only a failed or skipped reply is sent again',
           redeliverable,
           out,
           changed,

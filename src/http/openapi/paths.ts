@@ -261,6 +261,7 @@ export const operations: Operation[] = [
       '202': ok('stored', Type.Ref(S.ReplayAnswer)),
       '400': ok('the body no longer passes validation', S.ErrorBody),
       '404': ok('no such kept request, or no mapping takes it now', S.ErrorBody),
+      '409': ok('a refused request whose body was not kept (its credential had not passed)', S.ErrorBody),
       ...csrf,
       ...gatewayErrors,
       '500': ok("the mapping's transform failed", S.ErrorBody),

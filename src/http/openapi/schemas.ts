@@ -22,7 +22,17 @@ export const ErrorBody = Type.Object(
   { $id: 'Error' },
 );
 
-export const WakeAnswer = Type.Object({ ok: Ok, mode: WakeMode, eventId: Id }, { $id: 'WakeAnswer' });
+export const WakeAnswer = Type.Object(
+  {
+    ok: Ok,
+    mode: WakeMode,
+    eventId: Id,
+    eventOutcome: Type.Union([Type.Literal('queued'), Type.Literal('coalesced')], {
+      description: 'coalesced: the same wake was the newest pending event already; eventId is that event and nothing new was stored',
+    }),
+  },
+  { $id: 'WakeAnswer' },
+);
 export const AgentAnswer = Type.Object({ ok: Ok, runId: Id, sessionKey: Type.String() }, { $id: 'AgentAnswer' });
 export const ManyAnswer = Type.Object({ ok: Ok, runIds: Type.Array(Id), eventIds: Type.Array(Id) }, { $id: 'ManyAnswer' });
 /** What a hook request may be answered with on success (a verifier's handshake answers its own JSON). */
@@ -71,6 +81,12 @@ export const Run = Type.Object(
         attempts: Type.Integer({ minimum: 0 }),
       },
       { additionalProperties: false },
+    ),
+    forwarded: Nullable(
+      Type.Object(
+        { runId: Nullable(Type.String()) },
+        { additionalProperties: false, description: "the other gateway's run, when the `gateway` provider forwarded this one" },
+      ),
     ),
   },
   { $id: 'Run', additionalProperties: false },
@@ -129,7 +145,10 @@ const requestFields = {
   receivedAt: Epoch,
   status: Type.Integer({ description: 'the status the request was answered with' }),
   replayOf: Nullable(Type.String()),
-  bodyBytes: Type.Integer({ minimum: 0 }),
+  reason: Nullable(
+    Type.String({ description: "why nothing ran: a refused request's error code, or why a 204 ran nothing; null when it stored work" }),
+  ),
+  bodyBytes: Type.Integer({ minimum: 0, description: 'the size of the body as received' }),
   runIds: Type.Array(Id),
   eventIds: Type.Array(Id),
 };
@@ -145,6 +164,9 @@ export const KeptRequest = Type.Object(
     actions: Type.Array(Type.Ref(KeptAction)),
     body: Type.String({ description: 'the raw body: as text when it is UTF-8, else base64 (bodyEncoding)' }),
     bodyEncoding: Type.Union([Type.Literal('utf8'), Type.Literal('base64')]),
+    bodyKept: Type.Boolean({
+      description: 'false for a refused request whose credential had not passed: its body is not kept, bodyBytes is its size',
+    }),
   },
   { $id: 'KeptRequest', additionalProperties: false },
 );

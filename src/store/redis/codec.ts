@@ -37,6 +37,7 @@ export function toRun(h: Hash): Run {
       to: str(h.dTo),
       attempts: Number(h.dAttempts ?? 0),
     },
+    forwarded: h.fwd === undefined ? null : (JSON.parse(h.fwd) as Run['forwarded']),
   };
 }
 

@@ -46,6 +46,18 @@ export interface RedisRecordsDeps {
   queue: RedisRunQueue;
 }
 
+/** A run by id (a plain read: the store reader uses it too, reader.ts). */
+export async function readRun(client: Redis, p: string, id: string): Promise<Run | undefined> {
+  const h = await client.hgetall(`${p}r:${id}`);
+  return Object.keys(h).length ? toRun(h) : undefined;
+}
+
+/** An event by id, as `readRun`. */
+export async function readEvent(client: Redis, p: string, id: string): Promise<SystemEvent | undefined> {
+  const h = await client.hgetall(`${p}e:${id}`);
+  return Object.keys(h).length ? toEvent(h) : undefined;
+}
+
 export class RedisRecords implements Records {
   private readonly client: Redis;
   private readonly run: RunScript;
@@ -66,18 +78,22 @@ export class RedisRecords implements Records {
   }
 
   async accept(batch: AcceptBatch): Promise<Accepted> {
-    const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0, batch.request ? 1 : 0];
-    for (const e of batch.events) args.push(e.id, e.source, eventJson(e));
+    const co = batch.coalesce;
+    const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0, batch.request ? 1 : 0, co ? 1 : 0];
+    for (const e of batch.events) args.push(e.id, e.source, eventJson(e), e.coalesceKey ?? '');
     for (const r of batch.runs) args.push(r.id, r.sessionKey, JSON.stringify(r));
     const i = batch.idempotency;
     if (i) args.push(i.key, i.status, i.body, i.createdAt, i.expiresAt);
+    if (i && co) args.push(co.idempotencyBody ?? i.body);
     // named here: the key of its hash, made before the script so that the script stays deterministic
     const requestId = batch.request ? uuidv7(batch.request.receivedAt) : undefined;
     if (batch.request) args.push(...requestArgs(requestId!, batch.request));
     // a key stored first by another request fails the script: IdempotencyTakenError (errors.ts)
-    const counts = (await this.script('accept', ...args)) as unknown[];
-    this.queue.counted(counts[0], counts[1]);
-    return requestId === undefined ? {} : { requestId };
+    const [total, claimed, into] = (await this.script('accept', ...args)) as [unknown, unknown, string | null];
+    this.queue.counted(total, claimed);
+    const accepted: Accepted = requestId === undefined ? {} : { requestId };
+    if (into) accepted.coalescedInto = into;
+    return accepted;
   }
 
   async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {
@@ -96,9 +112,8 @@ export class RedisRecords implements Records {
     return all.filter((h) => Object.keys(h).length > 0);
   }
 
-  async getRun(id: string): Promise<Run | undefined> {
-    const [h] = await this.hashes('r:', [id]);
-    return h ? toRun(h) : undefined;
+  getRun(id: string): Promise<Run | undefined> {
+    return readRun(this.client, this.p, id);
   }
 
   async queuedRun(id: string): Promise<NewRun | undefined> {
@@ -152,6 +167,10 @@ export class RedisRecords implements Records {
     }
     if (n === 0) return [];
     return (await this.client.lrange(`${this.p}m:${sessionKey}`, -n, -1)).map((e) => toMessage(sessionKey, e));
+  }
+
+  getEvent(id: string): Promise<SystemEvent | undefined> {
+    return readEvent(this.client, this.p, id);
   }
 
   async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
@@ -241,6 +260,7 @@ export class RedisRecords implements Records {
         error: o.error,
         inTok: o.usage ? String(o.usage.inputTokens) : null,
         outTok: o.usage ? String(o.usage.outputTokens) : null,
+        forwarded: o.forwarded ? JSON.stringify(o.forwarded) : null,
       }),
       o.messages.length,
     ];

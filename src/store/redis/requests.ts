@@ -18,15 +18,21 @@ export function requestArgs(id: string, r: NewKeptRequest): Arg[] {
 async function getRequest(client: Redis, p: string, id: string): Promise<KeptRequest | undefined> {
   const h = await client.hgetallBuffer(`${p}req:${id}`);
   if (!h.j || !h.body) return undefined;
-  return { ...(JSON.parse(h.j.toString('utf8')) as Omit<KeptRequest, 'body'>), body: h.body };
+  const r = JSON.parse(h.j.toString('utf8')) as Omit<KeptRequest, 'body' | 'bodyBytes'> & { bodyBytes?: number };
+  return { ...r, reason: r.reason ?? null, bodyBytes: r.bodyBytes ?? h.body.byteLength, body: h.body };
 }
 
 /** A kept request without its headers and body: the body's length is read, not the body. */
 async function getSummary(client: Redis, p: string, id: string): Promise<KeptRequestSummary | undefined> {
   const [j, bodyBytes] = await Promise.all([client.hget(`${p}req:${id}`, 'j'), client.hstrlen(`${p}req:${id}`, 'body')]);
   if (j === null) return undefined;
-  const { headers: _headers, ...rest } = JSON.parse(j) as Omit<KeptRequest, 'body'>;
-  return { ...rest, bodyBytes };
+  // a body that was not kept (a refused request's) has its size as received in the JSON
+  const {
+    headers: _headers,
+    bodyBytes: received,
+    ...rest
+  } = JSON.parse(j) as Omit<KeptRequest, 'body' | 'bodyBytes'> & { bodyBytes?: number };
+  return { ...rest, reason: rest.reason ?? null, bodyBytes: received ?? bodyBytes };
 }
 
 /** Newest first, through the narrowest index the filters allow, the other filter applied here. */

@@ -42,6 +42,7 @@ function pruneStatements(db: DatabaseSync) {
       'SELECT seq AS k, received_at AS created_at FROM requests WHERE seq >= ? AND seq < (SELECT max(seq) FROM requests) ORDER BY seq LIMIT ?',
     ),
     deleteRequest: p('DELETE FROM requests WHERE seq = ?'),
+    deleteRequestReason: p('DELETE FROM request_reasons WHERE seq = ?'),
     textUsed: p(`SELECT EXISTS (SELECT 1 FROM runs WHERE message_text = ?1) OR EXISTS (SELECT 1 FROM runs WHERE reply_text = ?1)
       OR EXISTS (SELECT 1 FROM messages WHERE content_text = ?1) OR EXISTS (SELECT 1 FROM outbox WHERE text_ref = ?1)
       OR EXISTS (SELECT 1 FROM outbox WHERE parts_ref = ?1) AS used`),
@@ -140,6 +141,7 @@ export class Pruner {
     });
     walk('requests', this.q.requests.all(this.from.requests, limit) as Row[], before.requests, (r) => {
       this.q.deleteRequest.run(r.k as number);
+      this.q.deleteRequestReason.run(r.k as number);
       return true;
     });
     for (const id of texts) if (!Number((this.q.textUsed.get(id) as Row).used)) this.q.deleteText.run(id);

@@ -17,15 +17,18 @@ import { contractError } from './errors.ts';
 import { LIST_WINDOW, newestFirst, stillOpen, type NewestFirst } from './pages.ts';
 import { str, type Row } from './rows.ts';
 
-const COLUMNS = 'SELECT seq, hook, mapping_id, url, headers, body, body_brotli, received_at, status, actions, replay_of FROM requests';
+const COLUMNS =
+  'SELECT seq, hook, mapping_id, url, body_bytes, headers, body, body_brotli, received_at, status, actions, replay_of, reason FROM requests LEFT JOIN request_reasons USING (seq)';
 // a list's columns: none after them is read, so a large body's pages are not
-const SUMMARY_COLUMNS = 'SELECT seq, hook, mapping_id, url, body_bytes, received_at, status, actions, replay_of FROM requests';
+const SUMMARY_COLUMNS =
+  'SELECT seq, hook, mapping_id, url, body_bytes, received_at, status, actions, replay_of, reason FROM requests LEFT JOIN request_reasons USING (seq)';
 
 export function requestStatements(db: DatabaseSync) {
   const p = (sql: string) => db.prepare(sql);
   return {
     insert: p(`INSERT INTO requests (hook, mapping_id, url, headers, body, body_bytes, body_brotli, received_at, status, actions, replay_of)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    insertReason: p('INSERT INTO request_reasons (seq, reason) VALUES (?, ?)'),
     get: p(`${COLUMNS} WHERE seq = ?`),
     end: p('SELECT coalesce(max(seq), 0) + 1 AS n FROM requests'),
     // lists: [from, below, (hook, status filters as given), n], newest first; a filter left out passes everything
@@ -80,13 +83,14 @@ export class RequestRows {
       r.url,
       JSON.stringify(r.headers),
       stored ?? r.body,
-      r.body.byteLength,
+      r.bodyBytes ?? r.body.byteLength,
       stored ? 1 : 0,
       r.receivedAt,
       r.status,
       JSON.stringify(r.actions),
       r.replayOf,
     );
+    if (r.reason) this.q.insertReason.run(lastInsertRowid, r.reason);
     return requestId(Number(lastInsertRowid), r.receivedAt);
   }
 
@@ -164,11 +168,13 @@ function common(r: Row): Omit<KeptRequest, 'headers' | 'body'> {
     status: Number(r.status),
     actions: JSON.parse(String(r.actions)) as KeptAction[],
     replayOf: str(r.replay_of),
+    reason: str(r.reason),
+    bodyBytes: Number(r.body_bytes),
   };
 }
 
 function toSummary(r: Row): KeptRequestSummary {
-  return { ...common(r), bodyBytes: Number(r.body_bytes) };
+  return common(r);
 }
 
 function toRequest(r: Row): KeptRequest {

@@ -147,6 +147,7 @@ export function toRun(r: Row): Run {
           to: str(r.delivery_to),
           attempts: Number(r.delivery_attempts),
         },
+    forwarded: r.forwarded === null || r.forwarded === undefined ? null : (JSON.parse(String(r.forwarded)) as Run['forwarded']),
   };
 }
 

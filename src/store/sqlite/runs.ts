@@ -92,6 +92,7 @@ export class RunRows {
       replyKey,
       o.usage?.inputTokens ?? null,
       o.usage?.outputTokens ?? null,
+      o.forwarded ? JSON.stringify(o.forwarded) : null,
       o.id,
     );
     for (const m of o.messages) {
@@ -165,7 +166,7 @@ export class RunRows {
   /** Inside a write. */
   insertEvent(e: NewEvent): void {
     const [text, key] = packed(e.text);
-    this.q.insertEvent.run(e.id, e.source, text, e.createdAt, e.runId, key);
+    this.q.insertEvent.run(e.id, e.source, text, e.createdAt, e.runId, key, e.coalesceKey ?? null);
   }
 
   /** Inside a write; returns the run's seq, and the id of its message's stored text when the message is long, else null. */

@@ -159,6 +159,13 @@ export const BASE_VERSION = 16;
 export const MIGRATIONS: readonly string[] = [
   // a run's token usage, as its provider reported it (NULL: none reported)
   'ALTER TABLE runs ADD COLUMN input_tokens INTEGER; ALTER TABLE runs ADD COLUMN output_tokens INTEGER;',
+  // why a kept request ran nothing (a refusal's code, a skip's reason), beside its row: the requests
+  // table keeps its body last, so that a list reads no body's pages
+  'CREATE TABLE request_reasons (seq INTEGER PRIMARY KEY, reason TEXT NOT NULL);',
+  // a wake's key for coalescing (docs/http.md, "Wake coalescing")
+  'ALTER TABLE events ADD COLUMN coalesce_key TEXT;',
+  // a run the `gateway` provider forwarded: {"runId": …} as JSON, NULL for any other run
+  'ALTER TABLE runs ADD COLUMN forwarded TEXT;',
 ];
 
 export const SCHEMA_VERSION = BASE_VERSION + MIGRATIONS.length;

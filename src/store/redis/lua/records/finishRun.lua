@@ -2,9 +2,9 @@
   finishRun: a run's outcome: its status and texts, its transcript lines, its summary event, its
   delivery (an outbox entry, or skipped with a reason) and the events it consumed, together.
 
-  ARGV: prefix, run id, status, finishedAt, texts JSON ({reply, summary, error, inTok, outTok}, the
-    token counts as strings or null), messages, then per message (session key, its content's size
-    in bytes, json without id), then the event (0|1; id,
+  ARGV: prefix, run id, status, finishedAt, texts JSON ({reply, summary, error, inTok, outTok,
+    forwarded}: the token counts as strings or null, the forwarded run's JSON or null), messages,
+    then per message (session key, its content's size in bytes, json without id), then the event (0|1; id,
     source, json), the delivery JSON ({kind, reason, channel, to} or {kind: 'outbox', id, channel,
     to}) with the entry's json, its time and the instance, then the consumed ids' count, the
     heartbeat time, consume-older (0|1) and the ids
@@ -30,6 +30,7 @@ rset('summary', texts.summary)
 rset('error', texts.error)
 rset('inTok', texts.inTok)
 rset('outTok', texts.outTok)
+rset('fwd', texts.forwarded)
 local i = 7
 for _ = 1, tonumber(ARGV[6]) do
   local key = ARGV[i]
