@@ -4,6 +4,7 @@ import echo from './echo/index.ts';
 import openai from './openai/index.ts';
 import anthropic from './anthropic/index.ts';
 import command from './command/index.ts';
+import gateway from './gateway/index.ts';
 import consoleChannel from './console/index.ts';
 import webhook from './webhook/index.ts';
 import discord from './discord/index.ts';
@@ -20,6 +21,7 @@ export const builtinPlugins: readonly Plugin[] = [
   openai,
   anthropic,
   command,
+  gateway,
   consoleChannel,
   webhook,
   telegram,

@@ -149,6 +149,7 @@ function newRecords(actions: readonly PreparedAction[], now: number): { events: 
       channel: a.channel,
       to: a.to,
       createdAt: now,
+      hookId: a.origin,
     };
     if (a.newSession) run.newSession = true;
     runs.push(run);

@@ -39,10 +39,10 @@ import type {
 /** The one atomic write of an accepted request. */
 export interface AcceptRecords {
   /**
-   * Commits an accepted request's events, runs, idempotency record and kept request atomically, and its
-   * runs' entries in the run queue with them. Rejects with `IdempotencyTakenError` when another request
+   * Commits an accepted request's events, runs, idempotency record, kept request and callback entries
+   * atomically, and its runs' entries in the run queue with them. Rejects with `IdempotencyTakenError` when another request
    * (on this or another process sharing the store) stored the key first, with `ConflictError` when a run
-   * id is taken: then nothing of the batch is stored. Resolves with the id the driver gave the kept
+   * id or a callback entry's id is taken: then nothing of the batch is stored. Resolves with the id the driver gave the kept
    * request (a UUIDv7 string, time-ordered by `receivedAt`).
    */
   accept(batch: AcceptBatch): Promise<Accepted>;
@@ -61,7 +61,10 @@ export interface RunRecords {
   startRun(id: string, at: number): Promise<void>;
   /** Back to `queued`. `refundAttempt` for a graceful shutdown, which is not the run's fault. */
   requeueRun(id: string, opts: { refundAttempt: boolean }): Promise<void>;
-  /** The run's outcome: its status and texts, transcript lines, summary event, delivery and consumed events, together. */
+  /**
+   * The run's outcome: its status and texts, transcript lines, summary event, delivery, consumed events and
+   * callback entries, together; `ConflictError` when a callback entry's id is taken, and then none of it.
+   */
   finishRun(outcome: RunOutcome): Promise<void>;
   /**
    * Marks heartbeat runs left `running` by a crash as `error` with `reason`
@@ -96,12 +99,18 @@ export interface OutboxRecords {
   dueDeliveries(now: number, limit: number): Promise<Delivery[]>;
   /** When the earliest pending delivery is due; with `after`, the earliest due strictly later than it. */
   nextDeliveryAt(after?: number): Promise<number | undefined>;
+  /**
+   * Records an attempt, with the callback entries it carries (`attempt.callbacks`) in the same write;
+   * `ConflictError` when an entry's id is taken, and then none of it.
+   */
   recordDelivery(attempt: DeliveryAttempt): Promise<void>;
   /**
    * A finished run's reply sent again (`POST /api/runs/<id>/redeliver`): a new pending outbox entry, which
    * becomes the run's delivery; the earlier entry stays as it was.
    */
   redeliver(entry: NewDelivery): Promise<void>;
+  /** The entries that send a run's lifecycle events to callbacks (`Delivery.event`), oldest first. */
+  runCallbacks(runId: string): Promise<Delivery[]>;
 }
 
 export interface IdempotencyRecords {

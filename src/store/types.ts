@@ -9,6 +9,8 @@ export type EventStatus = 'pending' | 'consumed';
 export type RunStatus = 'queued' | 'running' | 'ok' | 'error' | 'timeout';
 export type RunKind = 'hook' | 'heartbeat';
 export type DeliveryStatus = 'pending' | 'sent' | 'skipped' | 'failed';
+/** The lifecycle events a callback may be sent (docs/callbacks.md, "Events"). */
+export type CallbackEventType = 'run.completed' | 'run.failed' | 'delivery.failed' | 'request.rejected';
 
 export interface SystemEvent {
   id: string;
@@ -63,6 +65,11 @@ export interface Run {
   to: string | null;
   /** The session key was made for this run: no transcript can exist before it (absent: it may). */
   newSession?: boolean;
+  /**
+   * The hook that made it, as callbacks name hooks (docs/callbacks.md, "Config"): `agent`, or the id of the
+   * mapping (a source preset's is its path). Absent on heartbeats.
+   */
+  hookId?: string;
   status: RunStatus;
   attempts: number;
   createdAt: number;
@@ -134,8 +141,17 @@ export interface Delivery {
   mainSession: boolean;
   createdAt: number;
   updatedAt: number;
+  /**
+   * Set on an entry that sends a lifecycle event to a callback instead of a reply to a channel
+   * (docs/callbacks.md, "Delivery"): `channel` is then the callback's id, `to` null, `text` the event's
+   * JSON body, and `runId` its run ('' for `request.rejected`, which has none).
+   */
+  event?: CallbackEventType;
 }
-export type NewDelivery = Pick<Delivery, 'id' | 'runId' | 'channel' | 'to' | 'text' | 'createdAt'> & { mainSession?: boolean };
+export type NewDelivery = Pick<Delivery, 'id' | 'runId' | 'channel' | 'to' | 'text' | 'createdAt'> & {
+  mainSession?: boolean;
+  event?: CallbackEventType;
+};
 
 export interface IdempotencyRecord {
   key: string;
@@ -189,6 +205,8 @@ export interface AcceptBatch {
   idempotency?: IdempotencyRecord;
   /** The request itself, kept for the request log; the driver names it. */
   request?: NewKeptRequest;
+  /** Lifecycle events for callbacks caused by this write (`request.rejected`), stored with it. */
+  callbacks?: NewDelivery[];
   /**
    * Set on a batch whose one event is a lone wake that may coalesce (docs/http.md, "Wake coalescing"): when
    * the newest pending event has the same `coalesceKey`, the event is not stored and `accept` resolves with
@@ -232,6 +250,8 @@ export interface RunOutcome {
   forwarded?: Forwarded;
   /** Pending system events this run consumed (heartbeats). */
   consumedEventIds?: string[];
+  /** Lifecycle events for callbacks (`run.completed`, `run.failed`), stored with the outcome. */
+  callbacks?: NewDelivery[];
   /**
    * With `consumedEventIds`: every event still pending before the first of them is consumed too, by the
    * same heartbeat (the older part of a backlog, which the heartbeat showed counted by source: `pendingBacklog`).
@@ -256,6 +276,8 @@ export interface DeliveryAttempt {
   parts?: string[];
   /** The part whose send failed ambiguously (kept when absent; see `Delivery.ambiguousPart`). */
   ambiguousPart?: number | null;
+  /** Lifecycle events for callbacks (`delivery.failed`), stored with this attempt. */
+  callbacks?: NewDelivery[];
 }
 
 export interface ListOptions {

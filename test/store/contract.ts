@@ -9,6 +9,7 @@ import { uuidv7 } from '../../src/util/uuid7.ts';
 import type { NewRun } from '../../src/store/types.ts';
 import type { Store } from '../../src/store/roles.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
+import { callbacksContract } from './contract-callbacks.ts';
 import { coalesceContract } from './contract-coalesce.ts';
 import { consoleContract } from './contract-console.ts';
 import { sharedRolesContract } from './contract-shared.ts';
@@ -698,6 +699,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       });
     });
 
+    callbacksContract(() => store);
     consoleContract(() => store);
     sharedRolesContract(() => store);
     coalesceContract(() => store);

@@ -49,6 +49,7 @@ export const Run = Type.Object(
     label: Type.String(),
     trusted: Type.Boolean(),
     nameTrusted: Type.Optional(Type.Boolean()),
+    hookId: Type.Optional(Type.String({ description: 'the hook it came from: agent or a mapping id (absent on heartbeats)' })),
     sessionKey: Type.String(),
     message: Type.String(),
     model: Type.String(),
@@ -90,6 +91,22 @@ export const Run = Type.Object(
     ),
   },
   { $id: 'Run', additionalProperties: false },
+);
+
+/** One lifecycle event of a run sent to a callback, and how its sending goes (docs/callbacks.md, "Delivery"). */
+export const RunCallback = Type.Object(
+  {
+    id: Type.String({ description: 'the webhook-id the event is sent with' }),
+    callback: Type.String({ description: "the callback's id" }),
+    type: Type.Union(['run.completed', 'run.failed', 'delivery.failed'].map((t) => Type.Literal(t))),
+    status: Type.Union(['pending', 'sent', 'failed'].map((t) => Type.Literal(t))),
+    attempts: Type.Integer({ minimum: 0 }),
+    lastError: Nullable(Type.String()),
+    nextAttemptAt: Nullable(Epoch),
+    createdAt: Epoch,
+    updatedAt: Epoch,
+  },
+  { $id: 'RunCallback', additionalProperties: false },
 );
 
 export const SystemEvent = Type.Object(
@@ -219,6 +236,7 @@ export const namedSchemas: TSchema[] = [
   ManyAnswer,
   HookAnswer,
   Run,
+  RunCallback,
   SystemEvent,
   SessionMessage,
   KeptAction,

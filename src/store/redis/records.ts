@@ -88,6 +88,7 @@ export class RedisRecords implements Records {
     // named here: the key of its hash, made before the script so that the script stays deterministic
     const requestId = batch.request ? uuidv7(batch.request.receivedAt) : undefined;
     if (batch.request) args.push(...requestArgs(requestId!, batch.request));
+    this.pushCallbacks(args, batch.callbacks);
     // a key stored first by another request fails the script: IdempotencyTakenError (errors.ts)
     const [total, claimed, into] = (await this.script('accept', ...args)) as [unknown, unknown, string | null];
     this.queue.counted(total, claimed);
@@ -278,7 +279,19 @@ export class RedisRecords implements Records {
     else args.push(JSON.stringify({ kind: 'skipped', reason: d.reason, channel: d.channel ?? null, to: d.to ?? null }), '', '', '');
     const ids = o.consumedEventIds ?? [];
     args.push(ids.length, o.finishedAt, o.consumeOlder ? 1 : 0, ...ids);
+    this.pushCallbacks(args, o.callbacks);
     await this.script('finishRun', ...args);
+  }
+
+  /** The arguments of callback entries (lua/includes/callbacks.lua): their count, then each one's, owned by this instance. */
+  private pushCallbacks(args: Arg[], entries: readonly NewDelivery[] | undefined): void {
+    args.push(entries?.length ?? 0);
+    for (const e of entries ?? []) args.push(e.id, e.runId, deliveryJson(e), e.createdAt, this.instance);
+  }
+
+  async runCallbacks(runId: string): Promise<Delivery[]> {
+    const ids = await this.client.zrange(`${this.p}rcb:${runId}`, '0', '-1');
+    return (await this.hashes('d:', ids)).map(toDelivery);
   }
 
   async failInterruptedHeartbeats(at: number, reason: string): Promise<number> {
@@ -309,7 +322,9 @@ export class RedisRecords implements Records {
     if (a.parts !== undefined) fields.parts = JSON.stringify(a.parts);
     if (a.ambiguousPart !== undefined) fields.ambiguousPart = a.ambiguousPart;
     if (a.route) fields.route = JSON.stringify(a.route);
-    await this.script('recordDelivery', a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields), a.runId);
+    const args: Arg[] = [a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields), a.runId];
+    this.pushCallbacks(args, a.callbacks);
+    await this.script('recordDelivery', ...args);
   }
 
   async redeliver(entry: NewDelivery): Promise<void> {

@@ -90,6 +90,7 @@ export class SqliteRecords implements Records {
       for (const r of batch.runs) this.queue.accepted(this.runs.insertRun(r, 'queued', null)[0]);
       const i = batch.idempotency;
       if (i) this.q.putIdem.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
+      this.runs.insertCallbacks(batch.callbacks);
       return batch.request ? { requestId: this.requests.insert(batch.request) } : {};
     });
   }
@@ -308,7 +309,16 @@ export class SqliteRecords implements Records {
       );
       // the main route changes rarely: write it only when it does
       if (a.status === 'sent' && a.route) this.meta.put('mainRoute', JSON.stringify(a.route));
+      this.runs.insertCallbacks(a.callbacks);
     });
+  }
+
+  async runCallbacks(runId: string): Promise<Delivery[]> {
+    try {
+      return (this.q.runCallbacks.all(runId) as Row[]).map(toDelivery);
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   redeliver(entry: NewDelivery): Promise<void> {

@@ -121,6 +121,30 @@ export class RunRows {
         e.createdAt,
         e.createdAt,
         e.mainSession ? 1 : 0,
+        null,
+      );
+    }
+    this.insertCallbacks(o.callbacks);
+  }
+
+  /** Inside a write: entries that send lifecycle events to callbacks (`Delivery.event`). */
+  insertCallbacks(entries: readonly NewDelivery[] | undefined): void {
+    if (!entries) return;
+    for (const e of entries) {
+      const [text, key, ref] = this.storeText(e.text);
+      this.q.insertOutbox.run(
+        e.id,
+        e.runId,
+        e.channel,
+        null,
+        ref === null ? text : '',
+        ref,
+        key,
+        e.createdAt,
+        e.createdAt,
+        e.createdAt,
+        0,
+        e.event ?? null,
       );
     }
   }
@@ -140,6 +164,7 @@ export class RunRows {
       e.createdAt,
       e.createdAt,
       e.mainSession ? 1 : 0,
+      null,
     );
     this.q.redeliverRun.run(e.channel, e.to, e.id, e.runId);
   }
@@ -196,6 +221,7 @@ export class RunRows {
       'pending',
       ref,
       key,
+      r.hookId ?? null,
     );
     return [Number(lastInsertRowid), ref];
   }

@@ -166,6 +166,11 @@ export const MIGRATIONS: readonly string[] = [
   'ALTER TABLE events ADD COLUMN coalesce_key TEXT;',
   // a run the `gateway` provider forwarded: {"runId": …} as JSON, NULL for any other run
   'ALTER TABLE runs ADD COLUMN forwarded TEXT;',
+  // the hook a run came from (`Run.hookId`); outbox entries that send a lifecycle event to a callback
+  // (`Delivery.event`), listed by run through an index that holds only them
+  `ALTER TABLE runs ADD COLUMN hook_id TEXT;
+  ALTER TABLE outbox ADD COLUMN event TEXT;
+  CREATE INDEX outbox_callbacks ON outbox (run_id) WHERE event IS NOT NULL;`,
 ];
 
 export const SCHEMA_VERSION = BASE_VERSION + MIGRATIONS.length;

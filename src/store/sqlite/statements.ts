@@ -16,8 +16,8 @@ export function statements(db: DatabaseSync) {
     // the newest pending event, for a wake that coalesces (from the watermark up: below it every event is consumed)
     lastPending: arrays(p("SELECT id, coalesce_key FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT 1")),
     insertRun: p(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-      wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap, hook_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     insertText: p('INSERT INTO texts (body) VALUES (?)'),
     putIdem: p('INSERT OR REPLACE INTO idempotency (key, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
     getIdem: p('SELECT key, status, body, created_at, expires_at FROM idempotency WHERE key = ? AND expires_at > ?'),
@@ -97,10 +97,12 @@ export function statements(db: DatabaseSync) {
       "UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND seq >= ? AND status = 'pending' RETURNING seq",
     ),
     insertOutbox:
-      p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at, main_session)
-      VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`),
+      p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at, main_session, event)
+      VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)`),
     dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body, ${body('o.parts_ref')} AS parts_body FROM outbox o
       WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
+    runCallbacks: p(`SELECT o.*, ${body('o.text_ref')} AS text_body, NULL AS parts_body FROM outbox o INDEXED BY outbox_callbacks
+      WHERE run_id = ? AND event IS NOT NULL ORDER BY rowid`),
     nextOutbox: p("SELECT min(next_attempt_at) AS t FROM outbox WHERE status = 'pending' AND next_attempt_at > ?"),
     // parts and the ambiguous part change only when given (the flag before each says so); a long parts list is in texts
     updateOutbox: p(`UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?,

@@ -6,23 +6,27 @@
 
   ARGV: prefix, events, runs, idempotency (0|1), kept request (0|1), coalesce (0|1), then per event
     (id, source, json, coalescing key or ''), per run (id, session key, json), the idempotency record
-    (key, status, body, createdAt, expiresAt, and with coalesce the body if coalesced) and the kept
-    request (id, hook, status, receivedAt, json without its body, body)
+    (key, status, body, createdAt, expiresAt, and with coalesce the body if coalesced), the kept
+    request (id, hook, status, receivedAt, json without its body, body), then the callback entries
+    (see callbacks)
   Keys: e:<id>, events, events:pending, events:src, seq; r:<id>, runs, runs:queued, qk:<session key>,
     q:ready, q:n, q:claimed; i:<key>, idem; req:<id>, reqs, reqs:hook:<hook>, reqs:status:<status>,
-    reqs:at
+    reqs:at; the callback entries' (see callbacks)
   Returns the queue's counts, and the id of the event the wake coalesced into (or false). Fails with
-  RUN_TAKEN when a run id is taken, IDEMPOTENCY_TAKEN when the key is held and unexpired.
+  RUN_TAKEN when a run id is taken, IDEMPOTENCY_TAKEN when the key is held and unexpired, ENTRY_TAKEN
+  when a callback entry's id is.
 ]]
 local P = ARGV[1]
 --- @include "restatus"
 --- @include "addEvent"
 --- @include "queueCounts"
+--- @include "callbacks"
 
 local ne, nr, idem, kept, co = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1', ARGV[5] == '1', ARGV[6] == '1'
 local ev, rn = 7, 7 + ne * 4
 local ik = rn + nr * 3
 local rk = ik + (idem and (co and 6 or 5) or 0)
+local cb = rk + (kept and 6 or 0)
 for i = 0, nr - 1 do
   if redis.call('EXISTS', P..'r:'..ARGV[rn + i * 3]) == 1 then return redis.error_reply('RUN_TAKEN a run with this id exists') end
 end
@@ -30,6 +34,7 @@ if idem then
   local exp = redis.call('HGET', P..'i:'..ARGV[ik], 'expiresAt')
   if exp and tonumber(exp) > tonumber(ARGV[ik + 3]) then return redis.error_reply('IDEMPOTENCY_TAKEN the key was answered already') end
 end
+if callbacksTaken(cb) then return redis.error_reply('ENTRY_TAKEN an outbox entry with this id exists') end
 -- the newest pending event, when it has the lone wake's key
 local into = false
 if co and ne == 1 and nr == 0 and ARGV[ev + 3] ~= '' then
@@ -75,5 +80,6 @@ if kept then
   redis.call('ZADD', P..'reqs:status:'..ARGV[rk + 2], seq, id)
   redis.call('ZADD', P..'reqs:at', ARGV[rk + 3], id)
 end
+addCallbacks(cb)
 local c = counts()
 return { c[1], c[2], into }
