@@ -170,6 +170,13 @@ export interface AcceptBatch {
   idempotency?: IdempotencyRecord;
   /** The request itself, kept for the request log; the driver names it. */
   request?: NewKeptRequest;
+  /**
+   * The latest time (Date.now's clock) the write may still be committed: the request it answers has
+   * been told 503 by then (`storage.timeoutSeconds`). A store whose write waits in its own process
+   * (SQLite's group commit, behind a stalled disk) refuses it past that time with
+   * `StorageUnavailableError`; one already sent to a server may still land (docs/redis.md, "Timeouts").
+   */
+  deadline?: number;
 }
 
 /**

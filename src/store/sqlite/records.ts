@@ -88,7 +88,7 @@ export class SqliteRecords implements Records {
       const i = batch.idempotency;
       if (i) this.q.putIdem.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
       return batch.request ? { requestId: this.requests.insert(batch.request) } : {};
-    });
+    }, batch.deadline);
   }
 
   async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {
