@@ -15,6 +15,7 @@ import type { MetaRecords, RunQueue, RunRecords, Transcripts } from '../store/ro
 import type { Claim, NewRun, NewDelivery } from '../store/types.ts';
 import { callAgent, Shutdown } from './agent-call.ts';
 import { buildOutcome, summaryEvent } from './outcome.ts';
+import { runEvents } from '../callbacks/events.ts';
 import { untilStored } from './until-stored.ts';
 import { StorageUnavailableError } from '../store/errors.ts';
 import { RecycledMap } from '../util/recycled.ts';
@@ -43,7 +44,7 @@ export interface RunnerDeps {
   clock?: () => number;
   /** Asks for a heartbeat (runs with `wakeMode: now`). */
   requestHeartbeat: () => void;
-  /** Hands the outbox a delivery this process just committed. */
+  /** Hands the outbox a delivery (a reply, a callback's event) this process just committed. */
   notifyOutbox: (entry?: NewDelivery) => void;
   /** Counts the tokens of each run once its outcome is stored (`/metrics`). */
   tokens?: TokenTally;
@@ -261,6 +262,7 @@ class QueueRunner implements Runner {
       thinking: run.thinking,
       messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: run.message }],
       timeoutMs: run.timeoutSeconds * 1000,
+      hook: { name: run.hookName, wakeMode: run.wakeMode, deliver: run.deliver },
       shutdown: this.shutdown,
     });
     release();
@@ -281,7 +283,9 @@ class QueueRunner implements Runner {
         summarize: true,
       }),
     );
-    outcome.event = summaryEvent(run, outcome, finishedAt);
+    // a forwarded run's summary and heartbeat are the other gateway's (docs/runtime.md, "Forwarded runs")
+    if (!outcome.forwarded) outcome.event = summaryEvent(run, outcome, finishedAt);
+    outcome.callbacks = runEvents(this.generations.current, run, outcome);
     await this.stored(log, 'store the outcome of a run', () => records.finishRun(outcome));
     await this.stored(log, 'end the claim of a run', () => queue.complete(id, this.worker));
     // TODO(agentId): the run's agent once runs carry one; every run is the main agent's until then
@@ -289,11 +293,18 @@ class QueueRunner implements Runner {
     const d = outcome.delivery;
     // a skipped delivery says why (fixed phrases and channel names, never the reply or the recipient)
     log.info(
-      { status: outcome.status, ms: finishedAt - startedAt, delivery: d.kind, ...(d.kind === 'skipped' ? { reason: d.reason } : {}) },
+      {
+        status: outcome.status,
+        ms: finishedAt - startedAt,
+        delivery: d.kind,
+        ...(d.kind === 'skipped' ? { reason: d.reason } : {}),
+        ...(outcome.forwarded ? { forwardedRunId: outcome.forwarded.runId } : {}),
+      },
       'run finished',
     );
     if (outcome.delivery.kind === 'outbox') this.deps.notifyOutbox(outcome.delivery.entry);
-    if (run.wakeMode === 'now') this.deps.requestHeartbeat();
+    for (const e of outcome.callbacks) this.deps.notifyOutbox(e);
+    if (run.wakeMode === 'now' && !outcome.forwarded) this.deps.requestHeartbeat();
   }
 
   private async interruptedTwice(c: Claim<NewRun>): Promise<void> {
@@ -302,9 +313,11 @@ class QueueRunner implements Runner {
     const result = { status: 'error' as const, error: 'interrupted twice by a service restart' };
     const o = await buildOutcome(this.generations.current, this.records, { run, result, finishedAt: at, failedReason: NOT_OK });
     o.event = summaryEvent(run, o, at);
+    o.callbacks = runEvents(this.generations.current, run, o);
     const log = this.logger.child({ runId: c.id, hook: run.hookName });
     await this.stored(log, 'store the outcome of a run', () => this.records.finishRun(o));
     await this.stored(log, 'end the claim of a run', () => this.queue.complete(c.id, this.worker));
+    for (const e of o.callbacks) this.deps.notifyOutbox(e);
     log.warn('run interrupted by a restart twice; marked error');
     if (run.wakeMode === 'now') this.deps.requestHeartbeat();
   }

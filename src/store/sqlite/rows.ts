@@ -3,7 +3,7 @@
  * each row makes.
  */
 import { packBoundary, unpackBoundary } from './boundary.ts';
-import type { Delivery, EventStatus, NewRun, Run, RunStatus, SessionMessage, SystemEvent } from '../types.ts';
+import type { CallbackEventType, Delivery, EventStatus, NewRun, Run, RunStatus, SessionMessage, SystemEvent } from '../types.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -77,6 +77,7 @@ export const QUEUED = [
   'created_at',
   'message_wrap',
   'message_text',
+  'hook_id',
 ] as const;
 
 /**
@@ -108,6 +109,7 @@ export function toNewRun(a: readonly unknown[]): NewRun {
     createdAt: Number(a[15]),
   };
   if ((Number(a[4]) & NEW_SESSION) !== 0) run.newSession = true;
+  if (a[18] !== null) run.hookId = String(a[18]);
   return run;
 }
 
@@ -147,6 +149,7 @@ export function toRun(r: Row): Run {
           to: str(r.delivery_to),
           attempts: Number(r.delivery_attempts),
         },
+    forwarded: r.forwarded === null || r.forwarded === undefined ? null : (JSON.parse(String(r.forwarded)) as Run['forwarded']),
   };
 }
 
@@ -183,6 +186,7 @@ export function toDelivery(r: Row): Delivery {
     mainSession: r.main_session === 1,
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
+    ...(r.event === null || r.event === undefined ? {} : { event: r.event as CallbackEventType }),
   };
 }
 
