@@ -2,7 +2,9 @@
 import type { Plugin } from 'hook-intake/plugin';
 import echo from './echo/index.ts';
 import openai from './openai/index.ts';
+import anthropic from './anthropic/index.ts';
 import command from './command/index.ts';
+import gateway from './gateway/index.ts';
 import consoleChannel from './console/index.ts';
 import webhook from './webhook/index.ts';
 import discord from './discord/index.ts';
@@ -17,7 +19,9 @@ import whatsapp from './whatsapp/index.ts';
 export const builtinPlugins: readonly Plugin[] = [
   echo,
   openai,
+  anthropic,
   command,
+  gateway,
   consoleChannel,
   webhook,
   telegram,

@@ -1,9 +1,11 @@
 /**
  * Secrets stay secret, end to end: a server with a hook token, a gateway
- * token, a provider signing secret and an API key for an OpenAI-compatible
- * stand-in takes successful and failing requests of every kind (wrong tokens,
- * query tokens, bad signatures, invalid JSON, a failing transform, invalid
- * fields, a provider that answers 401 and 500 echoing the key). Payloads carry
+ * token, a provider signing secret, API keys for an OpenAI-compatible
+ * stand-in and an Anthropic Messages API stand-in, and another gateway's hooks
+ * token (the `gateway` provider) takes successful and failing requests of every
+ * kind (wrong tokens, query tokens, bad signatures, invalid JSON, a failing
+ * transform, invalid fields, providers that answer 401, 500 and 529 echoing the
+ * key, another gateway that refuses echoing its token). Payloads carry
  * a unique marker in a field no template renders. Then everything the service
  * said (its whole output, every answer, every read-API answer) is searched for
  * the secrets and the marker.
@@ -16,7 +18,8 @@ import { signatureHeaders } from '../../src/auth/signing.ts';
 import type { VerifySpec } from '../../src/auth/signatures.ts';
 import { cleanup, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
 import { exchange, head } from '../helpers/hostile.ts';
-import { completion, json, startStub, type HttpStub } from '../helpers/http-stub.ts';
+import { completion, json, startStub, type HttpStub, type Recorded } from '../helpers/http-stub.ts';
+import { startAnthropicStandIn, type AnthropicStandIn, type Answer } from '../helpers/anthropic-stand-in.ts';
 
 // base64url, not hex: no piece of a secret can turn up by chance in the hex ids of answers and logs
 const random = (n: number) => randomBytes(n).toString('base64url');
@@ -24,8 +27,20 @@ const HOOK = `hk_${random(30)}`;
 const GW = `gw_${random(30)}`;
 const SIGNING = `gh_${random(30)}`;
 const API_KEY = `sk-${random(30)}`;
+const GW_HOOKS = `gwh_${random(30)}`;
+const ANTHROPIC_KEY = `sk-ant-api03-${random(30)}`;
 const MARKER = `mk${random(18)}`;
-const SECRETS = { 'hook token': HOOK, 'gateway token': GW, 'signing secret': SIGNING, 'API key': API_KEY, marker: MARKER };
+const CALLBACK = `whsec_${randomBytes(32).toString('base64')}`;
+const SECRETS = {
+  'hook token': HOOK,
+  'gateway token': GW,
+  'signing secret': SIGNING,
+  'API key': API_KEY,
+  'other gateway token': GW_HOOKS,
+  'Anthropic API key': ANTHROPIC_KEY,
+  'callback secret': CALLBACK,
+  marker: MARKER,
+};
 
 const GITHUB: VerifySpec = { type: 'github', secret: SIGNING };
 
@@ -37,7 +52,9 @@ const TRANSFORMS = {
   };`,
 };
 
-function config(stubUrl: string) {
+const CLAUDE = 'claude/claude-sonnet-5-5';
+
+function config(stubUrl: string, gatewayUrl: string, anthropicUrl: string) {
   return {
     gateway: { auth: { token: GW } },
     hooks: {
@@ -56,14 +73,45 @@ function config(stubUrl: string) {
         { id: 'ping', match: { path: 'ping' }, action: 'wake', textTemplate: 'ping {{kind}}', wakeMode: 'next-heartbeat' },
         { id: 'refused', match: { path: 'refused' }, messageTemplate: 'PLEASE-FAIL-401 for {{kind}}', wakeMode: 'next-heartbeat' },
         { id: 'broken', match: { path: 'broken' }, messageTemplate: 'PLEASE-FAIL-500 for {{kind}}', wakeMode: 'next-heartbeat' },
+        // forwarded to another gateway, which takes one and refuses the other echoing the token
+        { id: 'forward', match: { path: 'forward' }, messageTemplate: 'forward {{kind}}', model: 'gw/default', wakeMode: 'next-heartbeat' },
+        {
+          id: 'forward-refused',
+          match: { path: 'forward-refused' },
+          messageTemplate: 'PLEASE-FAIL-401 forward {{kind}}',
+          model: 'gw/default',
+          wakeMode: 'next-heartbeat',
+        },
+        ...['claude', 'claude-refused', 'claude-overloaded'].map((id) => ({
+          id,
+          match: { path: id },
+          messageTemplate: `${{ claude: 'Hello', 'claude-refused': 'PLEASE-FAIL-401', 'claude-overloaded': 'PLEASE-FAIL-529' }[id]} for {{kind}}`,
+          model: CLAUDE,
+          wakeMode: 'next-heartbeat',
+        })),
       ],
     },
     agents: {
-      defaults: { model: 'llm/gpt', models: ['llm/gpt'], heartbeat: { every: '0' }, timeoutSeconds: 30 },
-      providers: { llm: { type: 'openai', baseUrl: `${stubUrl}/v1`, apiKey: '${HOOK_INTAKE_TEST_API_KEY}' } },
+      defaults: { model: 'llm/gpt', models: ['llm/gpt', 'gw/default', CLAUDE], heartbeat: { every: '0' }, timeoutSeconds: 30 },
+      providers: {
+        llm: { type: 'openai', baseUrl: `${stubUrl}/v1`, apiKey: '${HOOK_INTAKE_TEST_API_KEY}' },
+        gw: { type: 'gateway', url: `${gatewayUrl}/hooks`, token: '${HOOK_INTAKE_TEST_GATEWAY_TOKEN}' },
+        // no retries: the SDK's retries are the provider's own tests' business
+        claude: { type: 'anthropic', baseUrl: anthropicUrl, apiKey: '${HOOK_INTAKE_TEST_ANTHROPIC_KEY}', maxRetries: 0 },
+      },
     },
     channels: { console: {} },
     session: { defaultRoute: { channel: 'console' } },
+    // every lifecycle event, signed with a secret of its own (docs/callbacks.md)
+    callbacks: [
+      {
+        id: 'events',
+        url: `${stubUrl}/events`,
+        secret: CALLBACK,
+        types: ['run.completed', 'run.failed', 'delivery.failed', 'request.rejected'],
+        allowPrivateNetwork: true,
+      },
+    ],
   };
 }
 
@@ -76,8 +124,19 @@ function leaked(text: string, secret: string): string | undefined {
   return undefined;
 }
 
+/** A careless Messages API: its errors repeat the key it was sent and the whole request. */
+function claudeAnswer(req: Recorded): Answer {
+  const last = JSON.stringify(req.json?.messages?.at(-1)?.content ?? '');
+  const echo = `key ${String(req.headers['x-api-key'])}, request ${req.raw.toString('utf8')}`;
+  if (last.includes('PLEASE-FAIL-401')) return { error: 'authentication_error', message: `invalid x-api-key: ${echo}` };
+  if (last.includes('PLEASE-FAIL-529')) return { error: 'overloaded_error', message: `Overloaded while serving ${echo}` };
+  return { reply: 'All good from Claude.' };
+}
+
 describe('secrets and payload content stay out of everything the service says', () => {
   let stub: HttpStub;
+  let gateway: HttpStub;
+  let claude: AnthropicStandIn;
   let srv: Running;
   /** Every response body, and the headers of every response. */
   const said: string[] = [];
@@ -108,14 +167,27 @@ describe('secrets and payload content stay out of everything the service says', 
       }
       json(res, 200, completion('All good.'));
     });
+    // another gateway's hooks: a careless one, whose refusal repeats the token and the request
+    gateway = await startStub((req, res) => {
+      if (String(req.json?.message ?? '').includes('PLEASE-FAIL-401'))
+        return json(res, 401, { ok: false, error: `bad token ${req.headers.authorization} for ${req.raw.toString('utf8')}` });
+      json(res, 202, { ok: true, runId: 'downstream-run' });
+    });
+    claude = await startAnthropicStandIn(ANTHROPIC_KEY, claudeAnswer);
     const dir = tempDir();
     mkdirSync(join(dir, 'transforms'));
     for (const [f, src] of Object.entries(TRANSFORMS)) writeFileSync(join(dir, 'transforms', f), src);
-    srv = await startCli({ config: config(stub.url), dir, env: { HOOK_INTAKE_TEST_API_KEY: API_KEY } });
+    srv = await startCli({
+      config: config(stub.url, gateway.url, claude.url),
+      dir,
+      env: { HOOK_INTAKE_TEST_API_KEY: API_KEY, HOOK_INTAKE_TEST_GATEWAY_TOKEN: GW_HOOKS, HOOK_INTAKE_TEST_ANTHROPIC_KEY: ANTHROPIC_KEY },
+    });
   });
   afterAll(async () => {
     await srv?.stop();
     await stub?.close();
+    await gateway?.close();
+    await claude?.close();
     if (srv) cleanup(srv.dir);
   });
 
@@ -141,6 +213,11 @@ describe('secrets and payload content stay out of everything the service says', 
     // accepted, but the provider refuses and echoes the key and the request
     accepted(await hook('/hooks/refused', marked({ kind: 'a' })), 202);
     accepted(await hook('/hooks/broken', marked({ kind: 'b' })), 202);
+    accepted(await hook('/hooks/forward', marked({ kind: 'c' })), 202);
+    accepted(await hook('/hooks/forward-refused', marked({ kind: 'd' })), 202);
+    accepted(await hook('/hooks/claude', marked({ kind: 'e' })), 202);
+    accepted(await hook('/hooks/claude-refused', marked({ kind: 'f' })), 202);
+    accepted(await hook('/hooks/claude-overloaded', marked({ kind: 'g' })), 202);
 
     // wrong credentials, including ones that contain the right ones
     for (const headers of [
@@ -238,6 +315,10 @@ describe('secrets and payload content stay out of everything the service says', 
 
     // the provider really got the key, failed, and echoed it: the redaction is what kept it out
     expect(stub.requests.some((r) => r.headers.authorization === `Bearer ${API_KEY}`)).toBe(true);
+    expect(gateway.requests.some((r) => r.headers.authorization === `Bearer ${GW_HOOKS}`)).toBe(true);
+    // the callback was told of the failures and the refusals too
+    const sent = stub.requests.filter((r) => r.url === '/events').map((r) => r.json.type);
+    expect(sent).toEqual(expect.arrayContaining(['run.completed', 'run.failed', 'request.rejected']));
     const runs = (await api('/api/runs?limit=10000')).body.runs as {
       id: string;
       sessionKey: string;
@@ -245,9 +326,22 @@ describe('secrets and payload content stay out of everything the service says', 
       error: string | null;
     }[];
     expect(runs.filter((r) => r.status === 'error').map((r) => r.error)).toEqual(
-      expect.arrayContaining([expect.stringContaining('HTTP 401'), expect.stringContaining('HTTP 500')]),
+      expect.arrayContaining([
+        expect.stringContaining('HTTP 401'),
+        expect.stringContaining('HTTP 500'),
+        expect.stringMatching(/^HTTP 401 from .*\/hooks\/agent: bad token Bearer \[redacted\]/),
+      ]),
     );
     expect(runs.some((r) => r.error?.includes('[redacted]'))).toBe(true);
+    // the same of the Messages API stand-in, whose every request had the API's shape
+    expect(claude.requests.map((r) => r.headers['x-api-key'])).toEqual([ANTHROPIC_KEY, ANTHROPIC_KEY, ANTHROPIC_KEY]);
+    expect(claude.problems.flat()).toEqual([]);
+    expect(runs.filter((r) => r.status === 'error').map((r) => r.error)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^HTTP 401 from .*\/v1\/messages: authentication_error: invalid x-api-key: key \[redacted\]/),
+        expect.stringMatching(/^HTTP 529 from .*\/v1\/messages: overloaded_error: Overloaded while serving key \[redacted\]/),
+      ]),
+    );
 
     // everything the read API shows
     for (const r of runs) {
@@ -270,6 +364,8 @@ describe('secrets and payload content stay out of everything the service says', 
       'transform failed',
       'deprecated',
       'chat completion refused',
+      'gateway refused',
+      'messages request refused',
       'request refused by the HTTP parser',
     ])
       expect(output).toContain(expected);

@@ -72,6 +72,7 @@ export function faultyStore(): FaultyStore {
     counters: role('counters', inner.counters),
     sessions: role('sessions', inner.sessions),
     requests: role('requests', inner.requests),
+    ends: inner.ends,
     pollTakeovers: (onWork) => inner.pollTakeovers(onWork),
     startupWarnings: () => inner.startupWarnings(),
     histograms: () => inner.histograms(),
