@@ -23,7 +23,7 @@ const DETAIL_CHARS = 300;
 
 type Sdk = typeof import('@anthropic-ai/sdk');
 let sdk: Promise<Sdk> | undefined;
-/** The SDK, loaded at the first call: importing it takes a few hundred milliseconds that a service without this provider should not spend starting. */
+/** The SDK, loaded at the first call: importing it costs a start about as much as every other plugin (docs/performance.md, "Start and idle memory"). */
 const loadSdk = (): Promise<Sdk> => (sdk ??= import('@anthropic-ai/sdk'));
 
 /** The API origin as the SDK takes it (no trailing slash); refuses a URL that already ends in /v1. */
