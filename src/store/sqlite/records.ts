@@ -97,7 +97,7 @@ export class SqliteRecords implements Records {
       if (i) this.q.putIdem.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
       this.runs.insertCallbacks(batch.callbacks);
       return batch.request ? { requestId: this.requests.insert(batch.request) } : {};
-    });
+    }, batch.deadline);
   }
 
   /** Inside a write: the pending event a lone wake coalesces into (`AcceptBatch.coalesce`), if any. */

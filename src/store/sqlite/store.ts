@@ -38,7 +38,7 @@ export interface SqliteStoreOptions {
    * `normal`: SQLite's own locking, so other processes (the sqlite3 shell, a backup) can read it live.
    */
   locking?: 'exclusive' | 'normal';
-  /** How long opening waits for another process to release the file (default 5000 ms). */
+  /** How long opening, and with `locking: normal` each write, waits for another process to release the file (default 5000 ms). */
   busyTimeoutMs?: number;
   /** The queues' and sessions' clock, for leases, retries and times to live (default Date.now). */
   clock?: () => number;
