@@ -59,7 +59,15 @@ export const errors = {
   invalidPayload: (field: string, reason: string) =>
     new HookError(400, 'INVALID_PAYLOAD', field ? `${field}: ${reason}` : reason, { field }),
   // messages name the field, never its value: answers show up in senders' delivery logs
-  modelNotAllowed: () => new HookError(400, 'MODEL_NOT_ALLOWED', 'model: is not one of agents.defaults.models', { field: 'model' }),
+  modelNotAllowed: (agent?: string) =>
+    new HookError(
+      400,
+      'MODEL_NOT_ALLOWED',
+      agent ? `model: is not one of the models of agent "${agent}"` : 'model: is not one of agents.defaults.models',
+      {
+        field: 'model',
+      },
+    ),
   hookNotFound: (name: string) => new HookError(404, 'HOOK_NOT_FOUND', `no hook mapping matches "${name}"`),
   signedButUnmatched: (name: string, mapping: string) =>
     new HookError(

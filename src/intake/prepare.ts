@@ -3,7 +3,7 @@
  * prints exactly these prepared actions, so what an operator sees in a dry run
  * is what the dispatcher stores.
  */
-import type { Action, AgentAction, WakeAction } from './actions.ts';
+import type { Action, AgentAction, DeliverAction, WakeAction } from './actions.ts';
 import { cleanLabel, wrapExternal } from '../safety/boundary.ts';
 
 export interface Provenance {
@@ -33,7 +33,11 @@ export interface PreparedAgent extends AgentAction {
   trusted: boolean;
   nameTrusted: boolean;
 }
-export type PreparedAction = PreparedWake | PreparedAgent;
+/** A delivery without a model: no agent reads it, so it is not wrapped (its channel escapes what it must). */
+export interface PreparedDeliver extends DeliverAction {
+  origin: string;
+}
+export type PreparedAction = PreparedWake | PreparedAgent | PreparedDeliver;
 
 export function prepare(action: Action, p: Provenance): PreparedAction {
   const wrap = (s: string) => {
@@ -41,6 +45,13 @@ export function prepare(action: Action, p: Provenance): PreparedAction {
     return p.trusted ? content : wrapExternal(content, p.label, p.boundaryId);
   };
   if (action.kind === 'wake') return { ...action, text: wrap(action.text), origin: p.origin };
+  if (action.kind === 'deliver')
+    return {
+      ...action,
+      name: cleanLabel(action.name),
+      message: p.maxChars === undefined ? action.message : cutContent(action.message, p.maxChars),
+      origin: p.origin,
+    };
   return {
     ...action,
     name: cleanLabel(action.name),

@@ -19,6 +19,8 @@ export interface CallOptions {
   model: string;
   thinking: string | null;
   messages: AgentMessage[];
+  /** The agent's instructions (a system prompt); none when absent. */
+  instructions?: string | null;
   timeoutMs: number;
   /** Aborts the call when the service shuts down (the run is then re-queued). */
   shutdown: Shutdown;
@@ -77,6 +79,7 @@ export async function callAgent(gen: Generation, o: CallOptions): Promise<CallRe
         model: parts.model,
         thinking: o.thinking,
         messages: o.messages,
+        instructions: o.instructions ?? null,
         signal: ac.signal,
         timeoutMs: o.timeoutMs,
       }),

@@ -494,7 +494,7 @@ describe('runPipeline() with a transform: every return form', () => {
   it.each([
     ['an unknown field', { ret: { mesage: 'typo' } }, 'mesage', 'mesage: unknown field in the action a transform returned'],
     ['an unknown field in an array element', { ret: [{ text2: 'x' }] }, 'text2', 'text2: unknown field in the action a transform returned'],
-    ['an unknown kind', { ret: { kind: 'email' } }, 'kind', 'kind: must be "wake" or "agent"'],
+    ['an unknown kind', { ret: { kind: 'email' } }, 'kind', 'kind: must be "wake", "agent" or "deliver"'],
     ['a field of the wrong type', { ret: { deliver: 'yes' } }, 'deliver', 'deliver: must be a boolean'],
     ['an empty message', { ret: { message: '  ' } }, 'message', 'message: must not be empty'],
     ['the main session', { ret: { sessionKey: 'main' } }, 'sessionKey', 'sessionKey: must not name the main session'],

@@ -19,7 +19,7 @@ import type { RunQueue } from '../roles.ts';
 import type { Claim, NewRun } from '../types.ts';
 import { contractError } from './errors.ts';
 import { NumberFifo } from './number-fifo.ts';
-import { toNewRun } from './rows.ts';
+import { QUEUED, toNewRun } from './rows.ts';
 import type { RunRows } from './runs.ts';
 import type { Statements } from './statements.ts';
 import { RecycledMap } from '../../util/recycled.ts';
@@ -42,8 +42,8 @@ interface Head {
 }
 
 /** Where a run's state and attempts sit in a claim read (after the QUEUED columns). */
-const STATUS = 18;
-const ATTEMPTS = 19;
+const STATUS = QUEUED.length;
+const ATTEMPTS = QUEUED.length + 1;
 const MESSAGE_TEXT = 17;
 const MESSAGE_WRAP = 16;
 /** The first slots of a key's queue of later runs: most keys under way have none or a few. */

@@ -77,6 +77,7 @@ export const QUEUED = [
   'created_at',
   'message_wrap',
   'message_text',
+  'agent_id',
 ] as const;
 
 /**
@@ -86,6 +87,8 @@ export const QUEUED = [
 export const TRUSTED = 1;
 export const NAME_TRUSTED = 2;
 export const NEW_SESSION = 4;
+/** The run starts with no transcript (`sessionMode: "isolated"`). */
+export const ISOLATED = 8;
 
 /** A queued run from its `QUEUED` columns, in that order. */
 export function toNewRun(a: readonly unknown[]): NewRun {
@@ -106,6 +109,9 @@ export function toNewRun(a: readonly unknown[]): NewRun {
     channel: String(a[13]),
     to: str(a[14]),
     createdAt: Number(a[15]),
+    // a run stored before agents had ids ran on the one agent there was
+    agentId: a[1] === 'deliver' ? null : (str(a[18]) ?? 'main'),
+    sessionMode: (Number(a[4]) & ISOLATED) !== 0 ? 'isolated' : 'persistent',
   };
   if ((Number(a[4]) & NEW_SESSION) !== 0) run.newSession = true;
   return run;

@@ -162,6 +162,8 @@ export const MIGRATIONS: readonly string[] = [
   // why a kept request ran nothing (a refusal's code, a skip's reason), beside its row: the requests
   // table keeps its body last, so that a list reads no body's pages
   'CREATE TABLE request_reasons (seq INTEGER PRIMARY KEY, reason TEXT NOT NULL);',
+  // the agent a run runs on (NULL for a delivery without a model, and for a run stored before agents had ids)
+  'ALTER TABLE runs ADD COLUMN agent_id TEXT;',
 ];
 
 export const SCHEMA_VERSION = BASE_VERSION + MIGRATIONS.length;
