@@ -98,7 +98,10 @@ describe('several agents', () => {
   });
 
   it('refuses an unknown agent, one hooks may not name, and a model the agent may not use: 400, nothing stored', async () => {
-    const before = (await get(`${svc.url}/api/runs?limit=1000`, GW)).body.runs.length;
+    // heartbeats come and go (the runs ask for one): count the hooks' runs
+    const hookRuns = async () =>
+      ((await get(`${svc.url}/api/runs?limit=1000`, GW)).body.runs as { kind: string }[]).filter((r) => r.kind !== 'heartbeat').length;
+    const before = await hookRuns();
     for (const [body, message] of [
       [{ message: 'm', agentId: 'nobody' }, 'agentId: names no agent; agents: triage, ops, secret-agent'],
       [{ message: 'm', agentId: 'secret-agent' }, 'agentId: names an agent hooks may not choose; allowed: triage, ops'],
@@ -109,7 +112,7 @@ describe('several agents', () => {
     }
     const templated = await post(`${svc.url}/hooks/by-payload`, { agent: 'secret-agent' }, auth);
     expect(templated).toMatchObject({ status: 400, body: { field: 'agentId' } });
-    expect((await get(`${svc.url}/api/runs?limit=1000`, GW)).body.runs.length).toBe(before);
+    expect(await hookRuns()).toBe(before);
   });
 });
 
@@ -129,7 +132,6 @@ describe('session mode', () => {
 
 describe('deliver without a model', () => {
   it('sends the rendered message to its channel as it is: no model call, no summary in the main session', async () => {
-    const calls = provider.calls.length;
     const r = await post(`${svc.url}/hooks/notice`, { version: 'v1.2.3' }, auth);
     expect(r.status).toBe(202);
     const done = await until(async () => {
@@ -144,7 +146,7 @@ describe('deliver without a model', () => {
       message: 'Deploy v1.2.3 is out',
     });
     expect(sent.at(-1)).toEqual({ to: 'room-1', text: 'Deploy v1.2.3 is out' });
-    expect(provider.calls.length).toBe(calls);
+    expect(provider.calls.some((c) => c.req.runId === r.body.runId)).toBe(false);
     const events = (await get(`${svc.url}/api/main/events?limit=1000`, GW)).body.events as { runId: string | null }[];
     expect(events.some((e) => e.runId === r.body.runId)).toBe(false);
   });
