@@ -3,6 +3,7 @@ import type { Plugin } from 'hook-intake/plugin';
 import echo from './echo/index.ts';
 import openai from './openai/index.ts';
 import command from './command/index.ts';
+import gateway from './gateway/index.ts';
 import consoleChannel from './console/index.ts';
 import webhook from './webhook/index.ts';
 import discord from './discord/index.ts';
@@ -18,6 +19,7 @@ export const builtinPlugins: readonly Plugin[] = [
   echo,
   openai,
   command,
+  gateway,
   consoleChannel,
   webhook,
   telegram,

@@ -105,6 +105,13 @@ export function summary(
       .join(', ')}`,
   );
   lines.push(`channels: ${[...gen.channels.values()].map((ch) => `${ch.id} (${ch.type})`).join(', ') || 'none'}`);
+  // the host only: a URL's path or query may carry a credential of the receiver's
+  for (const cb of c.callbacks)
+    lines.push(
+      `callback ${cb.id}: ${new URL(cb.url).host}, ${cb.types.join(', ')}; ${
+        cb.hooks === undefined ? 'every hook' : cb.hooks.length ? `hooks ${cb.hooks.join(', ')}` : 'only the mappings that name it'
+      }${cb.allowPrivateNetwork ? '; private network allowed' : ''}`,
+    );
   lines.push(`storage: ${describeStorage(c.storage)}`);
   for (const w of gen.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;

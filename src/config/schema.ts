@@ -140,6 +140,32 @@ export const Mapping = Type.Object(
         description: 'most characters of hook content inside the boundary; the rest is cut and counted',
       }),
     ),
+    callbacks: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        uniqueItems: true,
+        description: "ids of callbacks that also get this hook's events (docs/callbacks.md)",
+      }),
+    ),
+  },
+  strict,
+);
+
+export const CALLBACK_TYPES = ['run.completed', 'run.failed', 'delivery.failed', 'request.rejected'] as const;
+
+/** A callback: where lifecycle events go, signed with its secret (docs/callbacks.md, "Config"). */
+export const Callback = Type.Object(
+  {
+    id: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' }),
+    url: Type.String({ pattern: '^https?://', description: 'where events are posted' }),
+    secret: Secret('the Standard Webhooks signing secret (whsec_…)'),
+    types: Type.Array(Type.Union(CALLBACK_TYPES.map((t) => Type.Literal(t))), { minItems: 1, uniqueItems: true }),
+    hooks: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        uniqueItems: true,
+        description: 'agent, wake or mapping ids whose events it gets (absent: every hook)',
+      }),
+    ),
+    allowPrivateNetwork: Type.Boolean({ default: false, description: 'let the URL resolve to a loopback, private or link-local address' }),
   },
   strict,
 );
@@ -269,6 +295,10 @@ export const ConfigSchema = Type.Object(
             description: 'the agents a request or mapping may name (agentId): absent or ["*"] any, [] none (docs/agents.md)',
           }),
         ),
+        replyInResponse: Type.Boolean({
+          default: false,
+          description: "a run's reply text may go back to the sender: in a callback's event (docs/callbacks.md)",
+        }),
         allowedSessionKeyPrefixes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
         idempotencyTtlSeconds: Type.Integer({ default: 86400, minimum: 1 }),
         authFailures: Type.Object(
@@ -336,6 +366,7 @@ export const ConfigSchema = Type.Object(
       additionalProperties: false,
     }),
     session: Type.Object({ defaultRoute: Type.Optional(Route) }, { ...strict, default: {} }),
+    callbacks: Type.Array(Callback, { default: [] }),
     delivery: Type.Object(
       {
         initialBackoffMs: Type.Integer({
@@ -393,6 +424,8 @@ export const ConfigSchema = Type.Object(
 
 export type Config = Static<typeof ConfigSchema>;
 export type MappingConfig = Static<typeof Mapping>;
+export type CallbackConfig = Static<typeof Callback>;
+export type CallbackType = (typeof CALLBACK_TYPES)[number];
 export type MatchConfig = Static<typeof Match>;
 export type RuleConfig = Static<typeof Rule>;
 export type ThinkingLevel = Static<typeof Thinking>;

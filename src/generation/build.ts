@@ -18,6 +18,7 @@ import { createRegistry, type Registry } from '../plugins/registry.ts';
 import { loadPluginModule, pluginPath } from '../plugins/load.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
+import { compileCallbacks } from '../callbacks/plan.ts';
 import { compilePipelines, type PresetSource } from '../mapping/compile.ts';
 import { BUILTIN_PRESETS_DIR, loadPresetsDir } from '../presets/load.ts';
 import { createTransformPool, TransformLoadError, type TransformPool, type WorkerSource } from '../transforms/pool.ts';
@@ -224,6 +225,7 @@ export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts,
   const issues = [...(parts.issues ?? [])];
   const maker = parts.instances ?? createInstanceMaker(parts.registry, file, issues, instanceDeps(loaded, deps), deps.previous?.instances);
   const { providers, channels, services } = instantiatePlugins(config, parts.registry, maker, issues);
+  const callbacks = compileCallbacks(config, parts.pipelines, file, issues);
   const held = maker.held;
   const transforms = parts.transforms;
   let disposed: Promise<void> | undefined;
@@ -255,6 +257,7 @@ export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts,
       paths: new Set(parts.pipelines.filter((p) => p.verify && p.path !== undefined).map((p) => p.path!)),
       anyPath: parts.pipelines.some((p) => p.verify && p.path === undefined),
     },
+    callbacks,
     start: () => startInstances(held, deps.submit),
     dispose,
   });

@@ -6,6 +6,7 @@
  */
 import type { TokenMatcher } from '../auth/token.ts';
 import type { Config } from '../config/schema.ts';
+import type { CallbackPlan } from '../callbacks/plan.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import type { AgentProvider, Service } from '../plugins/define.ts';
 import type { TransformPool } from '../transforms/pool.ts';
@@ -44,6 +45,8 @@ export interface Generation {
    * the owning mapping is known.
    */
   readonly signed: { readonly paths: ReadonlySet<string>; readonly anyPath: boolean };
+  /** Where lifecycle events go (`callbacks`: docs/callbacks.md). */
+  readonly callbacks: CallbackPlan;
   /** Starts its plugin instances not started yet: call when it goes live. */
   start(): Promise<void>;
   /** Releases what the generation holds: transform workers, and plugin instances no other generation holds (stopped). */

@@ -6,8 +6,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { GenerationRef } from '../generation/ref.ts';
-import type { EventRecords, RecordCounts, RunRecords, Transcripts } from '../store/roles.ts';
-import type { RunStatus, EventStatus } from '../store/types.ts';
+import type { EventRecords, OutboxRecords, RecordCounts, RunRecords, Transcripts } from '../store/roles.ts';
+import type { Delivery, RunStatus, EventStatus } from '../store/types.ts';
 import type { FailureThrottle } from '../auth/throttle.ts';
 import { BearerAuth } from '../auth/bearer.ts';
 import { errors } from '../errors.ts';
@@ -23,7 +23,7 @@ import { requestHost } from './ui.ts';
 export interface ApiDeps {
   generations: GenerationRef;
   /** What the read API reads: runs, events, transcripts and the counts (`Store.records`). */
-  store: { readonly records: RunRecords & EventRecords & Transcripts & RecordCounts };
+  store: { readonly records: RunRecords & EventRecords & Transcripts & RecordCounts & Pick<OutboxRecords, 'runCallbacks'> };
   throttle: FailureThrottle;
   clock: () => number;
   /** Runtime figures for `/api/status`. */
@@ -68,6 +68,21 @@ function textFilter(raw: unknown, field: string): string | undefined {
 }
 
 /** A list answer, serialised in pieces (json-pieces.ts). */
+/** A run's callback entry as the API shows it (docs/callbacks.md, "Delivery"): not its body. */
+function runCallback(d: Delivery) {
+  return {
+    id: d.id,
+    callback: d.channel,
+    type: d.event,
+    status: d.status,
+    attempts: d.attempts,
+    lastError: d.lastError,
+    nextAttemptAt: d.status === 'pending' ? d.nextAttemptAt : null,
+    createdAt: d.createdAt,
+    updatedAt: d.updatedAt,
+  };
+}
+
 function answerList(ctx: Context, head: Record<string, unknown>, key: string, items: readonly unknown[]): void {
   ctx.type = 'application/json';
   ctx.body = jsonList(head, key, items);
@@ -121,9 +136,10 @@ export function apiRouter(deps: ApiDeps, bearer = apiBearer(deps)): Router<Reque
   });
 
   router.get('/api/runs/:id', auth, async (ctx) => {
-    const run = await deps.store.records.getRun(ctx.params.id!);
+    const id = ctx.params.id!;
+    const [run, callbacks] = await Promise.all([deps.store.records.getRun(id), deps.store.records.runCallbacks(id)]);
     if (!run) throw errors.notFound();
-    ctx.body = { ok: true, run };
+    ctx.body = { ok: true, run, callbacks: callbacks.map(runCallback) };
   });
   router.get('/api/runs', auth, async (ctx) => {
     const limit = parseLimit(ctx.query.limit);

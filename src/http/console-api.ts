@@ -153,7 +153,19 @@ export function consoleRouter(deps: ConsoleDeps): Router<RequestState> {
     if (run.status === 'queued' || run.status === 'running')
       throw errors.conflict(`the run is ${run.status}; retry it once it has finished`);
     const now = deps.clock();
-    const { status: _s, attempts: _a, startedAt: _st, finishedAt: _f, reply: _r, summary: _su, error: _e, delivery: _d, ...input } = run;
+    const {
+      status: _s,
+      attempts: _a,
+      startedAt: _st,
+      finishedAt: _f,
+      reply: _r,
+      summary: _su,
+      error: _e,
+      usage: _u,
+      delivery: _d,
+      forwarded: _fw,
+      ...input
+    } = run;
     const retry: NewRun = { ...input, id: uuidv7(now), createdAt: now };
     await deps.dispatcher.requeue(retry, deps.generations.current.config.hooks.maxQueuedRuns);
     audit(ctx, 'retry', { runId: run.id, newRunId: retry.id });

@@ -21,6 +21,7 @@ import { requireIdentityEncoding } from '../intake/parse.ts';
 import type { Intake } from '../intake/pipeline.ts';
 import type { Refused, RefusalLog } from '../intake/refusals.ts';
 import { type HookRequest, parseBody, queryWithoutToken, urlWithoutToken } from '../intake/request.ts';
+import type { RejectionEvents } from '../callbacks/rejections.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import { isBuiltInHook } from '../names.ts';
 import type { DirectAnswer } from '../plugins/define.ts';
@@ -38,6 +39,8 @@ export interface HooksDeps {
   clock: () => number;
   /** Counts answers by hook and status for /metrics. */
   tally?: RequestTally;
+  /** Makes the `request.rejected` events of refused credentials (docs/callbacks.md); none without it. */
+  rejections?: RejectionEvents;
   /** Keeps refused requests in the request log; none are kept without it. */
   refusals?: RefusalLog;
 }
@@ -79,8 +82,9 @@ class HookListener {
         deps.tally?.count(state.hook, answer.status);
       },
       (err) => {
-        deps.generations.release(gen);
         const e = toHookError(err);
+        if (e.status === 401) deps.rejections?.report(gen, hookName(gen, t.path), e, deps.clock());
+        deps.generations.release(gen);
         Object.assign(out, e.headers);
         if (closeIfBodyUnread(req)) out.Connection = 'close';
         if (!res.writableEnded && !res.headersSent) sendJson(res, e.status, errorBody(e), out);

@@ -70,6 +70,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
       const result = answer(actions, events, runs, opts.agentStatus);
       const batch: AcceptBatch = { events, runs };
+      // a lone wake coalesces into the newest pending event when that is the same wake (docs/http.md, "Wake coalescing")
+      const lone = actions.length === 1 && events.length === 1;
+      if (lone) batch.coalesce = {};
       if (opts.idempotency) {
         batch.idempotency = {
           key: opts.idempotency.key,
@@ -78,12 +81,18 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           createdAt: now,
           expiresAt: now + opts.idempotency.ttlSeconds * 1000,
         };
+        // the store puts the id of the event it coalesced into in place of the new one
+        if (lone) batch.coalesce!.idempotencyBody = JSON.stringify(coalesced(result.body, events[0]!.id));
       }
       if (opts.keep) batch.request = { ...opts.keep, status: result.status, actions: keptActions(actions, events, runs) };
       reserved += runs.length;
       try {
-        const { requestId } = await deps.records.accept(batch);
+        const { requestId, coalescedInto } = await deps.records.accept(batch);
         if (requestId !== undefined) result.requestId = requestId;
+        if (coalescedInto !== undefined) {
+          result.body = coalesced(result.body, coalescedInto);
+          result.eventIds = [coalescedInto];
+        }
       } finally {
         reserved -= runs.length;
       }
@@ -119,7 +128,7 @@ function newRecords(actions: readonly PreparedAction[], now: number): { events: 
   let wakeNow = false;
   for (const a of actions) {
     if (a.kind === 'wake') {
-      events.push({ id: uuidv7(now), source: a.origin, text: a.text, createdAt: now, runId: null });
+      events.push({ id: uuidv7(now), source: a.origin, text: a.text, createdAt: now, runId: null, coalesceKey: a.coalesceKey });
       if (a.mode === 'now') wakeNow = true;
       continue;
     }
@@ -144,6 +153,7 @@ function newRecords(actions: readonly PreparedAction[], now: number): { events: 
             agentId: a.agentId,
             sessionMode: a.sessionMode,
             createdAt: now,
+            hookId: a.origin,
           }
         : deliverRun(a, now);
     if (a.newSession) run.newSession = true;
@@ -173,6 +183,7 @@ function deliverRun(a: PreparedDeliver, now: number): NewRun {
     agentId: null,
     sessionMode: 'isolated',
     createdAt: now,
+    hookId: a.origin,
   };
 }
 
@@ -195,6 +206,11 @@ function keptActions(actions: readonly PreparedAction[], events: NewEvent[], run
   });
 }
 
+/** A lone wake's answer once it coalesced into the pending event `eventId`. */
+function coalesced(body: Record<string, unknown>, eventId: string): Record<string, unknown> {
+  return { ...body, eventId, eventOutcome: 'coalesced' };
+}
+
 /** The success answers of the hook endpoints (docs/http.md, "Endpoints"). */
 function answer(actions: readonly PreparedAction[], events: NewEvent[], runs: NewRun[], agentStatus: 200 | 202): DispatchResult {
   const runIds = runs.map((r) => r.id);
@@ -204,7 +220,7 @@ function answer(actions: readonly PreparedAction[], events: NewEvent[], runs: Ne
     const a = actions[0]!;
     const body =
       a.kind === 'wake'
-        ? { ok: true, mode: a.mode, eventId: eventIds[0] }
+        ? { ok: true, mode: a.mode, eventId: eventIds[0], eventOutcome: 'queued' }
         : { ok: true, runId: runIds[0], sessionKey: runs[0]!.sessionKey };
     return { status, body, runIds, eventIds };
   }

@@ -3,6 +3,7 @@
  * prints exactly these prepared actions, so what an operator sees in a dry run
  * is what the dispatcher stores.
  */
+import { hash } from 'node:crypto';
 import type { Action, AgentAction, DeliverAction, WakeAction } from './actions.ts';
 import { cleanLabel, wrapExternal } from '../safety/boundary.ts';
 
@@ -26,6 +27,11 @@ export interface Provenance {
 
 export interface PreparedWake extends WakeAction {
   origin: string;
+  /**
+   * Its key for coalescing (docs/http.md, "Wake coalescing"): its origin and its text as sent, hashed, since
+   * the stored text is wrapped in a boundary with a random id.
+   */
+  coalesceKey: string;
 }
 export interface PreparedAgent extends AgentAction {
   origin: string;
@@ -44,7 +50,7 @@ export function prepare(action: Action, p: Provenance): PreparedAction {
     const content = p.maxChars === undefined ? s : cutContent(s, p.maxChars);
     return p.trusted ? content : wrapExternal(content, p.label, p.boundaryId);
   };
-  if (action.kind === 'wake') return { ...action, text: wrap(action.text), origin: p.origin };
+  if (action.kind === 'wake') return { ...action, text: wrap(action.text), origin: p.origin, coalesceKey: wakeKey(p.origin, action.text) };
   if (action.kind === 'deliver')
     return {
       ...action,
@@ -61,6 +67,11 @@ export function prepare(action: Action, p: Provenance): PreparedAction {
     trusted: p.trusted,
     nameTrusted: p.nameTrusted,
   };
+}
+
+/** A wake's key for coalescing: the same origin and text give the same key. */
+export function wakeKey(origin: string, text: string): string {
+  return hash('sha256', `${origin}\n${text}`, 'base64url');
 }
 
 /**

@@ -219,6 +219,7 @@ function compileOne(
     events: m.events ? new Set(m.events) : undefined,
     idempotencyKey,
     maxChars: m.maxChars,
+    callbacks: m.callbacks,
   });
 }
 

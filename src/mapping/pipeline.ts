@@ -57,6 +57,8 @@ export interface Pipeline {
   readonly idempotencyKey: Template | undefined;
   /** Most characters of hook content inside the boundary (`maxChars`); undefined: no cut. */
   readonly maxChars: number | undefined;
+  /** Ids of the callbacks that also get this hook's events (`callbacks`: docs/callbacks.md). */
+  readonly callbacks?: readonly string[] | undefined;
 }
 
 export const MAX_FAN_OUT = 200;

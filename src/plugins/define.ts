@@ -76,10 +76,22 @@ export interface AgentRequest {
   /** Aborted when the run's `timeoutSeconds` pass or the service shuts down. */
   signal: AbortSignal;
   timeoutMs: number;
+  /**
+   * The hook run's action as accepted, for a provider that hands it on to another system (`gateway`);
+   * absent for a heartbeat.
+   */
+  hook?: { name: string; wakeMode: 'now' | 'next-heartbeat'; deliver: boolean };
 }
 
 export interface AgentReply {
+  /** The reply; '' with `forwarded`. */
   text: string;
+  /**
+   * Set by a provider that handed the action to another system which carries it out and delivers
+   * its reply itself (`gateway`): the run ends `ok` with no reply of its own, so nothing is
+   * delivered. `runId` is the other system's id for the work, null when its answer names none.
+   */
+  forwarded?: { runId: string | null };
   /**
    * The tokens the call cost, when the provider's API reports them (docs/runtime.md, "Token usage"):
    * stored with the run, shown by the API and the console, counted on `/metrics`. Leave it out when

@@ -2,13 +2,13 @@
  * One call of an agent provider with a deadline: used by runs and heartbeats.
  */
 import type { Generation } from '../generation/types.ts';
-import type { AgentMessage, AgentUsage } from '../plugins/define.ts';
+import type { AgentMessage, AgentRequest, AgentUsage } from '../plugins/define.ts';
 import { splitModel } from '../config/rules.ts';
 import { RecycledSet } from '../util/recycled.ts';
 import { stripBoundary, stripBoundaryHead } from '../safety/boundary.ts';
 
 export type CallResult =
-  | { status: 'ok'; text: string; usage?: AgentUsage }
+  | { status: 'ok'; text: string; usage?: AgentUsage; forwarded?: { runId: string | null } }
   | { status: 'timeout'; error: string }
   | { status: 'error'; error: string }
   | { status: 'aborted' };
@@ -22,6 +22,8 @@ export interface CallOptions {
   /** The agent's instructions (a system prompt); none when absent. */
   instructions?: string | null;
   timeoutMs: number;
+  /** The hook run's action, for a provider that hands it on (`AgentRequest.hook`); absent for a heartbeat. */
+  hook?: AgentRequest['hook'];
   /** Aborts the call when the service shuts down (the run is then re-queued). */
   shutdown: Shutdown;
 }
@@ -82,9 +84,11 @@ export async function callAgent(gen: Generation, o: CallOptions): Promise<CallRe
         instructions: o.instructions ?? null,
         signal: ac.signal,
         timeoutMs: o.timeoutMs,
+        ...(o.hook ? { hook: o.hook } : {}),
       }),
       aborted,
     ]);
+    if (reply?.forwarded) return { status: 'ok', text: '', forwarded: { runId: reply.forwarded.runId ?? null } };
     if (typeof reply?.text !== 'string') return { status: 'error', error: 'provider returned no text' };
     const usage = usageOf(reply.usage);
     return usage ? { status: 'ok', text: reply.text, usage } : { status: 'ok', text: reply.text };

@@ -250,7 +250,7 @@ class HeartbeatLoop implements Heartbeat {
     }
     await this.stored('store the outcome of a heartbeat', () => records.finishRun(outcome));
     // the main agent's: heartbeats run the main session
-    if (outcome.usage) this.deps.tokens?.add('main', run.model, outcome.usage);
+    if (outcome.usage) this.deps.tokens?.add(run.agentId ?? 'none', run.model, outcome.usage);
     this.logger.info(
       {
         heartbeatId: run.id,

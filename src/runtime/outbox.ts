@@ -15,23 +15,28 @@
  */
 import type { Logger } from 'pino';
 import type { GenerationRef } from '../generation/ref.ts';
-import type { OutboxRecords } from '../store/roles.ts';
+import type { OutboxRecords, RunRecords } from '../store/roles.ts';
 import type { Delivery, DeliveryAttempt, NewDelivery } from '../store/types.ts';
 import { RecycledMap, RecycledSet } from '../util/recycled.ts';
 import { untilStored } from './until-stored.ts';
 import { stopWithin } from '../util/deadline.ts';
 import { attemptDelivery, type AttemptContext, type AttemptOutcome } from './delivery-attempt.ts';
+import { attemptCallback } from '../callbacks/attempt.ts';
+import { deliveryFailedEvents } from '../callbacks/events.ts';
+import type { Resolve } from '../callbacks/send.ts';
 
 export { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS } from './delivery-attempt.ts';
 
 export interface OutboxDeps {
-  /** The outbox's records (`Store.records`). */
-  records: OutboxRecords;
+  /** The outbox's records (`Store.records`), and the runs a `delivery.failed` event describes. */
+  records: OutboxRecords & Pick<RunRecords, 'getRun'>;
   generations: GenerationRef;
   logger: Logger;
   clock?: () => number;
   /** Delay before attempt n+1 after n failures (n ≥ 1); default from `delivery.*` with ±20 % jitter. */
   backoffMs?: (failures: number) => number;
+  /** Resolves callbacks' host names (tests); default the system's resolver. */
+  resolve?: Resolve;
 }
 
 export interface Outbox {
@@ -54,7 +59,8 @@ export function backoffFor(failures: number, initialMs: number, maxMs: number, r
   return Math.max(1, Math.round(base * (0.8 + random() * 0.4)));
 }
 
-const routeKey = (d: Pick<Delivery, 'channel' | 'to'>) => `${d.channel}\u0000${d.to ?? ''}`;
+/** A reply's route (channel and recipient), or a callback (its events go one at a time too). */
+const routeKey = (d: Pick<Delivery, 'channel' | 'to' | 'event'>) => (d.event ? `\u0001${d.channel}` : `${d.channel}\u0000${d.to ?? ''}`);
 const SCAN_ALL = Number.MAX_SAFE_INTEGER;
 const SCAN_LIMIT = 100_000;
 
@@ -69,7 +75,8 @@ export function createOutbox(deps: OutboxDeps): Outbox {
  * in memory (at start, or a `notify()` without an entry).
  */
 class RouteOutbox implements Outbox {
-  private readonly records: OutboxRecords;
+  private readonly records: OutboxDeps['records'];
+  private readonly resolve: Resolve | undefined;
   private readonly generations: GenerationRef;
   private readonly logger: Logger;
   private readonly clock: () => number;
@@ -91,6 +98,8 @@ class RouteOutbox implements Outbox {
    */
   private waitingForStore = 0;
   private readonly attemptContext: AttemptContext;
+  /** A callback's attempts are recorded as they are: a callback's failure makes no event. */
+  private readonly callbackContext: AttemptContext;
 
   constructor(deps: OutboxDeps) {
     this.records = deps.records;
@@ -103,7 +112,9 @@ class RouteOutbox implements Outbox {
         const d = this.generations.current.config.delivery;
         return backoffFor(n, d.initialBackoffMs, d.maxBackoffMs);
       });
-    this.attemptContext = { clock: this.clock, backoff, signal: this.shutdown.signal, record: (a, log) => this.record(a, log) };
+    this.resolve = deps.resolve;
+    this.attemptContext = { clock: this.clock, backoff, signal: this.shutdown.signal, record: (a, log) => this.recordReply(a, log) };
+    this.callbackContext = { ...this.attemptContext, record: (a, log) => this.record(a, log) };
   }
 
   notify(entry?: NewDelivery): void {
@@ -275,9 +286,26 @@ class RouteOutbox implements Outbox {
     });
   }
 
+  /**
+   * A reply's attempt, recorded with the `delivery.failed` events of a failure for good in the same write
+   * (docs/callbacks.md, "Delivery"); those events are then sent as any entry is.
+   */
+  private async recordReply(a: DeliveryAttempt, log: Logger): Promise<void> {
+    const gen = this.generations.current;
+    if (a.status !== 'failed' || !gen.callbacks.wants('delivery.failed')) return this.record(a, log);
+    const run = await untilStored(() => this.records.getRun(a.runId), { signal: this.shutdown.signal, logger: log, what: 'read a run' });
+    const callbacks = deliveryFailedEvents(gen, run, a);
+    await this.record(callbacks.length ? { ...a, callbacks } : a, log);
+    for (const e of callbacks) this.notify(e);
+  }
+
   /** Holds its generation while it runs: a reload does not dispose what it is using. */
   private attempt(d: Delivery): Promise<AttemptOutcome> {
     return this.generations.use((gen) => {
+      if (d.event) {
+        const log = this.logger.child({ runId: d.runId, callback: d.channel, event: d.event, attempt: d.attempts + 1 });
+        return attemptCallback(gen, d, log, this.callbackContext, this.resolve);
+      }
       const log = this.logger.child({ runId: d.runId, channel: d.channel, attempt: d.attempts + 1 });
       return attemptDelivery(gen, d, log, this.attemptContext);
     });

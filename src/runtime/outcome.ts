@@ -12,8 +12,16 @@ import { resolveRoute } from './routes.ts';
 
 const SUMMARY_MAX = 300;
 
-/** What the agent call came to; an interrupted call is an error with its reason. */
-export type RunResult = { status: 'ok'; text: string; usage?: TokenUsage } | { status: 'error' | 'timeout'; error: string };
+/**
+ * What the agent call came to; an interrupted call is an error with its reason. A `forwarded` one was
+ * handed to another system, which replies and delivers by itself.
+ */
+export type RunResult =
+  | { status: 'ok'; text: string; usage?: TokenUsage; forwarded?: { runId: string | null } }
+  | { status: 'error' | 'timeout'; error: string };
+
+/** The delivery reason of a forwarded run: its reply is the other system's to deliver. */
+export const FORWARDED = 'forwarded';
 
 export interface OutcomeInput {
   run: Pick<NewRun, 'id' | 'sessionKey' | 'deliver' | 'channel' | 'to'>;
@@ -49,6 +57,13 @@ export async function buildOutcome(gen: Generation, meta: MetaRecords, o: Outcom
     delivery: { kind: 'skipped', reason: o.failedReason },
   };
   if (!ok) return outcome;
+  if (result.forwarded) {
+    // no reply of its own: nothing to summarise, keep as an answer or deliver (docs/runtime.md, "Forwarded runs")
+    outcome.reply = null;
+    outcome.forwarded = result.forwarded;
+    outcome.delivery = { kind: 'skipped', reason: FORWARDED };
+    return outcome;
+  }
   if (o.summarize) outcome.summary = replySummary(result.text, SUMMARY_MAX) || '(empty reply)';
   if (o.transcript !== false)
     outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: run.id, createdAt: finishedAt });

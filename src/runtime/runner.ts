@@ -15,6 +15,7 @@ import type { MetaRecords, RunQueue, RunRecords, Transcripts } from '../store/ro
 import type { Claim, NewRun, NewDelivery } from '../store/types.ts';
 import { type CallResult, callAgent, Shutdown } from './agent-call.ts';
 import { buildOutcome, summaryEvent } from './outcome.ts';
+import { runEvents } from '../callbacks/events.ts';
 import { untilStored } from './until-stored.ts';
 import { StorageUnavailableError } from '../store/errors.ts';
 import { RecycledMap } from '../util/recycled.ts';
@@ -43,7 +44,7 @@ export interface RunnerDeps {
   clock?: () => number;
   /** Asks for a heartbeat (runs with `wakeMode: now`). */
   requestHeartbeat: () => void;
-  /** Hands the outbox a delivery this process just committed. */
+  /** Hands the outbox a delivery (a reply, a callback's event) this process just committed. */
   notifyOutbox: (entry?: NewDelivery) => void;
   /** Counts the tokens of each run once its outcome is stored (`/metrics`). */
   tokens?: TokenTally;
@@ -270,18 +271,28 @@ class QueueRunner implements Runner {
         failedReason: NOT_OK,
       }),
     );
-    if (run.kind !== 'deliver') outcome.event = summaryEvent(run, outcome, finishedAt);
+    // a forwarded run's summary and heartbeat are the other gateway's (docs/runtime.md, "Forwarded runs");
+    // a delivery without a model has none
+    if (!outcome.forwarded && run.kind !== 'deliver') outcome.event = summaryEvent(run, outcome, finishedAt);
+    outcome.callbacks = runEvents(this.generations.current, run, outcome);
     await this.stored(log, 'store the outcome of a run', () => records.finishRun(outcome));
     await this.stored(log, 'end the claim of a run', () => queue.complete(id, this.worker));
     if (outcome.usage) this.deps.tokens?.add(run.agentId ?? 'none', run.model, outcome.usage);
     const d = outcome.delivery;
     // a skipped delivery says why (fixed phrases and channel names, never the reply or the recipient)
     log.info(
-      { status: outcome.status, ms: finishedAt - startedAt, delivery: d.kind, ...(d.kind === 'skipped' ? { reason: d.reason } : {}) },
+      {
+        status: outcome.status,
+        ms: finishedAt - startedAt,
+        delivery: d.kind,
+        ...(d.kind === 'skipped' ? { reason: d.reason } : {}),
+        ...(outcome.forwarded ? { forwardedRunId: outcome.forwarded.runId } : {}),
+      },
       'run finished',
     );
     if (outcome.delivery.kind === 'outbox') this.deps.notifyOutbox(outcome.delivery.entry);
-    if (run.wakeMode === 'now') this.deps.requestHeartbeat();
+    for (const e of outcome.callbacks) this.deps.notifyOutbox(e);
+    if (run.wakeMode === 'now' && !outcome.forwarded) this.deps.requestHeartbeat();
   }
 
   /**
@@ -304,6 +315,7 @@ class QueueRunner implements Runner {
       messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: run.message }],
       instructions: agent?.instructions ?? null,
       timeoutMs: run.timeoutSeconds * 1000,
+      hook: { name: run.hookName, wakeMode: run.wakeMode, deliver: run.deliver },
       shutdown: this.shutdown,
     });
   }
@@ -314,9 +326,11 @@ class QueueRunner implements Runner {
     const result = { status: 'error' as const, error: 'interrupted twice by a service restart' };
     const o = await buildOutcome(this.generations.current, this.records, { run, result, finishedAt: at, failedReason: NOT_OK });
     o.event = summaryEvent(run, o, at);
+    o.callbacks = runEvents(this.generations.current, run, o);
     const log = this.logger.child({ runId: c.id, hook: run.hookName });
     await this.stored(log, 'store the outcome of a run', () => this.records.finishRun(o));
     await this.stored(log, 'end the claim of a run', () => this.queue.complete(c.id, this.worker));
+    for (const e of o.callbacks) this.deps.notifyOutbox(e);
     log.warn('run interrupted by a restart twice; marked error');
     if (run.wakeMode === 'now') this.deps.requestHeartbeat();
   }

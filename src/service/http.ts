@@ -22,6 +22,7 @@ import type { ConsoleSessions } from '../auth/sessions.ts';
 import { ConsoleFeed } from '../http/stream.ts';
 import { consoleStats } from '../http/ui-api.ts';
 import type { Runtime } from './runtime.ts';
+import { RejectionEvents } from '../callbacks/rejections.ts';
 
 /** Process memory in MB, for /api/status. */
 function memoryFigures(): Record<string, number> {
@@ -123,6 +124,7 @@ export function createApp(p: AppParts) {
     logger: p.logger,
     clock,
     tally,
+    rejections: new RejectionEvents({ records: store.records, notifyOutbox: (entry) => outbox.notify(entry), logger: p.logger }),
     sessions: p.sessions,
     feed,
     runner: runnerFigures,

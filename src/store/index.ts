@@ -5,10 +5,11 @@
  */
 import type { StorageConfig } from '../config/storage.ts';
 import { SqliteStore } from './sqlite/store.ts';
-import type { Store } from './roles.ts';
+import type { Store, StoreReader } from './roles.ts';
+import { SqliteReader } from './sqlite/reader.ts';
 
 export { IdempotencyTakenError, StoreInUseError, StoreOpenError, StoreSchemaError } from './errors.ts';
-export type { Store } from './roles.ts';
+export type { Store, StoreReader } from './roles.ts';
 export { describeStorage, inspectStorage, storageIssues } from './config.ts';
 
 /** `clock` is the queue's, for leases and retries (default Date.now). */
@@ -25,6 +26,21 @@ export async function openStore(storage: StorageConfig, opts: { clock?: () => nu
         instanceTimeoutMs: storage.instanceTimeoutSeconds * 1000,
         ...(opts.clock ? { clock: opts.clock } : {}),
       });
+    }
+  }
+}
+
+/**
+ * The store opened for reading beside the process that serves from it (`hook-intake replay`, docs/shadow.md):
+ * the request log and the runs and events it names; nothing written, no lock the server would wait for.
+ */
+export async function openStoreReader(storage: StorageConfig): Promise<StoreReader> {
+  switch (storage.driver) {
+    case 'sqlite':
+      return new SqliteReader({ path: storage.path });
+    case 'redis': {
+      const { openRedisReader } = await import('./redis/reader.ts');
+      return openRedisReader({ url: storage.url, prefix: storage.prefix });
     }
   }
 }

@@ -39,10 +39,10 @@ import type {
 /** The one atomic write of an accepted request. */
 export interface AcceptRecords {
   /**
-   * Commits an accepted request's events, runs, idempotency record and kept request atomically, and its
-   * runs' entries in the run queue with them. Rejects with `IdempotencyTakenError` when another request
+   * Commits an accepted request's events, runs, idempotency record, kept request and callback entries
+   * atomically, and its runs' entries in the run queue with them. Rejects with `IdempotencyTakenError` when another request
    * (on this or another process sharing the store) stored the key first, with `ConflictError` when a run
-   * id is taken: then nothing of the batch is stored. Resolves with the id the driver gave the kept
+   * id or a callback entry's id is taken: then nothing of the batch is stored. Resolves with the id the driver gave the kept
    * request (a UUIDv7 string, time-ordered by `receivedAt`).
    */
   accept(batch: AcceptBatch): Promise<Accepted>;
@@ -61,7 +61,10 @@ export interface RunRecords {
   startRun(id: string, at: number): Promise<void>;
   /** Back to `queued`. `refundAttempt` for a graceful shutdown, which is not the run's fault. */
   requeueRun(id: string, opts: { refundAttempt: boolean }): Promise<void>;
-  /** The run's outcome: its status and texts, transcript lines, summary event, delivery and consumed events, together. */
+  /**
+   * The run's outcome: its status and texts, transcript lines, summary event, delivery, consumed events and
+   * callback entries, together; `ConflictError` when a callback entry's id is taken, and then none of it.
+   */
   finishRun(outcome: RunOutcome): Promise<void>;
   /**
    * Marks heartbeat runs left `running` by a crash as `error` with `reason`
@@ -72,6 +75,11 @@ export interface RunRecords {
 
 export interface EventRecords {
   listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]>;
+  /**
+   * The event with this id, consumed or not, while it is kept. The dispatcher names events with UUIDv7 ids
+   * made at their `createdAt`, which a driver may use to find one quickly; any other id may cost a scan.
+   */
+  getEvent(id: string): Promise<SystemEvent | undefined>;
   /** Oldest first. */
   pendingEvents(limit: number): Promise<SystemEvent[]>;
   /** The newest `limit` pending events and the older ones counted, however many are pending; counting does not hold the event loop. */
@@ -91,12 +99,18 @@ export interface OutboxRecords {
   dueDeliveries(now: number, limit: number): Promise<Delivery[]>;
   /** When the earliest pending delivery is due; with `after`, the earliest due strictly later than it. */
   nextDeliveryAt(after?: number): Promise<number | undefined>;
+  /**
+   * Records an attempt, with the callback entries it carries (`attempt.callbacks`) in the same write;
+   * `ConflictError` when an entry's id is taken, and then none of it.
+   */
   recordDelivery(attempt: DeliveryAttempt): Promise<void>;
   /**
    * A finished run's reply sent again (`POST /api/runs/<id>/redeliver`): a new pending outbox entry, which
    * becomes the run's delivery; the earlier entry stays as it was.
    */
   redeliver(entry: NewDelivery): Promise<void>;
+  /** The entries that send a run's lifecycle events to callbacks (`Delivery.event`), oldest first. */
+  runCallbacks(runId: string): Promise<Delivery[]>;
 }
 
 export interface IdempotencyRecords {
@@ -211,6 +225,18 @@ export interface KeptRequests {
   get(id: string): Promise<KeptRequest | undefined>;
   /** Newest first, without headers and bodies (a page of large bodies would be read whole only to be counted). */
   list(opts: RequestListOptions): Promise<KeptRequestSummary[]>;
+}
+
+/**
+ * A store read by a process that does not serve from it (`hook-intake replay` beside a running service,
+ * docs/shadow.md): the request log and the runs and events its requests name. Nothing of it writes, and
+ * opening it takes no lock a serving process would wait for.
+ */
+export interface StoreReader {
+  readonly driver: string;
+  readonly requests: KeptRequests;
+  readonly records: Pick<RunRecords, 'getRun'> & Pick<EventRecords, 'getEvent'>;
+  close(): Promise<void>;
 }
 
 /** What a driver is, for the parts of the service that differ with it. */

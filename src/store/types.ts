@@ -10,6 +10,8 @@ export type RunStatus = 'queued' | 'running' | 'ok' | 'error' | 'timeout';
 /** A hook's agent run, a heartbeat, or a delivery without a model (a mapping's `action: "deliver"`). */
 export type RunKind = 'hook' | 'heartbeat' | 'deliver';
 export type DeliveryStatus = 'pending' | 'sent' | 'skipped' | 'failed';
+/** The lifecycle events a callback may be sent (docs/callbacks.md, "Events"). */
+export type CallbackEventType = 'run.completed' | 'run.failed' | 'delivery.failed' | 'request.rejected';
 
 export interface SystemEvent {
   id: string;
@@ -68,6 +70,11 @@ export interface Run {
   agentId: string | null;
   /** `isolated`: it starts with no transcript (docs/agents.md, "Sessions"). */
   sessionMode: 'persistent' | 'isolated';
+  /**
+   * The hook that made it, as callbacks name hooks (docs/callbacks.md, "Config"): `agent`, or the id of the
+   * mapping (a source preset's is its path). Absent on heartbeats.
+   */
+  hookId?: string;
   status: RunStatus;
   attempts: number;
   createdAt: number;
@@ -79,10 +86,29 @@ export interface Run {
   /** The tokens the provider reported, set when the run ends; null while it runs and when the provider reports none. */
   usage: TokenUsage | null;
   delivery: RunDelivery;
+  /**
+   * Set when the provider handed the run to another gateway (`gateway`), which replies and delivers by
+   * itself: its id for the run there, null when its answer named none. Null otherwise.
+   */
+  forwarded: Forwarded | null;
 }
 
-export type NewRun = Omit<Run, 'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'usage' | 'delivery'>;
-export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'>;
+/** Where a forwarded run went: the other gateway's run id. */
+export interface Forwarded {
+  runId: string | null;
+}
+
+export type NewRun = Omit<
+  Run,
+  'status' | 'attempts' | 'startedAt' | 'finishedAt' | 'reply' | 'summary' | 'error' | 'usage' | 'delivery' | 'forwarded'
+>;
+export type NewEvent = Pick<SystemEvent, 'id' | 'source' | 'text' | 'createdAt' | 'runId'> & {
+  /**
+   * A wake's key for coalescing (docs/http.md, "Wake coalescing"): made from its source and its text as
+   * sent, since the stored text is wrapped in a boundary with a random id. Absent on other events.
+   */
+  coalesceKey?: string;
+};
 
 export interface SessionMessage {
   id: number;
@@ -120,8 +146,17 @@ export interface Delivery {
   mainSession: boolean;
   createdAt: number;
   updatedAt: number;
+  /**
+   * Set on an entry that sends a lifecycle event to a callback instead of a reply to a channel
+   * (docs/callbacks.md, "Delivery"): `channel` is then the callback's id, `to` null, `text` the event's
+   * JSON body, and `runId` its run ('' for `request.rejected`, which has none).
+   */
+  event?: CallbackEventType;
 }
-export type NewDelivery = Pick<Delivery, 'id' | 'runId' | 'channel' | 'to' | 'text' | 'createdAt'> & { mainSession?: boolean };
+export type NewDelivery = Pick<Delivery, 'id' | 'runId' | 'channel' | 'to' | 'text' | 'createdAt'> & {
+  mainSession?: boolean;
+  event?: CallbackEventType;
+};
 
 export interface IdempotencyRecord {
   key: string;
@@ -175,6 +210,16 @@ export interface AcceptBatch {
   idempotency?: IdempotencyRecord;
   /** The request itself, kept for the request log; the driver names it. */
   request?: NewKeptRequest;
+  /** Lifecycle events for callbacks caused by this write (`request.rejected`), stored with it. */
+  callbacks?: NewDelivery[];
+  /**
+   * Set on a batch whose one event is a lone wake that may coalesce (docs/http.md, "Wake coalescing"): when
+   * the newest pending event has the same `coalesceKey`, the event is not stored and `accept` resolves with
+   * that event's id in `coalescedInto`; the idempotency record is then stored with `idempotencyBody` (given
+   * when the batch has one) and the kept request's wake action names that event, the new event's id replaced
+   * by that event's id in both. The look and the write are one atomic step.
+   */
+  coalesce?: { idempotencyBody?: string };
 }
 
 /**
@@ -187,6 +232,8 @@ export type NewKeptRequest = Omit<KeptRequest, 'id' | 'reason' | 'bodyBytes'> & 
 export interface Accepted {
   /** The kept request's id, when the batch keeps one. */
   requestId?: string;
+  /** The pending event the batch's wake coalesced into (`AcceptBatch.coalesce`); absent when its event was stored. */
+  coalescedInto?: string;
 }
 
 export interface RunOutcome {
@@ -204,8 +251,12 @@ export interface RunOutcome {
   event?: NewEvent;
   /** What happens to the reply: an outbox entry, or skipped with a reason. */
   delivery: { kind: 'outbox'; entry: NewDelivery } | { kind: 'skipped'; reason: string; channel?: string | null; to?: string | null };
+  /** The other gateway's run, when the provider forwarded the run (`Run.forwarded`). */
+  forwarded?: Forwarded;
   /** Pending system events this run consumed (heartbeats). */
   consumedEventIds?: string[];
+  /** Lifecycle events for callbacks (`run.completed`, `run.failed`), stored with the outcome. */
+  callbacks?: NewDelivery[];
   /**
    * With `consumedEventIds`: every event still pending before the first of them is consumed too, by the
    * same heartbeat (the older part of a backlog, which the heartbeat showed counted by source: `pendingBacklog`).
@@ -230,6 +281,8 @@ export interface DeliveryAttempt {
   parts?: string[];
   /** The part whose send failed ambiguously (kept when absent; see `Delivery.ambiguousPart`). */
   ambiguousPart?: number | null;
+  /** Lifecycle events for callbacks (`delivery.failed`), stored with this attempt. */
+  callbacks?: NewDelivery[];
 }
 
 export interface ListOptions {

@@ -101,6 +101,28 @@ describe('hook-intake check', () => {
     expect(r.stdout).not.toContain('WARNING');
   });
 
+  it("lists the callbacks by the host they post to, never the URL's path or the secret (docs/callbacks.md)", async () => {
+    const secret = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+    const r = await check(
+      write('callbacks.json', {
+        hooks: { enabled: true, token: HOOK, mappings: [{ id: 'deploys', match: { path: 'deploys' }, callbacks: ['ci'] }] },
+        callbacks: [
+          { id: 'ci', url: 'https://ci.example.com/in?key=receiver-key', secret, types: ['run.completed'], hooks: [] },
+          { id: 'ops', url: 'http://10.0.0.7:8080/events', secret, types: ['run.failed', 'request.rejected'], allowPrivateNetwork: true },
+        ],
+      }),
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      [
+        'callback ci: ci.example.com, run.completed; only the mappings that name it',
+        'callback ops: 10.0.0.7:8080, run.failed, request.rejected; every hook; private network allowed',
+      ].join('\n'),
+    );
+    expect(r.stdout).not.toContain('receiver-key');
+    expect(r.stdout).not.toContain(secret.slice(6, 20));
+  });
+
   it('exits 1 with every problem as file: key.path: reason', async () => {
     const file = write('broken.json', {
       hooks: {

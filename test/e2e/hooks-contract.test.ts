@@ -22,6 +22,10 @@ const config = {
   session: { defaultRoute: { channel: 'console' } },
 };
 
+/** The hook runs whose message holds `text` (a heartbeat's prompt may quote a run's summary, which holds it too). */
+const hookRuns = (runs: { kind: string; message: string }[], text: string) =>
+  runs.filter((r) => r.kind === 'hook' && r.message.includes(text));
+
 describe('POST /hooks/* over real HTTP', () => {
   let srv: Running;
   const bodies: string[] = [];
@@ -97,9 +101,7 @@ describe('POST /hooks/* over real HTTP', () => {
       expect(again.status).toBe(202);
       expect(again.body).toEqual({ ...first.body, duplicate: true });
       const runs = await get(`${srv.url}/api/runs?limit=1000`, GW);
-      // a heartbeat's prompt may quote the run's summary: only the hook runs count
-      const hookRuns = runs.body.runs.filter((x: { kind: string }) => x.kind === 'hook');
-      expect(hookRuns.filter((x: { message: string }) => x.message.includes('\nonce\n'))).toHaveLength(1);
+      expect(hookRuns(runs.body.runs, '\nonce\n')).toHaveLength(1);
     });
 
     it('scopes an Idempotency-Key to its hook: the same key on another hook runs that one too', async () => {
@@ -115,8 +117,7 @@ describe('POST /hooks/* over real HTTP', () => {
       const again = await call('/hooks/agent', { message: 'keyed agent' }, { ...auth, 'idempotency-key': key });
       expect(again.body).toEqual({ ...agent.body, duplicate: true });
       const runs = await get(`${srv.url}/api/runs?limit=1000`, GW);
-      const hookRuns = runs.body.runs.filter((x: { kind: string }) => x.kind === 'hook');
-      expect(hookRuns.filter((x: { message: string }) => x.message.includes('\nkeyed agent\n'))).toHaveLength(1);
+      expect(hookRuns(runs.body.runs, '\nkeyed agent\n')).toHaveLength(1);
       const events = await get(`${srv.url}/api/main/events?limit=1000`, GW);
       expect(events.body.events.filter((e: { id: string }) => e.id === wake.body.eventId)).toHaveLength(1);
     });

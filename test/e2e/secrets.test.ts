@@ -1,9 +1,11 @@
 /**
  * Secrets stay secret, end to end: a server with a hook token, a gateway
- * token, a provider signing secret and an API key for an OpenAI-compatible
- * stand-in takes successful and failing requests of every kind (wrong tokens,
- * query tokens, bad signatures, invalid JSON, a failing transform, invalid
- * fields, a provider that answers 401 and 500 echoing the key). Payloads carry
+ * token, a provider signing secret, an API key for an OpenAI-compatible
+ * stand-in and another gateway's hooks token (the `gateway` provider) takes
+ * successful and failing requests of every kind (wrong tokens, query tokens,
+ * bad signatures, invalid JSON, a failing transform, invalid fields, a
+ * provider that answers 401 and 500 echoing the key, another gateway that
+ * refuses echoing its token). Payloads carry
  * a unique marker in a field no template renders. Then everything the service
  * said (its whole output, every answer, every read-API answer) is searched for
  * the secrets and the marker.
@@ -24,8 +26,18 @@ const HOOK = `hk_${random(30)}`;
 const GW = `gw_${random(30)}`;
 const SIGNING = `gh_${random(30)}`;
 const API_KEY = `sk-${random(30)}`;
+const GW_HOOKS = `gwh_${random(30)}`;
 const MARKER = `mk${random(18)}`;
-const SECRETS = { 'hook token': HOOK, 'gateway token': GW, 'signing secret': SIGNING, 'API key': API_KEY, marker: MARKER };
+const CALLBACK = `whsec_${randomBytes(32).toString('base64')}`;
+const SECRETS = {
+  'hook token': HOOK,
+  'gateway token': GW,
+  'signing secret': SIGNING,
+  'API key': API_KEY,
+  'other gateway token': GW_HOOKS,
+  'callback secret': CALLBACK,
+  marker: MARKER,
+};
 
 const GITHUB: VerifySpec = { type: 'github', secret: SIGNING };
 
@@ -37,7 +49,7 @@ const TRANSFORMS = {
   };`,
 };
 
-function config(stubUrl: string) {
+function config(stubUrl: string, gatewayUrl: string) {
   return {
     gateway: { auth: { token: GW } },
     hooks: {
@@ -56,14 +68,36 @@ function config(stubUrl: string) {
         { id: 'ping', match: { path: 'ping' }, action: 'wake', textTemplate: 'ping {{kind}}', wakeMode: 'next-heartbeat' },
         { id: 'refused', match: { path: 'refused' }, messageTemplate: 'PLEASE-FAIL-401 for {{kind}}', wakeMode: 'next-heartbeat' },
         { id: 'broken', match: { path: 'broken' }, messageTemplate: 'PLEASE-FAIL-500 for {{kind}}', wakeMode: 'next-heartbeat' },
+        // forwarded to another gateway, which takes one and refuses the other echoing the token
+        { id: 'forward', match: { path: 'forward' }, messageTemplate: 'forward {{kind}}', model: 'gw/default', wakeMode: 'next-heartbeat' },
+        {
+          id: 'forward-refused',
+          match: { path: 'forward-refused' },
+          messageTemplate: 'PLEASE-FAIL-401 forward {{kind}}',
+          model: 'gw/default',
+          wakeMode: 'next-heartbeat',
+        },
       ],
     },
     agents: {
-      defaults: { model: 'llm/gpt', models: ['llm/gpt'], heartbeat: { every: '0' }, timeoutSeconds: 30 },
-      providers: { llm: { type: 'openai', baseUrl: `${stubUrl}/v1`, apiKey: '${HOOK_INTAKE_TEST_API_KEY}' } },
+      defaults: { model: 'llm/gpt', models: ['llm/gpt', 'gw/default'], heartbeat: { every: '0' }, timeoutSeconds: 30 },
+      providers: {
+        llm: { type: 'openai', baseUrl: `${stubUrl}/v1`, apiKey: '${HOOK_INTAKE_TEST_API_KEY}' },
+        gw: { type: 'gateway', url: `${gatewayUrl}/hooks`, token: '${HOOK_INTAKE_TEST_GATEWAY_TOKEN}' },
+      },
     },
     channels: { console: {} },
     session: { defaultRoute: { channel: 'console' } },
+    // every lifecycle event, signed with a secret of its own (docs/callbacks.md)
+    callbacks: [
+      {
+        id: 'events',
+        url: `${stubUrl}/events`,
+        secret: CALLBACK,
+        types: ['run.completed', 'run.failed', 'delivery.failed', 'request.rejected'],
+        allowPrivateNetwork: true,
+      },
+    ],
   };
 }
 
@@ -78,6 +112,7 @@ function leaked(text: string, secret: string): string | undefined {
 
 describe('secrets and payload content stay out of everything the service says', () => {
   let stub: HttpStub;
+  let gateway: HttpStub;
   let srv: Running;
   /** Every response body, and the headers of every response. */
   const said: string[] = [];
@@ -108,14 +143,25 @@ describe('secrets and payload content stay out of everything the service says', 
       }
       json(res, 200, completion('All good.'));
     });
+    // another gateway's hooks: a careless one, whose refusal repeats the token and the request
+    gateway = await startStub((req, res) => {
+      if (String(req.json?.message ?? '').includes('PLEASE-FAIL-401'))
+        return json(res, 401, { ok: false, error: `bad token ${req.headers.authorization} for ${req.raw.toString('utf8')}` });
+      json(res, 202, { ok: true, runId: 'downstream-run' });
+    });
     const dir = tempDir();
     mkdirSync(join(dir, 'transforms'));
     for (const [f, src] of Object.entries(TRANSFORMS)) writeFileSync(join(dir, 'transforms', f), src);
-    srv = await startCli({ config: config(stub.url), dir, env: { HOOK_INTAKE_TEST_API_KEY: API_KEY } });
+    srv = await startCli({
+      config: config(stub.url, gateway.url),
+      dir,
+      env: { HOOK_INTAKE_TEST_API_KEY: API_KEY, HOOK_INTAKE_TEST_GATEWAY_TOKEN: GW_HOOKS },
+    });
   });
   afterAll(async () => {
     await srv?.stop();
     await stub?.close();
+    await gateway?.close();
     if (srv) cleanup(srv.dir);
   });
 
@@ -141,6 +187,8 @@ describe('secrets and payload content stay out of everything the service says', 
     // accepted, but the provider refuses and echoes the key and the request
     accepted(await hook('/hooks/refused', marked({ kind: 'a' })), 202);
     accepted(await hook('/hooks/broken', marked({ kind: 'b' })), 202);
+    accepted(await hook('/hooks/forward', marked({ kind: 'c' })), 202);
+    accepted(await hook('/hooks/forward-refused', marked({ kind: 'd' })), 202);
 
     // wrong credentials, including ones that contain the right ones
     for (const headers of [
@@ -238,6 +286,10 @@ describe('secrets and payload content stay out of everything the service says', 
 
     // the provider really got the key, failed, and echoed it: the redaction is what kept it out
     expect(stub.requests.some((r) => r.headers.authorization === `Bearer ${API_KEY}`)).toBe(true);
+    expect(gateway.requests.some((r) => r.headers.authorization === `Bearer ${GW_HOOKS}`)).toBe(true);
+    // the callback was told of the failures and the refusals too
+    const sent = stub.requests.filter((r) => r.url === '/events').map((r) => r.json.type);
+    expect(sent).toEqual(expect.arrayContaining(['run.completed', 'run.failed', 'request.rejected']));
     const runs = (await api('/api/runs?limit=10000')).body.runs as {
       id: string;
       sessionKey: string;
@@ -245,7 +297,11 @@ describe('secrets and payload content stay out of everything the service says', 
       error: string | null;
     }[];
     expect(runs.filter((r) => r.status === 'error').map((r) => r.error)).toEqual(
-      expect.arrayContaining([expect.stringContaining('HTTP 401'), expect.stringContaining('HTTP 500')]),
+      expect.arrayContaining([
+        expect.stringContaining('HTTP 401'),
+        expect.stringContaining('HTTP 500'),
+        expect.stringMatching(/^HTTP 401 from .*\/hooks\/agent: bad token Bearer \[redacted\]/),
+      ]),
     );
     expect(runs.some((r) => r.error?.includes('[redacted]'))).toBe(true);
 
@@ -270,6 +326,7 @@ describe('secrets and payload content stay out of everything the service says', 
       'transform failed',
       'deprecated',
       'chat completion refused',
+      'gateway refused',
       'request refused by the HTTP parser',
     ])
       expect(output).toContain(expected);

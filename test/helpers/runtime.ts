@@ -137,6 +137,8 @@ export interface ScriptedCall {
   req: import('../../src/plugins/define.ts').AgentRequest;
   /** Answers with `text`, and the usage to report when given. */
   reply(text: string, usage?: unknown): void;
+  /** Answers as a provider that handed the action to another gateway (`AgentReply.forwarded`). */
+  forward(runId: string | null): void;
   fail(err: Error): void;
 }
 
@@ -170,6 +172,10 @@ export function scriptedProvider(auto?: (req: import('../../src/plugins/define.t
                   end();
                   // usage as given, checked or not: the runtime's checks are under test
                   resolve(usage === undefined ? { text } : ({ text, usage } as { text: string }));
+                },
+                forward: (runId) => {
+                  end();
+                  resolve({ text: '', forwarded: { runId } });
                 },
                 fail: (err) => {
                   end();

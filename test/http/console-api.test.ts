@@ -167,8 +167,10 @@ describe('kept requests', () => {
 
     const replay = await call('POST', `/api/requests/${kept.id}/replay`);
     expect(replay.status).toBe(200);
-    expect(replay.body).toMatchObject({ ok: true, mode: 'next-heartbeat', replayOf: kept.id });
-    expect(replay.body.eventId).not.toBe(r.body.eventId);
+    // the same wake is still the newest pending event: the replay coalesces into it (docs/http.md, "Wake coalescing")
+    expect(replay.body).toMatchObject({ ok: true, mode: 'next-heartbeat', replayOf: kept.id, eventOutcome: 'coalesced' });
+    expect(replay.body.eventId).toBe(r.body.eventId);
+    expect(replay.body.requestId).not.toBe(kept.id);
     const again = (await call('GET', `/api/requests/${replay.body.requestId}`)).body.request;
     expect(again).toMatchObject({ replayOf: kept.id, hook: 'github', mappingId: 'github', eventIds: [replay.body.eventId], body });
   });

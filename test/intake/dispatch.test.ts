@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDispatcher, type DispatchOptions } from '../../src/intake/dispatch.ts';
-import type { PreparedAgent, PreparedWake } from '../../src/intake/prepare.ts';
+import { type PreparedAgent, type PreparedWake, wakeKey } from '../../src/intake/prepare.ts';
 import { SqliteStore } from '../../src/store/sqlite/store.ts';
 import { uuidv7 } from '../../src/util/uuid7.ts';
 
@@ -16,6 +16,7 @@ const wake = (over: Partial<PreparedWake> = {}): PreparedWake => ({
   text: 'wrapped text',
   mode: 'now',
   origin: 'wake',
+  coalesceKey: wakeKey(over.origin ?? 'wake', over.text ?? 'wrapped text'),
   ...over,
 });
 const agent = (over: Partial<PreparedAgent> = {}): PreparedAgent => ({
@@ -66,7 +67,7 @@ describe('dispatcher.dispatch()', () => {
   it('answers a single wake with 200, its mode and the stored event id', async () => {
     const r = await dispatcher.dispatch([wake({ mode: 'next-heartbeat' })], OPTS);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ ok: true, mode: 'next-heartbeat', eventId: expect.stringMatching(UUID) });
+    expect(r.body).toEqual({ ok: true, mode: 'next-heartbeat', eventId: expect.stringMatching(UUID), eventOutcome: 'queued' });
     expect(await store.records.pendingEvents(10)).toEqual([
       {
         id: r.body.eventId,
@@ -221,6 +222,49 @@ describe('dispatcher.dispatch()', () => {
     it('stores nothing without a key', async () => {
       await dispatcher.dispatch([wake()], OPTS);
       expect(await store.records.pruneIdempotency(Number.MAX_SAFE_INTEGER)).toBe(0);
+    });
+  });
+
+  describe('wake coalescing', () => {
+    const keep = {
+      hook: 'wake',
+      mappingId: null,
+      url: '/hooks/wake',
+      headers: {},
+      body: new Uint8Array(),
+      receivedAt: NOW,
+      replayOf: null,
+    };
+
+    it('answers a lone wake that is the newest pending event already as coalesced into it, storing nothing new', async () => {
+      const first = await dispatcher.dispatch([wake()], OPTS);
+      const again = await dispatcher.dispatch([wake()], OPTS);
+      expect(again).toMatchObject({ status: 200, eventIds: [first.body.eventId] });
+      expect(again.body).toEqual({ ok: true, mode: 'now', eventId: first.body.eventId, eventOutcome: 'coalesced' });
+      expect((await store.records.pendingEvents(10)).map((e) => e.id)).toEqual([first.body.eventId]);
+      // a `now` wake asks for a heartbeat whether it was queued or coalesced
+      expect(heartbeats).toBe(2);
+    });
+
+    it('queues a wake from another source or with other text, and never coalesces a fan-out', async () => {
+      await dispatcher.dispatch([wake()], OPTS);
+      expect((await dispatcher.dispatch([wake({ origin: 'github' })], OPTS)).body.eventOutcome).toBe('queued');
+      expect((await dispatcher.dispatch([wake({ origin: 'github', text: 'other' })], OPTS)).body.eventOutcome).toBe('queued');
+      const fanOut = await dispatcher.dispatch(
+        [wake({ origin: 'github', text: 'other' }), wake({ origin: 'github', text: 'other' })],
+        OPTS,
+      );
+      expect(fanOut.body).toEqual({ ok: true, runIds: [], eventIds: fanOut.eventIds });
+      expect(await store.records.pendingEvents(10)).toHaveLength(5);
+      // a lone wake coalesces into a fan-out's wake when that is the newest pending event
+      expect((await dispatcher.dispatch([wake({ origin: 'github', text: 'other' })], OPTS)).body.eventId).toBe(fanOut.eventIds[1]);
+    });
+
+    it('keeps the coalesced answer under the idempotency key, and the kept request names that event', async () => {
+      const first = await dispatcher.dispatch([wake()], OPTS);
+      const again = await dispatcher.dispatch([wake()], { ...OPTS, idempotency: { key: 'wake\nk', ttlSeconds: 60 }, keep });
+      expect(JSON.parse((await store.records.getIdempotency('wake\nk', NOW))!.body)).toEqual(again.body);
+      expect((await store.requests.get(again.requestId!))!.actions).toEqual([{ kind: 'wake', mode: 'now', eventId: first.body.eventId }]);
     });
   });
 

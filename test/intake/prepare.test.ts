@@ -3,7 +3,7 @@
  * unless the hook opted out, and all actions of one request share one id.
  */
 import { describe, expect, it } from 'vitest';
-import { prepare, type Provenance } from '../../src/intake/prepare.ts';
+import { prepare, type Provenance, wakeKey } from '../../src/intake/prepare.ts';
 import { wrapExternal } from '../../src/safety/boundary.ts';
 import type { AgentAction, WakeAction } from '../../src/intake/actions.ts';
 
@@ -32,6 +32,7 @@ describe('prepare()', () => {
       text: wrapExternal('disk almost full', 'Webhook', 'b0da0e1d'),
       mode: 'next-heartbeat',
       origin: 'wake',
+      coalesceKey: wakeKey('wake', 'disk almost full'),
     });
   });
 

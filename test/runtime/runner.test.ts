@@ -347,6 +347,39 @@ describe('createRunner()', () => {
     });
   });
 
+  describe('forwarded runs (docs/runtime.md, "Forwarded runs")', () => {
+    it("gives the provider the hook's action, and ends ok with the other gateway's run: no reply, summary event, delivery or heartbeat", async () => {
+      const s = setup({ defaultRoute: { channel: 'console' } });
+      const run = await s.add({ hookName: 'CI', wakeMode: 'now', deliver: false, message: 'build failed' });
+      await s.provider.waitForCalls(1);
+      expect(s.provider.calls[0]!.req.hook).toEqual({ name: 'CI', wakeMode: 'now', deliver: false });
+      s.provider.calls[0]!.forward('gw-run-1');
+      expect(await finished(s, run.id)).toMatchObject({
+        status: 'ok',
+        reply: null,
+        summary: null,
+        error: null,
+        forwarded: { runId: 'gw-run-1' },
+        delivery: { status: 'skipped', reason: 'forwarded', channel: null, to: null },
+      });
+      expect(await s.store.records.pendingEvents(10)).toEqual([]);
+      expect(s.heartbeats).not.toHaveBeenCalled();
+      expect(s.outbox).not.toHaveBeenCalled();
+      // the prompt stays in the session's transcript; the reply is the other gateway's
+      expect((await s.store.records.transcript(run.sessionKey, 10, 65_536)).map((m) => [m.role, m.content])).toEqual([
+        ['user', 'build failed'],
+      ]);
+    });
+
+    it('keeps a run that was not forwarded as it was: forwarded null', async () => {
+      const s = setup();
+      const run = await s.add({});
+      await s.provider.waitForCalls(1);
+      s.provider.calls[0]!.reply('done');
+      expect((await finished(s, run.id)).forwarded).toBeNull();
+    });
+  });
+
   describe('delivery decision', () => {
     const deliveryOf = async (s: Setup, reply: string, over: Partial<NewRun>) => {
       const run = await s.add(over);

@@ -5,9 +5,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { wrapExternal } from '../../src/safety/boundary.ts';
 import { ConflictError } from '../../src/store/errors.ts';
+import { uuidv7 } from '../../src/util/uuid7.ts';
 import type { NewRun } from '../../src/store/types.ts';
 import type { Store } from '../../src/store/roles.ts';
 import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers/records.ts';
+import { callbacksContract } from './contract-callbacks.ts';
+import { coalesceContract } from './contract-coalesce.ts';
 import { consoleContract } from './contract-console.ts';
 import { sharedRolesContract } from './contract-shared.ts';
 
@@ -60,6 +63,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           error: null,
           usage: null,
           delivery: { status: 'pending', reason: null, channel: null, to: null, attempts: 0 },
+          forwarded: null,
         });
         expect(await store.records.listEvents({ limit: 10 })).toEqual([
           { ...event, status: 'pending', consumedAt: null, heartbeatId: null },
@@ -155,6 +159,28 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
           summary: 'done.',
           error: null,
         });
+      });
+
+      it("end ok as forwarded with the other gateway's run id (or none), no reply, the delivery skipped; others are not forwarded", async () => {
+        const [named, unnamed, plain] = [await started(), await started(), await started()];
+        const forwarded = { kind: 'skipped', reason: 'forwarded' } as const;
+        await store.records.finishRun(
+          okOutcome(named.id, { reply: null, summary: null, delivery: forwarded, forwarded: { runId: 'gw-7' } }),
+        );
+        await store.records.finishRun(
+          okOutcome(unnamed.id, { reply: null, summary: null, delivery: forwarded, forwarded: { runId: null } }),
+        );
+        await store.records.finishRun(okOutcome(plain.id, { delivery: skipped }));
+        expect(await store.records.getRun(named.id)).toMatchObject({
+          status: 'ok',
+          reply: null,
+          forwarded: { runId: 'gw-7' },
+          delivery: { status: 'skipped', reason: 'forwarded' },
+        });
+        expect((await store.records.getRun(unnamed.id))?.forwarded).toEqual({ runId: null });
+        expect((await store.records.getRun(plain.id))?.forwarded).toBeNull();
+        const listed = await store.records.listRuns({ limit: 10 });
+        expect(listed.map((r) => r.forwarded)).toEqual([null, { runId: null }, { runId: 'gw-7' }]);
       });
 
       it('end as error or timeout with the reason, and no reply', async () => {
@@ -430,6 +456,28 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         expect(texts(await store.records.listEvents({ limit: 10, status: 'consumed' }))).toEqual(['b', 'a']);
       });
 
+      it('getEvent() reads one by id, pending or consumed; an id the dispatcher did not make is found too', async () => {
+        // the dispatcher's ids: UUIDv7 made at createdAt; times spread over days, several in one millisecond
+        const times = Array.from({ length: 300 }, (_, i) => 1_700_000_000_000 + Math.floor(i / 3) * 3_600_000);
+        const events = times.map((t, i) => newEvent({ id: uuidv7(t), text: `e${i}`, createdAt: t }));
+        for (let i = 0; i < events.length; i += 50) await store.records.accept({ events: events.slice(i, i + 50), runs: [] });
+        const other = newEvent({ text: 'not a UUIDv7 id', createdAt: times.at(-1)! });
+        await store.records.accept({ events: [other], runs: [] });
+        await consume(events.slice(0, 10).map((e) => e.id));
+        for (const i of [0, 9, 10, 151, 298, 299]) {
+          const e = events[i]!;
+          expect(await store.records.getEvent(e.id)).toMatchObject({
+            id: e.id,
+            text: e.text,
+            createdAt: e.createdAt,
+            status: i < 10 ? 'consumed' : 'pending',
+          });
+        }
+        expect((await store.records.getEvent(other.id))?.text).toBe('not a UUIDv7 id');
+        expect(await store.records.getEvent(uuidv7(times[100]!))).toBeUndefined();
+        expect(await store.records.getEvent('nope')).toBeUndefined();
+      });
+
       it('a consumed set that is not the oldest pending ones leaves the others pending', async () => {
         const events = ['a', 'b', 'c'].map((text) => newEvent({ text }));
         await store.records.accept({ events, runs: [] });
@@ -651,8 +699,10 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       });
     });
 
+    callbacksContract(() => store);
     consoleContract(() => store);
     sharedRolesContract(() => store);
+    coalesceContract(() => store);
 
     it('keeps meta values and overwrites them', async () => {
       expect(await store.records.getMeta('k')).toBeUndefined();

@@ -75,12 +75,25 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     receiver = createServer((req, res) => {
       req.resume();
       req.on('end', () => {
+        // a callback's events (docs/callbacks.md) go to /events and are taken
+        if (req.url === '/events') return void res.writeHead(204).end();
         res.writeHead(received++ === 0 ? 400 : 200, { 'content-type': 'application/json' });
         res.end('{}');
       });
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const channels = { out: { type: 'webhook', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/replies` } };
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    const channels = { out: { type: 'webhook', url: `${receiverUrl}/replies` } };
+    const callbacks = [
+      {
+        id: 'ci',
+        url: `${receiverUrl}/events`,
+        secret: `whsec_${randomBytes(32).toString('base64')}`,
+        types: ['run.completed', 'delivery.failed'],
+        hooks: ['agent'],
+        allowPrivateNetwork: true,
+      },
+    ];
     const mappings = [
       {
         id: 'github',
@@ -99,6 +112,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
         gateway: { auth: { token: GW } },
         hooks: { enabled: true, token: HOOK, mappings },
         channels,
+        callbacks,
         agents: { defaults: { heartbeat: { every: '0' } } },
       },
     });
@@ -196,7 +210,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     expect(await page.textContent('#overview')).toMatch(/Generation#2/);
   });
 
-  it('lists runs with filters, and shows a run: timeline, delivery, transcript', async () => {
+  it('lists runs with filters, and shows a run: timeline, delivery, callbacks, transcript', async () => {
     await page.click('nav a[data-page=runs]');
     await page.waitForSelector('#runs table.runs');
     expect(await page.$$eval('#runs tbody tr', (rows) => rows.length)).toBe(2);
@@ -225,6 +239,10 @@ describe.skipIf(!HAVE_CHROMIUM)('the console in Chromium', () => {
     expect(text).toContain('failed');
     await page.waitForSelector('#transcript .message');
     expect(await page.$$eval('#transcript .message.this-run', (els) => els.length)).toBe(2);
+    // its events for the callback, each sent (the page looks again while one is pending)
+    await expect
+      .poll(() => page.$$eval('#callbacks tbody tr', (rows) => rows.map((r) => r.textContent)))
+      .toEqual([expect.stringMatching(/^cirun\.completedsent1/), expect.stringMatching(/^cidelivery\.failedsent1/)]);
     expect(await page.isEnabled('#redeliver')).toBe(true);
     await shot('run');
   });

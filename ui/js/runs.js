@@ -1,4 +1,4 @@
-// Runs: the list with filters, and one run's timeline, delivery, transcript, retry and redeliver.
+// Runs: the list with filters, and one run's timeline, delivery, callbacks, transcript, retry and redeliver.
 import { api } from './api.js';
 import { badge, duration, h, pre, problem, shortId, show, table, time } from './dom.js';
 
@@ -205,10 +205,32 @@ async function transcript(el, r) {
   }
 }
 
+/** The lifecycle events sent to callbacks for the run (docs/callbacks.md), when there are any. */
+function callbackCard(callbacks) {
+  if (!callbacks?.length) return null;
+  return h(
+    'section',
+    { class: 'card', id: 'callbacks' },
+    h('h2', {}, 'Callbacks'),
+    table(
+      ['callback', 'event', 'status', 'attempts', 'last reason', 'updated'],
+      callbacks.map((c) => [
+        c.callback,
+        h('span', { class: 'mono' }, c.type),
+        badge(c.status),
+        String(c.attempts),
+        c.lastError ?? '—',
+        c.status === 'pending' && c.attempts > 0 ? `next try ${time(c.nextAttemptAt)}` : time(c.updatedAt),
+      ]),
+    ),
+  );
+}
+
 /** Draws run `r` into `el`; an action's answer goes into `out`, which redrawing leaves alone. */
-function render(el, r, out, changed) {
+function render(el, r, callbacks, out, changed) {
   const d = r.delivery ?? {};
-  const redeliverable = d.status === 'failed' || d.status === 'skipped';
+  // a forwarded run has no reply here: the other gateway delivers it
+  const redeliverable = (d.status === 'failed' || d.status === 'skipped') && r.reply !== null;
   const talk = h('div', { id: 'transcript' }, h('p', { class: 'muted loading' }, 'Loading…'));
   show(
     el,
@@ -235,6 +257,8 @@ function render(el, r, out, changed) {
         ['tokens', h('span', { id: 'run-tokens' }, tokens(r.usage))],
         ['error', r.error],
         ['summary', r.summary],
+        // only for a run the `gateway` provider handed to another gateway: that gateway's run id
+        ['forwarded', r.forwarded ? h('span', { class: 'mono' }, r.forwarded.runId ?? 'no run id given') : undefined],
       ]),
       h(
         'div',
@@ -260,13 +284,18 @@ function render(el, r, out, changed) {
           'Redeliver',
           'redeliver',
           `/api/runs/${encodeURIComponent(r.id)}/redeliver`,
-          redeliverable ? 'send the reply again' : 'only a failed or skipped reply is sent again',
+          redeliverable
+            ? 'send the reply again'
+            : r.reply === null
+              ? 'the run has no reply here'
+              : 'only a failed or skipped reply is sent again',
           redeliverable,
           out,
           changed,
         ),
       ),
     ),
+    callbackCard(callbacks),
     h(
       'section',
       { class: 'card' },
@@ -279,8 +308,9 @@ function render(el, r, out, changed) {
   void transcript(talk, r);
 }
 
-/** A run still moving: it is queued or running, or its reply waits in the outbox. */
-const moving = (r) => r.status === 'queued' || r.status === 'running' || r.delivery?.status === 'pending';
+/** A run still moving: it is queued or running, or its reply or one of its callbacks' events waits in the outbox. */
+const moving = (r, callbacks) =>
+  r.status === 'queued' || r.status === 'running' || r.delivery?.status === 'pending' || callbacks.some((c) => c.status === 'pending');
 
 export function runDetail(id) {
   const body = h('div', {}, h('p', { class: 'muted loading' }, 'Loading…'));
@@ -293,11 +323,12 @@ export function runDetail(id) {
     return api(`/api/runs/${encodeURIComponent(id)}`).then(
       (data) => {
         // redrawn only when it changed, so an answer shown under a button stays
-        const key = JSON.stringify([data.run.status, data.run.delivery]);
-        if (key !== status) render(body, data.run, out, () => void load());
+        const callbacks = data.callbacks ?? [];
+        const key = JSON.stringify([data.run.status, data.run.delivery, callbacks]);
+        if (key !== status) render(body, data.run, callbacks, out, () => void load());
         status = key;
         // while it moves, look again each second: the overview's figures need not change with one run
-        if (moving(data.run)) timer = setTimeout(load, 1000);
+        if (moving(data.run, callbacks)) timer = setTimeout(load, 1000);
       },
       (err) => show(body, h('p', {}, h('a', { href: '#/runs' }, '← Runs')), problem(err)),
     );

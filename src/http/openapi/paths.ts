@@ -179,7 +179,14 @@ export const operations: Operation[] = [
     tag: 'read',
     auth: 'gateway',
     params: [id('run')],
-    responses: { '200': ok('the run', one('run', Type.Ref(S.Run))), '404': ok('no such run', S.ErrorBody), ...gatewayErrors },
+    responses: {
+      '200': ok(
+        'the run, and the lifecycle events sent to callbacks for it',
+        Type.Object({ ok: Type.Literal(true), run: Type.Ref(S.Run), callbacks: Type.Array(Type.Ref(S.RunCallback)) }),
+      ),
+      '404': ok('no such run', S.ErrorBody),
+      ...gatewayErrors,
+    },
   },
   {
     method: 'get',

@@ -22,7 +22,17 @@ export const ErrorBody = Type.Object(
   { $id: 'Error' },
 );
 
-export const WakeAnswer = Type.Object({ ok: Ok, mode: WakeMode, eventId: Id }, { $id: 'WakeAnswer' });
+export const WakeAnswer = Type.Object(
+  {
+    ok: Ok,
+    mode: WakeMode,
+    eventId: Id,
+    eventOutcome: Type.Union([Type.Literal('queued'), Type.Literal('coalesced')], {
+      description: 'coalesced: the same wake was the newest pending event already; eventId is that event and nothing new was stored',
+    }),
+  },
+  { $id: 'WakeAnswer' },
+);
 export const AgentAnswer = Type.Object({ ok: Ok, runId: Id, sessionKey: Type.String() }, { $id: 'AgentAnswer' });
 export const ManyAnswer = Type.Object({ ok: Ok, runIds: Type.Array(Id), eventIds: Type.Array(Id) }, { $id: 'ManyAnswer' });
 /** What a hook request may be answered with on success (a verifier's handshake answers its own JSON). */
@@ -41,6 +51,7 @@ export const Run = Type.Object(
     label: Type.String(),
     trusted: Type.Boolean(),
     nameTrusted: Type.Optional(Type.Boolean()),
+    hookId: Type.Optional(Type.String({ description: 'the hook it came from: agent or a mapping id (absent on heartbeats)' })),
     sessionKey: Type.String(),
     message: Type.String(),
     model: Type.String(),
@@ -78,8 +89,30 @@ export const Run = Type.Object(
       },
       { additionalProperties: false },
     ),
+    forwarded: Nullable(
+      Type.Object(
+        { runId: Nullable(Type.String()) },
+        { additionalProperties: false, description: "the other gateway's run, when the `gateway` provider forwarded this one" },
+      ),
+    ),
   },
   { $id: 'Run', additionalProperties: false },
+);
+
+/** One lifecycle event of a run sent to a callback, and how its sending goes (docs/callbacks.md, "Delivery"). */
+export const RunCallback = Type.Object(
+  {
+    id: Type.String({ description: 'the webhook-id the event is sent with' }),
+    callback: Type.String({ description: "the callback's id" }),
+    type: Type.Union(['run.completed', 'run.failed', 'delivery.failed'].map((t) => Type.Literal(t))),
+    status: Type.Union(['pending', 'sent', 'failed'].map((t) => Type.Literal(t))),
+    attempts: Type.Integer({ minimum: 0 }),
+    lastError: Nullable(Type.String()),
+    nextAttemptAt: Nullable(Epoch),
+    createdAt: Epoch,
+    updatedAt: Epoch,
+  },
+  { $id: 'RunCallback', additionalProperties: false },
 );
 
 export const SystemEvent = Type.Object(
@@ -209,6 +242,7 @@ export const namedSchemas: TSchema[] = [
   ManyAnswer,
   HookAnswer,
   Run,
+  RunCallback,
   SystemEvent,
   SessionMessage,
   KeptAction,

@@ -40,6 +40,7 @@ export function toRun(h: Hash): Run {
       to: str(h.dTo),
       attempts: Number(h.dAttempts ?? 0),
     },
+    forwarded: h.fwd === undefined ? null : (JSON.parse(h.fwd) as Run['forwarded']),
   };
 }
 
@@ -79,11 +80,12 @@ export const deliveryJson = (d: NewDelivery) =>
     text: d.text,
     createdAt: d.createdAt,
     mainSession: d.mainSession === true,
+    ...(d.event ? { event: d.event } : {}),
   });
 
 /** A delivery's hash: the entry as written (`j`, JSON) and its progress. */
 export function toDelivery(h: Hash): Delivery {
-  const d = JSON.parse(h.j!) as Required<NewDelivery>;
+  const d = JSON.parse(h.j!) as Required<Omit<NewDelivery, 'event'>> & Pick<NewDelivery, 'event'>;
   return {
     id: d.id,
     runId: d.runId,
@@ -100,6 +102,7 @@ export function toDelivery(h: Hash): Delivery {
     mainSession: d.mainSession,
     createdAt: d.createdAt,
     updatedAt: Number(h.upd),
+    ...(d.event ? { event: d.event } : {}),
   };
 }
 

@@ -25,10 +25,11 @@ export function contractError(err: unknown): unknown {
   if (name === 'MaxRetriesPerRequestError' || text === 'Connection is closed.') return new StorageUnavailableError(text, { cause: err });
   if (name === 'ReplyError') {
     if (REFUSALS.test(text)) return new StorageUnavailableError(text, { cause: err });
-    // the scripts' own refusals (lua/records/accept.lua)
+    // the scripts' own refusals (lua/records/accept.lua, lua/includes/callbacks.lua)
     if (text.includes('IDEMPOTENCY_TAKEN'))
       return new IdempotencyTakenError('the idempotency key was answered by another request', { cause: err });
     if (text.includes('RUN_TAKEN')) return new ConflictError('a run with this id exists', { cause: err });
+    if (text.includes('ENTRY_TAKEN')) return new ConflictError('an outbox entry with this id exists', { cause: err });
     return err;
   }
   if (typeof code === 'string' && NET_CODES.has(code)) return new StorageUnavailableError(text || code, { cause: err });

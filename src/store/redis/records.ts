@@ -46,6 +46,18 @@ export interface RedisRecordsDeps {
   queue: RedisRunQueue;
 }
 
+/** A run by id (a plain read: the store reader uses it too, reader.ts). */
+export async function readRun(client: Redis, p: string, id: string): Promise<Run | undefined> {
+  const h = await client.hgetall(`${p}r:${id}`);
+  return Object.keys(h).length ? toRun(h) : undefined;
+}
+
+/** An event by id, as `readRun`. */
+export async function readEvent(client: Redis, p: string, id: string): Promise<SystemEvent | undefined> {
+  const h = await client.hgetall(`${p}e:${id}`);
+  return Object.keys(h).length ? toEvent(h) : undefined;
+}
+
 export class RedisRecords implements Records {
   private readonly client: Redis;
   private readonly run: RunScript;
@@ -66,18 +78,23 @@ export class RedisRecords implements Records {
   }
 
   async accept(batch: AcceptBatch): Promise<Accepted> {
-    const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0, batch.request ? 1 : 0];
-    for (const e of batch.events) args.push(e.id, e.source, eventJson(e));
+    const co = batch.coalesce;
+    const args: Arg[] = [batch.events.length, batch.runs.length, batch.idempotency ? 1 : 0, batch.request ? 1 : 0, co ? 1 : 0];
+    for (const e of batch.events) args.push(e.id, e.source, eventJson(e), e.coalesceKey ?? '');
     for (const r of batch.runs) args.push(r.id, r.sessionKey, JSON.stringify(r));
     const i = batch.idempotency;
     if (i) args.push(i.key, i.status, i.body, i.createdAt, i.expiresAt);
+    if (i && co) args.push(co.idempotencyBody ?? i.body);
     // named here: the key of its hash, made before the script so that the script stays deterministic
     const requestId = batch.request ? uuidv7(batch.request.receivedAt) : undefined;
     if (batch.request) args.push(...requestArgs(requestId!, batch.request));
+    this.pushCallbacks(args, batch.callbacks);
     // a key stored first by another request fails the script: IdempotencyTakenError (errors.ts)
-    const counts = (await this.script('accept', ...args)) as unknown[];
-    this.queue.counted(counts[0], counts[1]);
-    return requestId === undefined ? {} : { requestId };
+    const [total, claimed, into] = (await this.script('accept', ...args)) as [unknown, unknown, string | null];
+    this.queue.counted(total, claimed);
+    const accepted: Accepted = requestId === undefined ? {} : { requestId };
+    if (into) accepted.coalescedInto = into;
+    return accepted;
   }
 
   async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {
@@ -96,9 +113,8 @@ export class RedisRecords implements Records {
     return all.filter((h) => Object.keys(h).length > 0);
   }
 
-  async getRun(id: string): Promise<Run | undefined> {
-    const [h] = await this.hashes('r:', [id]);
-    return h ? toRun(h) : undefined;
+  getRun(id: string): Promise<Run | undefined> {
+    return readRun(this.client, this.p, id);
   }
 
   async queuedRun(id: string): Promise<NewRun | undefined> {
@@ -152,6 +168,10 @@ export class RedisRecords implements Records {
     }
     if (n === 0) return [];
     return (await this.client.lrange(`${this.p}m:${sessionKey}`, -n, -1)).map((e) => toMessage(sessionKey, e));
+  }
+
+  getEvent(id: string): Promise<SystemEvent | undefined> {
+    return readEvent(this.client, this.p, id);
   }
 
   async listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
@@ -241,6 +261,7 @@ export class RedisRecords implements Records {
         error: o.error,
         inTok: o.usage ? String(o.usage.inputTokens) : null,
         outTok: o.usage ? String(o.usage.outputTokens) : null,
+        forwarded: o.forwarded ? JSON.stringify(o.forwarded) : null,
       }),
       o.messages.length,
     ];
@@ -258,7 +279,19 @@ export class RedisRecords implements Records {
     else args.push(JSON.stringify({ kind: 'skipped', reason: d.reason, channel: d.channel ?? null, to: d.to ?? null }), '', '', '');
     const ids = o.consumedEventIds ?? [];
     args.push(ids.length, o.finishedAt, o.consumeOlder ? 1 : 0, ...ids);
+    this.pushCallbacks(args, o.callbacks);
     await this.script('finishRun', ...args);
+  }
+
+  /** The arguments of callback entries (lua/includes/callbacks.lua): their count, then each one's, owned by this instance. */
+  private pushCallbacks(args: Arg[], entries: readonly NewDelivery[] | undefined): void {
+    args.push(entries?.length ?? 0);
+    for (const e of entries ?? []) args.push(e.id, e.runId, deliveryJson(e), e.createdAt, this.instance);
+  }
+
+  async runCallbacks(runId: string): Promise<Delivery[]> {
+    const ids = await this.client.zrange(`${this.p}rcb:${runId}`, '0', '-1');
+    return (await this.hashes('d:', ids)).map(toDelivery);
   }
 
   async failInterruptedHeartbeats(at: number, reason: string): Promise<number> {
@@ -289,7 +322,9 @@ export class RedisRecords implements Records {
     if (a.parts !== undefined) fields.parts = JSON.stringify(a.parts);
     if (a.ambiguousPart !== undefined) fields.ambiguousPart = a.ambiguousPart;
     if (a.route) fields.route = JSON.stringify(a.route);
-    await this.script('recordDelivery', a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields), a.runId);
+    const args: Arg[] = [a.id, a.status, a.attempts, a.nextAttemptAt ?? a.at, a.at, JSON.stringify(fields), a.runId];
+    this.pushCallbacks(args, a.callbacks);
+    await this.script('recordDelivery', ...args);
   }
 
   async redeliver(entry: NewDelivery): Promise<void> {

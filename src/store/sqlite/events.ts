@@ -30,6 +30,12 @@ export class PendingEvents {
     this.closed = closed;
   }
 
+  /** Inside a write: the newest pending event when it has `key` (a wake that coalesces into it, docs/http.md "Wake coalescing"). */
+  newestWithKey(key: string): string | undefined {
+    const row = this.q.lastPending.get(this.meta.pendingFrom()) as unknown as unknown[] | undefined;
+    return row !== undefined && row[1] === key ? String(row[0]) : undefined;
+  }
+
   pending(limit: number): SystemEvent[] {
     return this.handOut(this.q.pendingEvents.all(this.meta.pendingFrom(), limit) as unknown as unknown[][]);
   }

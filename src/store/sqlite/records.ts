@@ -27,6 +27,7 @@ import type {
 } from '../types.ts';
 import { boundaryBytes } from './boundary.ts';
 import { contractError } from './errors.ts';
+import { eventById } from './event-by-id.ts';
 import type { PendingEvents } from './events.ts';
 import type { Meta } from './meta.ts';
 import { Lists } from './lists.ts';
@@ -83,12 +84,34 @@ export class SqliteRecords implements Records {
 
   accept(batch: AcceptBatch): Promise<Accepted> {
     return this.writes.run(() => {
+      const into = this.coalescedInto(batch);
+      if (into !== undefined) return this.acceptCoalesced(batch, into);
       for (const e of batch.events) this.runs.insertEvent(e);
       for (const r of batch.runs) this.queue.accepted(this.runs.insertRun(r, 'queued', null)[0]);
       const i = batch.idempotency;
       if (i) this.q.putIdem.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
+      this.runs.insertCallbacks(batch.callbacks);
       return batch.request ? { requestId: this.requests.insert(batch.request) } : {};
     });
+  }
+
+  /** Inside a write: the pending event a lone wake coalesces into (`AcceptBatch.coalesce`), if any. */
+  private coalescedInto(batch: AcceptBatch): string | undefined {
+    const key = batch.coalesce && batch.events.length === 1 && !batch.runs.length ? batch.events[0]!.coalesceKey : undefined;
+    return key === undefined ? undefined : this.events.newestWithKey(key);
+  }
+
+  /** Inside a write: a lone wake that coalesced into event `into`; its idempotency record and kept request name that event. */
+  private acceptCoalesced(batch: AcceptBatch, into: string): Accepted {
+    const newId = batch.events[0]!.id;
+    const i = batch.idempotency;
+    if (i) this.q.putIdem.run(i.key, i.status, (batch.coalesce!.idempotencyBody ?? i.body).replace(newId, into), i.createdAt, i.expiresAt);
+    const accepted: Accepted = { coalescedInto: into };
+    if (batch.request) {
+      const actions = batch.request.actions.map((a) => (a.kind === 'wake' && a.eventId === newId ? { ...a, eventId: into } : a));
+      accepted.requestId = this.requests.insert({ ...batch.request, actions });
+    }
+    return accepted;
   }
 
   async getIdempotency(key: string, now: number): Promise<IdempotencyRecord | undefined> {
@@ -167,6 +190,14 @@ export class SqliteRecords implements Records {
 
   listEvents(opts: ListOptions & { status?: EventStatus }): Promise<SystemEvent[]> {
     return this.lists.events(opts);
+  }
+
+  async getEvent(id: string): Promise<SystemEvent | undefined> {
+    try {
+      return eventById(this.q, id);
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   async pendingEvents(limit: number): Promise<SystemEvent[]> {
@@ -278,7 +309,16 @@ export class SqliteRecords implements Records {
       );
       // the main route changes rarely: write it only when it does
       if (a.status === 'sent' && a.route) this.meta.put('mainRoute', JSON.stringify(a.route));
+      this.runs.insertCallbacks(a.callbacks);
     });
+  }
+
+  async runCallbacks(runId: string): Promise<Delivery[]> {
+    try {
+      return (this.q.runCallbacks.all(runId) as Row[]).map(toDelivery);
+    } catch (err) {
+      throw contractError(err);
+    }
   }
 
   redeliver(entry: NewDelivery): Promise<void> {

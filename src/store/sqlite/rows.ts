@@ -3,7 +3,7 @@
  * each row makes.
  */
 import { packBoundary, unpackBoundary } from './boundary.ts';
-import type { Delivery, EventStatus, NewRun, Run, RunStatus, SessionMessage, SystemEvent } from '../types.ts';
+import type { CallbackEventType, Delivery, EventStatus, NewRun, Run, RunStatus, SessionMessage, SystemEvent } from '../types.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -77,6 +77,7 @@ export const QUEUED = [
   'created_at',
   'message_wrap',
   'message_text',
+  'hook_id',
   'agent_id',
 ] as const;
 
@@ -110,10 +111,11 @@ export function toNewRun(a: readonly unknown[]): NewRun {
     to: str(a[14]),
     createdAt: Number(a[15]),
     // a run stored before agents had ids ran on the one agent there was
-    agentId: a[1] === 'deliver' ? null : (str(a[18]) ?? 'main'),
+    agentId: a[1] === 'deliver' ? null : (str(a[19]) ?? 'main'),
     sessionMode: (Number(a[4]) & ISOLATED) !== 0 ? 'isolated' : 'persistent',
   };
   if ((Number(a[4]) & NEW_SESSION) !== 0) run.newSession = true;
+  if (a[18] !== null) run.hookId = String(a[18]);
   return run;
 }
 
@@ -153,6 +155,7 @@ export function toRun(r: Row): Run {
           to: str(r.delivery_to),
           attempts: Number(r.delivery_attempts),
         },
+    forwarded: r.forwarded === null || r.forwarded === undefined ? null : (JSON.parse(String(r.forwarded)) as Run['forwarded']),
   };
 }
 
@@ -189,6 +192,7 @@ export function toDelivery(r: Row): Delivery {
     mainSession: r.main_session === 1,
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
+    ...(r.event === null || r.event === undefined ? {} : { event: r.event as CallbackEventType }),
   };
 }
 

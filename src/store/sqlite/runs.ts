@@ -92,6 +92,7 @@ export class RunRows {
       replyKey,
       o.usage?.inputTokens ?? null,
       o.usage?.outputTokens ?? null,
+      o.forwarded ? JSON.stringify(o.forwarded) : null,
       o.id,
     );
     for (const m of o.messages) {
@@ -120,6 +121,30 @@ export class RunRows {
         e.createdAt,
         e.createdAt,
         e.mainSession ? 1 : 0,
+        null,
+      );
+    }
+    this.insertCallbacks(o.callbacks);
+  }
+
+  /** Inside a write: entries that send lifecycle events to callbacks (`Delivery.event`). */
+  insertCallbacks(entries: readonly NewDelivery[] | undefined): void {
+    if (!entries) return;
+    for (const e of entries) {
+      const [text, key, ref] = this.storeText(e.text);
+      this.q.insertOutbox.run(
+        e.id,
+        e.runId,
+        e.channel,
+        null,
+        ref === null ? text : '',
+        ref,
+        key,
+        e.createdAt,
+        e.createdAt,
+        e.createdAt,
+        0,
+        e.event ?? null,
       );
     }
   }
@@ -139,6 +164,7 @@ export class RunRows {
       e.createdAt,
       e.createdAt,
       e.mainSession ? 1 : 0,
+      null,
     );
     this.q.redeliverRun.run(e.channel, e.to, e.id, e.runId);
   }
@@ -165,7 +191,7 @@ export class RunRows {
   /** Inside a write. */
   insertEvent(e: NewEvent): void {
     const [text, key] = packed(e.text);
-    this.q.insertEvent.run(e.id, e.source, text, e.createdAt, e.runId, key);
+    this.q.insertEvent.run(e.id, e.source, text, e.createdAt, e.runId, key, e.coalesceKey ?? null);
   }
 
   /** Inside a write; returns the run's seq, and the id of its message's stored text when the message is long, else null. */
@@ -199,6 +225,7 @@ export class RunRows {
       'pending',
       ref,
       key,
+      r.hookId ?? null,
       r.agentId,
     );
     return [Number(lastInsertRowid), ref];

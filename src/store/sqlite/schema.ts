@@ -162,6 +162,15 @@ export const MIGRATIONS: readonly string[] = [
   // why a kept request ran nothing (a refusal's code, a skip's reason), beside its row: the requests
   // table keeps its body last, so that a list reads no body's pages
   'CREATE TABLE request_reasons (seq INTEGER PRIMARY KEY, reason TEXT NOT NULL);',
+  // a wake's key for coalescing (docs/http.md, "Wake coalescing")
+  'ALTER TABLE events ADD COLUMN coalesce_key TEXT;',
+  // a run the `gateway` provider forwarded: {"runId": …} as JSON, NULL for any other run
+  'ALTER TABLE runs ADD COLUMN forwarded TEXT;',
+  // the hook a run came from (`Run.hookId`); outbox entries that send a lifecycle event to a callback
+  // (`Delivery.event`), listed by run through an index that holds only them
+  `ALTER TABLE runs ADD COLUMN hook_id TEXT;
+  ALTER TABLE outbox ADD COLUMN event TEXT;
+  CREATE INDEX outbox_callbacks ON outbox (run_id) WHERE event IS NOT NULL;`,
   // the agent a run runs on (NULL for a delivery without a model, and for a run stored before agents had ids)
   'ALTER TABLE runs ADD COLUMN agent_id TEXT;',
 ];

@@ -10,10 +10,14 @@ export function statements(db: DatabaseSync) {
     return stmt;
   };
   return {
-    insertEvent: p("INSERT INTO events (id, source, text, status, created_at, run_id, text_wrap) VALUES (?, ?, ?, 'pending', ?, ?, ?)"),
+    insertEvent: p(
+      "INSERT INTO events (id, source, text, status, created_at, run_id, text_wrap, coalesce_key) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)",
+    ),
+    // the newest pending event, for a wake that coalesces (from the watermark up: below it every event is consumed)
+    lastPending: arrays(p("SELECT id, coalesce_key FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT 1")),
     insertRun: p(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-      wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap, agent_id)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap, hook_id, agent_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     insertText: p('INSERT INTO texts (body) VALUES (?)'),
     putIdem: p('INSERT OR REPLACE INTO idempotency (key, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
     getIdem: p('SELECT key, status, body, created_at, expires_at FROM idempotency WHERE key = ? AND expires_at > ?'),
@@ -57,6 +61,10 @@ export function statements(db: DatabaseSync) {
     ),
     countPendingBySource: p(`SELECT source, count(*) AS n, min(created_at) AS first_at, max(created_at) AS last_at FROM events
       WHERE seq >= ? AND seq < ? AND status = 'pending' GROUP BY source`),
+    // an event by id without an index on id (event-by-id.ts): the first row from a seq on, then one range of seqs
+    eventFrom: p('SELECT seq, created_at FROM events WHERE seq >= ? ORDER BY seq LIMIT 1'),
+    eventInRange: p(`${EVENT_COLUMNS} WHERE e.seq >= ? AND e.seq < ? AND e.id = ?`),
+    eventScan: p(`${EVENT_COLUMNS} WHERE e.id = ?`),
     // where the watermark moves to: the first pending event from it on, else the seq the next event will get
     firstPending: p(`SELECT coalesce((SELECT seq FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq LIMIT 1),
       (SELECT coalesce(max(seq), 0) + 1 FROM events)) AS seq`),
@@ -74,7 +82,7 @@ export function statements(db: DatabaseSync) {
     // started_at and one attempt are written here when the run's start was still queued (see startRun)
     finishRun: p(`UPDATE runs SET started_at = coalesce(?, started_at), attempts = attempts + ?, status = ?, finished_at = ?, reply = ?,
       summary = ?, error = ?, delivery_status = ?, delivery_reason = ?, delivery_channel = ?, delivery_to = ?, delivery_id = ?, reply_text = ?, reply_wrap = ?,
-      input_tokens = ?, output_tokens = ? WHERE id = ?`),
+      input_tokens = ?, output_tokens = ?, forwarded = ? WHERE id = ?`),
     insertMessage: p(
       'INSERT INTO messages (session_key, role, content, run_id, created_at, content_text, content_wrap) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
@@ -89,10 +97,12 @@ export function statements(db: DatabaseSync) {
       "UPDATE events SET status = 'consumed', consumed_at = ?, heartbeat_id = ? WHERE id = ? AND seq >= ? AND status = 'pending' RETURNING seq",
     ),
     insertOutbox:
-      p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at, main_session)
-      VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)`),
+      p(`INSERT INTO outbox (id, run_id, channel, to_, text, text_ref, text_wrap, status, attempts, next_attempt_at, created_at, updated_at, main_session, event)
+      VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?)`),
     dueOutbox: p(`SELECT o.*, ${body('o.text_ref')} AS text_body, ${body('o.parts_ref')} AS parts_body FROM outbox o
       WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at ASC LIMIT ?`),
+    runCallbacks: p(`SELECT o.*, ${body('o.text_ref')} AS text_body, NULL AS parts_body FROM outbox o INDEXED BY outbox_callbacks
+      WHERE run_id = ? AND event IS NOT NULL ORDER BY rowid`),
     nextOutbox: p("SELECT min(next_attempt_at) AS t FROM outbox WHERE status = 'pending' AND next_attempt_at > ?"),
     // parts and the ambiguous part change only when given (the flag before each says so); a long parts list is in texts
     updateOutbox: p(`UPDATE outbox SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?,

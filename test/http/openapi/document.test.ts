@@ -55,6 +55,15 @@ const config = {
   agents: { defaults: { heartbeat: { every: '0' } } },
   channels: { flaky: {} },
   session: { defaultRoute: { channel: 'flaky' } },
+  // refused at once (a loopback address): the run's events show in its answer without a receiver
+  callbacks: [
+    {
+      id: 'ci',
+      url: 'http://127.0.0.1:9/events',
+      secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+      types: ['run.completed', 'delivery.failed'],
+    },
+  ],
 };
 
 /** A JSON pointer into the document, as a URI fragment. */
@@ -161,6 +170,7 @@ describe('GET /api/openapi.json', () => {
     const run = await until(async () =>
       (await svc.store.records.getRun(agent.runId))?.delivery.status === 'failed' ? svc.store.records.getRun(agent.runId) : undefined,
     );
+    await until(async () => (await svc.store.records.runCallbacks(agent.runId)).filter((c) => c.status === 'failed').length === 2);
     await check('get', '/api/status', '/api/status');
     await check('get', '/api/runs', '/api/runs?limit=5');
     await check('get', '/api/runs', '/api/runs?status=nope');

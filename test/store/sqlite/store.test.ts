@@ -850,7 +850,7 @@ describe('SqliteStore', () => {
       store = new SqliteStore({ path: join(dir, 'fresh.db') });
     });
 
-    it('brings a file of the base version up to date: its finished runs read on, with no token usage', async () => {
+    it('brings a file of the base version up to date: its finished runs read on, with no token usage, not forwarded', async () => {
       const path = join(dir, 'base.db');
       const old = new DatabaseSync(path);
       old.exec(`${SCHEMA}\nPRAGMA user_version = ${BASE_VERSION};`);
@@ -859,7 +859,7 @@ describe('SqliteStore', () => {
         VALUES ('old', 'hook', 'Hook', 'Webhook', 0, 's', 'hi', 'echo/echo', 600, 'now', 0, 'last', 'ok', 1, 1, 2, 3, 'hi', 'skipped')`);
       old.close();
       const s = new SqliteStore({ path });
-      expect(await s.records.getRun('old')).toMatchObject({ status: 'ok', reply: 'hi', usage: null });
+      expect(await s.records.getRun('old')).toMatchObject({ status: 'ok', reply: 'hi', usage: null, forwarded: null });
       const run = newRun();
       await s.records.accept({ events: [], runs: [run] });
       await s.records.startRun(run.id, 1_500);
@@ -867,6 +867,17 @@ describe('SqliteStore', () => {
         okOutcome(run.id, { usage: { inputTokens: 5, outputTokens: 2 }, delivery: { kind: 'skipped', reason: 'x' } }),
       );
       expect((await s.records.getRun(run.id))!.usage).toEqual({ inputTokens: 5, outputTokens: 2 });
+      const forwarded = newRun();
+      await s.records.accept({ events: [], runs: [forwarded] });
+      await s.records.finishRun(
+        okOutcome(forwarded.id, {
+          reply: null,
+          summary: null,
+          delivery: { kind: 'skipped', reason: 'forwarded' },
+          forwarded: { runId: 'gw-1' },
+        }),
+      );
+      expect((await s.records.getRun(forwarded.id))?.forwarded).toEqual({ runId: 'gw-1' });
       await s.close();
       const db = new DatabaseSync(path, { readOnly: true });
       expect((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBe(SCHEMA_VERSION);

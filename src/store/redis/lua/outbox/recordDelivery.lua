@@ -4,17 +4,21 @@
   once old enough, and so is its run.
 
   ARGV: prefix, id, status, attempts, nextAttemptAt, at, fields JSON ({error, sentParts?, parts?,
-    ambiguousPart?, route?}: absent keys keep what is stored), run id
-  Keys: d:<id>, outbox, outbox:failed, outbox:done, r:<run id>, runs:done, meta
-  Returns 1, or 0 for an unknown entry.
+    ambiguousPart?, route?}: absent keys keep what is stored), run id, then the callback entries (see
+    callbacks)
+  Keys: d:<id>, outbox, outbox:failed, outbox:done, r:<run id>, runs:done, meta; the callback entries'
+  Returns 1, or 0 for an unknown entry (and then writes no callback entry). Fails with ENTRY_TAKEN,
+  writing nothing, when a callback entry's id is taken.
 ]]
 local P = ARGV[1]
 --- @include "put"
+--- @include "callbacks"
 
 local id, status, attempts, nextAt, at, runId = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[8]
 local f = cjson.decode(ARGV[7])
 local dk = P..'d:'..id
 if redis.call('EXISTS', dk) == 0 then return 0 end
+if callbacksTaken(9) then return redis.error_reply('ENTRY_TAKEN an outbox entry with this id exists') end
 redis.call('HSET', dk, 'status', status, 'attempts', attempts, 'next', nextAt, 'upd', at)
 put(dk, 'err', f.error)
 if f.sentParts ~= nil then redis.call('HSET', dk, 'sent', f.sentParts) end
@@ -32,4 +36,5 @@ if redis.call('HGET', r, 'dlv') == id then
   if done and finished then redis.call('ZADD', P..'runs:done', finished, runId) end
 end
 if status == 'sent' and f.route ~= nil then redis.call('HSET', P..'meta', 'mainRoute', f.route) end
+addCallbacks(9)
 return 1

@@ -2,22 +2,29 @@
   finishRun: a run's outcome: its status and texts, its transcript lines, its summary event, its
   delivery (an outbox entry, or skipped with a reason) and the events it consumed, together.
 
-  ARGV: prefix, run id, status, finishedAt, texts JSON ({reply, summary, error, inTok, outTok}, the
-    token counts as strings or null), messages, then per message (session key, its content's size
-    in bytes, json without id), then the event (0|1; id,
+  ARGV: prefix, run id, status, finishedAt, texts JSON ({reply, summary, error, inTok, outTok,
+    forwarded}: the token counts as strings or null, the forwarded run's JSON or null), messages,
+    then per message (session key, its content's size in bytes, json without id), then the event (0|1; id,
     source, json), the delivery JSON ({kind, reason, channel, to} or {kind: 'outbox', id, channel,
     to}) with the entry's json, its time and the instance, then the consumed ids' count, the
-    heartbeat time, consume-older (0|1) and the ids
+    heartbeat time, consume-older (0|1) and the ids, then the callback entries (see callbacks)
   Keys: r:<id>, runs:<status>, mseq, m:<session key>, ms:<session key>, sessions; the event's (see
-    addEvent); d:<delivery id>, outbox, runs:done; the consumed events' (see consumeEvent)
+    addEvent); d:<delivery id>, outbox, runs:done; the consumed events' (see consumeEvent); the callback
+    entries' (see callbacks)
+  Fails with ENTRY_TAKEN, writing nothing, when a callback entry's id is taken.
 ]]
 local P = ARGV[1]
 --- @include "put"
 --- @include "restatus"
 --- @include "addEvent"
 --- @include "consumeEvent"
+--- @include "callbacks"
 
 local id, status, at = ARGV[2], ARGV[3], ARGV[4]
+-- where the callback entries start: after the messages (3 each), the event (4), the delivery (4) and the consumed ids
+local consumedAt = 7 + tonumber(ARGV[6]) * 3 + 8
+local cb = consumedAt + 3 + tonumber(ARGV[consumedAt])
+if callbacksTaken(cb) then return redis.error_reply('ENTRY_TAKEN an outbox entry with this id exists') end
 local r = P..'r:'..id
 local texts = cjson.decode(ARGV[5])
 local st = redis.call('HGET', r, 'status')
@@ -30,6 +37,7 @@ rset('summary', texts.summary)
 rset('error', texts.error)
 rset('inTok', texts.inTok)
 rset('outTok', texts.outTok)
+rset('fwd', texts.forwarded)
 local i = 7
 for _ = 1, tonumber(ARGV[6]) do
   local key = ARGV[i]
@@ -70,4 +78,5 @@ end
 if older and minSeq then
   for _, e in ipairs(redis.call('ZRANGEBYSCORE', P..'events:pending', '-inf', '('..minSeq)) do consumeEvent(e, id, hbAt) end
 end
+addCallbacks(cb)
 return 1

@@ -8,7 +8,7 @@
   `reqs:at`. (The dry run counts the same sets from outside a script: ../../prune.ts.)
 
   ARGV: prefix, runs cutoff, events cutoff, requests cutoff, limit, session lines kept
-  Keys: runs:done, r:<id>, runs, runs:<status>; outbox:done, outbox, outbox:failed, d:<id>;
+  Keys: runs:done, r:<id>, runs, runs:<status>, rcb:<id>; outbox:done, outbox, outbox:failed, d:<id>;
     events:consumedAt, events, events:consumed, e:<id>; sessions, m:<session key>, ms:<session key>,
     prune:sessions; reqs:at, reqs, reqs:hook:<hook>, reqs:status:<status>, req:<id>
   Returns runs, events, messages, deliveries, requests, and 1 when a kind may have more.
@@ -31,6 +31,7 @@ for _, id in ipairs(runs) do
   if st then redis.call('ZREM', P..'runs:'..st, id) end
   redis.call('ZREM', P..'runs', id)
   redis.call('DEL', r)
+  redis.call('DEL', P..'rcb:'..id)
 end
 
 local deliveries = older(P..'outbox:done', runsB)
