@@ -2,6 +2,7 @@
 import type { Plugin } from 'hook-intake/plugin';
 import echo from './echo/index.ts';
 import openai from './openai/index.ts';
+import anthropic from './anthropic/index.ts';
 import command from './command/index.ts';
 import gateway from './gateway/index.ts';
 import consoleChannel from './console/index.ts';
@@ -18,6 +19,7 @@ import whatsapp from './whatsapp/index.ts';
 export const builtinPlugins: readonly Plugin[] = [
   echo,
   openai,
+  anthropic,
   command,
   gateway,
   consoleChannel,

@@ -94,13 +94,23 @@ export const errors = {
       expose: true,
       ...(retryAfterSeconds ? { headers: { 'Retry-After': String(retryAfterSeconds) } } : {}),
     }),
-  /** The store cannot write (a full disk, an I/O error): nothing was stored; the sender should retry. */
-  storageUnavailable: (cause: unknown, retryAfterSeconds: number) =>
-    new HookError(503, 'STORAGE_UNAVAILABLE', 'storage is unavailable; nothing was stored; try again later', {
-      expose: true,
-      cause,
-      headers: { 'Retry-After': String(retryAfterSeconds) },
-    }),
+  /**
+   * The store cannot write (a full disk, an I/O error): nothing was stored; the sender should retry. When it did not
+   * answer in time (`late`), a write sent to a server may still land: the retry's idempotency key finds it.
+   */
+  storageUnavailable: (cause: unknown, retryAfterSeconds: number, late = false) =>
+    new HookError(
+      503,
+      'STORAGE_UNAVAILABLE',
+      late
+        ? 'storage did not answer in time; try again later with the same idempotency key'
+        : 'storage is unavailable; nothing was stored; try again later',
+      {
+        expose: true,
+        cause,
+        headers: { 'Retry-After': String(retryAfterSeconds) },
+      },
+    ),
   /** A request that arrived on a kept-alive connection after shutdown began: not taken as new work. */
   shuttingDown: () =>
     new HookError(503, 'SHUTTING_DOWN', 'the service is shutting down', { expose: true, headers: { Connection: 'close' } }),

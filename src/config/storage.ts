@@ -11,6 +11,16 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 const strict = { additionalProperties: false } as const;
 
+/** Keys every driver takes. */
+const commonKeys = {
+  timeoutSeconds: Type.Number({
+    minimum: 0.1,
+    maximum: 300,
+    default: 5,
+    description: 'how long a request waits on the store before it is answered 503 STORAGE_UNAVAILABLE (docs/redis.md, "Timeouts")',
+  }),
+};
+
 const sqliteKeys = {
   driver: Type.Literal('sqlite', {
     description: 'sqlite: one instance on a local file; redis: several instances sharing one Redis server (docs/redis.md)',
@@ -21,6 +31,7 @@ const sqliteKeys = {
     default: 'exclusive',
     description: 'exclusive: the server holds the database file while it runs; normal: other processes may read it live',
   }),
+  ...commonKeys,
 };
 
 const redisKeys = {
@@ -34,13 +45,14 @@ const redisKeys = {
     default: 10,
     description: 'how long after an instance stops the others take over its runs, heartbeat and deliveries',
   }),
+  ...commonKeys,
 };
 
 /** The other driver's keys: accepted, not used (rules.ts drops them). */
 const other = (keys: Record<string, TSchema>, driver: string) =>
   Object.fromEntries(
     Object.keys(keys)
-      .filter((k) => k !== 'driver')
+      .filter((k) => k !== 'driver' && !(k in commonKeys))
       .map((k) => [k, Type.Optional(Type.Unknown({ description: `${driver} driver only; not used by this one` }))]),
   );
 
@@ -57,8 +69,8 @@ export const STORAGE_DRIVERS: readonly StorageDriver[] = ['sqlite', 'redis'];
 
 /** Each driver's own keys (`driver` aside), for rules.ts to drop the other's. */
 export const storageKeys: Record<StorageDriver, readonly string[]> = {
-  sqlite: Object.keys(sqliteKeys).filter((k) => k !== 'driver'),
-  redis: Object.keys(redisKeys).filter((k) => k !== 'driver'),
+  sqlite: Object.keys(sqliteKeys).filter((k) => k !== 'driver' && !(k in commonKeys)),
+  redis: Object.keys(redisKeys).filter((k) => k !== 'driver' && !(k in commonKeys)),
 };
 
 export const StorageSchema = Type.Unsafe<StorageConfig>({

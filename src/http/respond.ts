@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { errors, HookError, isHookError } from '../errors.ts';
-import { StorageUnavailableError } from '../store/errors.ts';
+import { StorageTimeoutError, StorageUnavailableError } from '../store/errors.ts';
 import { lingerAfterAnswer } from './connection.ts';
 import type { RequestState } from './state.ts';
 
@@ -23,7 +23,8 @@ export function errorBody(e: HookError): Record<string, unknown> {
 /** Errors not raised by this service get a generic answer: a storage failure 503, Koa's own their status, bugs 500. */
 export function toHookError(err: unknown): HookError {
   if (isHookError(err)) return err;
-  if (err instanceof StorageUnavailableError) return errors.storageUnavailable(err, err.retryAfterSeconds);
+  if (err instanceof StorageUnavailableError)
+    return errors.storageUnavailable(err, err.retryAfterSeconds, err instanceof StorageTimeoutError);
   const status = (err as { status?: unknown })?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const code = status === 404 ? 'NOT_FOUND' : status === 405 ? 'METHOD_NOT_ALLOWED' : 'BAD_REQUEST';

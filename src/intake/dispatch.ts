@@ -21,6 +21,8 @@ export interface DispatchOptions {
   maxQueuedRuns: number;
   /** The request to keep for the request log, stored in the same commit (absent: none is kept). */
   keep?: KeepRequest;
+  /** Past this time (Date.now's clock) the request has been answered 503: the write is not committed if it can still be held back. */
+  deadline?: number;
 }
 
 /** A request to keep, as received; the dispatcher adds its id, status and actions. */
@@ -70,6 +72,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
       const result = answer(actions, events, runs, opts.agentStatus);
       const batch: AcceptBatch = { events, runs };
+      if (opts.deadline !== undefined) batch.deadline = opts.deadline;
       // a lone wake coalesces into the newest pending event when that is the same wake (docs/http.md, "Wake coalescing")
       const lone = actions.length === 1 && events.length === 1;
       if (lone) batch.coalesce = {};

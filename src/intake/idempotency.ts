@@ -11,6 +11,7 @@ import type { IdempotencyRecords } from '../store/roles.ts';
 import { errors } from '../errors.ts';
 import { IdempotencyTakenError } from '../store/errors.ts';
 import { RecycledMap } from '../util/recycled.ts';
+import type { StoreWait } from './store-wait.ts';
 
 export const IDEMPOTENCY_HEADERS = ['idempotency-key', 'webhook-id', 'x-github-delivery'] as const;
 export const MAX_KEY_LENGTH = 256;
@@ -51,17 +52,18 @@ export class IdempotencyGuard {
   }
 
   /** The stored answer to `scoped`, while it has not expired. */
-  private async firstAnswer(scoped: string, now: number): Promise<Answer | undefined> {
-    const rec = await this.records.getIdempotency(scoped, now);
+  private async firstAnswer(scoped: string, now: number, wait: StoreWait | undefined): Promise<Answer | undefined> {
+    const rec = await (wait ? wait.within(() => this.records.getIdempotency(scoped, now)) : this.records.getIdempotency(scoped, now));
     return rec ? { status: rec.status, body: JSON.parse(rec.body) as Record<string, unknown> } : undefined;
   }
 
   /**
    * Runs `work` unless `scoped` was already answered (or is being answered):
    * then returns the first answer marked as a duplicate. The in-flight entry is
-   * registered before any await, so two concurrent requests cannot both run.
+   * registered before any await, so two concurrent requests cannot both run. Its reads wait on the store
+   * within the request's `wait`.
    */
-  async once(scoped: string, now: number, work: () => Promise<Answer>): Promise<Answer> {
+  async once(scoped: string, now: number, work: () => Promise<Answer>, wait?: StoreWait): Promise<Answer> {
     for (;;) {
       const pending = this.inFlight.get(scoped);
       if (pending) {
@@ -73,7 +75,7 @@ export class IdempotencyGuard {
       const mine = new Promise<Answer | undefined>((r) => (settle = r));
       this.inFlight.set(scoped, mine);
       try {
-        const first = await this.firstAnswer(scoped, now);
+        const first = await this.firstAnswer(scoped, now, wait);
         if (first) {
           settle(first);
           return duplicate(first);
@@ -83,7 +85,7 @@ export class IdempotencyGuard {
         return answer;
       } catch (err) {
         // another instance sharing the store answered the same key meanwhile: this one stored nothing
-        const first = err instanceof IdempotencyTakenError ? await this.firstAnswer(scoped, now) : undefined;
+        const first = err instanceof IdempotencyTakenError ? await this.firstAnswer(scoped, now, wait) : undefined;
         settle(first);
         if (first) return duplicate(first);
         throw err;

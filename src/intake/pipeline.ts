@@ -22,6 +22,7 @@ import { eventStep } from './event.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { HookRequest } from './request.ts';
 import { resolve } from './resolve.ts';
+import { StoreWait } from './store-wait.ts';
 
 export interface IntakeDeps {
   dispatcher: Dispatcher;
@@ -53,43 +54,60 @@ export class Intake {
   /**
    * Everything after the credential: once per idempotency key, the mapping's rate limit, resolve, and
    * the actions stored with the request kept beside them in one commit. `idempotent: false` (a replay)
-   * does not apply the request's idempotency key, or it would get the first answer back.
+   * does not apply the request's idempotency key, or it would get the first answer back. All of its
+   * store calls together wait at most `storage.timeoutSeconds` (store-wait.ts).
    */
   accept(gen: Generation, req: HookRequest, owner: Pipeline | undefined, idempotent = true): Promise<IntakeAnswer> {
+    const wait = new StoreWait(gen.config.storage.timeoutSeconds);
     const key = idempotent ? requestKey(gen, req, owner) : undefined;
-    if (key === undefined) return this.store(gen, req, owner, undefined);
+    if (key === undefined) return this.store(gen, req, owner, undefined, wait);
     const scoped = idempotencyScope(req.name, key);
-    return this.deps.idempotency.once(scoped, req.receivedAt, () => this.store(gen, req, owner, scoped));
+    return this.deps.idempotency.once(scoped, req.receivedAt, () => this.store(gen, req, owner, scoped, wait), wait);
   }
 
-  private async store(gen: Generation, req: HookRequest, owner: Pipeline | undefined, scoped: string | undefined): Promise<IntakeAnswer> {
+  private async store(
+    gen: Generation,
+    req: HookRequest,
+    owner: Pipeline | undefined,
+    scoped: string | undefined,
+    wait: StoreWait,
+  ): Promise<IntakeAnswer> {
     const { dispatcher } = this.deps;
     const hc = gen.config.hooks;
     const skipped = owner?.event ? eventStep(gen, req, owner) : undefined;
-    if (skipped) return this.skip(gen, req, owner, skipped);
-    if (owner?.rateLimit) await this.rateLimit(owner, owner.rateLimit, req.receivedAt);
+    if (skipped) return this.skip(gen, req, owner, skipped, wait);
+    if (owner?.rateLimit) await this.rateLimit(owner, owner.rateLimit, req.receivedAt, wait);
     const resolution = await resolve(gen, req, owner, this.deps.logger);
-    if (resolution.kind === 'skip') return this.skip(gen, req, owner, resolution.reason);
+    if (resolution.kind === 'skip') return this.skip(gen, req, owner, resolution.reason, wait);
     const keep = keptRequest(gen, req, owner);
-    return dispatcher.dispatch(resolution.actions, {
-      agentStatus: hc.agentStatus,
-      maxQueuedRuns: hc.maxQueuedRuns,
-      ...(scoped !== undefined ? { idempotency: { key: scoped, ttlSeconds: hc.idempotencyTtlSeconds } } : {}),
-      ...(keep ? { keep } : {}),
-    });
+    return wait.within((deadline) =>
+      dispatcher.dispatch(resolution.actions, {
+        agentStatus: hc.agentStatus,
+        maxQueuedRuns: hc.maxQueuedRuns,
+        deadline,
+        ...(scoped !== undefined ? { idempotency: { key: scoped, ttlSeconds: hc.idempotencyTtlSeconds } } : {}),
+        ...(keep ? { keep } : {}),
+      }),
+    );
   }
 
   /** A request that runs nothing: answered 204, kept with the reason when the request log is on. */
-  private async skip(gen: Generation, req: HookRequest, owner: Pipeline | undefined, reason: string): Promise<IntakeAnswer> {
+  private async skip(
+    gen: Generation,
+    req: HookRequest,
+    owner: Pipeline | undefined,
+    reason: string,
+    wait: StoreWait,
+  ): Promise<IntakeAnswer> {
     const keep = keptRequest(gen, req, owner);
     if (!keep) return { status: 204, body: {} };
-    return { status: 204, body: {}, requestId: await this.deps.dispatcher.keepSkipped(keep, reason) };
+    return { status: 204, body: {}, requestId: await wait.within(() => this.deps.dispatcher.keepSkipped(keep, reason)) };
   }
 
   /** `429 RATE_LIMITED` past the mapping's `rateLimit` (docs/mappings.md). */
-  private async rateLimit(p: Pipeline, limit: { max: number; perSeconds: number }, now: number): Promise<void> {
-    const wait = await this.deps.rateLimiter.take(p.id, limit, now);
-    if (wait !== undefined) throw errors.rateLimited(wait, `hook "${p.id}" takes at most ${limit.max} requests per ${limit.perSeconds}s`);
+  private async rateLimit(p: Pipeline, limit: { max: number; perSeconds: number }, now: number, wait: StoreWait): Promise<void> {
+    const retry = await wait.within(() => this.deps.rateLimiter.take(p.id, limit, now));
+    if (retry !== undefined) throw errors.rateLimited(retry, `hook "${p.id}" takes at most ${limit.max} requests per ${limit.perSeconds}s`);
   }
 }
 

@@ -34,6 +34,19 @@ export class StorageUnavailableError extends Error {
   }
 }
 
+/**
+ * The store did not answer within a request's `storage.timeoutSeconds` (a stalled disk, a Redis
+ * holding writes or being failed over): the request is answered 503 like any storage failure, but
+ * a write sent to a server may still land after it; the sender's retry with the same idempotency key
+ * then gets the first answer (docs/redis.md, "Timeouts").
+ */
+export class StorageTimeoutError extends StorageUnavailableError {
+  constructor(seconds: number) {
+    super(`no answer within ${seconds} s (storage.timeoutSeconds)`);
+    this.name = 'StorageTimeoutError';
+  }
+}
+
 /** A write refused because what it would create exists already (a run id taken): nothing of it was stored. */
 export class ConflictError extends Error {
   constructor(message: string, opts: { cause?: unknown } = {}) {

@@ -16,7 +16,14 @@ export { describeStorage, inspectStorage, storageIssues } from './config.ts';
 export async function openStore(storage: StorageConfig, opts: { clock?: () => number } = {}): Promise<Store> {
   switch (storage.driver) {
     case 'sqlite':
-      return new SqliteStore({ path: storage.path, synchronous: storage.synchronous, locking: storage.locking, clock: opts.clock });
+      return new SqliteStore({
+        path: storage.path,
+        synchronous: storage.synchronous,
+        locking: storage.locking,
+        // a lock held by another process (locking: normal) is waited for as long as a request waits on the store
+        busyTimeoutMs: storage.timeoutSeconds * 1000,
+        clock: opts.clock,
+      });
     case 'redis': {
       // loaded only for a Redis store: a SQLite start does not load ioredis
       const { RedisStore } = await import('./redis/store.ts');

@@ -228,6 +228,20 @@ export interface KeptRequests {
 }
 
 /**
+ * Word of runs that ended (`Store.ends`): a run finished, or its delivery ended (sent, skipped, failed), on
+ * this process or, on a store several processes share, on any of them. A request waiting for its run's
+ * outcome reads the run again when told; the word itself carries only the run's id.
+ */
+export interface RunEnds {
+  /**
+   * Calls `fn` with a run's id each time the run finishes or its delivery ends, once the promise has
+   * resolved; with undefined when word may have been missed (a connection was lost meanwhile), so that every
+   * run of interest is read again. A run may be told more than once. Resolves with a function that stops the calls.
+   */
+  listen(fn: (runId: string | undefined) => void): Promise<() => void>;
+}
+
+/**
  * A store read by a process that does not serve from it (`hook-intake replay` beside a running service,
  * docs/shadow.md): the request log and the runs and events its requests name. Nothing of it writes, and
  * opening it takes no lock a serving process would wait for.
@@ -257,6 +271,7 @@ export interface Store {
   readonly counters: Counters;
   readonly sessions: Sessions;
   readonly requests: KeptRequests;
+  readonly ends: RunEnds;
   /**
    * Calls `onWork` every so often while several processes share the store, so that this process takes
    * over what another one left when it stopped (claims whose lease ran out, deliveries it held). Returns a

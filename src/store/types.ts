@@ -220,6 +220,13 @@ export interface AcceptBatch {
    * by that event's id in both. The look and the write are one atomic step.
    */
   coalesce?: { idempotencyBody?: string };
+  /**
+   * The latest time (Date.now's clock) the write may still be committed: the request it answers has
+   * been told 503 by then (`storage.timeoutSeconds`). A store whose write waits in its own process
+   * (SQLite's group commit, behind a stalled disk) refuses it past that time with
+   * `StorageUnavailableError`; one already sent to a server may still land (docs/redis.md, "Timeouts").
+   */
+  deadline?: number;
 }
 
 /**

@@ -98,6 +98,7 @@ describe('loadConfig()', () => {
       url: 'unix:///run/redis.sock',
       prefix: 'hook-intake:',
       instanceTimeoutSeconds: 10,
+      timeoutSeconds: 5,
     });
     const missing = write('c.json5', "{storage: {driver: 'redis'}}");
     expect(issuesOf(() => loadConfig({ file: missing, cwd: root, env: {} }))).toEqual([
@@ -120,6 +121,7 @@ describe('loadConfig()', () => {
       path: join(loaded.dir, 'x.db'),
       synchronous: 'normal',
       locking: 'exclusive',
+      timeoutSeconds: 5,
     });
     const redis = write('c.json5', "{storage: {driver: 'redis', url: 'redis://h', path: 'x.db', synchronous: 'full', locking: 'normal'}}");
     expect(loadConfig({ file: redis, cwd: root, env: {} }).config.storage).toEqual({
@@ -127,7 +129,19 @@ describe('loadConfig()', () => {
       url: 'redis://h',
       prefix: 'hook-intake:',
       instanceTimeoutSeconds: 10,
+      timeoutSeconds: 5,
     });
+  });
+
+  it('takes storage.timeoutSeconds on both drivers (docs/redis.md, "Timeouts")', () => {
+    const sqlite = write('c.json5', '{storage: {timeoutSeconds: 2}}');
+    expect(loadConfig({ file: sqlite, cwd: root, env: {} }).config.storage).toMatchObject({ driver: 'sqlite', timeoutSeconds: 2 });
+    const redis = write('c.json5', "{storage: {driver: 'redis', url: 'redis://h', timeoutSeconds: 0.5}}");
+    expect(loadConfig({ file: redis, cwd: root, env: {} }).config.storage).toMatchObject({ driver: 'redis', timeoutSeconds: 0.5 });
+    const zero = write('c.json5', '{storage: {timeoutSeconds: 0}}');
+    expect(issuesOf(() => loadConfig({ file: zero, cwd: root, env: {} }))).toEqual([
+      expect.objectContaining({ path: 'storage.timeoutSeconds' }),
+    ]);
   });
 
   it("names a key neither driver takes, and a value of the driver's form that is wrong", () => {

@@ -1,11 +1,11 @@
 /**
  * Secrets stay secret, end to end: a server with a hook token, a gateway
- * token, a provider signing secret, an API key for an OpenAI-compatible
- * stand-in and another gateway's hooks token (the `gateway` provider) takes
- * successful and failing requests of every kind (wrong tokens, query tokens,
- * bad signatures, invalid JSON, a failing transform, invalid fields, a
- * provider that answers 401 and 500 echoing the key, another gateway that
- * refuses echoing its token). Payloads carry
+ * token, a provider signing secret, API keys for an OpenAI-compatible
+ * stand-in and an Anthropic Messages API stand-in, and another gateway's hooks
+ * token (the `gateway` provider) takes successful and failing requests of every
+ * kind (wrong tokens, query tokens, bad signatures, invalid JSON, a failing
+ * transform, invalid fields, providers that answer 401, 500 and 529 echoing the
+ * key, another gateway that refuses echoing its token). Payloads carry
  * a unique marker in a field no template renders. Then everything the service
  * said (its whole output, every answer, every read-API answer) is searched for
  * the secrets and the marker.
@@ -18,7 +18,8 @@ import { signatureHeaders } from '../../src/auth/signing.ts';
 import type { VerifySpec } from '../../src/auth/signatures.ts';
 import { cleanup, startCli, tempDir, until, type Running } from '../helpers/cli.ts';
 import { exchange, head } from '../helpers/hostile.ts';
-import { completion, json, startStub, type HttpStub } from '../helpers/http-stub.ts';
+import { completion, json, startStub, type HttpStub, type Recorded } from '../helpers/http-stub.ts';
+import { startAnthropicStandIn, type AnthropicStandIn, type Answer } from '../helpers/anthropic-stand-in.ts';
 
 // base64url, not hex: no piece of a secret can turn up by chance in the hex ids of answers and logs
 const random = (n: number) => randomBytes(n).toString('base64url');
@@ -27,6 +28,7 @@ const GW = `gw_${random(30)}`;
 const SIGNING = `gh_${random(30)}`;
 const API_KEY = `sk-${random(30)}`;
 const GW_HOOKS = `gwh_${random(30)}`;
+const ANTHROPIC_KEY = `sk-ant-api03-${random(30)}`;
 const MARKER = `mk${random(18)}`;
 const CALLBACK = `whsec_${randomBytes(32).toString('base64')}`;
 const SECRETS = {
@@ -35,6 +37,7 @@ const SECRETS = {
   'signing secret': SIGNING,
   'API key': API_KEY,
   'other gateway token': GW_HOOKS,
+  'Anthropic API key': ANTHROPIC_KEY,
   'callback secret': CALLBACK,
   marker: MARKER,
 };
@@ -49,7 +52,9 @@ const TRANSFORMS = {
   };`,
 };
 
-function config(stubUrl: string, gatewayUrl: string) {
+const CLAUDE = 'claude/claude-sonnet-5-5';
+
+function config(stubUrl: string, gatewayUrl: string, anthropicUrl: string) {
   return {
     gateway: { auth: { token: GW } },
     hooks: {
@@ -77,13 +82,22 @@ function config(stubUrl: string, gatewayUrl: string) {
           model: 'gw/default',
           wakeMode: 'next-heartbeat',
         },
+        ...['claude', 'claude-refused', 'claude-overloaded'].map((id) => ({
+          id,
+          match: { path: id },
+          messageTemplate: `${{ claude: 'Hello', 'claude-refused': 'PLEASE-FAIL-401', 'claude-overloaded': 'PLEASE-FAIL-529' }[id]} for {{kind}}`,
+          model: CLAUDE,
+          wakeMode: 'next-heartbeat',
+        })),
       ],
     },
     agents: {
-      defaults: { model: 'llm/gpt', models: ['llm/gpt', 'gw/default'], heartbeat: { every: '0' }, timeoutSeconds: 30 },
+      defaults: { model: 'llm/gpt', models: ['llm/gpt', 'gw/default', CLAUDE], heartbeat: { every: '0' }, timeoutSeconds: 30 },
       providers: {
         llm: { type: 'openai', baseUrl: `${stubUrl}/v1`, apiKey: '${HOOK_INTAKE_TEST_API_KEY}' },
         gw: { type: 'gateway', url: `${gatewayUrl}/hooks`, token: '${HOOK_INTAKE_TEST_GATEWAY_TOKEN}' },
+        // no retries: the SDK's retries are the provider's own tests' business
+        claude: { type: 'anthropic', baseUrl: anthropicUrl, apiKey: '${HOOK_INTAKE_TEST_ANTHROPIC_KEY}', maxRetries: 0 },
       },
     },
     channels: { console: {} },
@@ -110,9 +124,19 @@ function leaked(text: string, secret: string): string | undefined {
   return undefined;
 }
 
+/** A careless Messages API: its errors repeat the key it was sent and the whole request. */
+function claudeAnswer(req: Recorded): Answer {
+  const last = JSON.stringify(req.json?.messages?.at(-1)?.content ?? '');
+  const echo = `key ${String(req.headers['x-api-key'])}, request ${req.raw.toString('utf8')}`;
+  if (last.includes('PLEASE-FAIL-401')) return { error: 'authentication_error', message: `invalid x-api-key: ${echo}` };
+  if (last.includes('PLEASE-FAIL-529')) return { error: 'overloaded_error', message: `Overloaded while serving ${echo}` };
+  return { reply: 'All good from Claude.' };
+}
+
 describe('secrets and payload content stay out of everything the service says', () => {
   let stub: HttpStub;
   let gateway: HttpStub;
+  let claude: AnthropicStandIn;
   let srv: Running;
   /** Every response body, and the headers of every response. */
   const said: string[] = [];
@@ -149,19 +173,21 @@ describe('secrets and payload content stay out of everything the service says', 
         return json(res, 401, { ok: false, error: `bad token ${req.headers.authorization} for ${req.raw.toString('utf8')}` });
       json(res, 202, { ok: true, runId: 'downstream-run' });
     });
+    claude = await startAnthropicStandIn(ANTHROPIC_KEY, claudeAnswer);
     const dir = tempDir();
     mkdirSync(join(dir, 'transforms'));
     for (const [f, src] of Object.entries(TRANSFORMS)) writeFileSync(join(dir, 'transforms', f), src);
     srv = await startCli({
-      config: config(stub.url, gateway.url),
+      config: config(stub.url, gateway.url, claude.url),
       dir,
-      env: { HOOK_INTAKE_TEST_API_KEY: API_KEY, HOOK_INTAKE_TEST_GATEWAY_TOKEN: GW_HOOKS },
+      env: { HOOK_INTAKE_TEST_API_KEY: API_KEY, HOOK_INTAKE_TEST_GATEWAY_TOKEN: GW_HOOKS, HOOK_INTAKE_TEST_ANTHROPIC_KEY: ANTHROPIC_KEY },
     });
   });
   afterAll(async () => {
     await srv?.stop();
     await stub?.close();
     await gateway?.close();
+    await claude?.close();
     if (srv) cleanup(srv.dir);
   });
 
@@ -189,6 +215,9 @@ describe('secrets and payload content stay out of everything the service says', 
     accepted(await hook('/hooks/broken', marked({ kind: 'b' })), 202);
     accepted(await hook('/hooks/forward', marked({ kind: 'c' })), 202);
     accepted(await hook('/hooks/forward-refused', marked({ kind: 'd' })), 202);
+    accepted(await hook('/hooks/claude', marked({ kind: 'e' })), 202);
+    accepted(await hook('/hooks/claude-refused', marked({ kind: 'f' })), 202);
+    accepted(await hook('/hooks/claude-overloaded', marked({ kind: 'g' })), 202);
 
     // wrong credentials, including ones that contain the right ones
     for (const headers of [
@@ -304,6 +333,15 @@ describe('secrets and payload content stay out of everything the service says', 
       ]),
     );
     expect(runs.some((r) => r.error?.includes('[redacted]'))).toBe(true);
+    // the same of the Messages API stand-in, whose every request had the API's shape
+    expect(claude.requests.map((r) => r.headers['x-api-key'])).toEqual([ANTHROPIC_KEY, ANTHROPIC_KEY, ANTHROPIC_KEY]);
+    expect(claude.problems.flat()).toEqual([]);
+    expect(runs.filter((r) => r.status === 'error').map((r) => r.error)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^HTTP 401 from .*\/v1\/messages: authentication_error: invalid x-api-key: key \[redacted\]/),
+        expect.stringMatching(/^HTTP 529 from .*\/v1\/messages: overloaded_error: Overloaded while serving key \[redacted\]/),
+      ]),
+    );
 
     // everything the read API shows
     for (const r of runs) {
@@ -327,6 +365,7 @@ describe('secrets and payload content stay out of everything the service says', 
       'deprecated',
       'chat completion refused',
       'gateway refused',
+      'messages request refused',
       'request refused by the HTTP parser',
     ])
       expect(output).toContain(expected);

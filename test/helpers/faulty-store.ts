@@ -22,12 +22,20 @@ export interface FaultyStore extends Store {
   heal(): void;
   /** How many calls were refused so far. */
   refused(): number;
+  /**
+   * From now on, the calls of `roles` (only the `methods` named, when given) wait, as on a server that
+   * holds writes; `release()` makes them (each then lands late, as a write sent to such a server does)
+   * and ends the hold, and resolves with how each of them settled.
+   */
+  hold(roles?: readonly RoleName[], methods?: readonly string[]): void;
+  release(): Promise<PromiseSettledResult<unknown>[]>;
 }
 
 export function faultyStore(): FaultyStore {
   const inner = new SqliteStore({ path: ':memory:' });
   let failing: { error: Error; roles: ReadonlySet<RoleName> } | undefined;
   let refused = 0;
+  let held: { roles: ReadonlySet<RoleName>; methods: readonly string[] | undefined; calls: (() => Promise<unknown>)[] } | undefined;
   const role = <T extends object>(name: RoleName, part: T): T => {
     const out: Record<string, unknown> = {};
     for (const m of methodNames(part)) {
@@ -38,6 +46,16 @@ export function faultyStore(): FaultyStore {
             if (failing?.roles.has(name)) {
               refused++;
               return Promise.reject(failing.error);
+            }
+            if (held?.roles.has(name) && (!held.methods || held.methods.includes(m))) {
+              const calls = held.calls;
+              return new Promise((resolve, reject) =>
+                calls.push(() => {
+                  const p = Promise.resolve(method.apply(part, args));
+                  p.then(resolve, reject);
+                  return p;
+                }),
+              );
             }
             return method.apply(part, args);
           };
@@ -54,6 +72,7 @@ export function faultyStore(): FaultyStore {
     counters: role('counters', inner.counters),
     sessions: role('sessions', inner.sessions),
     requests: role('requests', inner.requests),
+    ends: inner.ends,
     pollTakeovers: (onWork) => inner.pollTakeovers(onWork),
     startupWarnings: () => inner.startupWarnings(),
     histograms: () => inner.histograms(),
@@ -65,6 +84,14 @@ export function faultyStore(): FaultyStore {
       failing = undefined;
     },
     refused: () => refused,
+    hold(roles = ROLES, methods) {
+      held = { roles: new Set(roles), methods, calls: [] };
+    },
+    release() {
+      const calls = held?.calls ?? [];
+      held = undefined;
+      return Promise.allSettled(calls.map((c) => c()));
+    },
   };
 }
 

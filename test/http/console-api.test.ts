@@ -167,10 +167,12 @@ describe('kept requests', () => {
 
     const replay = await call('POST', `/api/requests/${kept.id}/replay`);
     expect(replay.status).toBe(200);
-    // the same wake is still the newest pending event: the replay coalesces into it (docs/http.md, "Wake coalescing")
-    expect(replay.body).toMatchObject({ ok: true, mode: 'next-heartbeat', replayOf: kept.id, eventOutcome: 'coalesced' });
-    expect(replay.body.eventId).toBe(r.body.eventId);
+    expect(replay.body).toMatchObject({ ok: true, mode: 'next-heartbeat', replayOf: kept.id });
     expect(replay.body.requestId).not.toBe(kept.id);
+    // a new request like any other: it coalesces into the first one's event while that is still the newest pending
+    // event, which a summary of an earlier test's run may have come after (docs/http.md, "Wake coalescing")
+    const coalesced = replay.body.eventOutcome === 'coalesced';
+    expect([replay.body.eventOutcome, replay.body.eventId === r.body.eventId]).toEqual(coalesced ? ['coalesced', true] : ['queued', false]);
     const again = (await call('GET', `/api/requests/${replay.body.requestId}`)).body.request;
     expect(again).toMatchObject({ replayOf: kept.id, hook: 'github', mappingId: 'github', eventIds: [replay.body.eventId], body });
   });

@@ -27,7 +27,11 @@ let base = '';
 
 beforeAll(async () => {
   const generations = new GenerationRef(
-    await testGeneration({ hooks: { enabled: true, token: HOOK_TOKEN }, gateway: { auth: { token: GATEWAY_TOKEN } } }),
+    await testGeneration({
+      hooks: { enabled: true, token: HOOK_TOKEN },
+      gateway: { auth: { token: GATEWAY_TOKEN } },
+      storage: { timeoutSeconds: 1 },
+    }),
   );
   const listener = createListener({
     generations,
@@ -57,7 +61,10 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
   await store.close();
 });
-beforeEach(() => store.heal());
+beforeEach(async () => {
+  store.heal();
+  await store.release();
+});
 
 async function hook(name: 'wake' | 'agent', n: number, headers: Record<string, string> = {}) {
   const body = name === 'wake' ? { text: `wake ${n}` } : { message: `agent ${n}` };
@@ -133,5 +140,33 @@ describe('a driver that fails with StorageUnavailableError', () => {
     store.fail(new Error('a bug in the driver'), ['records']);
     const r = await hook('wake', 99);
     expect(r).toMatchObject({ status: 500, body: { ok: false, error: 'internal error', code: 'INTERNAL' } });
+  });
+});
+
+describe('a driver that holds its calls (docs/redis.md, "Timeouts")', () => {
+  it('answers 503 once storage.timeoutSeconds is spent; the held write is not committed past its deadline, and the retry stores it once', async () => {
+    const held = async () => (await store.inner.records.listRuns({ limit: 100 })).filter((r) => r.message.includes('agent 200'));
+    store.hold(['records'], ['accept']);
+    const before = accepted;
+    const late = await hook('agent', 200, { 'idempotency-key': 'held' });
+    expect(late).toEqual({
+      status: 503,
+      retryAfter: '30',
+      body: {
+        ok: false,
+        error: 'storage did not answer in time; try again later with the same idempotency key',
+        code: 'STORAGE_UNAVAILABLE',
+      },
+    });
+    // the store lets go: the write reaches SQLite's group commit past its deadline and is refused there
+    const [landed] = await store.release();
+    expect(landed).toMatchObject({ status: 'rejected', reason: expect.any(StorageUnavailableError) });
+    expect(await held()).toEqual([]);
+    expect(accepted).toBe(before);
+    const retry = await hook('agent', 200, { 'idempotency-key': 'held' });
+    expect(retry).toMatchObject({ status: 202, body: { ok: true } });
+    expect(retry.body.duplicate).toBeUndefined();
+    expect(await held()).toHaveLength(1);
+    expect(accepted).toBe(before + 1);
   });
 });

@@ -10,8 +10,8 @@ import type { RedisStorage, SqliteStorage } from '../../src/config/storage.ts';
 import { describeStorage, inspectStorage, storageIssues } from '../../src/store/config.ts';
 import { cleanup, runInProcess, tempDir } from '../helpers/cli.ts';
 
-const sqlite: SqliteStorage = { driver: 'sqlite', path: '/srv/hi.db', synchronous: 'full', locking: 'normal' };
-const redis = (url: string): RedisStorage => ({ driver: 'redis', url, prefix: 'hi:', instanceTimeoutSeconds: 5 });
+const sqlite: SqliteStorage = { driver: 'sqlite', path: '/srv/hi.db', synchronous: 'full', locking: 'normal', timeoutSeconds: 5 };
+const redis = (url: string): RedisStorage => ({ driver: 'redis', url, prefix: 'hi:', instanceTimeoutSeconds: 5, timeoutSeconds: 5 });
 
 describe('storageIssues()', () => {
   it('has nothing to say of a usable config', () => {

@@ -12,6 +12,7 @@ import { newDelivery, newEvent, newMessage, newRun, okOutcome } from '../helpers
 import { callbacksContract } from './contract-callbacks.ts';
 import { coalesceContract } from './contract-coalesce.ts';
 import { consoleContract } from './contract-console.ts';
+import { endsContract } from './contract-ends.ts';
 import { sharedRolesContract } from './contract-shared.ts';
 
 /** 100 KiB of text that is not ASCII, so that characters and bytes differ. */
@@ -703,6 +704,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     consoleContract(() => store);
     sharedRolesContract(() => store);
     coalesceContract(() => store);
+    endsContract(() => store);
 
     it('keeps meta values and overwrites them', async () => {
       expect(await store.records.getMeta('k')).toBeUndefined();

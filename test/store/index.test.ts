@@ -10,7 +10,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('openStore()', () => {
   it('opens the driver storage.driver names', async () => {
-    const store = await openStore({ driver: 'sqlite', path: join(dir, 'a.db'), synchronous: 'normal', locking: 'exclusive' });
+    const store = await openStore({
+      driver: 'sqlite',
+      path: join(dir, 'a.db'),
+      synchronous: 'normal',
+      locking: 'exclusive',
+      timeoutSeconds: 5,
+    });
     expect(store.driver).toBe('sqlite');
     await store.records.setMeta('k', 'v');
     expect(await store.records.getMeta('k')).toBe('v');
@@ -22,6 +28,8 @@ describe('openStore()', () => {
     const old = new DatabaseSync(path);
     old.exec('CREATE TABLE t (x); PRAGMA user_version = 3');
     old.close();
-    await expect(openStore({ driver: 'sqlite', path, synchronous: 'normal', locking: 'exclusive' })).rejects.toBeInstanceOf(StoreOpenError);
+    await expect(
+      openStore({ driver: 'sqlite', path, synchronous: 'normal', locking: 'exclusive', timeoutSeconds: 5 }),
+    ).rejects.toBeInstanceOf(StoreOpenError);
   });
 });

@@ -11,10 +11,11 @@
  */
 import type { Redis } from 'ioredis';
 import { uuidv7 } from '../../util/uuid7.ts';
-import type { Store, StoreCapabilities } from '../roles.ts';
+import type { RunEnds, Store, StoreCapabilities } from '../roles.ts';
 import type { StoreHistogram } from '../types.ts';
 import { connectRedis } from './connect.ts';
 import { redisDurability } from './durability.ts';
+import { RedisRunEnds } from './ends.ts';
 import { atBoundary } from './errors.ts';
 import { RedisRunQueue } from './queue.ts';
 import { RedisRecords } from './records.ts';
@@ -48,6 +49,8 @@ export class RedisStore implements Store {
   readonly counters: RedisCounters;
   readonly sessions: RedisSessions;
   readonly requests: RedisKeptRequests;
+  readonly ends: RunEnds;
+  private readonly runEnds: RedisRunEnds;
   private readonly client: Redis;
   private readonly run: RunScript;
   private readonly p: string;
@@ -78,6 +81,8 @@ export class RedisStore implements Store {
     this.counters = atBoundary(new RedisCounters(client, run, p));
     this.sessions = atBoundary(new RedisSessions(client, p));
     this.requests = atBoundary(new RedisKeptRequests(client, p));
+    this.runEnds = new RedisRunEnds(client, p);
+    this.ends = atBoundary(this.runEnds);
     this.presence = setInterval(() => void this.renew().catch(() => {}), Math.max(100, this.ttl / 3));
     this.presence.unref();
   }
@@ -126,6 +131,7 @@ export class RedisStore implements Store {
     return (this.closing ??= (async () => {
       clearInterval(this.presence);
       for (const t of this.watchers) clearInterval(t);
+      this.runEnds.close();
       // the others take over at once what this instance leaves, instead of after its timeout
       await this.client.del(`${this.p}alive:${this.instance}`).catch(() => {});
       await this.client.quit().catch(() => this.client.disconnect());

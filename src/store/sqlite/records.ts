@@ -29,6 +29,7 @@ import { boundaryBytes } from './boundary.ts';
 import { contractError } from './errors.ts';
 import { eventById } from './event-by-id.ts';
 import type { PendingEvents } from './events.ts';
+import type { LocalRunEnds } from '../local/ends.ts';
 import type { Meta } from './meta.ts';
 import { Lists } from './lists.ts';
 import type { Pruner } from './prune.ts';
@@ -53,6 +54,8 @@ export interface RecordParts {
   queue: SqliteRunQueue;
   /** True once the store is closed: a list read in pieces stops. */
   closed: () => boolean;
+  /** Told of each run that finished or whose delivery ended, once committed. */
+  ends: LocalRunEnds;
 }
 
 export class SqliteRecords implements Records {
@@ -66,6 +69,7 @@ export class SqliteRecords implements Records {
   private readonly pruner: Pruner;
   private readonly queue: SqliteRunQueue;
   private readonly closed: () => boolean;
+  private readonly ends: LocalRunEnds;
   private readonly lists: Lists;
 
   constructor(parts: RecordParts) {
@@ -79,6 +83,7 @@ export class SqliteRecords implements Records {
     this.pruner = parts.pruner;
     this.queue = parts.queue;
     this.closed = parts.closed;
+    this.ends = parts.ends;
     this.lists = new Lists(parts.q, parts.meta, parts.closed);
   }
 
@@ -92,7 +97,7 @@ export class SqliteRecords implements Records {
       if (i) this.q.putIdem.run(i.key, i.status, i.body, i.createdAt, i.expiresAt);
       this.runs.insertCallbacks(batch.callbacks);
       return batch.request ? { requestId: this.requests.insert(batch.request) } : {};
-    });
+    }, batch.deadline);
   }
 
   /** Inside a write: the pending event a lone wake coalesces into (`AcceptBatch.coalesce`), if any. */
@@ -256,7 +261,10 @@ export class SqliteRecords implements Records {
       if (o.consumedEventIds?.length) this.events.consume(o.consumedEventIds, o.id, o.finishedAt, o.consumeOlder === true);
     });
     done.then(
-      () => this.runs.forget(o.id),
+      () => {
+        this.runs.forget(o.id);
+        this.ends.ended(o.id);
+      },
       () => {},
     );
     const consumed = o.consumedEventIds;
@@ -286,7 +294,7 @@ export class SqliteRecords implements Records {
   }
 
   recordDelivery(a: DeliveryAttempt): Promise<void> {
-    return this.writes.run(() => {
+    const done = this.writes.run(() => {
       // the run's delivery state is this row (runs.delivery_id): the run's own row is not rewritten
       const setParts = a.parts !== undefined ? 1 : 0;
       const json = a.parts === undefined ? null : JSON.stringify(a.parts);
@@ -311,6 +319,8 @@ export class SqliteRecords implements Records {
       if (a.status === 'sent' && a.route) this.meta.put('mainRoute', JSON.stringify(a.route));
       this.runs.insertCallbacks(a.callbacks);
     });
+    // a delivery retried later has not ended
+    return a.status === 'pending' ? done : done.then(() => this.ends.ended(a.runId));
   }
 
   async runCallbacks(runId: string): Promise<Delivery[]> {

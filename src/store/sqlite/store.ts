@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { StoreInUseError, StoreSchemaError } from '../errors.ts';
 import { LocalCounters } from '../local/counters.ts';
+import { LocalRunEnds } from '../local/ends.ts';
 import { LocalSessions } from '../local/sessions.ts';
 import type { Store, StoreCapabilities } from '../roles.ts';
 import type { StoreHistogram } from '../types.ts';
@@ -37,7 +38,7 @@ export interface SqliteStoreOptions {
    * `normal`: SQLite's own locking, so other processes (the sqlite3 shell, a backup) can read it live.
    */
   locking?: 'exclusive' | 'normal';
-  /** How long opening waits for another process to release the file (default 5000 ms). */
+  /** How long opening, and with `locking: normal` each write, waits for another process to release the file (default 5000 ms). */
   busyTimeoutMs?: number;
   /** The queues' and sessions' clock, for leases, retries and times to live (default Date.now). */
   clock?: () => number;
@@ -59,6 +60,7 @@ export class SqliteStore implements Store {
   readonly counters = new LocalCounters();
   readonly sessions: LocalSessions;
   readonly requests: SqliteKeptRequests;
+  readonly ends = new LocalRunEnds();
   private readonly db: DatabaseSync;
   private readonly writes: WriteQueue;
   private readonly presync: WalPresync | undefined;
@@ -112,6 +114,7 @@ export class SqliteStore implements Store {
       pruner,
       queue,
       closed: isClosed,
+      ends: this.ends,
     });
   }
 

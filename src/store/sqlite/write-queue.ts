@@ -8,8 +8,15 @@
  * A failure of the disk itself (full, I/O error) fails them all; a later flush
  * tries again from a clean state, however the failed one ended. A write rejects
  * with the storage contract's error where its failure is one (errors.ts).
+ *
+ * A write may carry a deadline (a request's `storage.timeoutSeconds`): the commit
+ * runs on the event loop, so a stalled disk holds every turn, and a write that
+ * waited past its deadline behind it is refused (`StorageUnavailableError`)
+ * instead of committed: its request has been answered 503 meanwhile, and its
+ * sender will send it again (docs/redis.md, "Timeouts").
  */
 import type { DatabaseSync } from 'node:sqlite';
+import { StorageUnavailableError } from '../errors.ts';
 import { onNextTurn } from '../../util/next-turn.ts';
 import { contractError } from './errors.ts';
 
@@ -17,6 +24,8 @@ interface Pending {
   fn: () => unknown;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
+  /** Date.now past which it is not committed. */
+  deadline: number | undefined;
 }
 
 export class WriteQueue {
@@ -40,9 +49,9 @@ export class WriteQueue {
     this.onCommit = onCommit;
   }
 
-  run<T>(fn: () => T): Promise<T> {
+  run<T>(fn: () => T, deadline?: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject, deadline });
       this.schedule();
     });
   }
@@ -56,8 +65,9 @@ export class WriteQueue {
   private readonly schedule = onNextTurn(() => this.flush());
 
   private readonly flush = (): void => {
-    const batch = this.pending;
+    const batch = this.timely(this.pending);
     this.pending = [];
+    if (!batch.length) return this.settleIdle();
     const results: unknown[] = [];
     const t0 = performance.now();
     try {
@@ -80,6 +90,16 @@ export class WriteQueue {
     for (let i = 0; i < batch.length; i++) batch[i]!.resolve(results[i]);
     this.settleIdle();
   };
+
+  /** The writes still in time; the others are refused (a stall of the loop kept them past their deadline). */
+  private timely(writes: Pending[]): Pending[] {
+    const now = Date.now();
+    const late = (w: Pending) => w.deadline !== undefined && w.deadline <= now;
+    if (!writes.some(late)) return writes;
+    for (const w of writes)
+      if (late(w)) w.reject(new StorageUnavailableError('the write waited past its deadline behind the disk; it was not stored'));
+    return writes.filter((w) => !late(w));
+  }
 
   private runAlone(w: Pending): void {
     const t0 = performance.now();

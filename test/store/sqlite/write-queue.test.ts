@@ -168,3 +168,28 @@ describe('WriteQueue.drain()', () => {
     expect(committed()).toEqual(['a', 'b']);
   });
 });
+
+describe('WriteQueue.run() with a deadline (storage.timeoutSeconds: docs/redis.md, "Timeouts")', () => {
+  it('refuses a write whose deadline passed while it waited, and commits the others of its turn', async () => {
+    const now = Date.now();
+    const late = queue.run(insert('late'), now - 1);
+    const onTime = queue.run(insert('on time'), now + 60_000);
+    const none = queue.run(insert('no deadline'));
+    await expect(late).rejects.toBeInstanceOf(StorageUnavailableError);
+    await expect(Promise.all([onTime, none])).resolves.toEqual([1, 1]);
+    expect(committed()).toEqual(['no deadline', 'on time']);
+  });
+
+  it('refuses a write held past its deadline by a turn that blocked the loop (a stalled disk), storing nothing of it', async () => {
+    // the deadline is read when the turn's commit starts: a clock that has moved on stands for the blocked loop
+    const t0 = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(t0 + 10_000);
+    try {
+      await expect(queue.run(insert('held'), t0 + 5_000)).rejects.toThrow(/waited past its deadline/);
+    } finally {
+      clock.mockRestore();
+    }
+    expect(committed()).toEqual([]);
+    expect(begins).toBe(0);
+  });
+});

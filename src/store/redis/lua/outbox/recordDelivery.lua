@@ -7,6 +7,7 @@
     ambiguousPart?, route?}: absent keys keep what is stored), run id, then the callback entries (see
     callbacks)
   Keys: d:<id>, outbox, outbox:failed, outbox:done, r:<run id>, runs:done, meta; the callback entries'
+  Publishes the run's id on `ends` (src/store/redis/ends.ts) when its delivery ended.
   Returns 1, or 0 for an unknown entry (and then writes no callback entry). Fails with ENTRY_TAKEN,
   writing nothing, when a callback entry's id is taken.
 ]]
@@ -34,6 +35,7 @@ if redis.call('HGET', r, 'dlv') == id then
   put(r, 'dReason', f.error)
   local finished = redis.call('HGET', r, 'finishedAt')
   if done and finished then redis.call('ZADD', P..'runs:done', finished, runId) end
+  if done then redis.call('PUBLISH', P..'ends', runId) end
 end
 if status == 'sent' and f.route ~= nil then redis.call('HSET', P..'meta', 'mainRoute', f.route) end
 addCallbacks(9)

@@ -11,6 +11,7 @@
   Keys: r:<id>, runs:<status>, mseq, m:<session key>, ms:<session key>, sessions; the event's (see
     addEvent); d:<delivery id>, outbox, runs:done; the consumed events' (see consumeEvent); the callback
     entries' (see callbacks)
+  Publishes the run's id on `ends` (src/store/redis/ends.ts).
   Fails with ENTRY_TAKEN, writing nothing, when a callback entry's id is taken.
 ]]
 local P = ARGV[1]
@@ -79,4 +80,5 @@ if older and minSeq then
   for _, e in ipairs(redis.call('ZRANGEBYSCORE', P..'events:pending', '-inf', '('..minSeq)) do consumeEvent(e, id, hbAt) end
 end
 addCallbacks(cb)
+if st then redis.call('PUBLISH', P..'ends', id) end
 return 1
