@@ -2,6 +2,7 @@
  * One POST of an event (docs/callbacks.md, "Delivery" and "Addresses"): what the receiver gets, what
  * each answer comes to, and the addresses refused before any connection is made.
  */
+import { Webhook as SvixWebhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notPublic } from '../../src/callbacks/address.ts';
 import { type Resolve, type SendRequest, sendEvent } from '../../src/callbacks/send.ts';
@@ -46,6 +47,8 @@ describe('sendEvent()', () => {
     expect(got.headers['webhook-id']).toBe('msg-1');
     expect(got.headers['user-agent']).toMatch(/^hook-intake\//);
     receiver.expectClean();
+    // Svix's library reads the same headers (docs/callbacks.md, "Signing")
+    expect(new SvixWebhook(secret).verify(got.raw.toString(), got.headers as Record<string, string>)).toEqual(JSON.parse(body));
   });
 
   it('refuses 127.0.0.1 without allowPrivateNetwork, before connecting, with the reason', async () => {
