@@ -150,6 +150,8 @@ async function queuedReads(): Promise<void> {
         deliver: true,
         channel: 'console',
         to: null,
+        agentId: 'main',
+        sessionMode: 'persistent' as const,
         createdAt: Date.now(),
       }));
       await store.records.accept({ events: [], runs });

@@ -59,7 +59,15 @@ export const errors = {
   invalidPayload: (field: string, reason: string) =>
     new HookError(400, 'INVALID_PAYLOAD', field ? `${field}: ${reason}` : reason, { field }),
   // messages name the field, never its value: answers show up in senders' delivery logs
-  modelNotAllowed: () => new HookError(400, 'MODEL_NOT_ALLOWED', 'model: is not one of agents.defaults.models', { field: 'model' }),
+  modelNotAllowed: (agent?: string) =>
+    new HookError(
+      400,
+      'MODEL_NOT_ALLOWED',
+      agent ? `model: is not one of the models of agent "${agent}"` : 'model: is not one of agents.defaults.models',
+      {
+        field: 'model',
+      },
+    ),
   hookNotFound: (name: string) => new HookError(404, 'HOOK_NOT_FOUND', `no hook mapping matches "${name}"`),
   signedButUnmatched: (name: string, mapping: string) =>
     new HookError(
@@ -106,12 +114,17 @@ export const errors = {
   /** A request that arrived on a kept-alive connection after shutdown began: not taken as new work. */
   shuttingDown: () =>
     new HookError(503, 'SHUTTING_DOWN', 'the service is shutting down', { expose: true, headers: { Connection: 'close' } }),
-  /** A request waiting for its run when the service stops (docs/waiting.md): the run is stored and carries on after the restart. */
+  /** A request waiting for its run when the service stops (docs/waiting.md): the run is stored, and a repeat of the key waits for it again. */
   stoppedWaiting: (runId: string) =>
-    new HookError(503, 'SHUTTING_DOWN', `the service is shutting down; run ${runId} is stored and runs after the restart`, {
-      expose: true,
-      headers: { 'Retry-After': '5', Connection: 'close' },
-    }),
+    new HookError(
+      503,
+      'SHUTTING_DOWN',
+      `the service is shutting down; run ${runId} is stored; send the request again with its idempotency key to wait for it`,
+      {
+        expose: true,
+        headers: { 'Retry-After': '5', Connection: 'close' },
+      },
+    ),
   internal: (cause?: unknown) => new HookError(500, 'INTERNAL', 'internal error', { cause }),
 } as const;
 

@@ -104,6 +104,7 @@ describe('command provider', () => {
           sessionKey: 'hook:test',
           model: 'default',
           thinking: null,
+          instructions: null,
           messages: [
             { role: 'user', content: 'Q1' },
             { role: 'assistant', content: 'A1' },

@@ -97,7 +97,9 @@ export function createOpenAIProvider(config: OpenAIConfigValue, ctx: PluginConte
   return {
     async run(req: AgentRequest) {
       const model = config.models?.[req.model] ?? req.model;
-      const messages = config.systemPrompt ? [{ role: 'system' as const, content: config.systemPrompt }, ...req.messages] : req.messages;
+      // the agent's instructions, else the provider's own system prompt (docs/agents.md)
+      const system = req.instructions ?? config.systemPrompt;
+      const messages = system ? [{ role: 'system' as const, content: system }, ...req.messages] : req.messages;
       const body: Record<string, unknown> = { ...config.params, model, messages, stream: false };
       if (config.reasoningEffort && req.thinking) {
         const effort = Object.hasOwn(efforts, req.thinking) ? efforts[req.thinking as keyof typeof efforts] : req.thinking;

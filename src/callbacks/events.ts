@@ -18,12 +18,11 @@ function entries(gen: Generation, hook: string, type: CallbackType, runId: strin
 }
 
 /** What every run event says of its run. */
-function runData(run: Pick<NewRun, 'id' | 'hookId' | 'sessionKey'>, status: string, reply: string | null, delivered: boolean) {
+function runData(run: Pick<NewRun, 'id' | 'hookId' | 'sessionKey' | 'agentId'>, status: string, reply: string | null, delivered: boolean) {
   return {
     runId: run.id,
     hook: run.hookId,
-    // the agent a run was routed to is not recorded yet: every run is the one agent's
-    agentId: 'main',
+    agentId: run.agentId,
     sessionKey: run.sessionKey,
     status,
     replyDisposition: replyDisposition(reply, delivered),

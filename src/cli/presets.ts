@@ -194,7 +194,7 @@ async function sampleMessage(
     const headers = { 'content-type': 'application/json', ...lowerCase(fixtureHeaders), ...lowerCase(sample.headers) };
     const r = await dryRun(gen, entry.name, body, headers, createLogger('silent'), Date.now(), { skipVerify: true });
     const first = r.actions?.[0];
-    const text = first ? (first.kind === 'agent' ? first.message : first.text) : (r.error ?? `answered ${r.status}`);
+    const text = first ? (first.kind === 'wake' ? first.text : first.message) : (r.error ?? `answered ${r.status}`);
     const shownHeaders = Object.entries(sample.headers).map(([k, v]) => `${k}: ${v}`);
     return {
       from: [sample.file.slice((entry.def.transformsDir?.length ?? 0) + 1), ...shownHeaders].join(', '),

@@ -3,6 +3,7 @@
  * normalisation. Mutates the (already validated, defaults-filled) config and
  * returns issues.
  */
+import { didYouMean } from '../util/did-you-mean.ts';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigIssue } from '../errors.ts';
 import type { Config } from './schema.ts';
@@ -59,6 +60,7 @@ export function applyRules(config: Config, ctx: RuleContext): ConfigIssue[] {
   };
   checkModel('agents.defaults.model', agents.defaults.model);
   for (const [i, m] of (agents.defaults.models ?? []).entries()) checkModel(`agents.defaults.models[${i}]`, m);
+  agentRules(config, checkModel, issue);
 
   const route = config.session.defaultRoute;
   if (route && !Object.hasOwn(config.channels, route.channel))
@@ -78,6 +80,40 @@ export function applyRules(config: Config, ctx: RuleContext): ConfigIssue[] {
     ids.add(m.id);
   });
   return issues;
+}
+
+/**
+ * `agents.list` and `hooks.allowedAgentIds` (docs/agents.md): ids once each, at most one default, each
+ * agent's model in its own `models` and of a configured provider, the allowed ids known.
+ */
+function agentRules(
+  config: Config,
+  checkModel: (path: string, model: string) => void,
+  issue: (path: string, message: string) => void,
+): void {
+  const list = config.agents.list ?? [];
+  const ids = new Set<string>();
+  let defaults = 0;
+  for (const [i, a] of list.entries()) {
+    const at = `agents.list[${i}]`;
+    if (ids.has(a.id)) issue(`${at}.id`, `duplicate agent id "${a.id}"`);
+    ids.add(a.id);
+    if (a.default && ++defaults > 1) issue(`${at}.default`, 'only one agent may be the default');
+    if (a.model !== undefined) checkModel(`${at}.model`, a.model);
+    for (const [j, m] of (a.models ?? []).entries()) checkModel(`${at}.models[${j}]`, m);
+    const models = a.models ?? config.agents.defaults.models;
+    const model = a.model ?? config.agents.defaults.model;
+    if (models && !models.includes(model)) issue(`${at}.model`, `"${model}" is not one of the agent's models`);
+  }
+  if (!list.length) ids.add('main');
+  for (const [i, id] of (config.hooks.allowedAgentIds ?? []).entries()) {
+    if (id === '*' || ids.has(id)) continue;
+    const hint = didYouMean(id, [...ids]);
+    issue(
+      `hooks.allowedAgentIds[${i}]`,
+      `"${id}" is not an agent${hint ? ` (did you mean "${hint}"?)` : ''}; agents: ${[...ids].join(', ')}`,
+    );
+  }
 }
 
 /**

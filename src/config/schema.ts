@@ -59,11 +59,35 @@ export const Match = Type.Recursive(
   { $id: 'Match' },
 );
 
+/** An id of an agent (`agents.list[].id`, `agentId`): short, plain. */
+export const AGENT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+
+/** One entry of `agents.list` (docs/agents.md): what the defaults do not say for it. */
+export const AgentEntry = Type.Object(
+  {
+    id: Type.String({ pattern: AGENT_ID_PATTERN }),
+    model: Type.Optional(
+      Type.String({ minLength: 3, description: 'provider/model: its runs use it unless a request or mapping names one' }),
+    ),
+    models: Type.Optional(Type.Array(Type.String({ minLength: 3 }), { minItems: 1, description: 'the only models its runs may select' })),
+    instructions: Type.Optional(Type.String({ minLength: 1, description: 'what the agent is told before every run (a system prompt)' })),
+    timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86400 })),
+    thinking: Type.Optional(Thinking),
+    default: Type.Optional(Type.Boolean({ description: 'the agent of a request or mapping that names none (else the first)' })),
+  },
+  strict,
+);
+export type AgentEntryConfig = Static<typeof AgentEntry>;
+
+export const SessionMode = Type.Union([Type.Literal('persistent'), Type.Literal('isolated')]);
+
 export const Mapping = Type.Object(
   {
     id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' })),
     match: Type.Optional(Match),
-    action: Type.Union([Type.Literal('wake'), Type.Literal('agent')], { default: 'agent' }),
+    action: Type.Union([Type.Literal('wake'), Type.Literal('agent'), Type.Literal('deliver')], { default: 'agent' }),
+    agentId: Type.Optional(Type.String({ minLength: 1, description: 'the agent of its runs (templated; docs/agents.md)' })),
+    sessionMode: Type.Optional(SessionMode),
     wakeMode: Type.Optional(WakeMode),
     name: Type.Optional(Type.String({ minLength: 1 })),
     sessionKey: Type.Optional(Type.String({ minLength: 1 })),
@@ -266,6 +290,11 @@ export const ConfigSchema = Type.Object(
         allowQueryToken: Type.Boolean({ default: true }),
         agentStatus: Type.Union([Type.Literal(200), Type.Literal(202)], { default: 202 }),
         allowRequestSessionKey: Type.Boolean({ default: true }),
+        allowedAgentIds: Type.Optional(
+          Type.Array(Type.String({ minLength: 1 }), {
+            description: 'the agents a request or mapping may name (agentId): absent or ["*"] any, [] none (docs/agents.md)',
+          }),
+        ),
         replyInResponse: Type.Boolean({
           default: false,
           description:
@@ -327,6 +356,7 @@ export const ConfigSchema = Type.Object(
           },
           { ...strict, default: {} },
         ),
+        list: Type.Optional(Type.Array(AgentEntry, { minItems: 1, description: 'the agents hooks may run (docs/agents.md)' })),
         // additionalProperties: false makes the id pattern binding (a record alone only validates matching keys)
         providers: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), PluginSlice(true), {
           default: { echo: { type: 'echo' } },

@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load.ts';
 import type { Generation } from './types.ts';
+import { agentsOf } from './agents.ts';
 import { ConfigError, type ConfigIssue } from '../errors.ts';
 import { createTokenMatcher } from '../auth/token.ts';
 import { createHash } from 'node:crypto';
@@ -241,7 +242,7 @@ export function assembleGeneration(loaded: LoadedConfig, parts: GenerationParts,
     config,
     hookToken: config.hooks.token ? createTokenMatcher(config.hooks.token) : undefined,
     gatewayToken: config.gateway.auth.token ? createTokenMatcher(config.gateway.auth.token) : undefined,
-    models: config.agents.defaults.models ? new Set(config.agents.defaults.models) : undefined,
+    agents: agentsOf(config),
     providers,
     channels,
     services,

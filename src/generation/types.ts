@@ -10,6 +10,7 @@ import type { CallbackPlan } from '../callbacks/plan.ts';
 import type { Pipeline } from '../mapping/pipeline.ts';
 import type { AgentProvider, Service } from '../plugins/define.ts';
 import type { TransformPool } from '../transforms/pool.ts';
+import type { Agents } from './agents.ts';
 import type { ChannelEntry, Held } from './instances.ts';
 
 export type { ChannelEntry };
@@ -21,8 +22,8 @@ export interface Generation {
   readonly config: Config;
   readonly hookToken: TokenMatcher | undefined;
   readonly gatewayToken: TokenMatcher | undefined;
-  /** `agents.defaults.models` as a set, when configured. */
-  readonly models: ReadonlySet<string> | undefined;
+  /** The agents it runs (`agents.list`, or `main` of the defaults), which of them is the default, which may be named. */
+  readonly agents: Agents;
   readonly providers: ReadonlyMap<string, AgentProvider>;
   readonly channels: ReadonlyMap<string, ChannelEntry>;
   readonly services: ReadonlyMap<string, Service>;

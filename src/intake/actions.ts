@@ -1,13 +1,13 @@
 /**
- * The two actions and their validation. A direct `/hooks/wake` or
- * `/hooks/agent` body and an action produced by a mapping pipeline go through
- * the same functions, so they are checked exactly alike (docs/http.md, "POST {hooks.path}/<name>").
+ * The actions and their validation: a wake, an agent run, and a delivery without a model. A direct
+ * `/hooks/wake` or `/hooks/agent` body and an action produced by a mapping pipeline go through the
+ * same functions, so they are checked exactly alike (docs/http.md, "POST {hooks.path}/<name>").
  */
 import type { ErrorObject } from 'ajv';
 import { Type, type Static } from '@sinclair/typebox';
 import { errors } from '../errors.ts';
-import { Thinking, WakeMode } from '../config/schema.ts';
-import { splitModel } from '../config/rules.ts';
+import { AGENT_ID_PATTERN, SessionMode, Thinking, WakeMode } from '../config/schema.ts';
+import { chooseAgent, chooseModel } from './agent.ts';
 import { compileBody } from '../config/ajv.ts';
 import { didYouMean } from '../util/did-you-mean.ts';
 import type { Generation } from '../generation/types.ts';
@@ -40,6 +40,20 @@ export const AgentBody = Type.Object(
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     thinking: Type.Optional(Thinking),
     timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 86400 })),
+    agentId: Type.Optional(Type.String({ pattern: AGENT_ID_PATTERN })),
+    sessionMode: Type.Optional(SessionMode),
+  },
+  { additionalProperties: false },
+);
+
+/** A delivery without a model (a mapping's `action: "deliver"`): the message sent as it is. */
+export const DeliverBody = Type.Object(
+  {
+    message: Type.String({ maxChars: MAX_AGENT_MESSAGE }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    sessionKey: Type.Optional(Type.String()),
+    channel: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    to: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   },
   { additionalProperties: false },
 );
@@ -59,10 +73,12 @@ export const wakeFields = Object.keys(WakeBody.properties);
 /** The fields of an agent action, the ones a mapping's templates and a transform may set. */
 export const agentFields = Object.keys(AgentBody.properties);
 const agentRequestFields = Object.keys(AgentRequestBody.properties);
+export const deliverFields = Object.keys(DeliverBody.properties);
 
 const checkWake = compileBody<WakeInput>(WakeBody);
 // a mapped action is checked by it too: it never carries the fields only a request may (toMappedAction copies agentFields)
 const checkAgent = compileBody<AgentInput>(AgentRequestBody);
+const checkDeliver = compileBody<Static<typeof DeliverBody>>(DeliverBody);
 
 export interface WakeAction {
   kind: 'wake';
@@ -82,11 +98,26 @@ export interface AgentAction {
   model: string;
   thinking: string | null;
   timeoutSeconds: number;
+  /** The agent the run runs on (docs/agents.md). */
+  agentId: string;
+  /** `isolated`: the run starts with no transcript (its session's runs still go one at a time, in order). */
+  sessionMode: 'persistent' | 'isolated';
   /** Set when `sessionKey` was made for this action: its session has no transcript yet. */
   newSession?: true;
 }
 
-export type Action = WakeAction | AgentAction;
+/** A message delivered as it is, with no model call (a mapping's `action: "deliver"`). */
+export interface DeliverAction {
+  kind: 'deliver';
+  message: string;
+  name: string;
+  sessionKey: string;
+  channel: string;
+  to: string | null;
+  newSession?: true;
+}
+
+export type Action = WakeAction | AgentAction | DeliverAction;
 
 /** Where an action's session key came from: policy applies to keys a caller chose. */
 export type KeyOrigin = 'request' | 'mapping';
@@ -126,6 +157,7 @@ function fail(e: ErrorObject | undefined, known: string[]): never {
 function allowedValues(field: string): string {
   if (field === 'mode' || field === 'wakeMode') return '"now", "next-heartbeat"';
   if (field === 'thinking') return (Thinking.anyOf as { const: string }[]).map((s) => `"${s.const}"`).join(', ');
+  if (field === 'sessionMode') return '"persistent", "isolated"';
   return 'see the documentation';
 }
 
@@ -161,48 +193,43 @@ function checkRecipient(gen: Generation, channel: string, to: string | undefined
     throw errors.invalidPayload('to', `is required for channel "${channel}" (no session.defaultRoute gives one for it)`);
 }
 
-/** Validates an agent body against the generation's config (channels, models, session policy). */
+/** A session key a caller or mapping chose, checked (and the caller's against the session-key policy); a new one when none. */
+function sessionKeyOf(given: string | undefined, gen: Generation, keyOrigin: KeyOrigin): string {
+  // time-ordered, so the transcript index (session_key, id) grows at one edge
+  if (given === undefined) return `hook:${uuidv7()}`;
+  if (!SESSION_KEY_RE.test(given)) throw errors.invalidPayload('sessionKey', 'must be 1-200 characters of A-Z a-z 0-9 : . _ / -');
+  if (given.toLowerCase() === MAIN_SESSION) throw errors.invalidPayload('sessionKey', 'must not name the main session');
+  if (keyOrigin === 'request') {
+    const hc = gen.config.hooks;
+    if (!hc.allowRequestSessionKey)
+      throw errors.invalidPayload('sessionKey', 'is not accepted from requests (hooks.allowRequestSessionKey is false)');
+    const prefixes = hc.allowedSessionKeyPrefixes;
+    if (prefixes && !prefixes.some((p) => given.startsWith(p)))
+      throw errors.invalidPayload('sessionKey', `must start with one of: ${prefixes.map((p) => `"${p}"`).join(', ')}`);
+  }
+  return given;
+}
+
+/** The channel a reply goes to: `last` or a configured one, whose recipient is checked now when it is named. */
+function channelOf(gen: Generation, channel: string | undefined, to: string | undefined, deliver: boolean): string {
+  const c = channel ?? 'last';
+  if (c !== 'last' && !gen.channels.has(c))
+    throw errors.invalidPayload('channel', `must be "last" or a configured channel (${[...gen.channels.keys()].join(', ')})`);
+  // a named channel checks its recipient now; with `last` the channel is known only at delivery (runtime/routes.ts)
+  if (c !== 'last') checkRecipient(gen, c, to, deliver);
+  return c;
+}
+
+/** Validates an agent body against the generation's config (agents, channels, models, session policy). */
 export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOrigin): AgentAction {
   requireObject(input);
   if (!Object.hasOwn(input, 'message')) throw errors.invalidPayload('message', 'is required');
   if (!checkAgent(input)) fail(checkAgent.errors?.[0], agentRequestFields);
-  const cfg = gen.config;
   const message = input.message.trim();
   if (!message) throw errors.invalidPayload('message', 'must not be empty');
-
-  let sessionKey: string;
-  // time-ordered, so the transcript index (session_key, id) grows at one edge
-  if (input.sessionKey === undefined) sessionKey = `hook:${uuidv7()}`;
-  else {
-    sessionKey = input.sessionKey;
-    if (!SESSION_KEY_RE.test(sessionKey)) throw errors.invalidPayload('sessionKey', 'must be 1-200 characters of A-Z a-z 0-9 : . _ / -');
-    if (sessionKey.toLowerCase() === MAIN_SESSION) throw errors.invalidPayload('sessionKey', 'must not name the main session');
-    if (keyOrigin === 'request') {
-      if (!cfg.hooks.allowRequestSessionKey)
-        throw errors.invalidPayload('sessionKey', 'is not accepted from requests (hooks.allowRequestSessionKey is false)');
-      const prefixes = cfg.hooks.allowedSessionKeyPrefixes;
-      if (prefixes && !prefixes.some((p) => sessionKey.startsWith(p)))
-        throw errors.invalidPayload('sessionKey', `must start with one of: ${prefixes.map((p) => `"${p}"`).join(', ')}`);
-    }
-  }
-
-  const channel = input.channel ?? 'last';
-  if (channel !== 'last' && !gen.channels.has(channel))
-    throw errors.invalidPayload('channel', `must be "last" or a configured channel (${[...gen.channels.keys()].join(', ')})`);
-  // a named channel checks its recipient now; with `last` the channel is known only at delivery (runtime/routes.ts)
-  if (channel !== 'last') checkRecipient(gen, channel, input.to, input.deliver ?? true);
-
-  let model = cfg.agents.defaults.model;
-  if (input.model !== undefined) {
-    model = input.model;
-    const parts = splitModel(model);
-    if (!parts) throw errors.invalidPayload('model', 'must have the form provider/model');
-    // the request's own value is not repeated (an error answer never echoes what was sent)
-    if (!gen.providers.has(parts.provider))
-      throw errors.invalidPayload('model', `names a provider that is not configured; configured: ${[...gen.providers.keys()].join(', ')}`);
-    if (gen.models && !gen.models.has(model)) throw errors.modelNotAllowed();
-  }
-
+  const sessionKey = sessionKeyOf(input.sessionKey, gen, keyOrigin);
+  const channel = channelOf(gen, input.channel, input.to, input.deliver ?? true);
+  const agent = chooseAgent(gen, input.agentId);
   const action: AgentAction = {
     kind: 'agent',
     message,
@@ -212,16 +239,41 @@ export function toAgentAction(input: unknown, gen: Generation, keyOrigin: KeyOri
     deliver: input.deliver ?? true,
     channel,
     to: input.to ?? null,
-    model,
-    thinking: input.thinking ?? cfg.agents.defaults.thinking ?? null,
-    timeoutSeconds: input.timeoutSeconds ?? cfg.agents.defaults.timeoutSeconds,
+    model: chooseModel(gen, agent, input.model),
+    thinking: input.thinking ?? agent.thinking,
+    timeoutSeconds: input.timeoutSeconds ?? agent.timeoutSeconds,
+    agentId: agent.id,
+    sessionMode: input.sessionMode ?? 'persistent',
   };
   if (input.sessionKey === undefined) action.newSession = true;
   return action;
 }
 
-const FIELDS_OF = { wake: new Set(['kind', ...wakeFields]), agent: new Set(['kind', ...agentFields]) } as const;
-const ACTION_KEYS = new Set([...FIELDS_OF.wake, ...FIELDS_OF.agent]);
+/** Validates a delivery without a model: its message, where it goes, its name and session. */
+export function toDeliverAction(input: unknown, gen: Generation): DeliverAction {
+  requireObject(input);
+  if (!Object.hasOwn(input, 'message')) throw errors.invalidPayload('message', 'is required');
+  if (!checkDeliver(input)) fail(checkDeliver.errors?.[0], deliverFields);
+  const message = input.message.trim();
+  if (!message) throw errors.invalidPayload('message', 'must not be empty');
+  const action: DeliverAction = {
+    kind: 'deliver',
+    message,
+    name: input.name?.trim() || DEFAULT_AGENT_NAME,
+    sessionKey: sessionKeyOf(input.sessionKey, gen, 'mapping'),
+    channel: channelOf(gen, input.channel, input.to, true),
+    to: input.to ?? null,
+  };
+  if (input.sessionKey === undefined) action.newSession = true;
+  return action;
+}
+
+const FIELDS_OF = {
+  wake: new Set(['kind', ...wakeFields]),
+  agent: new Set(['kind', ...agentFields]),
+  deliver: new Set(['kind', ...deliverFields]),
+} as const;
+const ACTION_KEYS = new Set([...FIELDS_OF.wake, ...FIELDS_OF.agent, ...FIELDS_OF.deliver]);
 
 /**
  * A mapping's draft (its templates' fields, and what its transform returned over them as `overrides`)
@@ -234,7 +286,8 @@ export function toMappedAction(
   overrides: Record<string, unknown> | undefined,
 ): Action {
   const kind = partial.kind;
-  if (kind !== 'wake' && kind !== 'agent') throw errors.invalidPayload('kind', 'must be "wake" or "agent"');
+  if (kind !== 'wake' && kind !== 'agent' && kind !== 'deliver')
+    throw errors.invalidPayload('kind', 'must be "wake", "agent" or "deliver"');
   for (const k of Object.keys(overrides ?? {})) {
     if (!ACTION_KEYS.has(k)) throw errors.invalidPayload(k, 'unknown field in the action a transform returned');
     // a field of the other kind is a mistake in the transform (e.g. `text` on an agent action)
@@ -247,7 +300,7 @@ export function toMappedAction(
     return toWakeAction(input);
   }
   const input: Record<string, unknown> = {};
-  for (const f of agentFields) if (partial[f] !== undefined) input[f] = partial[f];
+  for (const f of kind === 'agent' ? agentFields : deliverFields) if (partial[f] !== undefined) input[f] = partial[f];
   if (input.name === undefined) input.name = hookName;
-  return toAgentAction(input, gen, 'mapping');
+  return kind === 'agent' ? toAgentAction(input, gen, 'mapping') : toDeliverAction(input, gen);
 }

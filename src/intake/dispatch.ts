@@ -7,7 +7,7 @@
  */
 import type { AcceptRecords } from '../store/roles.ts';
 import type { AcceptBatch, KeptAction, NewEvent, NewKeptRequest, NewRun } from '../store/types.ts';
-import type { PreparedAction } from './prepare.ts';
+import type { PreparedAction, PreparedDeliver } from './prepare.ts';
 import { errors } from '../errors.ts';
 import { uuidv7 } from '../util/uuid7.ts';
 import { successStatus } from './status.ts';
@@ -135,29 +135,59 @@ function newRecords(actions: readonly PreparedAction[], now: number): { events: 
       if (a.mode === 'now') wakeNow = true;
       continue;
     }
-    const run: NewRun = {
-      id: uuidv7(now),
-      kind: 'hook',
-      hookName: a.name,
-      label: a.label,
-      trusted: a.trusted,
-      nameTrusted: a.nameTrusted,
-      sessionKey: a.sessionKey,
-      message: a.message,
-      model: a.model,
-      thinking: a.thinking,
-      timeoutSeconds: a.timeoutSeconds,
-      wakeMode: a.wakeMode,
-      deliver: a.deliver,
-      channel: a.channel,
-      to: a.to,
-      createdAt: now,
-      hookId: a.origin,
-    };
+    const run: NewRun =
+      a.kind === 'agent'
+        ? {
+            id: uuidv7(now),
+            kind: 'hook',
+            hookName: a.name,
+            label: a.label,
+            trusted: a.trusted,
+            nameTrusted: a.nameTrusted,
+            sessionKey: a.sessionKey,
+            message: a.message,
+            model: a.model,
+            thinking: a.thinking,
+            timeoutSeconds: a.timeoutSeconds,
+            wakeMode: a.wakeMode,
+            deliver: a.deliver,
+            channel: a.channel,
+            to: a.to,
+            agentId: a.agentId,
+            sessionMode: a.sessionMode,
+            createdAt: now,
+            hookId: a.origin,
+          }
+        : deliverRun(a, now);
     if (a.newSession) run.newSession = true;
     runs.push(run);
   }
   return { events, runs, wakeNow };
+}
+
+/** The run of a delivery without a model: its message sent as it is, no agent, no heartbeat after it. */
+function deliverRun(a: PreparedDeliver, now: number): NewRun {
+  return {
+    id: uuidv7(now),
+    kind: 'deliver',
+    hookName: a.name,
+    label: a.name,
+    trusted: true,
+    nameTrusted: true,
+    sessionKey: a.sessionKey,
+    message: a.message,
+    model: '',
+    thinking: null,
+    timeoutSeconds: 0,
+    wakeMode: 'next-heartbeat',
+    deliver: true,
+    channel: a.channel,
+    to: a.to,
+    agentId: null,
+    sessionMode: 'isolated',
+    createdAt: now,
+    hookId: a.origin,
+  };
 }
 
 /** What each action stored, in order: wakes made the events, agent actions the runs. */
@@ -168,7 +198,7 @@ function keptActions(actions: readonly PreparedAction[], events: NewEvent[], run
     if (a.kind === 'wake') return { kind: 'wake', mode: a.mode, eventId: events[e++]!.id };
     const run = runs[r++]!;
     return {
-      kind: 'agent',
+      kind: a.kind,
       name: run.hookName,
       sessionKey: run.sessionKey,
       channel: run.channel,

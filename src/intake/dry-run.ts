@@ -173,10 +173,21 @@ export function renderDryRun(r: DryRun, mappings: number): string {
 
 function describe(a: PreparedAction, n: number): string[] {
   if (a.kind === 'wake') return [``, `--- action ${n}: wake (mode ${a.mode}) ---`, a.text];
+  if (a.kind === 'deliver')
+    return [
+      ``,
+      `--- action ${n}: deliver (no model) ---`,
+      `name: ${a.name}`,
+      `sessionKey: ${a.sessionKey}`,
+      `to: ${a.channel}${a.to ? ` / ${a.to}` : ''}`,
+      `message:`,
+      a.message,
+    ];
   return [
     ``,
     `--- action ${n}: agent ---`,
     `name: ${a.name}`,
+    `agent: ${a.agentId}${a.sessionMode === 'isolated' ? ' (isolated session)' : ''}`,
     `sessionKey: ${a.sessionKey}`,
     `model: ${a.model}${a.thinking ? ` (thinking ${a.thinking})` : ''}, timeout ${a.timeoutSeconds}s, wakeMode ${a.wakeMode}`,
     `deliver: ${a.deliver ? `yes, to ${a.channel}${a.to ? ` / ${a.to}` : ''}` : 'no'}`,

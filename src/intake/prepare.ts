@@ -4,7 +4,7 @@
  * is what the dispatcher stores.
  */
 import { hash } from 'node:crypto';
-import type { Action, AgentAction, WakeAction } from './actions.ts';
+import type { Action, AgentAction, DeliverAction, WakeAction } from './actions.ts';
 import { cleanLabel, wrapExternal } from '../safety/boundary.ts';
 
 export interface Provenance {
@@ -39,7 +39,11 @@ export interface PreparedAgent extends AgentAction {
   trusted: boolean;
   nameTrusted: boolean;
 }
-export type PreparedAction = PreparedWake | PreparedAgent;
+/** A delivery without a model: no agent reads it, so it is not wrapped (its channel escapes what it must). */
+export interface PreparedDeliver extends DeliverAction {
+  origin: string;
+}
+export type PreparedAction = PreparedWake | PreparedAgent | PreparedDeliver;
 
 export function prepare(action: Action, p: Provenance): PreparedAction {
   const wrap = (s: string) => {
@@ -47,6 +51,13 @@ export function prepare(action: Action, p: Provenance): PreparedAction {
     return p.trusted ? content : wrapExternal(content, p.label, p.boundaryId);
   };
   if (action.kind === 'wake') return { ...action, text: wrap(action.text), origin: p.origin, coalesceKey: wakeKey(p.origin, action.text) };
+  if (action.kind === 'deliver')
+    return {
+      ...action,
+      name: cleanLabel(action.name),
+      message: p.maxChars === undefined ? action.message : cutContent(action.message, p.maxChars),
+      origin: p.origin,
+    };
   return {
     ...action,
     name: cleanLabel(action.name),

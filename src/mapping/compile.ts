@@ -167,19 +167,7 @@ function compileOne(
     }
   }
 
-  if (m.channel !== undefined && !channels.has(m.channel))
-    issue('channel', `"${m.channel}" is not "last" or a configured channel (mapping "${id}")`);
-  const staticModel = templates.model?.isStatic ? m.model : undefined;
-  if (staticModel !== undefined) {
-    const parts = splitModel(staticModel);
-    if (config.agents.defaults.models && !config.agents.defaults.models.includes(staticModel))
-      issue('model', `"${staticModel}" is not in agents.defaults.models (mapping "${id}")`);
-    else if (!parts) issue('model', `"${staticModel}" must have the form provider/model (mapping "${id}")`);
-    else if (!Object.hasOwn(config.agents.providers, parts.provider))
-      issue('model', `provider "${parts.provider}" is not configured under agents.providers (mapping "${id}")`);
-  }
-  if (templates.thinking?.isStatic && m.thinking !== undefined && !thinkingLevels.includes(m.thinking))
-    issue('thinking', `"${m.thinking}" is not one of ${thinkingLevels.join(', ')} (mapping "${id}")`);
+  checkStatics(m, templates, config, channels, (path, message) => issue(path, `${message} (mapping "${id}")`));
 
   let transform: Pipeline['transform'];
   if (m.transform) {
@@ -205,6 +193,7 @@ function compileOne(
   if (m.events && !event) issue('events', `needs \`event\`, the template that names a request's event type (mapping "${id}")`);
 
   const statics: { -readonly [K in keyof Pipeline['statics']]: Pipeline['statics'][K] } = {};
+  if (m.sessionMode !== undefined) statics.sessionMode = m.sessionMode;
   if (m.wakeMode !== undefined) statics.wakeMode = m.wakeMode;
   if (m.deliver !== undefined) statics.deliver = m.deliver;
   if (m.channel !== undefined) statics.channel = m.channel;
@@ -249,4 +238,48 @@ function requestTemplate(
     else throw err;
     return undefined;
   }
+}
+
+/**
+ * What a mapping fixes without templates, checked at load as a request's value would be at intake: a
+ * literal channel is configured, a literal agent exists and may be named, a literal model is one its
+ * agent may use, of a configured provider; a literal thinking level is one there is.
+ */
+function checkStatics(
+  m: MappingConfig,
+  templates: Partial<Record<TemplatedField, Template>>,
+  config: Config,
+  channels: Set<string>,
+  issue: (path: string, message: string) => void,
+): void {
+  if (m.channel !== undefined && !channels.has(m.channel)) issue('channel', `"${m.channel}" is not "last" or a configured channel`);
+  const list = config.agents.list;
+  const agentIds = list?.length ? list.map((a) => a.id) : ['main'];
+  const staticAgent = templates.agentId?.isStatic ? m.agentId : undefined;
+  const agent = list?.find((a) => a.id === staticAgent);
+  if (staticAgent !== undefined) {
+    const allowed = config.hooks.allowedAgentIds;
+    if (!agentIds.includes(staticAgent)) issue('agentId', `"${staticAgent}" is not an agent; agents: ${agentIds.join(', ')}`);
+    else if (allowed && !allowed.includes('*') && !allowed.includes(staticAgent))
+      issue('agentId', `"${staticAgent}" is not in hooks.allowedAgentIds`);
+  }
+  const staticModel = templates.model?.isStatic ? m.model : undefined;
+  if (staticModel !== undefined) {
+    const parts = splitModel(staticModel);
+    const models = agent?.models ?? config.agents.defaults.models;
+    if (models && !models.includes(staticModel))
+      issue(
+        'model',
+        agent?.models
+          ? `"${staticModel}" is not one of the models of agent "${agent.id}"`
+          : `"${staticModel}" is not in agents.defaults.models`,
+      );
+    else if (!parts) issue('model', `"${staticModel}" must have the form provider/model`);
+    else if (!Object.hasOwn(config.agents.providers, parts.provider))
+      issue('model', `provider "${parts.provider}" is not configured under agents.providers`);
+  }
+  if (templates.thinking?.isStatic && m.thinking !== undefined && !thinkingLevels.includes(m.thinking))
+    issue('thinking', `"${m.thinking}" is not one of ${thinkingLevels.join(', ')}`);
+  if (m.action === 'deliver' && m.transform === undefined && m.messageTemplate === undefined)
+    issue('messageTemplate', 'is required by action "deliver" without a transform: it is the message sent');
 }

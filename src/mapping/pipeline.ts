@@ -9,7 +9,7 @@ import type { Segment } from './path.ts';
 import type { Verifier } from '../plugins/define.ts';
 
 /** Fields a mapping may template (docs/mappings.md, "Templates"). */
-export const TEMPLATED_FIELDS = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to', 'model', 'thinking'] as const;
+export const TEMPLATED_FIELDS = ['messageTemplate', 'textTemplate', 'name', 'sessionKey', 'to', 'model', 'thinking', 'agentId'] as const;
 export type TemplatedField = (typeof TEMPLATED_FIELDS)[number];
 
 export interface PipelineTransform {
@@ -28,11 +28,12 @@ export interface Pipeline {
   /** `match.path` when the mapping names one (used to find signature-verified paths). */
   readonly path: string | undefined;
   readonly matcher: Matcher;
-  readonly action: 'wake' | 'agent';
+  readonly action: 'wake' | 'agent' | 'deliver';
   readonly forEach: { field: string; segs: readonly Segment[] } | undefined;
   readonly templates: Readonly<Partial<Record<TemplatedField, Template>>>;
   /** Non-templated settings copied from the mapping. */
   readonly statics: Readonly<{
+    sessionMode?: 'persistent' | 'isolated';
     wakeMode?: 'now' | 'next-heartbeat';
     deliver?: boolean;
     channel?: string;

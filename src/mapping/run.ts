@@ -41,7 +41,7 @@ export function renderTemplates(p: Pipeline, scope: TemplateScope, deferBody = f
   const body = scope.item !== undefined ? scope.item : scope.payload;
   const out: Partial = { kind: p.action };
   const both = p.transform !== undefined;
-  if (both || p.action === 'agent' || !t.textTemplate) {
+  if (both || p.action !== 'wake' || !t.textTemplate) {
     if (t.messageTemplate) out.message = t.messageTemplate(scope);
     else if (!deferBody) out.message = JSON.stringify(body);
   }
@@ -50,13 +50,14 @@ export function renderTemplates(p: Pipeline, scope: TemplateScope, deferBody = f
     if (t.textTemplate) out.text = t.textTemplate(scope);
     else if (out.message !== undefined || !deferBody) out.text = out.message;
   }
-  for (const f of ['name', 'sessionKey', 'to', 'model', 'thinking'] as const) {
+  for (const f of ['name', 'sessionKey', 'to', 'model', 'thinking', 'agentId'] as const) {
     const tpl = t[f];
     if (!tpl) continue;
     const v = tpl(scope);
     if (v !== '') out[f] = v; // a template that renders empty falls back to the default
   }
   const s = p.statics;
+  if (s.sessionMode !== undefined) out.sessionMode = s.sessionMode;
   if (s.wakeMode !== undefined) out.wakeMode = s.wakeMode;
   if (s.deliver !== undefined) out.deliver = s.deliver;
   if (s.channel !== undefined) out.channel = s.channel;

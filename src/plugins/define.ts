@@ -66,8 +66,13 @@ export interface AgentRequest {
   /** The model name after the `provider/` prefix. */
   model: string;
   thinking: string | null;
-  /** The session transcript followed by the new user message. */
+  /** The session transcript followed by the new user message (only the new message in an isolated session). */
   messages: AgentMessage[];
+  /**
+   * What the run's agent is told before the conversation (its `instructions`, docs/agents.md): a
+   * provider passes it as its API's system prompt. Null when the agent has none.
+   */
+  instructions: string | null;
   /** Aborted when the run's `timeoutSeconds` pass or the service shuts down. */
   signal: AbortSignal;
   timeoutMs: number;

@@ -19,6 +19,8 @@ export interface CallOptions {
   model: string;
   thinking: string | null;
   messages: AgentMessage[];
+  /** The agent's instructions (a system prompt); none when absent. */
+  instructions?: string | null;
   timeoutMs: number;
   /** The hook run's action, for a provider that hands it on (`AgentRequest.hook`); absent for a heartbeat. */
   hook?: AgentRequest['hook'];
@@ -79,6 +81,7 @@ export async function callAgent(gen: Generation, o: CallOptions): Promise<CallRe
         model: parts.model,
         thinking: o.thinking,
         messages: o.messages,
+        instructions: o.instructions ?? null,
         signal: ac.signal,
         timeoutMs: o.timeoutMs,
         ...(o.hook ? { hook: o.hook } : {}),

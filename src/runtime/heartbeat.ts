@@ -220,13 +220,15 @@ class HeartbeatLoop implements Heartbeat {
     const history = await this.stored('read the main transcript', () =>
       records.transcript(MAIN_SESSION, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES),
     );
+    const agent = gen.agents.byId.get(gen.agents.defaultId)!;
     const result = await callAgent(gen, {
       runId: run.id,
       sessionKey: MAIN_SESSION,
-      model: defaults.model,
-      thinking: defaults.thinking ?? null,
+      model: run.model,
+      thinking: run.thinking,
       messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: prompt }],
-      timeoutMs: defaults.timeoutSeconds * 1000,
+      instructions: agent.instructions,
+      timeoutMs: run.timeoutSeconds * 1000,
       shutdown: this.shutdown,
     });
     const finishedAt = clock();
@@ -248,7 +250,7 @@ class HeartbeatLoop implements Heartbeat {
     }
     await this.stored('store the outcome of a heartbeat', () => records.finishRun(outcome));
     // the main agent's: heartbeats run the main session
-    if (outcome.usage) this.deps.tokens?.add('main', run.model, outcome.usage);
+    if (outcome.usage) this.deps.tokens?.add(run.agentId ?? 'none', run.model, outcome.usage);
     this.logger.info(
       {
         heartbeatId: run.id,
@@ -304,7 +306,8 @@ class HeartbeatLoop implements Heartbeat {
 
 /** The run a heartbeat stores: the main session's, trusted, its reply to the main route. */
 function heartbeatRun(gen: Generation, prompt: string, startedAt: number): NewRun {
-  const defaults = gen.config.agents.defaults;
+  // the main session's agent is the default one (docs/agents.md)
+  const agent = gen.agents.byId.get(gen.agents.defaultId)!;
   return {
     id: uuidv7(),
     kind: 'heartbeat',
@@ -313,13 +316,15 @@ function heartbeatRun(gen: Generation, prompt: string, startedAt: number): NewRu
     trusted: true,
     sessionKey: MAIN_SESSION,
     message: prompt,
-    model: defaults.model,
-    thinking: defaults.thinking ?? null,
-    timeoutSeconds: defaults.timeoutSeconds,
+    model: agent.model,
+    thinking: agent.thinking,
+    timeoutSeconds: agent.timeoutSeconds,
     wakeMode: 'next-heartbeat',
     deliver: true,
     channel: 'last',
     to: null,
+    agentId: agent.id,
+    sessionMode: 'persistent',
     createdAt: startedAt,
   };
 }

@@ -33,6 +33,8 @@ export interface OutcomeInput {
   failedReason: string;
   /** Give an ok run a one-line summary of its reply (hook runs; a heartbeat has none). */
   summarize?: boolean;
+  /** Keep the reply as the session's assistant line (default); a delivery without a model keeps none. */
+  transcript?: boolean;
   /** The reply belongs to the main session: once sent, its route becomes the main route. */
   mainSession?: boolean;
 }
@@ -63,7 +65,8 @@ export async function buildOutcome(gen: Generation, meta: MetaRecords, o: Outcom
     return outcome;
   }
   if (o.summarize) outcome.summary = replySummary(result.text, SUMMARY_MAX) || '(empty reply)';
-  outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: run.id, createdAt: finishedAt });
+  if (o.transcript !== false)
+    outcome.messages.push({ sessionKey: run.sessionKey, role: 'assistant', content: result.text, runId: run.id, createdAt: finishedAt });
   outcome.delivery = await deliveryOf(gen, meta, o, result.text);
   return outcome;
 }

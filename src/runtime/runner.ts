@@ -13,7 +13,7 @@ import { onNextTurn } from '../util/next-turn.ts';
 import { stopWithin } from '../util/deadline.ts';
 import type { MetaRecords, RunQueue, RunRecords, Transcripts } from '../store/roles.ts';
 import type { Claim, NewRun, NewDelivery } from '../store/types.ts';
-import { callAgent, Shutdown } from './agent-call.ts';
+import { type CallResult, callAgent, Shutdown } from './agent-call.ts';
 import { buildOutcome, summaryEvent } from './outcome.ts';
 import { runEvents } from '../callbacks/events.ts';
 import { untilStored } from './until-stored.ts';
@@ -252,19 +252,7 @@ class QueueRunner implements Runner {
       (err) => err instanceof StorageUnavailableError || this.logger.error({ err, runId: id }, 'recording the start of a run failed'),
     );
     const log = this.logger.child({ runId: id, hook: run.hookName });
-    const history = run.newSession
-      ? []
-      : await this.stored(log, 'read a transcript', () => records.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES));
-    const result = await callAgent(gen, {
-      runId: id,
-      sessionKey: run.sessionKey,
-      model: run.model,
-      thinking: run.thinking,
-      messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: run.message }],
-      timeoutMs: run.timeoutSeconds * 1000,
-      hook: { name: run.hookName, wakeMode: run.wakeMode, deliver: run.deliver },
-      shutdown: this.shutdown,
-    });
+    const result = run.kind === 'deliver' ? ({ status: 'ok', text: run.message } as const) : await this.callFor(gen, id, run, log);
     release();
     if (result.status === 'aborted') {
       await queue.release(id, this.worker);
@@ -278,18 +266,18 @@ class QueueRunner implements Runner {
         run,
         result,
         finishedAt,
-        prompt: { content: run.message, at: startedAt },
+        // a delivery without a model has no conversation and no summary (docs/mappings.md, "A mapping")
+        ...(run.kind === 'deliver' ? { transcript: false } : { prompt: { content: run.message, at: startedAt }, summarize: true }),
         failedReason: NOT_OK,
-        summarize: true,
       }),
     );
-    // a forwarded run's summary and heartbeat are the other gateway's (docs/runtime.md, "Forwarded runs")
-    if (!outcome.forwarded) outcome.event = summaryEvent(run, outcome, finishedAt);
+    // a forwarded run's summary and heartbeat are the other gateway's (docs/runtime.md, "Forwarded runs");
+    // a delivery without a model has none
+    if (!outcome.forwarded && run.kind !== 'deliver') outcome.event = summaryEvent(run, outcome, finishedAt);
     outcome.callbacks = runEvents(this.generations.current, run, outcome);
     await this.stored(log, 'store the outcome of a run', () => records.finishRun(outcome));
     await this.stored(log, 'end the claim of a run', () => queue.complete(id, this.worker));
-    // TODO(agentId): the run's agent once runs carry one; every run is the main agent's until then
-    if (outcome.usage) this.deps.tokens?.add('main', run.model, outcome.usage);
+    if (outcome.usage) this.deps.tokens?.add(run.agentId ?? 'none', run.model, outcome.usage);
     const d = outcome.delivery;
     // a skipped delivery says why (fixed phrases and channel names, never the reply or the recipient)
     log.info(
@@ -305,6 +293,31 @@ class QueueRunner implements Runner {
     if (outcome.delivery.kind === 'outbox') this.deps.notifyOutbox(outcome.delivery.entry);
     for (const e of outcome.callbacks) this.deps.notifyOutbox(e);
     if (run.wakeMode === 'now' && !outcome.forwarded) this.deps.requestHeartbeat();
+  }
+
+  /**
+   * The agent call of a run: its agent's instructions, and the session's transcript unless the
+   * session is new or isolated (docs/agents.md, "Sessions").
+   */
+  private async callFor(gen: Generation, id: string, run: NewRun, log: Logger): Promise<CallResult> {
+    const history =
+      run.newSession || run.sessionMode === 'isolated'
+        ? []
+        : await this.stored(log, 'read a transcript', () =>
+            this.records.transcript(run.sessionKey, TRANSCRIPT_WINDOW, TRANSCRIPT_MAX_BYTES),
+          );
+    const agent = run.agentId === null ? undefined : gen.agents.byId.get(run.agentId);
+    return callAgent(gen, {
+      runId: id,
+      sessionKey: run.sessionKey,
+      model: run.model,
+      thinking: run.thinking,
+      messages: [...history.map((m) => ({ role: m.role, content: m.content })), { role: 'user' as const, content: run.message }],
+      instructions: agent?.instructions ?? null,
+      timeoutMs: run.timeoutSeconds * 1000,
+      hook: { name: run.hookName, wakeMode: run.wakeMode, deliver: run.deliver },
+      shutdown: this.shutdown,
+    });
   }
 
   private async interruptedTwice(c: Claim<NewRun>): Promise<void> {

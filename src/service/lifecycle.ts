@@ -103,12 +103,13 @@ export async function stopAll(r: Running): Promise<void> {
   const intake = r.drain.close(new Promise<void>((res) => (drained = res)), left);
   // the console's event streams would hold their connections open to the end of the budget
   r.feed.close();
+  // requests waiting for their runs are answered 503 now, while there is time to send it: their runs are
+  // stored (one running finishes below or is queued again), and a repeat of the key finds them (docs/waiting.md)
+  r.waits.stop();
   await r.retention.stop();
   await r.watcher?.close();
   // meanwhile no run or heartbeat starts; the ones running may finish within the budget
   await Promise.all([r.runtime.runner.stop(left()), r.runtime.heartbeat.stop(left())]);
-  // runs are stored as finished or queued again: requests still waiting for theirs are answered 503 (docs/waiting.md)
-  r.waits.stop();
   drained();
   await intake;
   // replies of runs that just finished go out if there is time left; the rest stays in the outbox

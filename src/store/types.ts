@@ -7,7 +7,8 @@
 
 export type EventStatus = 'pending' | 'consumed';
 export type RunStatus = 'queued' | 'running' | 'ok' | 'error' | 'timeout';
-export type RunKind = 'hook' | 'heartbeat';
+/** A hook's agent run, a heartbeat, or a delivery without a model (a mapping's `action: "deliver"`). */
+export type RunKind = 'hook' | 'heartbeat' | 'deliver';
 export type DeliveryStatus = 'pending' | 'sent' | 'skipped' | 'failed';
 /** The lifecycle events a callback may be sent (docs/callbacks.md, "Events"). */
 export type CallbackEventType = 'run.completed' | 'run.failed' | 'delivery.failed' | 'request.rejected';
@@ -65,6 +66,10 @@ export interface Run {
   to: string | null;
   /** The session key was made for this run: no transcript can exist before it (absent: it may). */
   newSession?: boolean;
+  /** The agent it runs on (docs/agents.md); null for a delivery without a model. */
+  agentId: string | null;
+  /** `isolated`: it starts with no transcript (docs/agents.md, "Sessions"). */
+  sessionMode: 'persistent' | 'isolated';
   /**
    * The hook that made it, as callbacks name hooks (docs/callbacks.md, "Config"): `agent`, or the id of the
    * mapping (a source preset's is its path). Absent on heartbeats.
@@ -164,7 +169,7 @@ export interface IdempotencyRecord {
 /** What a kept request led to: one entry per action, in order, with the event or run it stored. */
 export type KeptAction =
   | { kind: 'wake'; mode: 'now' | 'next-heartbeat'; eventId: string }
-  | { kind: 'agent'; name: string; sessionKey: string; channel: string; to: string | null; deliver: boolean; runId: string };
+  | { kind: 'agent' | 'deliver'; name: string; sessionKey: string; channel: string; to: string | null; deliver: boolean; runId: string };
 
 /**
  * An accepted hook request as received (docs/http.md, "Kept requests"): its raw body and its headers without credentials, the

@@ -46,7 +46,7 @@ describe('validateConfig()', () => {
 
   it.each([
     [{ hooks: { agentStatus: 201 } }, 'hooks.agentStatus: must be one of 200, 202'],
-    [{ hooks: { mappings: [{ action: 'wak' }] } }, 'hooks.mappings[0].action: must be one of "wake", "agent"'],
+    [{ hooks: { mappings: [{ action: 'wak' }] } }, 'hooks.mappings[0].action: must be one of "wake", "agent", "deliver"'],
     [
       { agents: { defaults: { thinking: 'max' } } },
       'agents.defaults.thinking: must be one of "off", "minimal", "low", "medium", "high", "xhigh"',

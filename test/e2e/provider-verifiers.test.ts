@@ -109,9 +109,9 @@ describe('provider verifiers over HTTP', () => {
     await srv.waitFor('timestamp outside tolerance');
   });
 
-  it("zoom: a signed endpoint.url_validation is answered in Zoom's shape, and nothing is kept", async () => {
-    const keptZoom = async () => ((await get(`${srv.url}/api/requests?hook=zoom`, GW)).body.requests as unknown[]).length;
-    const before = await keptZoom();
+  it("zoom: a signed endpoint.url_validation is answered in Zoom's shape, and only the refused request is kept, without its body", async () => {
+    const keptZoom = async () => (await get(`${srv.url}/api/requests?hook=zoom`, GW)).body.requests as { id: string; status: number }[];
+    const before = (await keptZoom()).length;
     const body = JSON.stringify({
       event: 'endpoint.url_validation',
       payload: { plainToken: 'qgg8vlvZRS6UYooatFL8Aw' },
@@ -125,7 +125,11 @@ describe('provider verifiers over HTTP', () => {
     });
     const unsigned = await send('zoom', body, {});
     expect(unsigned.body.code).toBe('INVALID_SIGNATURE');
-    expect(await keptZoom()).toBe(before);
+    // the validation itself is answered, not kept; the refusal is kept (docs/http.md, "Kept requests")
+    const after = await keptZoom();
+    expect(after.length).toBe(before + 1);
+    expect(after[0]!.status).toBe(401);
+    expect((await get(`${srv.url}/api/requests/${after[0]!.id}`, GW)).body.request).toMatchObject({ bodyKept: false, body: '' });
   });
 
   it('twilio: a form post signed by the twilio SDK over the URL it called', async () => {
@@ -160,9 +164,10 @@ describe('provider verifiers over HTTP', () => {
     expect(first.status, first.text).toBe(200);
     expect((await send('mailgun', body, {})).body.code).toBe('INVALID_SIGNATURE');
     await srv.waitFor('token seen before');
-    // the kept body has the signature cut out
-    const [latest] = (await get(`${srv.url}/api/requests?hook=mailgun`, GW)).body.requests as { id: string }[];
-    const kept = (await get(`${srv.url}/api/requests/${latest!.id}`, GW)).body.request;
+    // the accepted request's kept body has the signature cut out (the refused replay is kept without its body)
+    const listed = (await get(`${srv.url}/api/requests?hook=mailgun`, GW)).body.requests as { id: string; status: number }[];
+    const accepted = listed.find((r) => r.status === 200);
+    const kept = (await get(`${srv.url}/api/requests/${accepted!.id}`, GW)).body.request;
     expect(kept.body).toContain('"event":"delivered"');
     expect(kept.body).not.toContain(signature);
   });

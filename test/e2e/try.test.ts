@@ -154,6 +154,7 @@ describe('hook-intake try', () => {
       [
         '--- action 1: agent ---',
         'name: GitHub PRs',
+        'agent: main',
         'sessionKey: hook:gh:acme/app',
         'model: echo/echo, timeout 600s, wakeMode now',
         'deliver: yes, to last',

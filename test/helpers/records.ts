@@ -23,6 +23,8 @@ export function newRun(over: Partial<NewRun> = {}): NewRun {
     channel: 'last',
     to: null,
     createdAt: 1_000,
+    agentId: 'main',
+    sessionMode: 'persistent',
     ...over,
   };
 }

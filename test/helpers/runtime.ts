@@ -66,6 +66,7 @@ export function agentRequest(over: Partial<import('../../src/plugins/define.ts')
     model: 'default',
     thinking: null,
     messages: [{ role: 'user' as const, content: 'hello' }],
+    instructions: null,
     signal: new AbortController().signal,
     timeoutMs: 10_000,
     ...over,
@@ -93,6 +94,8 @@ export function newRun(over: Partial<import('../../src/store/types.ts').NewRun> 
     channel: 'last',
     to: null,
     createdAt: Date.now(),
+    agentId: 'main',
+    sessionMode: 'persistent',
     ...over,
   };
 }

@@ -74,6 +74,8 @@ describe('toAgentAction()', () => {
       model: 'echo/echo',
       thinking: 'low',
       timeoutSeconds: 120,
+      agentId: 'main',
+      sessionMode: 'persistent',
       // the key was made for this action: the runner knows its session has no transcript to read
       newSession: true,
     });
@@ -92,6 +94,8 @@ describe('toAgentAction()', () => {
       model: 'spare/large',
       thinking: 'high',
       timeoutSeconds: 86400,
+      agentId: 'main',
+      sessionMode: 'isolated',
     };
     expect(toAgentAction(input, gen, 'request')).toEqual({ kind: 'agent', ...input, name: 'CI' });
   });

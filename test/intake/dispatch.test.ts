@@ -35,6 +35,8 @@ const agent = (over: Partial<PreparedAgent> = {}): PreparedAgent => ({
   label: 'Webhook',
   trusted: false,
   nameTrusted: true,
+  agentId: 'main',
+  sessionMode: 'persistent',
   ...over,
 });
 

@@ -137,7 +137,7 @@ describe('the wait step', () => {
     await expect(accepted.waited).rejects.toMatchObject({
       status: 503,
       code: 'SHUTTING_DOWN',
-      message: `the service is shutting down; run ${runId} is stored and runs after the restart`,
+      message: `the service is shutting down; run ${runId} is stored; send the request again with its idempotency key to wait for it`,
       headers: { 'Retry-After': '5' },
     });
     expect((await store.records.getRun(runId))!.status).toBe('queued');

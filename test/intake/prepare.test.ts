@@ -20,6 +20,8 @@ const agent: AgentAction = {
   model: 'echo/echo',
   thinking: null,
   timeoutSeconds: 600,
+  agentId: 'main',
+  sessionMode: 'persistent',
 };
 const untrusted: Provenance = { label: 'Webhook', origin: 'agent', trusted: false, nameTrusted: false, boundaryId: 'b0da0e1d' };
 

@@ -494,7 +494,7 @@ describe('runPipeline() with a transform: every return form', () => {
   it.each([
     ['an unknown field', { ret: { mesage: 'typo' } }, 'mesage', 'mesage: unknown field in the action a transform returned'],
     ['an unknown field in an array element', { ret: [{ text2: 'x' }] }, 'text2', 'text2: unknown field in the action a transform returned'],
-    ['an unknown kind', { ret: { kind: 'email' } }, 'kind', 'kind: must be "wake" or "agent"'],
+    ['an unknown kind', { ret: { kind: 'email' } }, 'kind', 'kind: must be "wake", "agent" or "deliver"'],
     // only a direct request may wait for its run (docs/waiting.md)
     [
       'waitForCompletion',

@@ -94,7 +94,7 @@ describe('loadPresetsDir()', () => {
     ],
     ['an unknown top-level key', '{ mappings: [{ id: "x" }], extra: 1 }', 'extra', /unknown key/],
     ['no mappings', '{ mappings: [] }', 'mappings', /^must NOT have fewer than 1 items$/],
-    ['an unknown action', '{ mappings: [{ action: "email" }] }', 'mappings[0].action', /^must be one of "wake", "agent"$/],
+    ['an unknown action', '{ mappings: [{ action: "email" }] }', 'mappings[0].action', /^must be one of "wake", "agent", "deliver"$/],
   ])('reports %s with the key path', (_what, text, path, message) => {
     const dir = presets({ 'p/preset.json5': text });
     const { presets: loaded, issues } = loadPresetsDir(dir);

@@ -75,7 +75,9 @@ const DeliveryStatus = Type.Union(['pending', 'sent', 'skipped', 'failed'].map((
 export const Run = Type.Object(
   {
     id: Id,
-    kind: Type.Union([Type.Literal('hook'), Type.Literal('heartbeat')]),
+    kind: Type.Union([Type.Literal('hook'), Type.Literal('heartbeat'), Type.Literal('deliver')], {
+      description: 'a hook\'s agent run, a heartbeat, or a delivery without a model (action "deliver")',
+    }),
     hookName: Type.String(),
     label: Type.String(),
     trusted: Type.Boolean(),
@@ -90,6 +92,10 @@ export const Run = Type.Object(
     deliver: Type.Boolean(),
     channel: Type.String(),
     to: Nullable(Type.String()),
+    agentId: Nullable(Type.String({ description: 'the agent it runs on; null for a delivery without a model' })),
+    sessionMode: Type.Union([Type.Literal('persistent'), Type.Literal('isolated')], {
+      description: 'isolated: it started with no transcript',
+    }),
     status: RunStatus,
     attempts: Type.Integer({ minimum: 0 }),
     createdAt: Epoch,
@@ -171,7 +177,7 @@ export const KeptAction = Type.Union(
     Type.Object({ kind: Type.Literal('wake'), mode: WakeMode, eventId: Id }, { additionalProperties: false }),
     Type.Object(
       {
-        kind: Type.Literal('agent'),
+        kind: Type.Union([Type.Literal('agent'), Type.Literal('deliver')]),
         name: Type.String(),
         sessionKey: Type.String(),
         channel: Type.String(),

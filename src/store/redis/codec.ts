@@ -22,6 +22,9 @@ export function toRun(h: Hash): Run {
   const run = JSON.parse(h.n!) as NewRun;
   return {
     ...run,
+    // a run stored before agents had ids ran on the one agent there was
+    agentId: run.agentId === undefined ? (run.kind === 'deliver' ? null : 'main') : run.agentId,
+    sessionMode: run.sessionMode ?? 'persistent',
     status: h.status as RunStatus,
     attempts: Number(h.attempts ?? 0),
     startedAt: num(h.startedAt),

@@ -234,7 +234,7 @@ export class RedisRecords implements Records {
       )
     )
       .map(toRun)
-      .filter((run) => run.kind === 'hook');
+      .filter((run) => run.kind !== 'heartbeat');
   }
 
   async insertHeartbeat(run: NewRun, startedAt: number): Promise<void> {

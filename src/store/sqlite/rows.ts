@@ -78,6 +78,7 @@ export const QUEUED = [
   'message_wrap',
   'message_text',
   'hook_id',
+  'agent_id',
 ] as const;
 
 /**
@@ -87,6 +88,8 @@ export const QUEUED = [
 export const TRUSTED = 1;
 export const NAME_TRUSTED = 2;
 export const NEW_SESSION = 4;
+/** The run starts with no transcript (`sessionMode: "isolated"`). */
+export const ISOLATED = 8;
 
 /** A queued run from its `QUEUED` columns, in that order. */
 export function toNewRun(a: readonly unknown[]): NewRun {
@@ -107,6 +110,9 @@ export function toNewRun(a: readonly unknown[]): NewRun {
     channel: String(a[13]),
     to: str(a[14]),
     createdAt: Number(a[15]),
+    // a run stored before agents had ids ran on the one agent there was
+    agentId: a[1] === 'deliver' ? null : (str(a[19]) ?? 'main'),
+    sessionMode: (Number(a[4]) & ISOLATED) !== 0 ? 'isolated' : 'persistent',
   };
   if ((Number(a[4]) & NEW_SESSION) !== 0) run.newSession = true;
   if (a[18] !== null) run.hookId = String(a[18]);

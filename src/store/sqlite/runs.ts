@@ -5,7 +5,7 @@
  */
 import { RecycledMap, RecycledSet } from '../../util/recycled.ts';
 import type { NewDelivery, NewEvent, NewRun, RunOutcome, RunStatus } from '../types.ts';
-import { LONG_TEXT, NAME_TRUSTED, NEW_SESSION, packed, TRUSTED } from './rows.ts';
+import { ISOLATED, LONG_TEXT, NAME_TRUSTED, NEW_SESSION, packed, TRUSTED } from './rows.ts';
 import type { Statements } from './statements.ts';
 
 export class RunRows {
@@ -198,7 +198,11 @@ export class RunRows {
   insertRun(r: NewRun, status: RunStatus, startedAt: number | null): [number, number | null] {
     const [message, key] = packed(r.message);
     const ref = this.longText(message);
-    const flags = (r.trusted ? TRUSTED : 0) | (r.nameTrusted ? NAME_TRUSTED : 0) | (r.newSession ? NEW_SESSION : 0);
+    const flags =
+      (r.trusted ? TRUSTED : 0) |
+      (r.nameTrusted ? NAME_TRUSTED : 0) |
+      (r.newSession ? NEW_SESSION : 0) |
+      (r.sessionMode === 'isolated' ? ISOLATED : 0);
     const { lastInsertRowid } = this.q.insertRun.run(
       r.id,
       r.kind,
@@ -222,6 +226,7 @@ export class RunRows {
       ref,
       key,
       r.hookId ?? null,
+      r.agentId,
     );
     return [Number(lastInsertRowid), ref];
   }

@@ -171,6 +171,8 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE runs ADD COLUMN hook_id TEXT;
   ALTER TABLE outbox ADD COLUMN event TEXT;
   CREATE INDEX outbox_callbacks ON outbox (run_id) WHERE event IS NOT NULL;`,
+  // the agent a run runs on (NULL for a delivery without a model, and for a run stored before agents had ids)
+  'ALTER TABLE runs ADD COLUMN agent_id TEXT;',
 ];
 
 export const SCHEMA_VERSION = BASE_VERSION + MIGRATIONS.length;

@@ -16,8 +16,8 @@ export function statements(db: DatabaseSync) {
     // the newest pending event, for a wake that coalesces (from the watermark up: below it every event is consumed)
     lastPending: arrays(p("SELECT id, coalesce_key FROM events WHERE seq >= ? AND status = 'pending' ORDER BY seq DESC LIMIT 1")),
     insertRun: p(`INSERT INTO runs (id, kind, hook_name, label, trusted, session_key, message, model, thinking, timeout_seconds,
-      wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap, hook_id)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      wake_mode, deliver, channel, to_, status, attempts, created_at, started_at, delivery_status, message_text, message_wrap, hook_id, agent_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     insertText: p('INSERT INTO texts (body) VALUES (?)'),
     putIdem: p('INSERT OR REPLACE INTO idempotency (key, status, body, created_at, expires_at) VALUES (?, ?, ?, ?, ?)'),
     getIdem: p('SELECT key, status, body, created_at, expires_at FROM idempotency WHERE key = ? AND expires_at > ?'),
@@ -71,10 +71,10 @@ export function statements(db: DatabaseSync) {
     // the pending events in a range of seqs (a heartbeat's, to see that it consumed all of them)
     countPendingIn: p("SELECT count(*) AS n FROM events WHERE seq BETWEEN ? AND ? AND status = 'pending'"),
     consumeRange: p('INSERT INTO consumed (to_seq, from_seq, heartbeat_id, consumed_at) VALUES (?, ?, ?, ?)'),
-    unfinished: p(`${RUN_COLUMNS} WHERE r.kind = 'hook' AND r.status IN ('queued', 'running') ORDER BY r.seq ASC`),
+    unfinished: p(`${RUN_COLUMNS} WHERE r.kind != 'heartbeat' AND r.status IN ('queued', 'running') ORDER BY r.seq ASC`),
     // the queue of runs: what is in it at open, and a run it hands out, by seq
     unfinishedSeqs: arrays(
-      p("SELECT seq FROM runs INDEXED BY runs_unfinished WHERE status IN ('queued', 'running') AND kind = 'hook' ORDER BY seq"),
+      p("SELECT seq FROM runs INDEXED BY runs_unfinished WHERE status IN ('queued', 'running') AND kind != 'heartbeat' ORDER BY seq"),
     ),
     claimRun: arrays(p(`${CLAIM_COLUMNS} WHERE seq = ?`)),
     startRun: p("UPDATE runs SET status = 'running', started_at = ?, attempts = attempts + 1 WHERE id = ?"),
