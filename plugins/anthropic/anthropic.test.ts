@@ -112,6 +112,11 @@ describe('anthropic provider', () => {
       expect(req!.json).toEqual({ model: 'claude-sonnet-5-5', max_tokens: 4096, system: 'Be brief.', messages });
     });
 
+    it("sends the agent's instructions as system, in place of systemPrompt", async () => {
+      await provider(gen({ systemPrompt: 'Be brief.' })).run(agentRequest({ instructions: 'You are the on-call engineer.' }));
+      expect(api.requests[0]!.json.system).toBe('You are the on-call engineer.');
+    });
+
     it('passes a model without an alias as it is, sends maxTokens, and leaves system out when there is none', async () => {
       await provider(gen({ maxTokens: 512 })).run(agentRequest({ model: 'claude-haiku-5-5' }));
       expect(api.requests[0]!.json).toEqual({ model: 'claude-haiku-5-5', max_tokens: 512, messages: [{ role: 'user', content: 'hello' }] });

@@ -28,7 +28,9 @@ export const AnthropicConfig = Type.Object(
       default: 2,
       description: 'retries of a rate limit (429), an overload (529), a 5xx or a network error, as the SDK makes them',
     }),
-    systemPrompt: Type.Optional(Type.String({ minLength: 1, description: 'sent as `system`, before any system text of the run' })),
+    systemPrompt: Type.Optional(
+      Type.String({ minLength: 1, description: "sent as `system` when the run's agent has no instructions of its own" }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -19,7 +19,7 @@ export interface MessagesPart {
 const BLANK_LINE = '\n\n';
 
 /**
- * `system`: the parts given (the provider's `systemPrompt`, the agent's instructions) and then any system
+ * `system`: the parts given (the agent's instructions or the provider's `systemPrompt`) and then any system
  * messages of the transcript, in order, joined by blank lines. `messages`: the user and assistant messages
  * with text, a run of one role merged into one turn (joined by blank lines), and the assistant turns before
  * the first user turn dropped (a transcript window can begin with a reply whose prompt fell out of it).

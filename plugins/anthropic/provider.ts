@@ -116,8 +116,8 @@ export function createAnthropicProvider(config: AnthropicConfigValue, ctx: Plugi
   return {
     async run(req: AgentRequest) {
       const model = config.models?.[req.model] ?? req.model;
-      // the agent's own instructions join systemPrompt here once the request carries them
-      const { system, messages } = toMessages(req.messages, [config.systemPrompt]);
+      // the agent's instructions, else the provider's own system prompt (docs/agents.md)
+      const { system, messages } = toMessages(req.messages, [req.instructions ?? config.systemPrompt]);
       if (!messages.length) throw new Error('nothing to send: the run has no user message with text');
       const started = ctx.clock();
       let answer: Anthropic.Message;

@@ -1,8 +1,9 @@
 /**
- * Token usage end to end (docs/runtime.md, "Token usage"): an agent request served by the `anthropic`
- * provider against the Messages API stand-in, and one by `echo`, on a service over SQLite and one over
- * Redis. Each run shows the usage its provider reported in `GET /api/runs/<id>` and the list, and
- * `/metrics` counts it by agent, model and direction (test/http/openapi/document.test.ts checks such
+ * Token usage end to end (docs/runtime.md, "Token usage"): a run of an `ops` agent served by the
+ * `anthropic` provider against the Messages API stand-in (its instructions sent as `system`), and one of
+ * the default `triage` agent on `echo`, on a service over SQLite and one over Redis. Each run shows the
+ * usage its provider reported in `GET /api/runs/<id>` and the list, and `/metrics` counts it by agent,
+ * model and direction (test/http/openapi/document.test.ts checks such
  * answers against the OpenAPI document).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -52,8 +53,12 @@ function usageSuite(storage: () => Record<string, unknown> | undefined) {
       gateway: { auth: { token: GW } },
       hooks: { enabled: true, token: HOOK },
       agents: {
-        defaults: { heartbeat: { every: '0' }, models: ['echo/echo', 'claude/claude-haiku-5-5'] },
+        defaults: { heartbeat: { every: '0' } },
         providers: { echo: { type: 'echo' }, claude: { type: 'anthropic', apiKey: KEY, baseUrl: api.url } },
+        list: [
+          { id: 'triage', default: true, model: 'echo/echo' },
+          { id: 'ops', model: 'claude/claude-haiku-5-5', instructions: 'You are the on-call engineer.' },
+        ],
       },
     };
     svc = await startService({
@@ -75,9 +80,10 @@ function usageSuite(storage: () => Record<string, unknown> | undefined) {
       reply: 'Noted.',
       usage: { input_tokens: 900, output_tokens: 40, cache_creation_input_tokens: 100, cache_read_input_tokens: 2000 },
     });
-    const claudeRun = await runOf(await agent({ message: 'Build 42 failed', model: 'claude/claude-haiku-5-5' }));
-    const echoRun = await runOf(await agent({ message: 'Disk at 91%', model: 'echo/echo' }));
+    const claudeRun = await runOf(await agent({ message: 'Build 42 failed', agentId: 'ops' }));
+    const echoRun = await runOf(await agent({ message: 'Disk at 91%' }));
     expect(api.problems.flat()).toEqual([]);
+    expect(api.requests[0]!.json.system).toBe('You are the on-call engineer.');
     // the cache tokens count as input; echo's estimate is a quarter of the prompt's length, both ways
     expect(claudeRun.usage).toEqual({ inputTokens: 3000, outputTokens: 40 });
     const estimate = Math.ceil(echoRun.message.length / 4);
@@ -90,10 +96,10 @@ function usageSuite(storage: () => Record<string, unknown> | undefined) {
       return t.includes('model="echo/echo",direction="output"') ? t : undefined;
     });
     for (const line of [
-      'hook_intake_tokens_total{agent="main",model="claude/claude-haiku-5-5",direction="input"} 3000',
-      'hook_intake_tokens_total{agent="main",model="claude/claude-haiku-5-5",direction="output"} 40',
-      `hook_intake_tokens_total{agent="main",model="echo/echo",direction="input"} ${estimate}`,
-      `hook_intake_tokens_total{agent="main",model="echo/echo",direction="output"} ${estimate}`,
+      'hook_intake_tokens_total{agent="ops",model="claude/claude-haiku-5-5",direction="input"} 3000',
+      'hook_intake_tokens_total{agent="ops",model="claude/claude-haiku-5-5",direction="output"} 40',
+      `hook_intake_tokens_total{agent="triage",model="echo/echo",direction="input"} ${estimate}`,
+      `hook_intake_tokens_total{agent="triage",model="echo/echo",direction="output"} ${estimate}`,
     ])
       expect(metrics).toContain(line);
     expect(metrics).not.toContain(KEY);
