@@ -192,6 +192,8 @@ export interface TaskQueue extends Leases {
   enqueue(task: Task, runAt: number): Promise<number>;
   /** Up to `limit` tasks of `kind` due now, each leased to `worker` for `leaseMs`: one per kind and key at a time. */
   claim(kind: Task['kind'], worker: string, leaseMs: number, limit: number): Promise<Claim<Task>[]>;
+  /** When the next task of `kind` becomes claimable (due, or its lease runs out); undefined when there is none. */
+  nextAt(kind: Task['kind']): Promise<number | undefined>;
 }
 
 /**

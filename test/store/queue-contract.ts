@@ -196,6 +196,23 @@ export function queueContract(name: string, open: (opts: { clock: () => number }
         expect(await claimBeats('w1')).toEqual([]);
       });
 
+      it('says when the next task becomes claimable: due, or its lease run out', async () => {
+        expect(await t.nextAt('heartbeat')).toBeUndefined();
+        await t.enqueue(beat, START + 300);
+        await t.enqueue({ kind: 'heartbeat', key: 'other' }, START + 200);
+        expect(await t.nextAt('heartbeat')).toBe(START + 200);
+        now = START + 200;
+        const [c] = await claimBeats('w1', 5_000);
+        expect(c!.key).toBe('other');
+        expect(await t.nextAt('heartbeat')).toBe(START + 300);
+        now = START + 300;
+        const [d] = await claimBeats('w1', 5_000);
+        expect(await t.nextAt('heartbeat')).toBe(START + 5_200);
+        await t.complete(c!.id, 'w1');
+        await t.complete(d!.id, 'w1');
+        expect(await t.nextAt('heartbeat')).toBeUndefined();
+      });
+
       it('keeps other keys apart', async () => {
         await t.enqueue(beat, START);
         await t.enqueue({ kind: 'heartbeat', key: 'other' }, START);

@@ -34,6 +34,12 @@ export class RedisTaskQueue implements TaskQueue {
     return out;
   }
 
+  async nextAt(kind: Task['kind']): Promise<number | undefined> {
+    // tq:<kind> scores each key by when its task is due, or when its claim's lease runs out
+    const first = await this.d.client.zrange(`${this.d.prefix}tq:${kind}`, '0', '0', 'WITHSCORES');
+    return first[1] === undefined ? undefined : Number(first[1]);
+  }
+
   private async end(op: 'complete' | 'fail' | 'release' | 'extend', id: string, worker: string, more: Arg[] = []): Promise<boolean> {
     return Number(await this.d.run('endTask', [this.d.prefix, op, id, worker, this.d.clock(), ...more])) === 1;
   }

@@ -69,6 +69,15 @@ export class SqliteTaskQueue implements TaskQueue {
     return out;
   }
 
+  async nextAt(kind: Task['kind']): Promise<number | undefined> {
+    let next: number | undefined;
+    for (const line of this.lines.values()) {
+      const h = line[0]!;
+      if (h.task.kind === kind && (next === undefined || h.until < next)) next = h.until;
+    }
+    return next;
+  }
+
   /** The entry `worker` holds under `id`, if its lease was not taken over. */
   private held(id: string, worker: string): Entry | undefined {
     const e = this.byId.get(id);
